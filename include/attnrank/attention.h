@@ -1,0 +1,74 @@
+/* Attention matrices: logits of one head, softmax along an explicit axis,
+ * and the heads of MultiHead and FixedMultiHead layers (THEORY.md s. 0-1).
+ *
+ * Tokens are columns: X is d x n.  One head's logits are
+ *     S = (W_k X)^T (W_q X) / sqrt(d_p),   W_q, W_k in R^{d_p x d},
+ * so S is n x n with rank <= min(d_p, rank X). */
+#ifndef ATTNRANK_ATTENTION_H
+#define ATTNRANK_ATTENTION_H
+
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+#include "export.h"
+#include "matrix.h"
+
+typedef enum ar_axis {
+    AR_AXIS_COL = 0,  /* softmax over each column (each query): the paper's */
+    AR_AXIS_ROW = 1   /* softmax over each row: PyTorch, Dong et al. */
+} ar_axis;
+
+AR_API const char *ar_axis_name(ar_axis axis);
+/* Parse "col" / "row" (also "column"); AR_EINVAL otherwise. */
+AR_API int ar_axis_parse(const char *text, ar_axis *axis);
+
+/* S (n x n, preallocated) = (W_k X)^T (W_q X) / sqrt(d_p). */
+AR_API int ar_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
+                               ar_matrix *s);
+
+/* The two factors of the logits, F = W_k X / d_p^{1/4} and G = W_q X / d_p^{1/4}
+ * (both d_p x n, preallocated), so S = F^T G.  Lets spectra be computed from
+ * the factors (ar_spectrum_svals_factored) in O(n d_p^2). */
+AR_API int ar_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq,
+                                      const ar_matrix *wk, ar_matrix *f, ar_matrix *g);
+
+/* In-place softmax of each column (AR_AXIS_COL) or row (AR_AXIS_ROW), with
+ * max-subtraction so large logits do not overflow.  Non-finite logits give
+ * AR_ENONFINITE and leave m partly transformed. */
+AR_API int ar_softmax(ar_matrix *m, ar_axis axis);
+
+/* Largest |sum - 1| over the columns (or rows) of a stochastic matrix. */
+AR_API double ar_stochastic_defect(const ar_matrix *p, ar_axis axis);
+
+/* The query/key weights of the h heads of one attention layer. */
+typedef enum ar_head_kind {
+    AR_HEADS_MULTI = 0,  /* standard MultiHead: d_p = d / h */
+    AR_HEADS_FIXED = 1   /* FixedMultiHead: d_p chosen freely (paper: d_p = n) */
+} ar_head_kind;
+
+typedef struct ar_heads {
+    ar_head_kind kind;
+    size_t d;       /* embedding size */
+    size_t h;       /* number of heads */
+    size_t dp;      /* head size */
+    ar_matrix *wq;  /* h matrices, each dp x d */
+    ar_matrix *wk;  /* h matrices, each dp x d */
+} ar_heads;
+
+/* Head size of a configuration: d / h for MultiHead (h must divide d), the
+ * given head_size for FixedMultiHead.  AR_EINVAL on zero or non-dividing sizes. */
+AR_API int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp);
+
+/* Allocate the weights of h heads of size dp (zero-filled). */
+AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp);
+AR_API void ar_heads_free(ar_heads *heads);
+/* Fill every W_q, W_k with N(0, 1/d) entries, so logits are O(1) for
+ * inputs with unit-variance entries. */
+AR_API void ar_heads_randomize(ar_heads *heads, gsl_rng *rng);
+
+/* Logits (n x n, preallocated) of head k on input X (d x n). */
+AR_API int ar_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s);
+/* Scores = softmax of head k's logits along axis. */
+AR_API int ar_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
+                           ar_matrix *p);
+
+#endif

@@ -1,0 +1,16 @@
+/* attnrank: exact linear algebra for the rank and expressivity of attention.
+ * Umbrella header: includes every public module. */
+#ifndef ATTNRANK_H
+#define ATTNRANK_H
+
+#include "export.h"
+#include "status.h"
+#include "version.h"
+#include "matrix.h"
+#include "spectrum.h"
+#include "rank.h"
+#include "random.h"
+#include "attention.h"
+#include "io.h"
+
+#endif

@@ -1,0 +1,67 @@
+/* Rank metrics of a singular spectrum, named exactly as in THEORY.md s. 8.
+ *
+ * Numerical rank counts sigma_i > max(atol, rtol * sigma_1).  The default
+ * rtol (rtol < 0) is max(m, n) * eps, with eps the unit roundoff of the
+ * precision the data was stored in (float64 or float32), as numpy/torch do.
+ * Every result carries the tolerance that produced it. */
+#ifndef ATTNRANK_RANK_H
+#define ATTNRANK_RANK_H
+
+#include <stddef.h>
+#include "export.h"
+
+typedef enum ar_precision {
+    AR_PREC_F64 = 0,
+    AR_PREC_F32 = 1,
+    AR_PREC_F16 = 2,
+    AR_PREC_BF16 = 3
+} ar_precision;
+
+/* Machine epsilon of a storage precision (2^-52, 2^-23, 2^-10, 2^-7). */
+AR_API double ar_precision_eps(ar_precision p);
+AR_API const char *ar_precision_name(ar_precision p);
+
+typedef struct ar_rank_opts {
+    double rtol;          /* < 0: default max(m, n) * eps(precision) */
+    double atol;          /* >= 0; default 0 */
+    ar_precision precision;
+    double energy_fraction; /* for the energy rank, in (0, 1]; default 0.99 */
+} ar_rank_opts;
+
+/* Defaults: rtol = -1 (auto), atol = 0, float64, energy 0.99. */
+AR_API ar_rank_opts ar_rank_opts_default(void);
+
+typedef struct ar_rank_metrics {
+    size_t m, n;              /* shape the spectrum came from */
+    size_t rank;              /* numerical rank */
+    double threshold;         /* max(atol, rtol * sigma_1) actually used */
+    double rtol, atol;        /* the tolerances used (rtol resolved) */
+    ar_precision precision;
+    double stable_rank;       /* ||A||_F^2 / ||A||_2^2 */
+    double roy_vetterli_rank; /* exp(H(p)), p_i = sigma_i / sum sigma */
+    double participation_ratio; /* (sum s^2)^2 / sum s^4 */
+    size_t energy_rank;       /* least k with sum_{i<=k} s^2 >= f sum s^2 */
+    double energy_fraction;
+    double nuclear_rank;      /* (||A||_* / ||A||_F)^2 */
+} ar_rank_metrics;
+
+/* Resolve the rtol an opts implies for an m x n matrix. */
+AR_API double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n);
+
+/* Numerical rank of the descending spectrum s[0..k-1] of an m x n matrix.
+ * threshold (may be NULL) receives the cut used. */
+AR_API int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n,
+                             const ar_rank_opts *opts, size_t *rank, double *threshold);
+
+/* Every metric of a descending spectrum.  opts NULL means defaults. */
+AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
+                                   const ar_rank_opts *opts, ar_rank_metrics *out);
+
+/* Individual metrics (all 0 for an all-zero spectrum). */
+AR_API double ar_rank_stable(const double *s, size_t k);
+AR_API double ar_rank_roy_vetterli(const double *s, size_t k);
+AR_API double ar_rank_participation_ratio(const double *s, size_t k);
+AR_API size_t ar_rank_energy(const double *s, size_t k, double fraction);
+AR_API double ar_rank_nuclear(const double *s, size_t k);
+
+#endif

@@ -1,0 +1,45 @@
+/* Status codes shared by every attnrank function.
+ *
+ * Library functions return an int status: AR_OK (0) on success, a positive
+ * AR_E* code otherwise.  They never abort or exit.  Functions that can say
+ * more than the code (file, line, value) also take an ar_error, which may be
+ * NULL when the caller does not want the message. */
+#ifndef ATTNRANK_STATUS_H
+#define ATTNRANK_STATUS_H
+
+#include <stddef.h>
+#include "export.h"
+
+enum ar_status {
+    AR_OK = 0,
+    AR_EINVAL,      /* bad argument: size, NULL pointer, value out of range */
+    AR_ENOMEM,      /* allocation failed or would exceed a memory limit */
+    AR_ENONFINITE,  /* NaN or Inf in an input */
+    AR_ENOCONV,     /* an iterative method did not converge */
+    AR_EIO,         /* file could not be opened, read or written */
+    AR_EFORMAT,     /* file content is malformed */
+    AR_EUNSUPPORTED,/* well-formed but not supported (dtype, layout) */
+    AR_EDOMAIN,     /* input outside the mathematical domain (e.g. P <= 0) */
+    AR_ELAPACK,     /* LAPACK reported an illegal argument (a bug) */
+    AR_ESIZE,       /* sizes of operands do not agree */
+    AR_NSTATUS
+};
+
+/* Human-readable text of a status code; never NULL. */
+AR_API const char *ar_strerror(int status);
+
+/* A detailed message for the caller.  Functions fill msg on failure. */
+#define AR_ERROR_MSG_LEN 512
+typedef struct ar_error {
+    char msg[AR_ERROR_MSG_LEN];
+} ar_error;
+
+/* Write a formatted message into err (if not NULL) and return status.
+ * Lets a function report and fail in one statement. */
+AR_API int ar_error_set(ar_error *err, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

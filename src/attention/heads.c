@@ -1,0 +1,85 @@
+#include "attnrank/attention.h"
+#include "attnrank/random.h"
+#include "attnrank/status.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp)
+{
+    if (dp == NULL || d == 0 || h == 0)
+        return AR_EINVAL;
+    if (kind == AR_HEADS_MULTI) {
+        if (d % h != 0)
+            return AR_EINVAL;
+        *dp = d / h;
+        return AR_OK;
+    }
+    if (kind != AR_HEADS_FIXED || head_size == 0)
+        return AR_EINVAL;
+    *dp = head_size;
+    return AR_OK;
+}
+
+int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp)
+{
+    if (heads == NULL || d == 0 || h == 0 || dp == 0)
+        return AR_EINVAL;
+    heads->kind = kind;
+    heads->d = d;
+    heads->h = h;
+    heads->dp = dp;
+    heads->wq = calloc(h, sizeof *heads->wq);
+    heads->wk = calloc(h, sizeof *heads->wk);
+    if (heads->wq == NULL || heads->wk == NULL) {
+        ar_heads_free(heads);
+        return AR_ENOMEM;
+    }
+    for (size_t k = 0; k < h; k++) {
+        if (ar_matrix_alloc(&heads->wq[k], dp, d) != AR_OK ||
+            ar_matrix_alloc(&heads->wk[k], dp, d) != AR_OK) {
+            ar_heads_free(heads);
+            return AR_ENOMEM;
+        }
+    }
+    return AR_OK;
+}
+
+void ar_heads_free(ar_heads *heads)
+{
+    if (heads == NULL)
+        return;
+    for (size_t k = 0; k < heads->h; k++) {
+        if (heads->wq != NULL)
+            ar_matrix_free(&heads->wq[k]);
+        if (heads->wk != NULL)
+            ar_matrix_free(&heads->wk[k]);
+    }
+    free(heads->wq);
+    free(heads->wk);
+    heads->wq = heads->wk = NULL;
+    heads->h = 0;
+}
+
+void ar_heads_randomize(ar_heads *heads, gsl_rng *rng)
+{
+    double sigma = 1.0 / sqrt((double)heads->d);
+    for (size_t k = 0; k < heads->h; k++) {
+        ar_matrix_fill_gaussian(&heads->wq[k], rng, sigma);
+        ar_matrix_fill_gaussian(&heads->wk[k], rng, sigma);
+    }
+}
+
+int ar_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s)
+{
+    if (heads == NULL || k >= heads->h)
+        return AR_EINVAL;
+    return ar_attention_logits(x, &heads->wq[k], &heads->wk[k], s);
+}
+
+int ar_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
+                    ar_matrix *p)
+{
+    int rc = ar_heads_logits(heads, k, x, p);
+    return rc == AR_OK ? ar_softmax(p, axis) : rc;
+}

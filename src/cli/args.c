@@ -1,0 +1,151 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_option *find_option(const cli_option *opts, size_t nopts, const char *name,
+                                     size_t name_len)
+{
+    for (size_t i = 0; i < nopts; i++)
+        if (strlen(opts[i].name) == name_len && strncmp(opts[i].name, name, name_len) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+/* Strict unsigned decimal: digits only, no sign, no overflow. */
+static int parse_u64(const char *text, uint64_t *out)
+{
+    if (text == NULL || *text < '0' || *text > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_double(const char *text, double *out)
+{
+    if (text == NULL || *text == '\0')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int store_value(const cli_command_doc *doc, const cli_option *o, const char *value)
+{
+    switch (o->kind) {
+    case CLI_SIZE: {
+        uint64_t v = 0;
+        if (parse_u64(value, &v) != 0 || v > SIZE_MAX)
+            return cli_usage_error(doc->name, "%s: expected a non-negative integer, got '%s'",
+                                   o->name, value);
+        if (v < o->min_size)
+            return cli_usage_error(doc->name, "%s: must be at least %zu, got '%s'", o->name,
+                                   o->min_size, value);
+        *(size_t *)o->target = (size_t)v;
+        break;
+    }
+    case CLI_U64: {
+        uint64_t v = 0;
+        if (parse_u64(value, &v) != 0)
+            return cli_usage_error(doc->name, "%s: expected a non-negative integer, got '%s'",
+                                   o->name, value);
+        *(uint64_t *)o->target = v;
+        break;
+    }
+    case CLI_DOUBLE: {
+        double v = 0;
+        if (parse_double(value, &v) != 0)
+            return cli_usage_error(doc->name, "%s: expected a finite number, got '%s'", o->name,
+                                   value);
+        *(double *)o->target = v;
+        break;
+    }
+    case CLI_STRING:
+        if (value[0] == '\0')
+            return cli_usage_error(doc->name, "%s: empty value", o->name);
+        *(const char **)o->target = value;
+        break;
+    case CLI_SWITCH:
+        *(int *)o->target = 1;
+        break;
+    }
+    if (o->seen != NULL)
+        *o->seen = 1;
+    return -1;
+}
+
+int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_option *opts,
+              size_t nopts, const char **positional, size_t max_positional,
+              size_t *npositional)
+{
+    size_t npos = 0;
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (npos >= max_positional)
+                return cli_usage_error(doc->name, "unexpected argument '%s' (see --help)", arg);
+            positional[npos++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            cli_print_help(doc, opts, nopts);
+            return CLI_EXIT_OK;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const cli_option *o = find_option(opts, nopts, arg, name_len);
+        if (o == NULL)
+            return cli_usage_error(doc->name, "unknown option '%.*s' (see --help)", (int)name_len,
+                                   arg);
+        const char *value = NULL;
+        if (o->kind == CLI_SWITCH) {
+            if (eq != NULL)
+                return cli_usage_error(doc->name, "%s takes no value", o->name);
+        } else if (eq != NULL) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            return cli_usage_error(doc->name, "%s needs a value (%s)", o->name,
+                                   o->metavar ? o->metavar : "VALUE");
+        }
+        int rc = store_value(doc, o, value);
+        if (rc >= 0)
+            return rc;
+    }
+    if (npositional != NULL)
+        *npositional = npos;
+    return -1;
+}
+
+void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts)
+{
+    printf("usage: %s\n\n%s\n\noptions:\n", doc->usage, doc->summary);
+    for (size_t i = 0; i < nopts; i++) {
+        char left[64];
+        if (opts[i].metavar != NULL)
+            snprintf(left, sizeof left, "%s %s", opts[i].name, opts[i].metavar);
+        else
+            snprintf(left, sizeof left, "%s", opts[i].name);
+        printf("  %-24s %s\n", left, opts[i].help);
+    }
+    printf("  %-24s %s\n", "--help", "show this help and exit");
+}

@@ -1,0 +1,52 @@
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+/* One line per subcommand; the order is the order of `attnrank --help`. */
+static const cli_command commands[] = {
+    {"spectrum", cmd_spectrum, "singular spectrum, numerical rank and rank metrics"},
+};
+
+static void print_main_help(void)
+{
+    printf("usage: attnrank SUBCOMMAND [options]\n\n"
+           "Exact linear algebra for the rank and expressivity of attention.\n\n"
+           "subcommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        printf("  %-20s %s\n", commands[i].name, commands[i].summary);
+    printf("\nglobal options:\n  --help      show this help\n  --version   print the version\n"
+           "\n`attnrank SUBCOMMAND --help` describes each subcommand.\n"
+           "Exit status: 0 ok, 1 a checked condition failed, 2 bad input, 3 internal error.\n");
+}
+
+int ar_cli_main(int argc, char **argv)
+{
+    cli_setup_process();
+    if (argc < 2) {
+        print_main_help();
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_main_help();
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("attnrank %s\n", ar_version());
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            fflush(stdout);
+            return rc;
+        }
+    return cli_usage_error(NULL, "unknown subcommand '%s' (see attnrank --help)", name);
+}

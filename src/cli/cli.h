@@ -1,0 +1,90 @@
+/* Internal interface of the attnrank command line.
+ *
+ * Every subcommand is a function `int cmd_X(int argc, char **argv)` that
+ * returns the process exit status: 0 success, 1 a checked condition failed
+ * (verify/check), 2 bad input or usage, 3 a numerical or internal failure.
+ * Nothing here calls exit(); ar_cli_main can run many times in one process. */
+#ifndef ATTNRANK_CLI_H
+#define ATTNRANK_CLI_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnrank/attnrank.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
+
+int ar_cli_main(int argc, char **argv);
+
+/* ---- option parsing (args.c) ---- */
+typedef enum cli_opt_kind {
+    CLI_SWITCH,   /* int, set to 1 */
+    CLI_SIZE,     /* size_t >= min_size; decimal integer */
+    CLI_DOUBLE,   /* finite double (accepts 175e9) */
+    CLI_U64,      /* uint64_t, e.g. a seed */
+    CLI_STRING    /* const char *, borrowed from argv */
+} cli_opt_kind;
+
+typedef struct cli_option {
+    const char *name;    /* with dashes: "--n" */
+    cli_opt_kind kind;
+    void *target;
+    const char *metavar; /* "N", "FILE"; NULL for switches */
+    const char *help;
+    size_t min_size;     /* CLI_SIZE: smallest accepted value */
+    int *seen;           /* optional: set to 1 when given */
+} cli_option;
+
+typedef struct cli_command_doc {
+    const char *name;      /* "spectrum" */
+    const char *usage;     /* "attnrank spectrum FILE [options]" */
+    const char *summary;   /* one paragraph */
+} cli_command_doc;
+
+/* Parse argv[1..] (argv[0] is the subcommand name).  Positionals go to
+ * positional[0..max_positional-1].  Returns -1 to continue, or an exit status:
+ * 0 when --help was printed, 2 after printing a one-line usage error. */
+int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_option *opts,
+              size_t nopts, const char **positional, size_t max_positional,
+              size_t *npositional);
+void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
+
+/* ---- messages and output (output.c) ---- */
+/* "attnrank CMD: message" on stderr; returns 2 (usage) for chaining. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Report a library failure: message text (err may be NULL) and the exit
+ * status that status maps to (2 for input problems, 3 for internal ones). */
+int cli_status_error(const char *cmd, int status, const ar_error *err, const char *context);
+int cli_exit_code(int status);
+
+/* JSON helpers: non-finite doubles become null (jansson refuses them). */
+json_t *cli_json_real(double x);
+json_t *cli_json_array_doubles(const double *v, size_t n);
+json_t *cli_json_tolerance(const ar_rank_metrics *m);
+json_t *cli_json_rank_metrics(const ar_rank_metrics *m);
+/* Print a JSON value on stdout (indented, 17 significant digits), then
+ * release it.  Returns 0 or 3. */
+int cli_json_print(json_t *value);
+/* Write JSON to a file atomically. */
+int cli_json_write_file(const char *cmd, const char *path, json_t *value);
+
+/* Progress line on stderr, only when enabled (long sweeps). */
+void cli_progress(int enabled, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Process-wide settings of the dependencies: GSL's abort handler off, BLAS
+ * threads.  Called once by ar_cli_main, never by the library. */
+void cli_setup_process(void);
+
+/* ---- subcommands ---- */
+int cmd_spectrum(int argc, char **argv);
+
+#endif

@@ -1,0 +1,421 @@
+/* attnrank spectrum: singular spectrum, numerical rank and every rank metric
+ * of matrices from a file (.npy stacks, CSV) or of generated attention heads. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct spectrum_args {
+    const char *file;
+    int random_attention;
+    size_t n, d, heads, head_size, head;
+    int head_size_seen, head_seen;
+    const char *axis_text;
+    const char *of;
+    const char *precision;
+    uint64_t seed;
+    double rtol, atol, energy;
+    int rtol_seen;
+    int json;
+    const char *csv;
+    size_t max_print;
+} spectrum_args;
+
+/* One analysed matrix: its label, spectrum and metrics. */
+typedef struct spectrum_item {
+    char label[128];
+    json_t *index;        /* JSON array of slice indices or head number */
+    size_t rows, cols;
+    double *s;            /* min(rows, cols) values */
+    size_t k;
+    ar_rank_metrics metrics;
+    long expected_rank;   /* -1 when there is no theoretical value */
+} spectrum_item;
+
+static const cli_command_doc spectrum_doc = {
+    "spectrum",
+    "attnrank spectrum FILE [options]\n"
+    "       attnrank spectrum --random-attention --n N --d D --heads H [options]",
+    "Singular values, numerical rank (with the threshold used) and the rank metrics\n"
+    "of THEORY.md s.8: stable rank, Roy-Vetterli rank, participation ratio, energy\n"
+    "rank and nuclear rank. FILE is .npy (float64/float32; arrays of rank > 2 are\n"
+    "stacks of matrices, analysed per slice) or CSV. With --random-attention the\n"
+    "matrices are the logits (or scores) of each head of a random layer on a random\n"
+    "input X (d x n, tokens as columns); logit spectra come from the factors\n"
+    "(W_k X)^T (W_q X), whose rank must equal min(d_p, d, n).",
+};
+
+static int print_item_text(const spectrum_item *it, size_t max_print)
+{
+    const ar_rank_metrics *m = &it->metrics;
+    printf("%s: %zu x %zu (%s)\n", it->label, it->rows, it->cols,
+           ar_precision_name(m->precision));
+    printf("  rank                 %zu  (threshold %.3e = max(atol %.3g, rtol %.3e * sigma_1))\n",
+           m->rank, m->threshold, m->atol, m->rtol);
+    if (it->expected_rank >= 0)
+        printf("  expected rank        %ld  (min(d_p, d, n))  %s\n", it->expected_rank,
+               (long)m->rank == it->expected_rank ? "ok" : "MISMATCH");
+    printf("  stable rank          %.6g\n", m->stable_rank);
+    printf("  Roy-Vetterli rank    %.6g\n", m->roy_vetterli_rank);
+    printf("  participation ratio  %.6g\n", m->participation_ratio);
+    printf("  energy rank (%.4g)   %zu\n", m->energy_fraction, m->energy_rank);
+    printf("  nuclear rank         %.6g\n", m->nuclear_rank);
+    printf("  singular values     ");
+    size_t shown = it->k < max_print ? it->k : max_print;
+    for (size_t i = 0; i < shown; i++)
+        printf(" %.6g", it->s[i]);
+    if (shown < it->k)
+        printf(" ... (%zu more; --json or --csv for all)", it->k - shown);
+    printf("\n");
+    return 0;
+}
+
+static json_t *item_json(const spectrum_item *it)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "label", json_string(it->label));
+    json_object_set(o, "index", it->index);
+    json_object_set_new(o, "rows", json_integer((json_int_t)it->rows));
+    json_object_set_new(o, "cols", json_integer((json_int_t)it->cols));
+    json_t *metrics = cli_json_rank_metrics(&it->metrics);
+    json_object_update(o, metrics);
+    json_decref(metrics);
+    json_object_set_new(o, "singular_values", cli_json_array_doubles(it->s, it->k));
+    if (it->expected_rank >= 0)
+        json_object_set_new(o, "expected_rank", json_integer(it->expected_rank));
+    return o;
+}
+
+/* CSV plot data: slice, index, sigma, sigma / sigma_1, cumulative energy. */
+static int write_csv(const char *path, const spectrum_item *items, size_t count)
+{
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("spectrum", rc, &err, NULL);
+    fprintf(af.fp, "slice,index,sigma,sigma_normalised,cumulative_energy\n");
+    for (size_t t = 0; t < count; t++) {
+        const spectrum_item *it = &items[t];
+        double total = 0.0, acc = 0.0;
+        for (size_t i = 0; i < it->k; i++)
+            total += it->s[i] * it->s[i];
+        for (size_t i = 0; i < it->k; i++) {
+            acc += it->s[i] * it->s[i];
+            double top = it->s[0] > 0.0 ? it->s[0] : 1.0;
+            fprintf(af.fp, "%zu,%zu,%.17g,%.17g,%.17g\n", t, i + 1, it->s[i], it->s[i] / top,
+                    total > 0.0 ? acc / total : 0.0);
+        }
+    }
+    rc = ar_atomic_commit(&af, &err);
+    return rc == AR_OK ? 0 : cli_status_error("spectrum", rc, &err, NULL);
+}
+
+static void free_items(spectrum_item *items, size_t count)
+{
+    for (size_t t = 0; t < count; t++) {
+        free(items[t].s);
+        json_decref(items[t].index);
+    }
+    free(items);
+}
+
+/* Spectrum and metrics of one dense matrix, reusing ws across calls. */
+static int analyse_dense(const ar_matrix *a, ar_svd_workspace *ws, const ar_rank_opts *opts,
+                         spectrum_item *it)
+{
+    it->rows = a->rows;
+    it->cols = a->cols;
+    it->k = a->rows < a->cols ? a->rows : a->cols;
+    it->s = malloc(it->k * sizeof(double));
+    if (it->s == NULL)
+        return AR_ENOMEM;
+    int rc = ar_spectrum_svals_ws(a, it->s, ws);
+    if (rc == AR_OK)
+        rc = ar_rank_metrics_compute(it->s, it->k, a->rows, a->cols, opts, &it->metrics);
+    return rc;
+}
+
+static int report(const spectrum_args *args, const char *source, spectrum_item *items,
+                  size_t count)
+{
+    if (args->csv != NULL) {
+        int rc = write_csv(args->csv, items, count);
+        if (rc != 0)
+            return rc;
+    }
+    if (args->json) {
+        json_t *list = json_array();
+        for (size_t t = 0; t < count; t++)
+            json_array_append_new(list, item_json(&items[t]));
+        return cli_json_print(json_pack("{s:s, s:o}", "source", source, "matrices", list));
+    }
+    for (size_t t = 0; t < count; t++)
+        print_item_text(&items[t], args->max_print);
+    return 0;
+}
+
+static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_opts *opts)
+{
+    *opts = ar_rank_opts_default();
+    opts->precision = stored;
+    if (args->precision != NULL) {
+        if (strcmp(args->precision, "float64") == 0)
+            opts->precision = AR_PREC_F64;
+        else if (strcmp(args->precision, "float32") == 0)
+            opts->precision = AR_PREC_F32;
+        else
+            return cli_usage_error("spectrum", "--precision: expected float64 or float32, got '%s'",
+                                   args->precision);
+    }
+    if (args->rtol_seen && args->rtol < 0.0)
+        return cli_usage_error("spectrum", "--rtol: must be >= 0, got %g", args->rtol);
+    if (args->atol < 0.0)
+        return cli_usage_error("spectrum", "--atol: must be >= 0, got %g", args->atol);
+    if (!(args->energy > 0.0 && args->energy <= 1.0))
+        return cli_usage_error("spectrum", "--energy: must be in (0, 1], got %g", args->energy);
+    if (args->rtol_seen)
+        opts->rtol = args->rtol;
+    opts->atol = args->atol;
+    opts->energy_fraction = args->energy;
+    return -1;
+}
+
+static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const char *file)
+{
+    size_t idx[AR_ARRAY_MAX_DIMS];
+    size_t lead = arr->ndim > 2 ? arr->ndim - 2 : 0;
+    ar_array_slice_index(arr, t, idx);
+    it->index = json_array();
+    int off = snprintf(it->label, sizeof it->label, "%s", file);
+    if (lead > 0 && off > 0 && (size_t)off < sizeof it->label)
+        off += snprintf(it->label + off, sizeof it->label - (size_t)off, " [");
+    for (size_t i = 0; i < lead; i++) {
+        json_array_append_new(it->index, json_integer((json_int_t)idx[i]));
+        if (off > 0 && (size_t)off < sizeof it->label)
+            off += snprintf(it->label + off, sizeof it->label - (size_t)off, "%s%zu",
+                            i ? "," : "", idx[i]);
+    }
+    if (lead > 0 && off > 0 && (size_t)off < sizeof it->label)
+        snprintf(it->label + off, sizeof it->label - (size_t)off, "]");
+    it->expected_rank = -1;
+}
+
+static int run_file(const spectrum_args *args)
+{
+    ar_array arr;
+    ar_error err = {{0}};
+    int rc = ar_matrix_file_read(args->file, &arr, 0, &err);
+    if (rc != AR_OK)
+        return cli_status_error("spectrum", rc, &err, NULL);
+    ar_rank_opts opts;
+    int code = resolve_opts(args, arr.precision, &opts);
+    spectrum_item *items = NULL;
+    ar_svd_workspace *ws = NULL;
+    if (code < 0 && (arr.rows == 0 || arr.cols == 0 || arr.count == 0))
+        code = cli_usage_error("spectrum", "%s: empty matrix", args->file);
+    if (code < 0) {
+        items = calloc(arr.count, sizeof *items);
+        rc = items ? ar_svd_workspace_alloc(&ws, arr.rows, arr.cols, AR_SVD_VALUES) : AR_ENOMEM;
+        if (rc != AR_OK)
+            code = cli_status_error("spectrum", rc, NULL, args->file);
+    }
+    for (size_t t = 0; code < 0 && t < arr.count; t++) {
+        ar_matrix a = ar_array_slice(&arr, t);
+        size_t bi = 0, bj = 0;
+        label_slice(&arr, t, &items[t], args->file);
+        if (ar_matrix_check_finite(&a, &bi, &bj) != AR_OK)
+            code = cli_usage_error("spectrum", "%s: non-finite value %g at %s row %zu, column %zu",
+                                   args->file, AR_AT(&a, bi, bj), items[t].label, bi, bj);
+        else if ((rc = analyse_dense(&a, ws, &opts, &items[t])) != AR_OK)
+            code = cli_status_error("spectrum", rc, NULL, items[t].label);
+    }
+    if (code < 0)
+        code = report(args, args->file, items, arr.count);
+    if (items != NULL)
+        free_items(items, arr.count);
+    ar_svd_workspace_free(ws);
+    ar_array_free(&arr);
+    return code;
+}
+
+/* Logit spectrum of one head from its factors, never forming the n x n
+ * matrix: O(n d_p^2) instead of O(n^3). */
+static int head_logit_spectrum(const ar_heads *heads, size_t k, const ar_matrix *x,
+                               const ar_rank_opts *opts, spectrum_item *it)
+{
+    size_t n = x->cols;
+    ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
+    it->rows = it->cols = it->k = n;
+    it->s = malloc(n * sizeof(double));
+    int rc = it->s ? ar_matrix_alloc(&f, heads->dp, n) : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&g, heads->dp, n);
+    if (rc == AR_OK)
+        rc = ar_attention_logit_factors(x, &heads->wq[k], &heads->wk[k], &f, &g);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals_factored(&f, &g, it->s);
+    if (rc == AR_OK)
+        rc = ar_rank_metrics_compute(it->s, n, n, n, opts, &it->metrics);
+    ar_matrix_free(&f);
+    ar_matrix_free(&g);
+    return rc;
+}
+
+static int head_score_spectrum(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
+                               ar_svd_workspace *ws, const ar_rank_opts *opts,
+                               spectrum_item *it)
+{
+    ar_matrix p = ar_matrix_empty();
+    int rc = ar_matrix_alloc(&p, x->cols, x->cols);
+    if (rc == AR_OK)
+        rc = ar_heads_scores(heads, k, x, axis, &p);
+    if (rc == AR_OK)
+        rc = analyse_dense(&p, ws, opts, it);
+    ar_matrix_free(&p);
+    return rc;
+}
+
+static int check_random_args(const spectrum_args *args, ar_axis *axis, int *scores)
+{
+    if (args->file != NULL)
+        return cli_usage_error("spectrum", "give either FILE or --random-attention, not both");
+    if (args->n == 0 || args->d == 0 || args->heads == 0)
+        return cli_usage_error("spectrum",
+                               "--random-attention needs --n N, --d D and --heads H (all >= 1)");
+    if (ar_axis_parse(args->axis_text, axis) != AR_OK)
+        return cli_usage_error("spectrum", "--axis: expected col or row, got '%s'",
+                               args->axis_text);
+    if (strcmp(args->of, "logits") == 0)
+        *scores = 0;
+    else if (strcmp(args->of, "scores") == 0)
+        *scores = 1;
+    else
+        return cli_usage_error("spectrum", "--of: expected logits or scores, got '%s'", args->of);
+    if (!args->head_size_seen && args->d % args->heads != 0)
+        return cli_usage_error("spectrum",
+                               "--heads %zu does not divide --d %zu; give --head-size for a "
+                               "FixedMultiHead layer",
+                               args->heads, args->d);
+    if (args->head_seen && args->head >= args->heads)
+        return cli_usage_error("spectrum", "--head %zu: heads are numbered 0..%zu", args->head,
+                               args->heads - 1);
+    /* Each head keeps two d_p x d weights; refuse sizes that cannot fit. */
+    double dp = (double)(args->head_size_seen ? args->head_size : args->d / args->heads);
+    double bytes = 8.0 * (2.0 * (double)args->heads * dp * (double)args->d +
+                          (double)args->d * (double)args->n + (double)args->n * (double)args->n);
+    if (bytes > 16e9)
+        return cli_usage_error("spectrum", "sizes need about %.3g GB of memory (limit 16 GB)",
+                               bytes / 1e9);
+    return -1;
+}
+
+static int run_random(const spectrum_args *args)
+{
+    ar_axis axis = AR_AXIS_COL;
+    int scores = 0;
+    int code = check_random_args(args, &axis, &scores);
+    if (code >= 0)
+        return code;
+    ar_rank_opts opts;
+    code = resolve_opts(args, AR_PREC_F64, &opts);
+    if (code >= 0)
+        return code;
+    ar_head_kind kind = args->head_size_seen ? AR_HEADS_FIXED : AR_HEADS_MULTI;
+    size_t dp = 0;
+    ar_heads heads = {0};
+    ar_matrix x = ar_matrix_empty();
+    ar_svd_workspace *ws = NULL;
+    size_t first = args->head_seen ? args->head : 0;
+    size_t count = args->head_seen ? 1 : args->heads;
+    spectrum_item *items = calloc(count, sizeof *items);
+    gsl_rng *rng = ar_rng_alloc(args->seed);
+    int rc = (items && rng) ? ar_heads_size(kind, args->d, args->heads, args->head_size, &dp)
+                            : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_heads_alloc(&heads, kind, args->d, args->heads, dp);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&x, args->d, args->n);
+    if (rc == AR_OK && scores)
+        rc = ar_svd_workspace_alloc(&ws, args->n, args->n, AR_SVD_VALUES);
+    if (rc == AR_OK) {
+        /* Weights first, then X, so a head's weights do not depend on n. */
+        ar_heads_randomize(&heads, rng);
+        ar_matrix_fill_gaussian(&x, rng, 1.0);
+    }
+    for (size_t t = 0; rc == AR_OK && t < count; t++) {
+        size_t k = first + t;
+        spectrum_item *it = &items[t];
+        snprintf(it->label, sizeof it->label, "head %zu %s (d=%zu, h=%zu, d_p=%zu, n=%zu, seed=%llu)",
+                 k, scores ? "scores" : "logits", args->d, args->heads, dp, args->n,
+                 (unsigned long long)args->seed);
+        it->index = json_pack("[I]", (json_int_t)k);
+        size_t bound = dp < args->d ? dp : args->d;
+        it->expected_rank = scores ? -1 : (long)(bound < args->n ? bound : args->n);
+        rc = scores ? head_score_spectrum(&heads, k, &x, axis, ws, &opts, it)
+                    : head_logit_spectrum(&heads, k, &x, &opts, it);
+    }
+    if (rc == AR_OK)
+        code = report(args, scores ? "random attention scores" : "random attention logits",
+                      items, count);
+    else
+        code = cli_status_error("spectrum", rc, NULL, "random attention");
+    if (items)
+        free_items(items, count);
+    ar_svd_workspace_free(ws);
+    ar_matrix_free(&x);
+    ar_heads_free(&heads);
+    ar_rng_free(rng);
+    return code;
+}
+
+int cmd_spectrum(int argc, char **argv)
+{
+    spectrum_args a = {0};
+    a.axis_text = "col";
+    a.of = "logits";
+    a.energy = 0.99;
+    a.max_print = 10;
+    const cli_option opts[] = {
+        {"--random-attention", CLI_SWITCH, &a.random_attention, NULL,
+         "analyse the heads of a random attention layer instead of a file", 0, NULL},
+        {"--n", CLI_SIZE, &a.n, "N", "sequence length (random attention)", 1, NULL},
+        {"--d", CLI_SIZE, &a.d, "D", "embedding size (random attention)", 1, NULL},
+        {"--heads", CLI_SIZE, &a.heads, "H", "number of heads (random attention)", 1, NULL},
+        {"--head-size", CLI_SIZE, &a.head_size, "P",
+         "head size d_p (FixedMultiHead); default d/h (MultiHead)", 1, &a.head_size_seen},
+        {"--head", CLI_SIZE, &a.head, "K", "analyse only head K (0-based)", 0, &a.head_seen},
+        {"--of", CLI_STRING, &a.of, "logits|scores", "logits (default) or softmax scores", 0,
+         NULL},
+        {"--axis", CLI_STRING, &a.axis_text, "col|row",
+         "softmax axis for scores (col = the paper's)", 0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S", "random seed (default 0)", 0, NULL},
+        {"--rtol", CLI_DOUBLE, &a.rtol, "R",
+         "relative rank tolerance (default max(m,n) * eps of the stored precision)", 0,
+         &a.rtol_seen},
+        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
+        {"--precision", CLI_STRING, &a.precision, "float64|float32",
+         "precision whose epsilon sets the default rtol (default: as stored)", 0, NULL},
+        {"--energy", CLI_DOUBLE, &a.energy, "F", "energy fraction for the energy rank (0.99)", 0,
+         NULL},
+        {"--show", CLI_SIZE, &a.max_print, "K", "singular values shown in text output (10)", 0,
+         NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON on stdout", 0, NULL},
+        {"--csv", CLI_STRING, &a.csv, "FILE",
+         "write plot data: slice,index,sigma,sigma_normalised,cumulative_energy", 0, NULL},
+    };
+    const char *pos[1] = {NULL};
+    size_t npos = 0;
+    int code = cli_parse(&spectrum_doc, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1,
+                         &npos);
+    if (code >= 0)
+        return code;
+    a.file = npos > 0 ? pos[0] : NULL;
+    if (a.random_attention)
+        return run_random(&a);
+    if (a.file == NULL)
+        return cli_usage_error("spectrum", "missing FILE (or --random-attention; see --help)");
+    return run_file(&a);
+}

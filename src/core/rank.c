@@ -1,0 +1,175 @@
+#include "attnrank/rank.h"
+#include "attnrank/status.h"
+
+#include <float.h>
+#include <math.h>
+
+double ar_precision_eps(ar_precision p)
+{
+    switch (p) {
+    case AR_PREC_F32: return 0x1p-23;
+    case AR_PREC_F16: return 0x1p-10;
+    case AR_PREC_BF16: return 0x1p-7;
+    case AR_PREC_F64:
+    default: return DBL_EPSILON;
+    }
+}
+
+const char *ar_precision_name(ar_precision p)
+{
+    switch (p) {
+    case AR_PREC_F32: return "float32";
+    case AR_PREC_F16: return "float16";
+    case AR_PREC_BF16: return "bfloat16";
+    case AR_PREC_F64:
+    default: return "float64";
+    }
+}
+
+ar_rank_opts ar_rank_opts_default(void)
+{
+    ar_rank_opts o = {-1.0, 0.0, AR_PREC_F64, 0.99};
+    return o;
+}
+
+double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
+{
+    ar_rank_opts d = ar_rank_opts_default();
+    if (opts == NULL)
+        opts = &d;
+    if (opts->rtol >= 0.0)
+        return opts->rtol;
+    size_t big = m > n ? m : n;
+    return (double)big * ar_precision_eps(opts->precision);
+}
+
+static int check_spectrum(const double *s, size_t k)
+{
+    if (k > 0 && s == NULL)
+        return AR_EINVAL;
+    for (size_t i = 0; i < k; i++) {
+        if (!isfinite(s[i]))
+            return AR_ENONFINITE;
+        if (s[i] < 0.0)
+            return AR_EINVAL;
+    }
+    return AR_OK;
+}
+
+int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_rank_opts *opts,
+                      size_t *rank, double *threshold)
+{
+    int rc = check_spectrum(s, k);
+    if (rc != AR_OK)
+        return rc;
+    ar_rank_opts d = ar_rank_opts_default();
+    if (opts == NULL)
+        opts = &d;
+    if (!(opts->atol >= 0.0) || !isfinite(opts->atol) || !isfinite(opts->rtol))
+        return AR_EINVAL;
+    double rtol = ar_rank_resolve_rtol(opts, m, n);
+    double cut = k > 0 ? rtol * s[0] : 0.0;
+    if (opts->atol > cut)
+        cut = opts->atol;
+    size_t r = 0;
+    for (size_t i = 0; i < k; i++)
+        if (s[i] > cut)
+            r++;
+    if (rank)
+        *rank = r;
+    if (threshold)
+        *threshold = cut;
+    return AR_OK;
+}
+
+/* Sum of s_i^p for p = 1, 2, 4, scaled by the largest value so that the
+ * ratios below neither overflow nor underflow. */
+static double scaled_power_sum(const double *s, size_t k, int p)
+{
+    double top = k > 0 ? s[0] : 0.0, sum = 0.0;
+    if (top <= 0.0)
+        return 0.0;
+    for (size_t i = 0; i < k; i++) {
+        double x = s[i] / top;
+        sum += p == 1 ? x : p == 2 ? x * x : (x * x) * (x * x);
+    }
+    return sum;
+}
+
+double ar_rank_stable(const double *s, size_t k)
+{
+    return scaled_power_sum(s, k, 2); /* (sum s^2) / s_1^2 */
+}
+
+double ar_rank_roy_vetterli(const double *s, size_t k)
+{
+    double total = scaled_power_sum(s, k, 1);
+    if (total <= 0.0)
+        return 0.0;
+    double entropy = 0.0;
+    for (size_t i = 0; i < k; i++) {
+        double p = (s[i] / s[0]) / total;
+        if (p > 0.0) /* 0 log 0 = 0 */
+            entropy -= p * log(p);
+    }
+    return exp(entropy);
+}
+
+double ar_rank_participation_ratio(const double *s, size_t k)
+{
+    double s2 = scaled_power_sum(s, k, 2), s4 = scaled_power_sum(s, k, 4);
+    return s4 > 0.0 ? s2 * s2 / s4 : 0.0;
+}
+
+size_t ar_rank_energy(const double *s, size_t k, double fraction)
+{
+    double total = scaled_power_sum(s, k, 2);
+    if (total <= 0.0)
+        return 0;
+    double acc = 0.0;
+    for (size_t i = 0; i < k; i++) {
+        double x = s[i] / s[0];
+        acc += x * x;
+        /* A relative slack of a few ulps so that fraction = 1 is reached
+         * at the last non-zero value despite rounding in the sums. */
+        if (acc >= fraction * total * (1.0 - 4 * DBL_EPSILON))
+            return i + 1;
+    }
+    return k;
+}
+
+double ar_rank_nuclear(const double *s, size_t k)
+{
+    double s1 = scaled_power_sum(s, k, 1), s2 = scaled_power_sum(s, k, 2);
+    return s2 > 0.0 ? s1 * s1 / s2 : 0.0;
+}
+
+int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
+                            const ar_rank_opts *opts, ar_rank_metrics *out)
+{
+    if (out == NULL)
+        return AR_EINVAL;
+    ar_rank_opts d = ar_rank_opts_default();
+    if (opts == NULL)
+        opts = &d;
+    if (!(opts->energy_fraction > 0.0 && opts->energy_fraction <= 1.0))
+        return AR_EINVAL;
+    for (size_t i = 1; i < k; i++)
+        if (s[i] > s[i - 1])
+            return AR_EINVAL; /* metrics assume a descending spectrum */
+    int rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold);
+    if (rc != AR_OK)
+        return rc;
+    out->m = m;
+    out->n = n;
+    out->rtol = ar_rank_resolve_rtol(opts, m, n);
+    out->atol = opts->atol;
+    out->precision = opts->precision;
+    out->stable_rank = ar_rank_stable(s, k);
+    out->roy_vetterli_rank = ar_rank_roy_vetterli(s, k);
+    out->participation_ratio = ar_rank_participation_ratio(s, k);
+    out->energy_fraction = opts->energy_fraction;
+    out->energy_rank = ar_rank_energy(s, k, opts->energy_fraction);
+    out->nuclear_rank = ar_rank_nuclear(s, k);
+    return AR_OK;
+}

@@ -1,0 +1,274 @@
+#include "attnrank/spectrum.h"
+#include "attnrank/status.h"
+
+#include <lapacke.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ar_svd_workspace {
+    size_t m, n;
+    ar_svd_job job;
+    double *a;          /* copy of the input: gesdd/gesvd destroy it */
+    double *work;
+    lapack_int lwork;
+    lapack_int *iwork;  /* 8 min(m, n), for gesdd */
+    int force_fallback;
+    size_t fallbacks;
+};
+
+static int fits_lapack_int(size_t x)
+{
+    return x <= (size_t)INT_MAX;
+}
+
+/* Optimal lwork of one LAPACK routine for this shape, from its query call. */
+static int query_lwork(ar_svd_workspace *ws, int use_gesvd, lapack_int *lwork)
+{
+    lapack_int m = (lapack_int)ws->m, n = (lapack_int)ws->n;
+    lapack_int k = m < n ? m : n;
+    int thin = ws->job == AR_SVD_THIN;
+    double opt = 0.0, dummy = 0.0;
+    lapack_int idummy = 0, info;
+    if (use_gesvd)
+        info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, thin ? 'S' : 'N', thin ? 'S' : 'N', m, n,
+                                   &dummy, m, &dummy, &dummy, m, &dummy, thin ? k : 1, &opt, -1);
+    else
+        info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, thin ? 'S' : 'N', m, n, &dummy, m, &dummy,
+                                   &dummy, m, &dummy, thin ? k : 1, &opt, -1, &idummy);
+    if (info != 0)
+        return AR_ELAPACK;
+    if (!(opt >= 1.0) || opt > (double)INT_MAX)
+        return AR_ENOMEM;
+    *lwork = (lapack_int)opt;
+    return AR_OK;
+}
+
+int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+{
+    if (out == NULL || m == 0 || n == 0 || (job != AR_SVD_VALUES && job != AR_SVD_THIN))
+        return AR_EINVAL;
+    *out = NULL;
+    if (!fits_lapack_int(m) || !fits_lapack_int(n) || m > SIZE_MAX / sizeof(double) / n)
+        return AR_ENOMEM;
+    ar_svd_workspace *ws = calloc(1, sizeof *ws);
+    if (ws == NULL)
+        return AR_ENOMEM;
+    ws->m = m;
+    ws->n = n;
+    ws->job = job;
+    lapack_int lw_sdd = 0, lw_svd = 0;
+    int rc = query_lwork(ws, 0, &lw_sdd);
+    if (rc == AR_OK)
+        rc = query_lwork(ws, 1, &lw_svd);
+    if (rc != AR_OK) {
+        free(ws);
+        return rc;
+    }
+    /* One buffer big enough for either routine, so the fallback never
+     * allocates. */
+    ws->lwork = lw_sdd > lw_svd ? lw_sdd : lw_svd;
+    size_t k = m < n ? m : n;
+    ws->a = malloc(m * n * sizeof(double));
+    ws->work = malloc((size_t)ws->lwork * sizeof(double));
+    ws->iwork = malloc(8 * k * sizeof(lapack_int));
+    if (ws->a == NULL || ws->work == NULL || ws->iwork == NULL) {
+        ar_svd_workspace_free(ws);
+        return AR_ENOMEM;
+    }
+    *out = ws;
+    return AR_OK;
+}
+
+void ar_svd_workspace_free(ar_svd_workspace *ws)
+{
+    if (ws == NULL)
+        return;
+    free(ws->a);
+    free(ws->work);
+    free(ws->iwork);
+    free(ws);
+}
+
+void ar_svd_workspace_force_fallback(ar_svd_workspace *ws, int force)
+{
+    if (ws != NULL)
+        ws->force_fallback = force;
+}
+
+size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws)
+{
+    return ws != NULL ? ws->fallbacks : 0;
+}
+
+static int load_input(ar_svd_workspace *ws, const ar_matrix *a)
+{
+    for (size_t j = 0; j < a->cols; j++) {
+        const double *col = &AR_AT(a, 0, j);
+        double *dst = ws->a + j * ws->m;
+        for (size_t i = 0; i < a->rows; i++) {
+            /* NaN and Inf make LAPACK loop or return garbage: refuse them. */
+            if (col[i] - col[i] != 0.0)
+                return AR_ENONFINITE;
+            dst[i] = col[i];
+        }
+    }
+    return AR_OK;
+}
+
+/* Run gesdd on the loaded copy; on non-convergence (info > 0) reload the
+ * input and run gesvd, whose QR iteration converges where divide and conquer
+ * occasionally fails. */
+static int run_svd(ar_svd_workspace *ws, const ar_matrix *a, double *s, double *u,
+                   lapack_int ldu, double *vt, lapack_int ldvt)
+{
+    lapack_int m = (lapack_int)ws->m, n = (lapack_int)ws->n;
+    int thin = ws->job == AR_SVD_THIN;
+    lapack_int info = 1;
+    if (!ws->force_fallback)
+        info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, thin ? 'S' : 'N', m, n, ws->a, m, s, u, ldu,
+                                   vt, ldvt, ws->work, ws->lwork, ws->iwork);
+    if (info < 0)
+        return AR_ELAPACK;
+    if (info == 0)
+        return AR_OK;
+    ws->fallbacks++;
+    int rc = load_input(ws, a);
+    if (rc != AR_OK)
+        return rc;
+    info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, thin ? 'S' : 'N', thin ? 'S' : 'N', m, n, ws->a,
+                               m, s, u, ldu, vt, ldvt, ws->work, ws->lwork);
+    if (info < 0)
+        return AR_ELAPACK;
+    return info == 0 ? AR_OK : AR_ENOCONV;
+}
+
+static int check_shape(const ar_matrix *a, const ar_svd_workspace *ws, ar_svd_job job)
+{
+    if (a == NULL || ws == NULL)
+        return AR_EINVAL;
+    if (a->rows == 0 || a->cols == 0)
+        return AR_EINVAL;
+    if (a->rows != ws->m || a->cols != ws->n || ws->job != job)
+        return AR_ESIZE;
+    return AR_OK;
+}
+
+int ar_spectrum_svals_ws(const ar_matrix *a, double *s, ar_svd_workspace *ws)
+{
+    int rc = check_shape(a, ws, AR_SVD_VALUES);
+    if (rc != AR_OK)
+        return rc;
+    if (s == NULL)
+        return AR_EINVAL;
+    rc = load_input(ws, a);
+    if (rc != AR_OK)
+        return rc;
+    double dummy = 0.0;
+    return run_svd(ws, a, s, &dummy, 1, &dummy, 1);
+}
+
+int ar_spectrum_svd_ws(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt,
+                       ar_svd_workspace *ws)
+{
+    int rc = check_shape(a, ws, AR_SVD_THIN);
+    if (rc != AR_OK)
+        return rc;
+    if (s == NULL || u == NULL || vt == NULL)
+        return AR_EINVAL;
+    size_t k = a->rows < a->cols ? a->rows : a->cols;
+    if (u->rows != a->rows || u->cols != k || vt->rows != k || vt->cols != a->cols)
+        return AR_ESIZE;
+    rc = load_input(ws, a);
+    if (rc != AR_OK)
+        return rc;
+    return run_svd(ws, a, s, u->data, (lapack_int)u->ld, vt->data, (lapack_int)vt->ld);
+}
+
+int ar_spectrum_svals(const ar_matrix *a, double *s)
+{
+    if (a == NULL)
+        return AR_EINVAL;
+    ar_svd_workspace *ws = NULL;
+    int rc = ar_svd_workspace_alloc(&ws, a->rows, a->cols, AR_SVD_VALUES);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals_ws(a, s, ws);
+    ar_svd_workspace_free(ws);
+    return rc;
+}
+
+int ar_spectrum_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
+{
+    if (a == NULL)
+        return AR_EINVAL;
+    ar_svd_workspace *ws = NULL;
+    int rc = ar_svd_workspace_alloc(&ws, a->rows, a->cols, AR_SVD_THIN);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svd_ws(a, u, s, vt, ws);
+    ar_svd_workspace_free(ws);
+    return rc;
+}
+
+/* R factor (min(rows, r) x r, upper trapezoidal) of the thin QR of F^T,
+ * where F is r x rows.  Returned in a new matrix. */
+static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
+{
+    ar_matrix ft = ar_matrix_empty();
+    int rc = ar_matrix_transpose(&ft, f); /* rows x r */
+    if (rc != AR_OK)
+        return rc;
+    size_t rows = ft.rows, r = ft.cols, k = rows < r ? rows : r;
+    double *tau = malloc((k > 0 ? k : 1) * sizeof(double));
+    if (tau == NULL) {
+        ar_matrix_free(&ft);
+        return AR_ENOMEM;
+    }
+    lapack_int info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)rows, (lapack_int)r, ft.data,
+                                     (lapack_int)ft.ld, tau);
+    free(tau);
+    if (info != 0) {
+        ar_matrix_free(&ft);
+        return info < 0 ? AR_ELAPACK : AR_ENOCONV;
+    }
+    rc = ar_matrix_alloc(r_out, k, r);
+    if (rc == AR_OK)
+        for (size_t j = 0; j < r; j++)
+            for (size_t i = 0; i <= j && i < k; i++)
+                AR_AT(r_out, i, j) = AR_AT(&ft, i, j);
+    ar_matrix_free(&ft);
+    return rc;
+}
+
+int ar_spectrum_svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
+{
+    if (f == NULL || g == NULL || s == NULL)
+        return AR_EINVAL;
+    if (f->rows != g->rows)
+        return AR_ESIZE;
+    size_t n = f->cols, p = g->cols, r = f->rows;
+    if (n == 0 || p == 0 || r == 0 || !fits_lapack_int(n) || !fits_lapack_int(p) ||
+        !fits_lapack_int(r))
+        return AR_EINVAL;
+    int rc = ar_matrix_check_finite(f, NULL, NULL);
+    if (rc == AR_OK)
+        rc = ar_matrix_check_finite(g, NULL, NULL);
+    if (rc != AR_OK)
+        return rc;
+    size_t kout = n < p ? n : p;
+    memset(s, 0, kout * sizeof(double));
+    ar_matrix rf = ar_matrix_empty(), rg = ar_matrix_empty(), core = ar_matrix_empty();
+    rc = qr_r_of_transpose(f, &rf);
+    if (rc == AR_OK)
+        rc = qr_r_of_transpose(g, &rg);
+    /* F^T G = Q_F (R_F R_G^T) Q_G^T: the core has the same singular values. */
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&core, rf.rows, rg.rows);
+    if (rc == AR_OK)
+        rc = ar_matrix_gemm(0, 1, 1.0, &rf, &rg, 0.0, &core);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals(&core, s); /* writes min(kF, kG) <= kout values */
+    ar_matrix_free(&rf);
+    ar_matrix_free(&rg);
+    ar_matrix_free(&core);
+    return rc;
+}

@@ -1,0 +1,168 @@
+/* Attention construction: logits rank, softmax stochasticity and stability. */
+#include "testutil.h"
+
+static void test_logits_rank_sweep(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(1234);
+    const size_t ds[] = {1, 2, 3, 8, 24};
+    const size_t ns[] = {1, 2, 3, 7, 16, 33};
+    const size_t dps[] = {1, 2, 3, 5, 12, 40};
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 6; b++)
+            for (size_t c = 0; c < 6; c++) {
+                size_t d = ds[a], n = ns[b], dp = dps[c];
+                ar_heads heads = {0};
+                assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp));
+                ar_heads_randomize(&heads, rng);
+                ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty();
+                assert_ok(ar_matrix_alloc(&s, n, n));
+                assert_ok(ar_heads_logits(&heads, 0, &x, &s));
+                double *sv = malloc(n * sizeof *sv);
+                assert_ok(ar_spectrum_svals(&s, sv));
+                size_t rank = 0;
+                assert_ok(ar_rank_numerical(sv, n, n, n, NULL, &rank, NULL));
+                size_t want = dp < d ? dp : d;
+                want = want < n ? want : n;
+                if (rank != want)
+                    fail_msg("d=%zu n=%zu dp=%zu: rank %zu, want %zu", d, n, dp, rank, want);
+                /* factored spectrum agrees with the dense one */
+                ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
+                assert_ok(ar_matrix_alloc(&f, dp, n));
+                assert_ok(ar_matrix_alloc(&g, dp, n));
+                assert_ok(ar_attention_logit_factors(&x, &heads.wq[0], &heads.wk[0], &f, &g));
+                double *sf = malloc(n * sizeof *sf);
+                assert_ok(ar_spectrum_svals_factored(&f, &g, sf));
+                for (size_t i = 0; i < n; i++)
+                    assert_close(sf[i], sv[i], 1e-12 * (sv[0] > 0 ? sv[0] : 1.0));
+                free(sf);
+                free(sv);
+                ar_matrix_free(&f);
+                ar_matrix_free(&g);
+                ar_matrix_free(&x);
+                ar_matrix_free(&s);
+                ar_heads_free(&heads);
+            }
+    ar_rng_free(rng);
+}
+
+static void test_logits_definition(void **state)
+{
+    (void)state;
+    /* d = 2, d_p = 4 is irrelevant; check S = (Wk X)^T (Wq X) / sqrt(dp) by hand
+     * for dp = 1: Wq = [a b], Wk = [c e], X = [[x1 x2],[y1 y2]]. */
+    double wq[] = {0.5, -1.25}, wk[] = {2.385, 0.75};
+    double xd[] = {1.5, -0.25, 0.125, 2.0}; /* column-major: x(:,0) = (1.5, -0.25) */
+    ar_matrix Wq = ar_matrix_view(wq, 1, 2, 1), Wk = ar_matrix_view(wk, 1, 2, 1);
+    ar_matrix X = ar_matrix_view(xd, 2, 2, 2), S = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&S, 2, 2));
+    assert_ok(ar_attention_logits(&X, &Wq, &Wk, &S));
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++) {
+            double ki = wk[0] * xd[2 * i] + wk[1] * xd[2 * i + 1];
+            double qj = wq[0] * xd[2 * j] + wq[1] * xd[2 * j + 1];
+            assert_close(AR_AT(&S, i, j), ki * qj, 1e-15);
+        }
+    ar_matrix_free(&S);
+}
+
+static void test_softmax_axes(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(55);
+    for (int ax = 0; ax < 2; ax++) {
+        ar_matrix m = tu_gaussian(9, 13, rng);
+        ar_matrix copy = ar_matrix_empty();
+        assert_ok(ar_matrix_clone(&copy, &m));
+        assert_ok(ar_softmax(&m, (ar_axis)ax));
+        assert_true(ar_stochastic_defect(&m, (ar_axis)ax) < 1e-12);
+        /* the other axis is not stochastic in general */
+        assert_true(ar_stochastic_defect(&m, (ar_axis)!ax) > 1e-3);
+        for (size_t j = 0; j < 13; j++)
+            for (size_t i = 0; i < 9; i++)
+                assert_true(AR_AT(&m, i, j) > 0.0);
+        /* ratio of two entries in one column (row) is exp of logit difference */
+        if (ax == AR_AXIS_COL)
+            assert_close(AR_AT(&m, 3, 4) / AR_AT(&m, 5, 4),
+                         exp(AR_AT(&copy, 3, 4) - AR_AT(&copy, 5, 4)), 1e-12);
+        else
+            assert_close(AR_AT(&m, 4, 3) / AR_AT(&m, 4, 5),
+                         exp(AR_AT(&copy, 4, 3) - AR_AT(&copy, 4, 5)), 1e-12);
+        ar_matrix_free(&m);
+        ar_matrix_free(&copy);
+    }
+    ar_rng_free(rng);
+}
+
+static void test_softmax_stable_large_logits(void **state)
+{
+    (void)state;
+    double d[] = {1000.0, 999.0, -1000.0, 1e3 + 0.5};
+    ar_matrix m = ar_matrix_view(d, 4, 1, 4);
+    assert_ok(ar_softmax(&m, AR_AXIS_COL));
+    double z = exp(-0.5) + exp(-1.5) + 1.0; /* exp(-2000.5) underflows to 0 */
+    assert_close(d[0], exp(-0.5) / z, 1e-15);
+    assert_close(d[1], exp(-1.5) / z, 1e-15);
+    assert_close(d[3], 1.0 / z, 1e-15);
+    assert_true(d[2] >= 0.0 && d[2] < 1e-300);
+    double bad[] = {1.0, NAN};
+    ar_matrix b = ar_matrix_view(bad, 1, 2, 1);
+    assert_int_equal(ar_softmax(&b, AR_AXIS_ROW), AR_ENONFINITE);
+    assert_int_equal(ar_softmax(&b, (ar_axis)5), AR_EINVAL);
+    /* 1 x 1: softmax is exactly 1 */
+    double one[] = {-2.385};
+    ar_matrix o = ar_matrix_view(one, 1, 1, 1);
+    assert_ok(ar_softmax(&o, AR_AXIS_COL));
+    assert_close(one[0], 1.0, 0.0);
+}
+
+static void test_heads_config(void **state)
+{
+    (void)state;
+    size_t dp = 0;
+    assert_ok(ar_heads_size(AR_HEADS_MULTI, 1024, 16, 0, &dp));
+    assert_int_equal(dp, 64);
+    assert_ok(ar_heads_size(AR_HEADS_FIXED, 512, 32, 128, &dp));
+    assert_int_equal(dp, 128);
+    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 100, 3, 0, &dp), AR_EINVAL);
+    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 0, 3, 0, &dp), AR_EINVAL);
+    assert_int_equal(ar_heads_size(AR_HEADS_FIXED, 10, 3, 0, &dp), AR_EINVAL);
+    ar_heads h = {0};
+    assert_int_equal(ar_heads_alloc(&h, AR_HEADS_MULTI, 0, 1, 1), AR_EINVAL);
+    assert_ok(ar_heads_alloc(&h, AR_HEADS_MULTI, 6, 3, 2));
+    ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&x, 6, 4));
+    assert_ok(ar_matrix_alloc(&s, 4, 4));
+    assert_int_equal(ar_heads_logits(&h, 3, &x, &s), AR_EINVAL);
+    ar_matrix xbad = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&xbad, 5, 4));
+    assert_int_equal(ar_heads_logits(&h, 0, &xbad, &s), AR_ESIZE);
+    ar_matrix s3 = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&s3, 3, 4));
+    assert_int_equal(ar_heads_logits(&h, 0, &x, &s3), AR_ESIZE);
+    /* scores of a zero-weight head are uniform 1/n */
+    assert_ok(ar_heads_scores(&h, 1, &x, AR_AXIS_COL, &s));
+    assert_close(AR_AT(&s, 2, 3), 0.25, 0.0);
+    ar_matrix_free(&x);
+    ar_matrix_free(&xbad);
+    ar_matrix_free(&s);
+    ar_matrix_free(&s3);
+    ar_heads_free(&h);
+    ar_axis axis;
+    assert_ok(ar_axis_parse("row", &axis));
+    assert_int_equal(axis, AR_AXIS_ROW);
+    assert_int_equal(ar_axis_parse("diagonal", &axis), AR_EINVAL);
+    assert_string_equal(ar_axis_name(AR_AXIS_COL), "col");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_logits_rank_sweep),
+        cmocka_unit_test(test_logits_definition),
+        cmocka_unit_test(test_softmax_axes),
+        cmocka_unit_test(test_softmax_stable_large_logits),
+        cmocka_unit_test(test_heads_config),
+    };
+    return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
+}

@@ -1,0 +1,55 @@
+/* Shared helpers for the CMocka suites (header-only, static functions). */
+#ifndef ATTNRANK_TESTUTIL_H
+#define ATTNRANK_TESTUTIL_H
+
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attnrank/attnrank.h"
+
+/* Assert |a - b| <= tol, printing both on failure. */
+#define assert_close(a, b, tol)                                                              \
+    do {                                                                                     \
+        double ar_a_ = (a), ar_b_ = (b), ar_t_ = (tol);                                      \
+        if (!(fabs(ar_a_ - ar_b_) <= ar_t_))                                                 \
+            fail_msg("%s = %.17g, %s = %.17g, |diff| %.3g > tol %.3g", #a, ar_a_, #b, ar_b_, \
+                     fabs(ar_a_ - ar_b_), ar_t_);                                           \
+    } while (0)
+
+#define assert_ok(expr) assert_int_equal((expr), AR_OK)
+
+/* A random m x n matrix of rank r: product of m x r and r x n Gaussian factors. */
+static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, gsl_rng *rng)
+{
+    ar_matrix a = ar_matrix_empty(), f = ar_matrix_empty(), g = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&a, m, n));
+    if (r == 0)
+        return a;
+    assert_ok(ar_matrix_alloc(&f, m, r));
+    assert_ok(ar_matrix_alloc(&g, r, n));
+    ar_matrix_fill_gaussian(&f, rng, 1.0);
+    ar_matrix_fill_gaussian(&g, rng, 1.0);
+    assert_ok(ar_matrix_gemm(0, 0, 1.0, &f, &g, 0.0, &a));
+    ar_matrix_free(&f);
+    ar_matrix_free(&g);
+    return a;
+}
+
+static inline ar_matrix tu_gaussian(size_t m, size_t n, gsl_rng *rng)
+{
+    ar_matrix a = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&a, m, n));
+    ar_matrix_fill_gaussian(&a, rng, 1.0);
+    return a;
+}
+
+#endif
