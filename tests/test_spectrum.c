@@ -298,6 +298,40 @@ static void test_matrix_basics(void **state)
     assert_string_equal(ar_strerror(AR_NSTATUS), "unknown status");
 }
 
+static void test_batch_matches_sequential(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(606);
+    enum { COUNT = 37, M = 9, N = 6 };
+    ar_matrix mats[COUNT];
+    double batch[COUNT * N], one[N];
+    for (size_t t = 0; t < COUNT; t++)
+        mats[t] = tu_random_rank(M, N, t % (N + 1), rng);
+    for (size_t threads = 0; threads <= 3; threads++) {
+        size_t failed = 99;
+        assert_ok(ar_spectrum_svals_batch(mats, COUNT, batch, threads, &failed));
+        assert_int_equal(failed, 99); /* untouched on success */
+        for (size_t t = 0; t < COUNT; t++) {
+            assert_ok(ar_spectrum_svals(&mats[t], one));
+            for (size_t i = 0; i < N; i++)
+                assert_true(batch[t * N + i] == one[i]); /* same routine, same bits */
+        }
+    }
+    /* a NaN in matrix 20 is reported with its index */
+    AR_AT(&mats[20], 1, 2) = NAN;
+    size_t failed = 0;
+    assert_int_equal(ar_spectrum_svals_batch(mats, COUNT, batch, 2, &failed), AR_ENONFINITE);
+    assert_int_equal(failed, 20);
+    /* mismatched shapes and empty input */
+    ar_matrix odd[2] = {mats[0], tu_gaussian(N, M, rng)};
+    assert_int_equal(ar_spectrum_svals_batch(odd, 2, batch, 1, NULL), AR_ESIZE);
+    assert_int_equal(ar_spectrum_svals_batch(mats, 0, batch, 1, NULL), AR_EINVAL);
+    ar_matrix_free(&odd[1]);
+    for (size_t t = 0; t < COUNT; t++)
+        ar_matrix_free(&mats[t]);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_factored_matches_dense),
         cmocka_unit_test(test_matrix_basics),
+        cmocka_unit_test(test_batch_matches_sequential),
     };
     return cmocka_run_group_tests_name("spectrum", tests, NULL, NULL);
 }

@@ -36,6 +36,15 @@ AR_API int ar_spectrum_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matri
 AR_API int ar_spectrum_svd_ws(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt,
                               ar_svd_workspace *ws);
 
+/* Singular values of count equally sized matrices (a stack), in parallel over
+ * the matrices with nthreads threads (0: one per online CPU), each thread with
+ * its own workspace allocated once.  s receives count * min(m, n) values, the
+ * spectrum of mats[t] at s + t * min(m, n).  On failure, *failed_index (may
+ * be NULL) names the first matrix that failed.  BLAS inside each call should
+ * run single-threaded (a process setting: see the CLI's --threads). */
+AR_API int ar_spectrum_svals_batch(const ar_matrix *mats, size_t count, double *s, size_t nthreads,
+                                   size_t *failed_index);
+
 /* Singular values of the low-rank product F^T G (F: r x n, G: r x p, so the
  * product is n x p with rank <= r) from the factors, never forming it:
  * thin QR of F^T and G^T, then the SVD of the r x r core R_F R_G^T.

@@ -83,6 +83,10 @@ void cli_progress(int enabled, const char *fmt, ...)
 /* Process-wide settings of the dependencies: GSL's abort handler off, BLAS
  * threads.  Called once by ar_cli_main, never by the library. */
 void cli_setup_process(void);
+/* Set the BLAS thread count when the BLAS in use is OpenBLAS (found at run
+ * time, so another BLAS still works); returns the count now in force or 0
+ * when it cannot be controlled. */
+int cli_set_blas_threads(int threads);
 
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);

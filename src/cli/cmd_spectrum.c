@@ -21,6 +21,7 @@ typedef struct spectrum_args {
     int json;
     const char *csv;
     size_t max_print;
+    size_t threads;
 } spectrum_args;
 
 /* One analysed matrix: its label, spectrum and metrics. */
@@ -203,6 +204,59 @@ static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const 
     it->expected_rank = -1;
 }
 
+/* Reject a stack with any NaN/Inf before the (parallel) SVDs, naming the
+ * first bad element. */
+static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
+{
+    for (size_t t = 0; t < arr->count; t++) {
+        ar_matrix a = ar_array_slice(arr, t);
+        size_t bi = 0, bj = 0;
+        if (ar_matrix_check_finite(&a, &bi, &bj) != AR_OK) {
+            spectrum_item tmp = {0};
+            label_slice(arr, t, &tmp, args->file);
+            json_decref(tmp.index);
+            return cli_usage_error("spectrum", "%s: non-finite value %g at %s row %zu, column %zu",
+                                   args->file, AR_AT(&a, bi, bj), tmp.label, bi, bj);
+        }
+    }
+    return -1;
+}
+
+/* Spectra of every slice (parallel over slices), then metrics per slice. */
+static int analyse_stack(const spectrum_args *args, const ar_array *arr, const ar_rank_opts *opts,
+                         spectrum_item *items)
+{
+    size_t k = arr->rows < arr->cols ? arr->rows : arr->cols;
+    ar_matrix *mats = calloc(arr->count, sizeof *mats);
+    double *s = malloc(arr->count * k * sizeof *s);
+    int rc = (mats && s) ? AR_OK : AR_ENOMEM;
+    for (size_t t = 0; rc == AR_OK && t < arr->count; t++)
+        mats[t] = ar_array_slice(arr, t);
+    size_t threads = args->threads;
+    if (rc == AR_OK && arr->count > 1 && threads != 1)
+        cli_set_blas_threads(1); /* one BLAS thread per matrix, matrices in parallel */
+    size_t failed = 0;
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals_batch(mats, arr->count, s, threads, &failed);
+    for (size_t t = 0; rc == AR_OK && t < arr->count; t++) {
+        items[t].rows = arr->rows;
+        items[t].cols = arr->cols;
+        items[t].k = k;
+        items[t].s = malloc(k * sizeof(double));
+        if (items[t].s == NULL) {
+            rc = AR_ENOMEM;
+            break;
+        }
+        for (size_t i = 0; i < k; i++)
+            items[t].s[i] = s[t * k + i];
+        rc = ar_rank_metrics_compute(items[t].s, k, arr->rows, arr->cols, opts, &items[t].metrics);
+        failed = t;
+    }
+    free(mats);
+    free(s);
+    return rc == AR_OK ? -1 : cli_status_error("spectrum", rc, NULL, items[failed].label);
+}
+
 static int run_file(const spectrum_args *args)
 {
     ar_array arr;
@@ -213,30 +267,23 @@ static int run_file(const spectrum_args *args)
     ar_rank_opts opts;
     int code = resolve_opts(args, arr.precision, &opts);
     spectrum_item *items = NULL;
-    ar_svd_workspace *ws = NULL;
     if (code < 0 && (arr.rows == 0 || arr.cols == 0 || arr.count == 0))
         code = cli_usage_error("spectrum", "%s: empty matrix", args->file);
+    if (code < 0)
+        code = check_stack_finite(args, &arr);
     if (code < 0) {
         items = calloc(arr.count, sizeof *items);
-        rc = items ? ar_svd_workspace_alloc(&ws, arr.rows, arr.cols, AR_SVD_VALUES) : AR_ENOMEM;
-        if (rc != AR_OK)
-            code = cli_status_error("spectrum", rc, NULL, args->file);
+        if (items == NULL)
+            code = cli_status_error("spectrum", AR_ENOMEM, NULL, args->file);
     }
-    for (size_t t = 0; code < 0 && t < arr.count; t++) {
-        ar_matrix a = ar_array_slice(&arr, t);
-        size_t bi = 0, bj = 0;
+    for (size_t t = 0; code < 0 && t < arr.count; t++)
         label_slice(&arr, t, &items[t], args->file);
-        if (ar_matrix_check_finite(&a, &bi, &bj) != AR_OK)
-            code = cli_usage_error("spectrum", "%s: non-finite value %g at %s row %zu, column %zu",
-                                   args->file, AR_AT(&a, bi, bj), items[t].label, bi, bj);
-        else if ((rc = analyse_dense(&a, ws, &opts, &items[t])) != AR_OK)
-            code = cli_status_error("spectrum", rc, NULL, items[t].label);
-    }
+    if (code < 0)
+        code = analyse_stack(args, &arr, &opts, items);
     if (code < 0)
         code = report(args, args->file, items, arr.count);
     if (items != NULL)
         free_items(items, arr.count);
-    ar_svd_workspace_free(ws);
     ar_array_free(&arr);
     return code;
 }
@@ -401,6 +448,9 @@ int cmd_spectrum(int argc, char **argv)
         {"--energy", CLI_DOUBLE, &a.energy, "F", "energy fraction for the energy rank (0.99)", 0,
          NULL},
         {"--show", CLI_SIZE, &a.max_print, "K", "singular values shown in text output (10)", 0,
+         NULL},
+        {"--threads", CLI_SIZE, &a.threads, "T",
+         "threads over the matrices of a stack (0 = all CPUs; BLAS then runs 1 thread each)", 0,
          NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON on stdout", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE",

@@ -1,6 +1,5 @@
 #include "cli.h"
 
-#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,11 +112,4 @@ void cli_progress(int enabled, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-}
-
-void cli_setup_process(void)
-{
-    /* The library reports GSL failures through return codes; GSL's default
-     * handler would abort the process instead. */
-    gsl_set_error_handler_off();
 }
