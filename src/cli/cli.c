@@ -12,6 +12,7 @@ typedef struct cli_command {
 /* One line per subcommand; the order is the order of `attnrank --help`. */
 static const cli_command commands[] = {
     {"spectrum", cmd_spectrum, "singular spectrum, numerical rank and rank metrics"},
+    {"verify", cmd_verify, "re-verify the toolkit's theoretical claims (report, JSON, JUnit)"},
 };
 
 static void print_main_help(void)

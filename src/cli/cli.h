@@ -90,5 +90,6 @@ int cli_set_blas_threads(int threads);
 
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

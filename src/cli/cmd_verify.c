@@ -1,0 +1,213 @@
+/* attnrank verify: re-measure the toolkit's theoretical claims as a report. */
+#include "cli.h"
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const cli_command_doc verify_doc = {
+    "verify",
+    "attnrank verify [--suite NAME] [--quick | --full] [--seed S] [--json] [--junit FILE]",
+    "Runs a registry of named checks, each tied to a statement of THEORY.md, on\n"
+    "seeded instances: measured value, expected value or bound, tolerance, verdict.\n"
+    "Suites: core, bottleneck, depthwidth, collapse, softmax-bottleneck, all (default).\n"
+    "Exit status: 0 all checks pass, 1 a check fails, 2 usage error.",
+};
+
+static const char *relation_text(verify_relation rel)
+{
+    return rel == VERIFY_EQ ? "==" : rel == VERIFY_LE ? "<=" : ">=";
+}
+
+static int suite_known(const char *suite)
+{
+    if (strcmp(suite, "all") == 0)
+        return 1;
+    for (size_t i = 0; i < verify_ncheck; i++)
+        if (strcmp(verify_checks[i].suite, suite) == 0)
+            return 1;
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* XML text with the five special characters escaped. */
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+typedef struct verify_run {
+    const verify_check *check;
+    verify_result result;
+    int passed;
+    double seconds;
+} verify_run;
+
+static void format_verdict(const verify_run *v, char *buf, size_t len)
+{
+    const verify_result *r = &v->result;
+    if (r->error != 0)
+        snprintf(buf, len, "error: %s", ar_strerror(r->error));
+    else
+        snprintf(buf, len, "measured %.6g %s expected %.6g (tol %.3g)", r->measured,
+                 relation_text(r->relation), r->expected, r->tolerance);
+}
+
+static int write_junit(const char *path, const verify_run *runs, size_t count, size_t failed,
+                       int timings)
+{
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("verify", rc, &err, NULL);
+    FILE *f = af.fp;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"attnrank verify\" tests=\"%zu\" failures=\"%zu\">\n", count,
+            failed);
+    fprintf(f, "  <testsuite name=\"attnrank\" tests=\"%zu\" failures=\"%zu\">\n", count, failed);
+    for (size_t i = 0; i < count; i++) {
+        char verdict[256];
+        format_verdict(&runs[i], verdict, sizeof verdict);
+        fprintf(f, "    <testcase classname=\"%s\" name=\"%s\"", runs[i].check->suite,
+                runs[i].check->name);
+        if (timings)
+            fprintf(f, " time=\"%.3f\"", runs[i].seconds);
+        fprintf(f, ">\n      <system-out>");
+        xml_text(f, runs[i].check->statement);
+        fputs(" | ", f);
+        xml_text(f, runs[i].result.instance);
+        fputs(" | ", f);
+        xml_text(f, verdict);
+        fprintf(f, "</system-out>\n");
+        if (!runs[i].passed) {
+            fprintf(f, "      <failure message=\"");
+            xml_text(f, verdict);
+            fprintf(f, "\"/>\n");
+        }
+        fprintf(f, "    </testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    rc = ar_atomic_commit(&af, &err);
+    return rc == AR_OK ? 0 : cli_status_error("verify", rc, &err, NULL);
+}
+
+static json_t *run_json(const verify_run *v, int timings)
+{
+    const verify_result *r = &v->result;
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b}", "suite",
+                          v->check->suite, "name", v->check->name, "statement",
+                          v->check->statement, "instance", r->instance, "measured",
+                          cli_json_real(r->measured), "relation", relation_text(r->relation),
+                          "expected", cli_json_real(r->expected), "tolerance",
+                          cli_json_real(r->tolerance), "passed", v->passed);
+    if (r->detail[0])
+        json_object_set_new(o, "detail", json_string(r->detail));
+    if (r->error)
+        json_object_set_new(o, "error", json_string(ar_strerror(r->error)));
+    if (timings)
+        json_object_set_new(o, "seconds", json_real(v->seconds));
+    return o;
+}
+
+static void print_list(void)
+{
+    for (size_t i = 0; i < verify_ncheck; i++)
+        printf("%-20s %-28s %s\n", verify_checks[i].suite, verify_checks[i].name,
+               verify_checks[i].statement);
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    const char *suite = "all", *junit = NULL;
+    int quick = 0, full = 0, json = 0, list = 0, timings = 0;
+    uint64_t seed = 0;
+    const cli_option opts[] = {
+        {"--suite", CLI_STRING, &suite, "NAME", "run one suite (default all)", 0, NULL},
+        {"--quick", CLI_SWITCH, &quick, NULL, "small instances (default)", 0, NULL},
+        {"--full", CLI_SWITCH, &full, NULL, "larger instances (see docs/cli.md for time)", 0,
+         NULL},
+        {"--seed", CLI_U64, &seed, "S", "base seed (default 0)", 0, NULL},
+        {"--list", CLI_SWITCH, &list, NULL, "list the checks and exit", 0, NULL},
+        {"--json", CLI_SWITCH, &json, NULL, "print the report as JSON on stdout", 0, NULL},
+        {"--junit", CLI_STRING, &junit, "FILE", "also write JUnit XML", 0, NULL},
+        {"--timings", CLI_SWITCH, &timings, NULL, "include per-check times", 0, NULL},
+    };
+    int code = cli_parse(&verify_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0,
+                         NULL);
+    if (code >= 0)
+        return code;
+    if (quick && full)
+        return cli_usage_error("verify", "--quick and --full exclude each other");
+    if (!suite_known(suite))
+        return cli_usage_error("verify", "--suite: unknown suite '%s' (see --list)", suite);
+    if (list) {
+        print_list();
+        return 0;
+    }
+    verify_run *runs = calloc(verify_ncheck, sizeof *runs);
+    if (runs == NULL)
+        return cli_status_error("verify", AR_ENOMEM, NULL, NULL);
+    size_t count = 0, failed = 0;
+    for (size_t i = 0; i < verify_ncheck; i++) {
+        const verify_check *c = &verify_checks[i];
+        if (strcmp(suite, "all") != 0 && strcmp(suite, c->suite) != 0)
+            continue;
+        verify_ctx ctx = {verify_check_seed(seed, c->name), full, 0};
+        verify_run *v = &runs[count++];
+        v->check = c;
+        double t0 = now_seconds();
+        c->run(&ctx, &v->result);
+        v->seconds = now_seconds() - t0;
+        v->passed = verify_passed(&v->result);
+        failed += !v->passed;
+        if (!json) {
+            char verdict[256];
+            format_verdict(v, verdict, sizeof verdict);
+            printf("%s %-18s %-26s %s; %s", v->passed ? "PASS" : "FAIL", c->suite, c->name,
+                   verdict, v->result.instance);
+            if (timings)
+                printf(" [%.2f s]", v->seconds);
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    if (junit != NULL && (code = write_junit(junit, runs, count, failed, timings)) != 0) {
+        free(runs);
+        return code;
+    }
+    if (json) {
+        json_t *list_json = json_array();
+        for (size_t i = 0; i < count; i++)
+            json_array_append_new(list_json, run_json(&runs[i], timings));
+        code = cli_json_print(json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}", "suite", suite, "seed",
+                                        (json_int_t)seed, "full", full, "checks", list_json,
+                                        "passed", (json_int_t)(count - failed), "failed",
+                                        (json_int_t)failed));
+        if (code != 0) {
+            free(runs);
+            return code;
+        }
+    } else {
+        printf("%zu passed, %zu failed\n", count - failed, failed);
+    }
+    free(runs);
+    return failed > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

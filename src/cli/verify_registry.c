@@ -1,0 +1,41 @@
+/* The table of checks run by `attnrank verify`, in report order. */
+#include "verify.h"
+
+#include <math.h>
+
+#include "attnrank/random.h"
+
+const verify_check verify_checks[] = {
+    {"core", "svd_residual",
+     "the thin SVD reconstructs A: ||A - U S V^T||_F / (||A||_F max(m,n) eps) <= 10",
+     vcheck_svd_residual},
+    {"core", "logit_rank",
+     "one head's logits (W_k X)^T (W_q X) have numerical rank min(d_p, d, n) (THEORY.md s.0)",
+     vcheck_logit_rank},
+    {"core", "float32_tolerance",
+     "a float32 export of a rank-8 head reads rank 8 with float32's epsilon (THEORY.md s.8)",
+     vcheck_float32_tolerance},
+};
+
+const size_t verify_ncheck = sizeof verify_checks / sizeof verify_checks[0];
+
+int verify_passed(const verify_result *r)
+{
+    if (r->error != 0 || isnan(r->measured))
+        return 0;
+    switch (r->relation) {
+    case VERIFY_EQ: return fabs(r->measured - r->expected) <= r->tolerance;
+    case VERIFY_LE: return r->measured <= r->expected + r->tolerance;
+    case VERIFY_GE: return r->measured >= r->expected - r->tolerance;
+    }
+    return 0;
+}
+
+uint64_t verify_check_seed(uint64_t base, const char *name)
+{
+    /* FNV-1a of the name, then the project's seed mixer. */
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return ar_seed_derive(base, &h, 1);
+}
