@@ -78,6 +78,16 @@ static int store_value(const cli_command_doc *doc, const cli_option *o, const ch
             return cli_usage_error(doc->name, "%s: empty value", o->name);
         *(const char **)o->target = value;
         break;
+    case CLI_STRINGS: {
+        cli_strings *list = o->target;
+        if (value[0] == '\0')
+            return cli_usage_error(doc->name, "%s: empty value", o->name);
+        if (list->count >= CLI_STRINGS_MAX)
+            return cli_usage_error(doc->name, "%s: given more than %d times", o->name,
+                                   CLI_STRINGS_MAX);
+        list->items[list->count++] = value;
+        break;
+    }
     case CLI_SWITCH:
         *(int *)o->target = 1;
         break;

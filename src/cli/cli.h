@@ -23,8 +23,15 @@ typedef enum cli_opt_kind {
     CLI_SIZE,     /* size_t >= min_size; decimal integer */
     CLI_DOUBLE,   /* finite double (accepts 175e9) */
     CLI_U64,      /* uint64_t, e.g. a seed */
-    CLI_STRING    /* const char *, borrowed from argv */
+    CLI_STRING,   /* const char *, borrowed from argv */
+    CLI_STRINGS   /* cli_strings: the option may repeat, values collected in order */
 } cli_opt_kind;
+
+#define CLI_STRINGS_MAX 16
+typedef struct cli_strings {
+    const char *items[CLI_STRINGS_MAX];
+    size_t count;
+} cli_strings;
 
 typedef struct cli_option {
     const char *name;    /* with dashes: "--n" */
