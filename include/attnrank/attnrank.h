@@ -12,5 +12,6 @@
 #include "random.h"
 #include "attention.h"
 #include "io.h"
+#include "bottleneck.h"
 
 #endif

@@ -13,6 +13,9 @@ typedef struct cli_command {
 static const cli_command commands[] = {
     {"spectrum", cmd_spectrum, "singular spectrum, numerical rank and rank metrics"},
     {"verify", cmd_verify, "re-verify the toolkit's theoretical claims (report, JSON, JUnit)"},
+    {"heads", cmd_heads, "head-size bound and low-rank bottleneck of a layer"},
+    {"params", cmd_params, "BERT-style parameter counts; the paper's fifteen configurations"},
+    {"represent", cmd_represent, "can one head produce this attention matrix? exact minimal head size"},
 };
 
 static void print_main_help(void)

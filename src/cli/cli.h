@@ -98,5 +98,8 @@ int cli_set_blas_threads(int threads);
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_heads(int argc, char **argv);
+int cmd_params(int argc, char **argv);
+int cmd_represent(int argc, char **argv);
 
 #endif

@@ -1,0 +1,368 @@
+/* The low-rank bottleneck of attention heads (THEORY.md s. 1-5).
+ *
+ * Four groups of functions:
+ *   - targets: seeded generators of positive stochastic matrices from the
+ *     standard families (Dirichlet columns, banded/local, smooth local,
+ *     near-permutation, planted low-rank logits);
+ *   - representability: the exact criterion of THEORY.md s. 3 (feasibility
+ *     on an input X, minimal head size rank(Pi log P), a certificate W_q, W_k
+ *     checked by a forward softmax), and the best approximation with a
+ *     smaller head size (Eckart-Young in logit space, a GSL quasi-Newton fit
+ *     in probability space);
+ *   - head-size bounds of MultiHead / FixedMultiHead configurations with the
+ *     severity of the bottleneck;
+ *   - BERT-style parameter counts and the paper's fifteen configurations.
+ *
+ * Conventions (THEORY.md s. 0): tokens are columns, one head's logits are
+ * S = (W_k X)^T (W_q X) / sqrt(d_p), P = softmax(S) along an explicit axis.
+ * Internally everything is solved for the column axis; the row axis is its
+ * transpose (centre rows, swap the roles of W_q and W_k).
+ *
+ * Sweeps: allocate one ar_represent_workspace / ar_fit_workspace per size n
+ * and reuse it; no n x n buffer is allocated inside the per-target calls
+ * (only the GSL minimiser state when the fitted rank k changes, and buffers
+ * for a user-supplied X).  Every result carries the tolerances, axis and
+ * seed that produced it. */
+#ifndef ATTNRANK_BOTTLENECK_H
+#define ATTNRANK_BOTTLENECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+#include "export.h"
+#include "matrix.h"
+#include "rank.h"
+#include "status.h"
+#include "attention.h"
+
+/* ------------------------------------------------------------------ */
+/* Stochastic-matrix input checks                                       */
+/* ------------------------------------------------------------------ */
+
+/* Default tolerance on |sum - 1| of each column (row) of an n x n stochastic
+ * matrix stored in precision prec:  2 * max(n, 4) * eps(prec).
+ * Why: storing n entries costs up to eps/2 relative each and summing them
+ * up to (n - 1) eps/2 more, so n * eps bounds an honest softmax output;
+ * the factor 2 leaves room for the producer's own exp/divide rounding. */
+AR_API double ar_stochastic_default_sum_tol(size_t n, ar_precision prec);
+
+/* Check that p is square, finite, entrywise positive and sums to 1 along
+ * axis within sum_tol (< 0: the default above).  allow_zeros accepts exact
+ * zeros (for a later smoothing step); negatives are always refused.
+ * Errors: AR_EINVAL (NULL or empty), AR_ESIZE (not square), AR_ENONFINITE,
+ * AR_EDOMAIN (non-positive entry or a bad sum); err names the position.
+ * max_defect (may be NULL) receives the largest |sum - 1|. */
+AR_API int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol,
+                               ar_precision prec, int allow_zeros, double *max_defect,
+                               ar_error *err);
+
+/* What ar_stochastic_smooth changed. */
+typedef struct ar_smooth_report {
+    double eps;            /* the smoothing constant used */
+    size_t zeros;          /* entries that were exactly 0 before */
+    double min_before;     /* smallest entry before / after */
+    double min_after;
+    double max_change;     /* max |P_new - P_old| */
+} ar_smooth_report;
+
+/* In place: P <- (P + eps) with each column (row) renormalised to sum 1,
+ * i.e. (P + eps) / (1 + n eps) for an exactly stochastic P.  eps > 0. */
+AR_API int ar_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep);
+
+/* ------------------------------------------------------------------ */
+/* Target families                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum ar_target_family {
+    AR_TARGET_DIRICHLET = 0,   /* independent Dirichlet(alpha, ..., alpha) columns (GSL) */
+    AR_TARGET_BANDED = 1,      /* local attention: logit 0 for |i - j| <= bandwidth, -contrast
+                                  outside, plus N(0, noise^2) logit noise */
+    AR_TARGET_LOCAL_SMOOTH = 2,/* Gaussian-kernel locality: logits -(i - j)^2 / (2 w^2) with
+                                  w = bandwidth, plus noise; centred rank 2 when noise = 0 */
+    AR_TARGET_NEAR_PERMUTATION = 3, /* column j = (1 - delta) e_pi(j) + delta Dirichlet(1) */
+    AR_TARGET_LOWRANK_LOGITS = 4,   /* softmax(scale A B^T / sqrt(r)), A, B n x r N(0,1) */
+    AR_TARGET_NFAMILIES
+} ar_target_family;
+
+typedef struct ar_target_opts {
+    ar_axis axis;        /* the generated matrix is stochastic along this axis */
+    double alpha;        /* Dirichlet concentration, > 0 (default 1) */
+    size_t bandwidth;    /* banded half-width / smooth width; 0: max(1, n / 8) */
+    double contrast;     /* banded: off-band logit -contrast (default 4) */
+    double noise;        /* banded / smooth: logit noise std (default 0.1 banded, 0 smooth) */
+    double delta;        /* near-permutation off-permutation mass in (0, 1) (default 0.1) */
+    size_t rank;         /* planted logit rank r >= 1 (default 1) */
+    double scale;        /* low-rank logit scale (default 2) */
+} ar_target_opts;
+
+/* Defaults listed above; noise < 0 means "family default". */
+AR_API ar_target_opts ar_target_opts_default(void);
+AR_API const char *ar_target_family_name(ar_target_family family);
+/* "dirichlet", "banded", "local-smooth", "near-permutation", "lowrank". */
+AR_API int ar_target_family_parse(const char *text, ar_target_family *family);
+
+/* Fill the preallocated square p (n >= 1) with one draw of the family.  All
+ * entries are positive (Dirichlet entries that underflow are floored at
+ * 1e-300 and the column renormalised).  opts NULL means defaults. */
+AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts,
+                              gsl_rng *rng, ar_matrix *p);
+
+/* ------------------------------------------------------------------ */
+/* Exact representability (THEORY.md s. 3)                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct ar_represent_opts {
+    ar_axis axis;
+    ar_precision precision;   /* storage precision of P: sets default tolerances */
+    double rtol;              /* rank of Pi log P: cut = max(atol, rtol * ||log P||_2);
+                                 < 0: default n * eps(precision) */
+    double atol;              /* >= 0 (default 0) */
+    double sum_tol;           /* < 0: ar_stochastic_default_sum_tol */
+    double feasibility_tol;   /* relative residual allowed; < 0: same as the resolved rtol */
+    ar_precision x_precision; /* storage precision of X */
+    double x_rtol;            /* rank of X relative to sigma_1(X); < 0: max(d, n) eps */
+    double smooth;            /* > 0: smooth P first (ar_stochastic_smooth); 0: off */
+} ar_represent_opts;
+
+AR_API ar_represent_opts ar_represent_opts_default(void);
+
+typedef struct ar_represent_result {
+    /* what was used */
+    ar_axis axis;
+    size_t n;                 /* P is n x n */
+    size_t d;                 /* X is d x n (d = n, X = I, when no X was given) */
+    int x_given;
+    ar_precision precision;
+    double rtol, atol;        /* resolved */
+    double threshold;         /* cut on singular values of Pi log P */
+    double log_norm2;         /* ||log P||_2 (what rtol multiplies) */
+    double log_norm_fro;      /* ||log P||_F */
+    double sum_tol, max_sum_defect;
+    int smoothed;
+    ar_smooth_report smooth;  /* valid when smoothed */
+    /* input X */
+    size_t x_rank;            /* rank(X) (n when X is not given) */
+    double x_threshold;       /* cut used for rank(X) */
+    double ones_residual;     /* ||(I - R) 1|| */
+    int shift_forced;         /* 1: 1 is not in range(X^T), the column shift c is forced */
+    /* verdict */
+    size_t centred_rank;      /* rho = rank(Pi log P) */
+    int feasible;             /* some head size represents P on X */
+    double residual_key;      /* ||(I - R) L*||_F: key side (column space) */
+    double residual_query;    /* ||L* (I - R)||_F: query side (row space) */
+    double residual_rel;      /* (key + query) / ||log P||_F */
+    double feasibility_tol;
+    size_t min_head_size;     /* rank(L*) when feasible (theory: = rho), else 0 */
+    /* singular values of Pi log P (n of them, descending); points into the
+     * workspace and stays valid until its next analysis */
+    const double *centred_svals;
+} ar_represent_result;
+
+typedef struct ar_represent_workspace ar_represent_workspace;
+
+/* Workspace for n x n targets, n >= 1. */
+AR_API int ar_represent_workspace_alloc(ar_represent_workspace **ws, size_t n);
+AR_API void ar_represent_workspace_free(ar_represent_workspace *ws);
+
+/* Decide representability of P (n x n, stochastic along opts->axis) on input
+ * X (d x n; NULL: any full-column-rank X).  Runs the exact algorithm of
+ * THEORY.md s. 3 and keeps L* and its SVD in ws for a later certificate.
+ * P and X are not modified (smoothing works on a copy). */
+AR_API int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p,
+                                const ar_matrix *x, const ar_represent_opts *opts,
+                                ar_represent_result *res, ar_error *err);
+
+/* Eckart-Young: sqrt(sum_{i > k} sigma_i(Pi log P)^2), the least Frobenius
+ * distance from log P + 1 c^T (any c) to logits of rank <= k (full-rank X;
+ * for a rank-deficient X a lower bound).  k >= n gives 0. */
+AR_API double ar_represent_logit_error(const ar_represent_result *res, size_t k);
+/* The same divided by ||Pi log P||_F (0 when that is 0). */
+AR_API double ar_represent_logit_error_rel(const ar_represent_result *res, size_t k);
+
+typedef struct ar_certificate {
+    ar_axis axis;
+    size_t head_size;         /* rows of W_q, W_k (>= 1; min size 0 uses one zero row) */
+    size_t d;
+    ar_matrix wq, wk;         /* head_size x d */
+    double logit_max_abs;     /* max |S - L*| */
+    double max_abs;           /* max |softmax(S) - P| */
+    double kl_mean, kl_max;   /* KL(P || softmax(S)) per column (row): mean, max */
+} ar_certificate;
+
+/* Build W_q, W_k of size head_size (0: the minimal head size) from the last
+ * analysis in ws and verify them by ar_attention_logits + ar_softmax on X.
+ * AR_EDOMAIN when P is infeasible on X or head_size < min_head_size. */
+AR_API int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size,
+                                    ar_certificate *cert, ar_error *err);
+AR_API void ar_certificate_free(ar_certificate *cert);
+
+/* ------------------------------------------------------------------ */
+/* Probability-space fit with a small head size                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct ar_fit_opts {
+    ar_axis axis;
+    uint64_t seed;          /* jitter of the start (default 0) */
+    double jitter;          /* start = truncated SVD + N(0, (jitter * rms)^2); default 1e-3 */
+    size_t max_iter;        /* default 400 */
+    double grad_tol;        /* stop when ||grad of mean KL|| < grad_tol (default 1e-9) */
+    double step_size;       /* GSL first trial step (default 0.1) */
+    double line_tol;        /* GSL line-search tolerance (default 0.1) */
+    ar_precision precision; /* for the default sum tolerance */
+    double sum_tol;         /* < 0: default */
+} ar_fit_opts;
+
+AR_API ar_fit_opts ar_fit_opts_default(void);
+
+typedef struct ar_fit_result {
+    size_t n, k;
+    ar_axis axis;
+    uint64_t seed;
+    double jitter;
+    double kl_mean, kl_max;     /* KL(P || softmax(A B^T)) per column: mean, max */
+    double fro_error;           /* ||softmax(A B^T) - P||_F */
+    double max_abs_error;
+    double start_kl_mean;       /* mean KL of the truncated-SVD logits (logit-space optimum) */
+    int start_kept;             /* 1: the optimiser did not beat that start, which is returned */
+    size_t iterations;
+    int converged;              /* gradient test passed */
+    int gsl_status;             /* last GSL status (GSL_SUCCESS, GSL_ENOPROG, ...) */
+} ar_fit_result;
+
+typedef struct ar_fit_workspace ar_fit_workspace;
+
+/* Workspace for n x n targets (n >= 1).  The GSL minimiser for 2 n k
+ * variables is allocated on the first fit with a given k and kept. */
+AR_API int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n);
+AR_API void ar_fit_workspace_free(ar_fit_workspace *ws);
+
+/* Load a target: validate P, take log, centre and SVD it once; later
+ * ar_fit_run calls with any k reuse it. */
+AR_API int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
+                             ar_error *err);
+/* Fit softmax(A B^T), A, B n x k, to the loaded target by GSL's
+ * vector_bfgs2 from the truncated SVD of the centred log plus seeded jitter.
+ * k = 0 evaluates the uniform prediction.  AR_ENOCONV only when GSL fails
+ * outright; slow progress is reported in res (converged = 0). */
+AR_API int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts,
+                      ar_fit_result *res, ar_error *err);
+/* set_target + run. */
+AR_API int ar_lowrank_fit(ar_fit_workspace *ws, const ar_matrix *p, size_t k,
+                          const ar_fit_opts *opts, ar_fit_result *res, ar_error *err);
+/* The fitted probabilities of the last run (column convention: for the row
+ * axis this is the transpose of the prediction), owned by ws. */
+AR_API const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws);
+
+/* ------------------------------------------------------------------ */
+/* Head-size bounds of a configuration                                  */
+/* ------------------------------------------------------------------ */
+
+/* Attention parameters per layer with biases (THEORY.md s. 1):
+ * 3 (d h d_p + h d_p) + h d_p d + d. */
+AR_API uint64_t ar_attention_params(size_t d, size_t h, size_t dp);
+
+/* Expected error of one head for a target family (mean over samples). */
+typedef struct ar_family_error {
+    ar_target_family family;
+    size_t samples;
+    size_t head_size;           /* k used: the logit rank bound */
+    double min_head_size_mean;  /* mean exact threshold of the drawn targets */
+    int logit_computed;         /* 0 when n > logit cap */
+    double logit_error;         /* mean Eckart-Young error */
+    double logit_error_rel;     /* mean of error / ||Pi log P||_F */
+    int fit_computed;           /* 0 when n > fit cap */
+    double kl_mean;             /* mean over samples of the mean-over-columns KL */
+    double kl_max;              /* max over samples of the max-over-columns KL */
+    double max_abs_error;       /* mean over samples */
+} ar_family_error;
+
+#define AR_HEADS_NFAMILIES 3    /* Dirichlet, banded, near-permutation */
+
+/* One layer's heads: standard MultiHead (d_p = d / h) or FixedMultiHead. */
+typedef struct ar_head_config {
+    ar_head_kind kind;
+    int defined;              /* standard needs h | d */
+    size_t dp;
+    size_t logit_rank_bound;  /* min(d_p, d, n) */
+    int bottleneck;           /* exact: d_p < n - 1 or d < n (no full-rank X) */
+    int bottleneck_paper;     /* paper's informal form: d_p < n (standard: h > d / n) */
+    size_t rank_deficit;      /* (n - 1) - min(d_p, d, n - 1) */
+    size_t max_seq_len;       /* longest n without bottleneck: min(d_p + 1, d) */
+    uint64_t attention_params;/* per layer */
+    ar_family_error errors[AR_HEADS_NFAMILIES];
+} ar_head_config;
+
+typedef struct ar_heads_opts {
+    size_t head_size;         /* FixedMultiHead head size; 0: the paper's d_p = n */
+    size_t samples;           /* targets per family (default 2) */
+    uint64_t seed;            /* base seed; per-family seeds derive from it */
+    size_t logit_cap;         /* compute logit errors only for n <= cap (default 1024) */
+    size_t fit_cap;           /* run probability fits only for n <= cap (default 128) */
+    int errors;               /* 0: skip the error estimates (default 1) */
+    size_t fit_max_iter;      /* iterations per fit (default 200) */
+} ar_heads_opts;
+
+AR_API ar_heads_opts ar_heads_opts_default(void);
+
+typedef struct ar_heads_report {
+    size_t d, h, n;
+    int head_size_given;
+    size_t needed_head_size;         /* n - 1: what full-rank inputs need for every P */
+    size_t max_heads_exact;          /* largest h | d with d / h >= n - 1 and d >= n; 0: none */
+    size_t max_heads_paper;          /* largest h | d with d / h >= n; 0: none */
+    ar_head_config standard, fixed;
+    uint64_t seed;
+    size_t samples, logit_cap, fit_cap, fit_max_iter;
+    int errors_capped;               /* some estimate skipped because n exceeded a cap */
+} ar_heads_report;
+
+/* Everything above for d, h, n (all >= 1).  AR_EINVAL when h does not divide
+ * d and no head size was given (the standard configuration is undefined). */
+AR_API int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
+                            ar_heads_report *rep, ar_error *err);
+
+/* ------------------------------------------------------------------ */
+/* BERT-style parameter counts (THEORY.md s. 5)                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct ar_bert_config {
+    size_t d, h, dp;
+    size_t layers;       /* default 24 */
+    size_t ffn;          /* default ar_bert_default_ffn(d) */
+    size_t vocab;        /* default 30522 */
+    size_t positions;    /* default 512 */
+    size_t token_types;  /* default 2 */
+} ar_bert_config;
+
+/* FFN width used by the paper: 4096 for d = 512 and 1024, 3072 for d = 768,
+ * 4 d otherwise. */
+AR_API size_t ar_bert_default_ffn(size_t d);
+AR_API ar_bert_config ar_bert_config_default(size_t d, size_t h, size_t dp);
+
+typedef struct ar_param_count {
+    uint64_t embeddings;        /* token + position + type + LayerNorm */
+    uint64_t attention;         /* per layer */
+    uint64_t ffn;               /* per layer */
+    uint64_t layernorms;        /* per layer (two) */
+    uint64_t per_layer;
+    uint64_t encoder;           /* layers * per_layer */
+    uint64_t pooler;
+    uint64_t mlm_head;          /* transform + LayerNorm + output bias (decoder tied) */
+    uint64_t total;
+} ar_param_count;
+
+/* Counts of every part and the total.  AR_EINVAL on a zero size or NULL,
+ * AR_EDOMAIN for sizes above 2^20 (2^32 for vocabulary, positions, types),
+ * which keeps every product far inside 64 bits. */
+AR_API int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out);
+
+typedef struct ar_paper_config {
+    const char *table;     /* "1", "2A", "2B", "3A" */
+    size_t d, h, dp;
+    double printed;        /* parameters as printed in the paper */
+} ar_paper_config;
+
+/* The fifteen configurations of Tables 1, 2A, 2B, 3A; returns the count. */
+AR_API size_t ar_paper_configs(const ar_paper_config **configs);
+
+#endif

@@ -1,0 +1,209 @@
+/* attnrank heads: head-size bound of a MultiHead layer and its
+ * FixedMultiHead alternative, with the severity of the low-rank bottleneck
+ * (THEORY.md s. 1-3). */
+#include "cli.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct heads_args {
+    size_t d, heads, n, head_size, samples;
+    int d_seen, heads_seen, n_seen, head_size_seen;
+    uint64_t seed;
+    int json;
+} heads_args;
+
+static const cli_command_doc heads_doc = {
+    "heads",
+    "attnrank heads --d D --heads H --n N [--head-size P] [--samples S] [--seed S] [--json]",
+    "Head-size bound of an attention layer with width d, h heads and sequence\n"
+    "length n. With full-column-rank inputs (needs d >= n) a head reaches every\n"
+    "positive attention pattern exactly when d_p >= n - 1 (THEORY.md s. 3; the\n"
+    "paper's informal form is h > d/n, i.e. d_p < n). Reports, for the standard\n"
+    "MultiHead (d_p = d/h) and the FixedMultiHead (d_p = P, default the paper's n):\n"
+    "the per-head logit rank bound min(d_p, d, n), both bottleneck verdicts, the\n"
+    "rank deficit, the longest sequence without a bottleneck, attention parameters\n"
+    "per layer, and the expected error of one head on random Dirichlet, banded and\n"
+    "near-permutation targets at that head size: logit-space (Eckart-Young, exact)\n"
+    "and probability-space (GSL BFGS fit, an upper bound on the best). Estimates\n"
+    "use S seeded targets per family (default 2; 0 skips them); fits run for\n"
+    "n <= 128 and logit errors for n <= 1024.",
+};
+
+static json_t *json_u64(uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return json_string(buf);
+}
+
+static const char *yes_no(int b)
+{
+    return b ? "yes" : "no";
+}
+
+static json_t *family_json(const ar_family_error *e)
+{
+    json_t *o = json_pack("{s:s, s:I, s:I, s:o}", "family", ar_target_family_name(e->family),
+                          "samples", (json_int_t)e->samples, "head_size",
+                          (json_int_t)e->head_size, "min_head_size_mean",
+                          cli_json_real(e->min_head_size_mean));
+    json_object_set_new(o, "logit_error",
+                        e->logit_computed ? cli_json_real(e->logit_error) : json_null());
+    json_object_set_new(o, "logit_error_rel",
+                        e->logit_computed ? cli_json_real(e->logit_error_rel) : json_null());
+    json_object_set_new(o, "kl_mean", e->fit_computed ? cli_json_real(e->kl_mean) : json_null());
+    json_object_set_new(o, "kl_max", e->fit_computed ? cli_json_real(e->kl_max) : json_null());
+    json_object_set_new(o, "max_abs_error",
+                        e->fit_computed ? cli_json_real(e->max_abs_error) : json_null());
+    return o;
+}
+
+static json_t *config_json(const ar_head_config *c, int with_errors)
+{
+    if (!c->defined)
+        return json_pack("{s:b}", "defined", 0);
+    json_t *o = json_pack("{s:b, s:I, s:I, s:b, s:b, s:I, s:I, s:I}", "defined", 1, "head_size",
+                          (json_int_t)c->dp, "logit_rank_bound", (json_int_t)c->logit_rank_bound,
+                          "bottleneck", c->bottleneck, "bottleneck_paper", c->bottleneck_paper,
+                          "rank_deficit", (json_int_t)c->rank_deficit, "max_seq_len",
+                          (json_int_t)c->max_seq_len, "attention_params",
+                          (json_int_t)c->attention_params);
+    json_t *errs = json_array();
+    for (size_t f = 0; with_errors && f < AR_HEADS_NFAMILIES; f++)
+        json_array_append_new(errs, family_json(&c->errors[f]));
+    json_object_set_new(o, "errors", errs);
+    return o;
+}
+
+static void print_errors(const char *title, const ar_head_config *c, size_t n)
+{
+    if (!c->defined)
+        return;
+    printf("\nexpected error of one %s head (d_p = %zu, logit rank <= %zu) at n = %zu:\n", title,
+           c->dp, c->logit_rank_bound, n);
+    printf("  %-17s %10s %24s %11s %11s %11s\n", "family", "needs d_p", "logit error (relative)",
+           "KL mean", "KL max", "max-abs");
+    for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++) {
+        const ar_family_error *e = &c->errors[f];
+        char logit[48] = "skipped (n > cap)", kl[16] = "-", klx[16] = "-", mab[16] = "-";
+        if (e->logit_computed)
+            snprintf(logit, sizeof logit, "%.4g (%.3g)", e->logit_error, e->logit_error_rel);
+        if (e->fit_computed) {
+            snprintf(kl, sizeof kl, "%.3g", e->kl_mean);
+            snprintf(klx, sizeof klx, "%.3g", e->kl_max);
+            snprintf(mab, sizeof mab, "%.3g", e->max_abs_error);
+        }
+        printf("  %-17s %10.1f %24s %11s %11s %11s\n", ar_target_family_name(e->family),
+               e->min_head_size_mean, logit, kl, klx, mab);
+    }
+}
+
+static void print_text(const ar_heads_report *r, int with_errors)
+{
+    const ar_head_config *s = &r->standard, *f = &r->fixed;
+    printf("attention layer: d = %zu, h = %zu heads, sequence length n = %zu\n", r->d, r->h,
+           r->n);
+    printf("every positive attention pattern needs head size n - 1 = %zu and an input of "
+           "rank n (d >= n)\n\n",
+           r->needed_head_size);
+    char sdp[40] = "undefined (h does not divide d)";
+    if (s->defined)
+        snprintf(sdp, sizeof sdp, "%zu (= d/h)", s->dp);
+    char fdp[40];
+    snprintf(fdp, sizeof fdp, "%zu (%s)", f->dp, r->head_size_given ? "given" : "paper: d_p = n");
+    printf("  %-40s %-33s %s\n", "", "standard MultiHead", "FixedMultiHead");
+    printf("  %-40s %-33s %s\n", "head size d_p", sdp, fdp);
+#define ROW_SIZE(label, field)                                                                  \
+    do {                                                                                        \
+        char a_[32] = "-";                                                                      \
+        if (s->defined)                                                                         \
+            snprintf(a_, sizeof a_, "%llu", (unsigned long long)s->field);                      \
+        printf("  %-40s %-33s %llu\n", label, a_, (unsigned long long)f->field);                \
+    } while (0)
+#define ROW_BOOL(label, field)                                                                  \
+    printf("  %-40s %-33s %s\n", label, s->defined ? yes_no(s->field) : "-", yes_no(f->field))
+    ROW_SIZE("logit rank bound min(d_p, d, n)", logit_rank_bound);
+    ROW_BOOL("bottleneck (exact: d_p < n-1 or d<n)", bottleneck);
+    ROW_BOOL("bottleneck (paper: d_p < n)", bottleneck_paper);
+    ROW_SIZE("rank deficit (n-1) - min(d_p, d, n-1)", rank_deficit);
+    ROW_SIZE("longest n without bottleneck", max_seq_len);
+    ROW_SIZE("attention params per layer", attention_params);
+#undef ROW_SIZE
+#undef ROW_BOOL
+    printf("\nlargest head count dividing d without bottleneck: %zu exact (d/h >= n - 1), "
+           "%zu paper (d/h >= n)%s\n",
+           r->max_heads_exact, r->max_heads_paper,
+           r->max_heads_exact == 0 ? "; none: d < n, no input has full column rank" : "");
+    if (!with_errors)
+        return;
+    print_errors("standard", s, r->n);
+    print_errors("fixed", f, r->n);
+    printf("\n%zu seeded targets per family (base seed %llu). Logit error: Eckart-Young on the "
+           "centred log, exact.\nKL / max-abs: best softmax of rank-d_p logits found by the fit "
+           "(an upper bound on the optimum).\n",
+           r->samples, (unsigned long long)r->seed);
+    if (r->errors_capped)
+        printf("n = %zu exceeds a cap (fits: n <= %zu, logit errors: n <= %zu): those estimates "
+               "were skipped.\n",
+               r->n, r->fit_cap, r->logit_cap);
+}
+
+int cmd_heads(int argc, char **argv)
+{
+    heads_args a;
+    memset(&a, 0, sizeof a);
+    a.samples = 2;
+    const cli_option opts[] = {
+        {"--d", CLI_SIZE, &a.d, "D", "model width d", 1, &a.d_seen},
+        {"--heads", CLI_SIZE, &a.heads, "H", "heads per layer", 1, &a.heads_seen},
+        {"--n", CLI_SIZE, &a.n, "N", "sequence length", 1, &a.n_seen},
+        {"--head-size", CLI_SIZE, &a.head_size, "P",
+         "FixedMultiHead head size (default the paper's d_p = n)", 1, &a.head_size_seen},
+        {"--samples", CLI_SIZE, &a.samples, "S", "targets per family for the error estimates",
+         0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S", "base seed (default 0)", 0, NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print JSON on stdout", 0, NULL},
+    };
+    int code = cli_parse(&heads_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0,
+                         NULL);
+    if (code >= 0)
+        return code;
+    if (!a.d_seen || !a.heads_seen || !a.n_seen)
+        return cli_usage_error("heads", "needs --d D, --heads H and --n N");
+    if (!a.head_size_seen && a.d % a.heads != 0)
+        return cli_usage_error("heads",
+                               "--heads %zu does not divide --d %zu: the standard head size d/h "
+                               "is undefined (give --head-size P)",
+                               a.heads, a.d);
+    if (a.n > ((size_t)1 << 24) || a.d > ((size_t)1 << 24) || a.heads > ((size_t)1 << 24))
+        return cli_usage_error("heads", "sizes above 2^24 are not supported");
+    ar_heads_opts o = ar_heads_opts_default();
+    o.head_size = a.head_size_seen ? a.head_size : 0;
+    o.samples = a.samples;
+    o.seed = a.seed;
+    o.errors = a.samples > 0;
+    if (a.n < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_heads_report r;
+    ar_error err = {{0}};
+    int rc = ar_heads_analyze(a.d, a.heads, a.n, &o, &r, &err);
+    if (rc != AR_OK)
+        return cli_status_error("heads", rc, &err, NULL);
+    if (a.json) {
+        json_t *out = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d", (json_int_t)r.d,
+            "heads", (json_int_t)r.h, "n", (json_int_t)r.n, "needed_head_size",
+            (json_int_t)r.needed_head_size, "max_heads_exact", (json_int_t)r.max_heads_exact,
+            "max_heads_paper", (json_int_t)r.max_heads_paper, "standard",
+            config_json(&r.standard, o.errors), "fixed", config_json(&r.fixed, o.errors), "seed",
+            json_u64(r.seed), "samples", (json_int_t)r.samples, "errors_capped",
+            r.errors_capped);
+        return cli_json_print(out);
+    }
+    print_text(&r, o.errors);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,152 @@
+/* attnrank params: BERT-style parameter counts (THEORY.md s. 5) for one
+ * configuration, or the paper's fifteen configurations beside the printed
+ * numbers. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct params_args {
+    size_t d, heads, head_size, layers, ffn, vocab;
+    int d_seen, heads_seen, head_size_seen, layers_seen, ffn_seen, vocab_seen;
+    int paper_tables;
+    int json;
+} params_args;
+
+static const cli_command_doc params_doc = {
+    "params",
+    "attnrank params --d D --heads H [--head-size P] [--layers L] [--ffn F] [--vocab V] [--json]\n"
+    "       attnrank params --paper-tables [--json]",
+    "Parameter count of a BERT-style model as Bhojanapalli et al. 2020 count it:\n"
+    "token (vocabulary V), 512 position and 2 type embeddings with LayerNorm; per\n"
+    "layer Q/K/V/O with biases, 3 (d h d_p + h d_p) + h d_p d + d, two LayerNorms\n"
+    "and an FFN d -> F -> d with biases; pooler d x d; MLM head transform + LayerNorm\n"
+    "+ output bias (decoder tied). Defaults: L = 24, V = 30522, F = 4096 for d = 512\n"
+    "and 1024, 3072 for d = 768, else 4 d; head size d/h (standard MultiHead).\n"
+    "--paper-tables prints the fifteen configurations of the paper's Tables 1, 2A,\n"
+    "2B and 3A with the printed counts and the relative deviation.",
+};
+
+static json_t *count_json(const ar_bert_config *c, const ar_param_count *p)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:I}",
+                     "d", (json_int_t)c->d, "heads", (json_int_t)c->h, "head_size",
+                     (json_int_t)c->dp, "layers", (json_int_t)c->layers, "ffn",
+                     (json_int_t)c->ffn, "vocab", (json_int_t)c->vocab, "breakdown",
+                     "embeddings", (json_int_t)p->embeddings, "attention_per_layer",
+                     (json_int_t)p->attention, "ffn_per_layer", (json_int_t)p->ffn,
+                     "layernorms_per_layer", (json_int_t)p->layernorms, "encoder",
+                     (json_int_t)p->encoder, "pooler", (json_int_t)p->pooler, "mlm_head",
+                     (json_int_t)p->mlm_head, "total_params", (json_int_t)p->total);
+}
+
+static int run_paper_tables(const params_args *a)
+{
+    const ar_paper_config *pc = NULL;
+    size_t count = ar_paper_configs(&pc);
+    json_t *list = a->json ? json_array() : NULL;
+    double worst = 0.0;
+    if (!a->json)
+        printf("%-6s %5s %4s %5s %14s %10s %10s\n", "table", "d", "h", "d_p", "computed",
+               "printed", "deviation");
+    for (size_t i = 0; i < count; i++) {
+        ar_bert_config cfg = ar_bert_config_default(pc[i].d, pc[i].h, pc[i].dp);
+        ar_param_count p;
+        int rc = ar_bert_params(&cfg, &p);
+        if (rc != AR_OK) {
+            json_decref(list);
+            return cli_status_error("params", rc, NULL, "paper configuration");
+        }
+        double dev = ((double)p.total - pc[i].printed) / pc[i].printed;
+        if (fabs(dev) > worst)
+            worst = fabs(dev);
+        if (a->json) {
+            json_t *o = count_json(&cfg, &p);
+            json_object_set_new(o, "table", json_string(pc[i].table));
+            json_object_set_new(o, "printed_params", cli_json_real(pc[i].printed));
+            json_object_set_new(o, "deviation", cli_json_real(dev));
+            json_array_append_new(list, o);
+        } else {
+            printf("%-6s %5zu %4zu %5zu %14llu %9.0fM %+9.3f%%\n", pc[i].table, pc[i].d, pc[i].h,
+                   pc[i].dp, (unsigned long long)p.total, pc[i].printed / 1e6, 100.0 * dev);
+        }
+    }
+    if (a->json)
+        return cli_json_print(json_pack("{s:o, s:o, s:o}", "configs", list, "max_abs_deviation",
+                                        cli_json_real(worst), "tolerance", cli_json_real(0.005)));
+    printf("largest |deviation| %.3f%% (the paper prints millions; tolerance 0.5%%)\n",
+           100.0 * worst);
+    return CLI_EXIT_OK;
+}
+
+static int run_one(const params_args *a)
+{
+    if (!a->d_seen || !a->heads_seen)
+        return cli_usage_error("params", "needs --d D and --heads H (or --paper-tables)");
+    if (!a->head_size_seen && a->d % a->heads != 0)
+        return cli_usage_error("params",
+                               "--heads %zu does not divide --d %zu; give --head-size P", a->heads,
+                               a->d);
+    ar_bert_config cfg = ar_bert_config_default(a->d, a->heads,
+                                                a->head_size_seen ? a->head_size : a->d / a->heads);
+    if (a->layers_seen)
+        cfg.layers = a->layers;
+    if (a->ffn_seen)
+        cfg.ffn = a->ffn;
+    if (a->vocab_seen)
+        cfg.vocab = a->vocab;
+    ar_param_count p;
+    int rc = ar_bert_params(&cfg, &p);
+    if (rc == AR_EDOMAIN)
+        return cli_usage_error("params", "sizes too large to count (limit 2^20 per size)");
+    if (rc != AR_OK)
+        return cli_status_error("params", rc, NULL, NULL);
+    if (a->json)
+        return cli_json_print(count_json(&cfg, &p));
+    printf("BERT-style model: d = %zu, h = %zu, d_p = %zu%s, L = %zu, FFN %zu, vocabulary %zu\n",
+           cfg.d, cfg.h, cfg.dp, a->head_size_seen ? "" : " (= d/h)", cfg.layers, cfg.ffn,
+           cfg.vocab);
+    printf("  embeddings            %14llu  (token + 512 positions + 2 types + LayerNorm)\n",
+           (unsigned long long)p.embeddings);
+    printf("  attention per layer   %14llu  (3 (d h d_p + h d_p) + h d_p d + d)\n",
+           (unsigned long long)p.attention);
+    printf("  FFN per layer         %14llu\n", (unsigned long long)p.ffn);
+    printf("  LayerNorms per layer  %14llu\n", (unsigned long long)p.layernorms);
+    printf("  encoder (%zu layers)   %14llu\n", cfg.layers, (unsigned long long)p.encoder);
+    printf("  pooler                %14llu\n", (unsigned long long)p.pooler);
+    printf("  MLM head              %14llu\n", (unsigned long long)p.mlm_head);
+    printf("  total params          %14llu  (%.1fM)\n", (unsigned long long)p.total,
+           (double)p.total / 1e6);
+    return CLI_EXIT_OK;
+}
+
+int cmd_params(int argc, char **argv)
+{
+    params_args a;
+    memset(&a, 0, sizeof a);
+    const cli_option opts[] = {
+        {"--d", CLI_SIZE, &a.d, "D", "model width d", 1, &a.d_seen},
+        {"--heads", CLI_SIZE, &a.heads, "H", "heads per layer", 1, &a.heads_seen},
+        {"--head-size", CLI_SIZE, &a.head_size, "P", "head size d_p (default d/h)", 1,
+         &a.head_size_seen},
+        {"--layers", CLI_SIZE, &a.layers, "L", "layers (default 24)", 1, &a.layers_seen},
+        {"--ffn", CLI_SIZE, &a.ffn, "F", "FFN width (default as in the paper)", 1, &a.ffn_seen},
+        {"--vocab", CLI_SIZE, &a.vocab, "V", "vocabulary size (default 30522)", 1,
+         &a.vocab_seen},
+        {"--paper-tables", CLI_SWITCH, &a.paper_tables, NULL,
+         "the paper's fifteen configurations vs the printed counts", 0, NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print JSON on stdout", 0, NULL},
+    };
+    int code = cli_parse(&params_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0,
+                         NULL);
+    if (code >= 0)
+        return code;
+    if (a.paper_tables) {
+        if (a.d_seen || a.heads_seen || a.head_size_seen || a.layers_seen || a.ffn_seen ||
+            a.vocab_seen)
+            return cli_usage_error("params", "--paper-tables takes no size options");
+        return run_paper_tables(&a);
+    }
+    return run_one(&a);
+}

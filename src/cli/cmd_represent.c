@@ -1,0 +1,480 @@
+/* attnrank represent: can one attention head produce this attention matrix?
+ * Exact criterion of THEORY.md s. 3 (feasibility on X, minimal head size
+ * rank(Pi log P)), a certificate W_q, W_k checked by a forward softmax, and
+ * the best error when the head is too small. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct represent_args {
+    const char *p_file, *x_file, *axis_text, *weights_out;
+    size_t head_size;
+    int head_size_seen;
+    double smooth, rtol, atol, sum_tol;
+    int rtol_seen, sum_tol_seen;
+    uint64_t seed;
+    int json;
+} represent_args;
+
+static const cli_command_doc represent_doc = {
+    "represent",
+    "attnrank represent P.npy [--X X.npy] [--head-size K] [--axis col|row] [--smooth EPS]\n"
+    "       [--rtol R] [--atol A] [--sum-tol T] [--weights-out PREFIX] [--seed S] [--json]",
+    "Decide whether one attention head reproduces the positive stochastic n x n\n"
+    "matrix P (softmax over columns by default; --axis row for PyTorch's layout),\n"
+    "exactly as THEORY.md s. 3 describes: with any full-column-rank input (default)\n"
+    "the minimal head size is rank(Pi log P) <= n - 1, Pi centring each column; with\n"
+    "a given input X (d x n, tokens as columns) P may be unreachable for every head\n"
+    "size, and the failing constraint is named. When representable, W_q and W_k are\n"
+    "built and checked by a forward softmax (max-abs and KL residuals); --weights-out\n"
+    "writes them to PREFIX_wq.npy and PREFIX_wk.npy (head size K if given, else the\n"
+    "minimal one; X = identity when --X is absent). With --head-size K below the\n"
+    "minimum: the best logit-space error (Eckart-Young) and a probability-space fit\n"
+    "(GSL BFGS from the truncated SVD, seeded jitter).\n"
+    "Tolerances default to the stored precision (float32 files get float32's eps):\n"
+    "rank cut rtol * ||log P||_2 with rtol = n eps; column sums within 2 max(n,4) eps.\n"
+    "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised.\n"
+    "Exit status: 0 representable, 1 not representable, 2 bad input, 3 internal error.",
+};
+
+static json_t *json_u64(uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return json_string(buf);
+}
+
+/* Read one matrix; stacks are refused (represent takes one attention map). */
+static int read_single(const char *path, const char *what, ar_array *arr)
+{
+    ar_error err = {{0}};
+    int rc = ar_matrix_file_read(path, arr, 0, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, NULL);
+    if (arr->count != 1) {
+        size_t count = arr->count;
+        ar_array_free(arr);
+        return cli_usage_error("represent",
+                               "%s: holds a stack of %zu matrices; %s must be a single matrix",
+                               path, count, what);
+    }
+    if (arr->rows == 0 || arr->cols == 0) {
+        ar_array_free(arr);
+        return cli_usage_error("represent", "%s: empty matrix", path);
+    }
+    return -1;
+}
+
+static const char *failed_side(const ar_represent_result *r)
+{
+    double cut = r->feasibility_tol * r->log_norm_fro / 2.0;
+    int key = r->residual_key > cut, query = r->residual_query > cut;
+    if (key && query)
+        return "both";
+    if (key)
+        return "key";
+    return "query";
+}
+
+/* ---- text output ---- */
+
+static void print_svals(const ar_represent_result *r)
+{
+    size_t n = r->n, m = r->centred_rank;
+    printf("  singular values of Pi log P:");
+    if (n <= 8) {
+        for (size_t i = 0; i < n; i++)
+            printf(" %.4g", r->centred_svals[i]);
+    } else {
+        printf(" largest %.4g", r->centred_svals[0]);
+        if (m > 0)
+            printf(", sigma_%zu = %.4g (last kept)", m, r->centred_svals[m - 1]);
+        if (m < n)
+            printf(", sigma_%zu = %.4g (first cut)", m + 1, r->centred_svals[m]);
+        printf(" (--json lists all %zu)", n);
+    }
+    printf("\n");
+}
+
+static void print_input(const ar_represent_result *r, const represent_args *a)
+{
+    const char *line = r->axis == AR_AXIS_COL ? "column" : "row";
+    printf("P: %s, %zu x %zu, %s-stochastic (--axis %s), stored as %s\n", a->p_file, r->n, r->n,
+           line, ar_axis_name(r->axis), ar_precision_name(r->precision));
+    printf("  largest |%s sum - 1| = %.3g (tolerance %.3g)\n", line, r->max_sum_defect,
+           r->sum_tol);
+    if (r->smoothed)
+        printf("  smoothed with eps = %g: %zu zero entries; smallest entry %.3g -> %.3g; "
+               "largest change %.3g\n",
+               r->smooth.eps, r->smooth.zeros, r->smooth.min_before, r->smooth.min_after,
+               r->smooth.max_change);
+    if (r->x_given) {
+        printf("X: %s, %zu x %zu, rank %zu (threshold %.3g)", a->x_file, r->d, r->n, r->x_rank,
+               r->x_threshold);
+        if (r->shift_forced)
+            printf("; 1 is not in the row space of X (||(I - R) 1|| = %.3g), so the column "
+                   "shift of log P is forced\n",
+                   r->ones_residual);
+        else
+            printf("; 1 lies in the row space of X, so log P is centred\n");
+    } else {
+        printf("X: not given: any input of full column rank (certificate for X = I_%zu)\n", r->n);
+    }
+    print_svals(r);
+    printf("  rank threshold %.3g = max(atol %.3g, rtol %.3g x ||log P||_2 %.4g)\n", r->threshold,
+           r->atol, r->rtol, r->log_norm2);
+}
+
+static void print_certificate(const ar_certificate *c, const represent_args *a)
+{
+    printf("certificate: W_q, W_k are %zu x %zu; forward softmax reproduces P with max-abs "
+           "error %.3g,\n  KL(P || softmax) mean %.3g, max %.3g over %ss; max logit error %.3g\n",
+           c->head_size, c->d, c->max_abs, c->kl_mean, c->kl_max,
+           c->axis == AR_AXIS_COL ? "column" : "row", c->logit_max_abs);
+    if (a->weights_out != NULL)
+        printf("  wrote %s_wq.npy and %s_wk.npy\n", a->weights_out, a->weights_out);
+}
+
+/* ---- the run ---- */
+
+typedef struct represent_outcome {
+    ar_represent_result res;
+    int representable;
+    size_t head_size;          /* K, or the minimal head size */
+    int have_cert;
+    ar_certificate cert;
+    int have_logit_error;
+    double logit_error, logit_error_rel;
+    int have_fit;
+    ar_fit_result fit;
+    const char *fit_skipped;   /* reason, or NULL */
+    double *svals;             /* copy of res.centred_svals (the workspace is freed) */
+} represent_outcome;
+
+static int write_weights(const char *prefix, const ar_certificate *c)
+{
+    size_t len = strlen(prefix) + 16;
+    char *path = malloc(len);
+    if (path == NULL)
+        return cli_status_error("represent", AR_ENOMEM, NULL, NULL);
+    ar_error err = {{0}};
+    snprintf(path, len, "%s_wq.npy", prefix);
+    int rc = ar_npy_write(path, &c->wq, &err);
+    if (rc == AR_OK) {
+        snprintf(path, len, "%s_wk.npy", prefix);
+        rc = ar_npy_write(path, &c->wk, &err);
+    }
+    free(path);
+    return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, "--weights-out");
+}
+
+static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const represent_args *a,
+                          represent_outcome *out)
+{
+    ar_fit_workspace *fw = NULL;
+    ar_error err = {{0}};
+    int rc = ar_fit_workspace_alloc(&fw, p->rows);
+    ar_fit_opts fo = ar_fit_opts_default();
+    fo.axis = ro->axis;
+    fo.seed = a->seed;
+    fo.precision = ro->precision;
+    fo.sum_tol = ro->sum_tol;
+    ar_matrix smoothed = ar_matrix_empty();
+    const ar_matrix *target = p;
+    if (rc == AR_OK && ro->smooth > 0.0) {
+        rc = ar_matrix_clone(&smoothed, p);
+        if (rc == AR_OK)
+            rc = ar_stochastic_smooth(&smoothed, ro->axis, ro->smooth, NULL);
+        target = &smoothed;
+    }
+    if (rc == AR_OK)
+        rc = ar_lowrank_fit(fw, target, out->head_size, &fo, &out->fit, &err);
+    ar_fit_workspace_free(fw);
+    ar_matrix_free(&smoothed);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, "probability-space fit");
+    out->have_fit = 1;
+    return -1;
+}
+
+static int analyse(const represent_args *a, const ar_matrix *p, const ar_matrix *x,
+                   const ar_represent_opts *ro, represent_outcome *out)
+{
+    ar_represent_workspace *ws = NULL;
+    ar_error err = {{0}};
+    int rc = ar_represent_workspace_alloc(&ws, p->rows);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, NULL, NULL);
+    int code = -1;
+    rc = ar_represent_analyze(ws, p, x, ro, &out->res, &err);
+    if (rc != AR_OK)
+        code = cli_status_error("represent", rc, &err, a->p_file);
+    const ar_represent_result *r = &out->res;
+    if (code < 0) {
+        /* The result points into the workspace, which is freed below. */
+        out->svals = malloc(r->n * sizeof(double));
+        if (out->svals == NULL)
+            code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);
+        else
+            memcpy(out->svals, r->centred_svals, r->n * sizeof(double));
+        out->res.centred_svals = out->svals;
+    }
+    if (code < 0) {
+        out->head_size = a->head_size_seen ? a->head_size : r->min_head_size;
+        out->representable = r->feasible && r->min_head_size <= out->head_size;
+    }
+    if (code < 0 && out->representable) {
+        rc = ar_represent_certificate(ws, out->head_size, &out->cert, &err);
+        if (rc != AR_OK)
+            code = cli_status_error("represent", rc, &err, "certificate");
+        else
+            out->have_cert = 1;
+        if (code < 0 && a->weights_out != NULL)
+            code = write_weights(a->weights_out, &out->cert);
+    }
+    if (code < 0 && r->feasible && !out->representable) {
+        out->have_logit_error = 1;
+        out->logit_error = ar_represent_logit_error(r, out->head_size);
+        out->logit_error_rel = ar_represent_logit_error_rel(r, out->head_size);
+        if (r->x_given && r->x_rank < r->n)
+            out->fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)";
+        else
+            code = fit_small_head(p, ro, a, out);
+    }
+    ar_represent_workspace_free(ws);
+    return code;
+}
+
+static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
+{
+    const ar_represent_result *r = &o->res;
+    json_t *j = json_object();
+    json_object_set_new(j, "source", json_string(a->p_file));
+    json_object_set_new(j, "n", json_integer((json_int_t)r->n));
+    json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
+    json_object_set_new(
+        j, "tolerance",
+        json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "threshold",
+                  cli_json_real(r->threshold), "rtol", cli_json_real(r->rtol), "atol",
+                  cli_json_real(r->atol), "precision", ar_precision_name(r->precision),
+                  "log_norm2", cli_json_real(r->log_norm2), "sum_tol", cli_json_real(r->sum_tol),
+                  "feasibility_tol", cli_json_real(r->feasibility_tol)));
+    json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
+    if (r->smoothed)
+        json_object_set_new(j, "smoothing",
+                            json_pack("{s:o, s:I, s:o, s:o, s:o}", "eps",
+                                      cli_json_real(r->smooth.eps), "zeros",
+                                      (json_int_t)r->smooth.zeros, "min_before",
+                                      cli_json_real(r->smooth.min_before), "min_after",
+                                      cli_json_real(r->smooth.min_after), "max_change",
+                                      cli_json_real(r->smooth.max_change)));
+    json_t *x = json_pack("{s:b}", "given", r->x_given);
+    if (r->x_given) {
+        json_object_set_new(x, "source", json_string(a->x_file));
+        json_object_set_new(x, "d", json_integer((json_int_t)r->d));
+        json_object_set_new(x, "rank", json_integer((json_int_t)r->x_rank));
+        json_object_set_new(x, "threshold", cli_json_real(r->x_threshold));
+        json_object_set_new(x, "ones_residual", cli_json_real(r->ones_residual));
+        json_object_set_new(x, "shift_forced", json_boolean(r->shift_forced));
+    }
+    json_object_set_new(j, "x", x);
+    json_object_set_new(j, "feasible", json_boolean(r->feasible));
+    json_object_set_new(j, "residual",
+                        json_pack("{s:o, s:o, s:o, s:o}", "key", cli_json_real(r->residual_key),
+                                  "query", cli_json_real(r->residual_query), "relative",
+                                  cli_json_real(r->residual_rel), "failed",
+                                  r->feasible ? json_null() : json_string(failed_side(r))));
+    json_object_set_new(j, "centred_rank", json_integer((json_int_t)r->centred_rank));
+    json_object_set_new(j, "min_head_size",
+                        r->feasible ? json_integer((json_int_t)r->min_head_size) : json_null());
+    json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
+    json_object_set_new(j, "representable", json_boolean(o->representable));
+    json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
+    if (o->have_cert) {
+        const ar_certificate *c = &o->cert;
+        json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
+                               (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs",
+                               cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
+                               "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
+                               cli_json_real(c->logit_max_abs));
+        if (a->weights_out != NULL)
+            json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
+        json_object_set_new(j, "certificate", cj);
+    }
+    if (o->have_logit_error) {
+        json_object_set_new(j, "logit_error", cli_json_real(o->logit_error));
+        json_object_set_new(j, "logit_error_rel", cli_json_real(o->logit_error_rel));
+    }
+    if (o->have_fit) {
+        const ar_fit_result *f = &o->fit;
+        json_object_set_new(
+            j, "fit",
+            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o}", "head_size",
+                      (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean), "kl_max",
+                      cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
+                      "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
+                      cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
+                      "iterations", (json_int_t)f->iterations, "converged", f->converged,
+                      "start_kept", f->start_kept, "seed", json_u64(f->seed)));
+    } else if (o->fit_skipped != NULL) {
+        json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
+    }
+    return j;
+}
+
+static void print_outcome(const represent_args *a, const represent_outcome *o)
+{
+    const ar_represent_result *r = &o->res;
+    print_input(r, a);
+    if (!r->feasible) {
+        const char *side = failed_side(r);
+        printf("constraint failed: %s side: ||(I - R) L*||_F = %.4g (keys), ||L* (I - R)||_F = "
+               "%.4g (queries);\n  relative residual %.3g > tolerance %.3g (R projects onto the "
+               "row space of X)\n",
+               side, r->residual_key, r->residual_query, r->residual_rel, r->feasibility_tol);
+        printf("verdict: NOT representable on this X by any head size (rank(Pi log P) = %zu)\n",
+               r->centred_rank);
+        return;
+    }
+    printf("minimal head size: %zu = rank(Pi log P) (n - 1 = %zu; the paper's sufficient d_p = "
+           "n = %zu)\n",
+           r->min_head_size, r->n - 1, r->n);
+    if (o->representable) {
+        printf("verdict: representable with head size %zu\n", o->head_size);
+        if (o->have_cert)
+            print_certificate(&o->cert, a);
+        return;
+    }
+    printf("verdict: NOT representable with head size %zu < %zu\n", o->head_size,
+           r->min_head_size);
+    printf("  best logit-space error (Eckart-Young, rank %zu): %.4g, %.3g of ||Pi log P||_F\n",
+           o->head_size, o->logit_error, o->logit_error_rel);
+    if (o->have_fit) {
+        const ar_fit_result *f = &o->fit;
+        printf("  best probability-space fit found (BFGS, seed %llu, %zu iterations%s):\n"
+               "    KL(P || P_hat) mean %.4g, max %.4g; Frobenius %.4g; max-abs %.4g\n"
+               "    (the Eckart-Young logits alone give KL mean %.4g)\n",
+               (unsigned long long)f->seed, f->iterations, f->converged ? ", converged" : "",
+               f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error, f->start_kl_mean);
+    } else if (o->fit_skipped != NULL) {
+        printf("  probability-space fit skipped: %s\n", o->fit_skipped);
+    }
+}
+
+static int resolve_options(const represent_args *a, const ar_array *parr, const ar_array *xarr,
+                           ar_represent_opts *ro)
+{
+    *ro = ar_represent_opts_default();
+    if (ar_axis_parse(a->axis_text, &ro->axis) != AR_OK)
+        return cli_usage_error("represent", "--axis: expected col or row, got '%s'",
+                               a->axis_text);
+    if (a->rtol_seen && a->rtol < 0.0)
+        return cli_usage_error("represent", "--rtol: must be >= 0, got %g", a->rtol);
+    if (a->atol < 0.0)
+        return cli_usage_error("represent", "--atol: must be >= 0, got %g", a->atol);
+    if (a->sum_tol_seen && a->sum_tol < 0.0)
+        return cli_usage_error("represent", "--sum-tol: must be >= 0, got %g", a->sum_tol);
+    if (a->smooth < 0.0 || a->smooth >= 1.0)
+        return cli_usage_error("represent", "--smooth: must be in [0, 1), got %g", a->smooth);
+    ro->precision = parr->precision;
+    ro->x_precision = xarr != NULL ? xarr->precision : AR_PREC_F64;
+    if (a->rtol_seen)
+        ro->rtol = a->rtol;
+    ro->atol = a->atol;
+    if (a->sum_tol_seen)
+        ro->sum_tol = a->sum_tol;
+    ro->smooth = a->smooth;
+    return -1;
+}
+
+static int run(const represent_args *a)
+{
+    ar_array parr, xarr;
+    memset(&parr, 0, sizeof parr);
+    memset(&xarr, 0, sizeof xarr);
+    int code = read_single(a->p_file, "P", &parr);
+    if (code >= 0)
+        return code;
+    if (a->x_file != NULL && (code = read_single(a->x_file, "X", &xarr)) >= 0) {
+        ar_array_free(&parr);
+        return code;
+    }
+    ar_represent_opts ro;
+    code = resolve_options(a, &parr, a->x_file ? &xarr : NULL, &ro);
+    ar_matrix p = ar_array_slice(&parr, 0);
+    ar_matrix x = a->x_file ? ar_array_slice(&xarr, 0) : ar_matrix_empty();
+    if (code < 0 && p.rows != p.cols)
+        code = cli_usage_error("represent",
+                               "%s: P must be a square n x n attention matrix, got %zu x %zu "
+                               "(output-layer matrices belong to the softmax-bottleneck command)",
+                               a->p_file, p.rows, p.cols);
+    if (code < 0 && a->x_file != NULL && x.cols != p.cols)
+        code = cli_usage_error("represent",
+                               "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
+                               a->x_file, p.cols, x.rows, x.cols);
+    represent_outcome out;
+    memset(&out, 0, sizeof out);
+    if (code < 0 && p.rows < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    if (code < 0)
+        code = analyse(a, &p, a->x_file ? &x : NULL, &ro, &out);
+    if (code < 0) {
+        if (a->json)
+            code = cli_json_print(outcome_json(a, &out));
+        else {
+            print_outcome(a, &out);
+            code = CLI_EXIT_OK;
+        }
+        if (code == CLI_EXIT_OK && !out.representable)
+            code = CLI_EXIT_FAIL;
+        if (!out.representable && a->weights_out != NULL)
+            fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
+                    out.res.feasible ? " with this head size" : " on this X");
+    }
+    if (out.have_cert)
+        ar_certificate_free(&out.cert);
+    free(out.svals);
+    ar_array_free(&parr);
+    ar_array_free(&xarr);
+    return code;
+}
+
+int cmd_represent(int argc, char **argv)
+{
+    represent_args a;
+    memset(&a, 0, sizeof a);
+    a.axis_text = "col";
+    const cli_option opts[] = {
+        {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
+        {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,
+         &a.head_size_seen},
+        {"--axis", CLI_STRING, &a.axis_text, "col|row", "softmax axis (default col)", 0, NULL},
+        {"--smooth", CLI_DOUBLE, &a.smooth, "EPS", "replace P by (P + EPS) renormalised", 0,
+         NULL},
+        {"--rtol", CLI_DOUBLE, &a.rtol, "R", "rank tolerance relative to ||log P||_2", 0,
+         &a.rtol_seen},
+        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
+        {"--sum-tol", CLI_DOUBLE, &a.sum_tol, "T", "tolerance on |column sum - 1|", 0,
+         &a.sum_tol_seen},
+        {"--weights-out", CLI_STRING, &a.weights_out, "PREFIX",
+         "write the certificate to PREFIX_wq.npy, PREFIX_wk.npy", 0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's jitter (default 0)", 0, NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print JSON on stdout", 0, NULL},
+    };
+    const char *pos[1] = {NULL};
+    size_t npos = 0;
+    int code = cli_parse(&represent_doc, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1,
+                         &npos);
+    if (code >= 0)
+        return code;
+    if (npos != 1)
+        return cli_usage_error("represent", "needs the matrix file P (see --help)");
+    a.p_file = pos[0];
+    return run(&a);
+}

@@ -1,0 +1,198 @@
+/* Head-size bounds of MultiHead and FixedMultiHead layers (THEORY.md s. 1-3)
+ * and the severity of the bottleneck: rank deficit, longest sequence without
+ * it, and the expected error of one head on standard target families. */
+#include "attnrank/bottleneck.h"
+#include "attnrank/random.h"
+
+#include <math.h>
+#include <string.h>
+
+ar_heads_opts ar_heads_opts_default(void)
+{
+    ar_heads_opts o;
+    o.head_size = 0;
+    o.samples = 2;
+    o.seed = 0;
+    o.logit_cap = 1024;
+    o.fit_cap = 128;
+    o.errors = 1;
+    o.fit_max_iter = 200;
+    return o;
+}
+
+static const ar_target_family heads_families[AR_HEADS_NFAMILIES] = {
+    AR_TARGET_DIRICHLET, AR_TARGET_BANDED, AR_TARGET_NEAR_PERMUTATION};
+
+static size_t min3(size_t a, size_t b, size_t c)
+{
+    size_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static void fill_config(ar_head_config *c, ar_head_kind kind, size_t d, size_t n, size_t h,
+                        size_t dp)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->defined = 1;
+    c->dp = dp;
+    c->logit_rank_bound = min3(dp, d, n);
+    /* Every P needs rank(Pi log P) <= n - 1 and a full-column-rank X, which
+     * exists only when d >= n (THEORY.md s. 2-3). */
+    c->bottleneck = dp + 1 < n || d < n;
+    c->bottleneck_paper = dp < n || d < n;
+    size_t reach = min3(dp, d, n - 1);
+    c->rank_deficit = (n - 1) - reach;
+    c->max_seq_len = dp + 1 < d ? dp + 1 : d;
+    c->attention_params = ar_attention_params(d, h, dp);
+    for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++)
+        c->errors[f].family = heads_families[f];
+}
+
+/* Largest h dividing d whose head size d / h is at least need (0: none). */
+static size_t largest_heads(size_t d, size_t n, size_t need)
+{
+    if (d < n)
+        return 0;
+    for (size_t h = d; h >= 1; h--)
+        if (d % h == 0 && d / h >= need)
+            return h;
+    return 0;
+}
+
+/* Accumulate one target's errors at the configuration's head size. */
+static int add_sample(ar_head_config *c, size_t f, const ar_represent_result *rr,
+                      ar_fit_workspace *fws, const ar_matrix *p, uint64_t fit_seed, int do_fit,
+                      size_t max_iter, ar_error *err)
+{
+    ar_family_error *e = &c->errors[f];
+    size_t k = c->logit_rank_bound;
+    e->head_size = k;
+    e->samples++;
+    e->min_head_size_mean += (double)rr->min_head_size;
+    e->logit_computed = 1;
+    e->logit_error += ar_represent_logit_error(rr, k);
+    e->logit_error_rel += ar_represent_logit_error_rel(rr, k);
+    if (!do_fit)
+        return AR_OK;
+    e->fit_computed = 1;
+    if (k >= rr->min_head_size)
+        return AR_OK; /* representable: the error is exactly zero */
+    ar_fit_opts fo = ar_fit_opts_default();
+    fo.seed = fit_seed;
+    fo.max_iter = max_iter;
+    ar_fit_result fr;
+    int rc = ar_fit_set_target(fws, p, &fo, err);
+    if (rc == AR_OK)
+        rc = ar_fit_run(fws, k, &fo, &fr, err);
+    if (rc != AR_OK)
+        return rc;
+    e->kl_mean += fr.kl_mean;
+    if (fr.kl_max > e->kl_max)
+        e->kl_max = fr.kl_max;
+    e->max_abs_error += fr.max_abs_error;
+    return AR_OK;
+}
+
+static void finish_means(ar_head_config *c)
+{
+    for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++) {
+        ar_family_error *e = &c->errors[f];
+        if (e->samples == 0)
+            continue;
+        double s = (double)e->samples;
+        e->min_head_size_mean /= s;
+        e->logit_error /= s;
+        e->logit_error_rel /= s;
+        e->kl_mean /= s;
+        e->max_abs_error /= s;
+    }
+}
+
+/* Draw samples of each family at size n; both configurations see the same
+ * targets (seeds depend on the family, sample and n only). */
+static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
+{
+    size_t n = rep->n;
+    ar_represent_workspace *rws = NULL;
+    ar_fit_workspace *fws = NULL;
+    ar_matrix p = ar_matrix_empty();
+    gsl_rng *rng = NULL;
+    int rc = ar_represent_workspace_alloc(&rws, n);
+    if (rc == AR_OK && do_fit)
+        rc = ar_fit_workspace_alloc(&fws, n);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&p, n, n);
+    if (rc == AR_OK && (rng = ar_rng_alloc(0)) == NULL)
+        rc = AR_ENOMEM;
+    if (rc != AR_OK)
+        ar_error_set(err, rc, "out of memory for n = %zu", n);
+    ar_target_opts to = ar_target_opts_default();
+    for (size_t f = 0; rc == AR_OK && f < AR_HEADS_NFAMILIES; f++)
+        for (size_t s = 0; rc == AR_OK && s < rep->samples; s++) {
+            uint64_t cfg[3] = {(uint64_t)heads_families[f], s, n};
+            uint64_t seed = ar_seed_derive(rep->seed, cfg, 3);
+            gsl_rng_set(rng, (unsigned long)seed);
+            rc = ar_target_generate(heads_families[f], &to, rng, &p);
+            ar_represent_result rr;
+            if (rc == AR_OK)
+                rc = ar_represent_analyze(rws, &p, NULL, NULL, &rr, err);
+            if (rc == AR_OK && rep->standard.defined)
+                rc = add_sample(&rep->standard, f, &rr, fws, &p, seed, do_fit,
+                                rep->fit_max_iter, err);
+            if (rc == AR_OK)
+                rc = add_sample(&rep->fixed, f, &rr, fws, &p, seed, do_fit,
+                                rep->fit_max_iter, err);
+        }
+    finish_means(&rep->standard);
+    finish_means(&rep->fixed);
+    ar_rng_free(rng);
+    ar_matrix_free(&p);
+    ar_fit_workspace_free(fws);
+    ar_represent_workspace_free(rws);
+    return rc;
+}
+
+int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
+                     ar_heads_report *rep, ar_error *err)
+{
+    if (rep == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    ar_heads_opts o = opts != NULL ? *opts : ar_heads_opts_default();
+    if (d == 0 || h == 0 || n == 0)
+        return ar_error_set(err, AR_EINVAL, "d, h and n must be positive (d=%zu h=%zu n=%zu)", d,
+                            h, n);
+    int divides = d % h == 0;
+    if (!divides && o.head_size == 0)
+        return ar_error_set(err, AR_EINVAL,
+                            "%zu heads do not divide d = %zu: the standard head size d/h is "
+                            "undefined (give a fixed head size)",
+                            h, d);
+    memset(rep, 0, sizeof *rep);
+    rep->d = d;
+    rep->h = h;
+    rep->n = n;
+    rep->head_size_given = o.head_size > 0;
+    rep->needed_head_size = n - 1;
+    rep->max_heads_exact = largest_heads(d, n, n - 1);
+    rep->max_heads_paper = largest_heads(d, n, n);
+    rep->seed = o.seed;
+    rep->samples = o.samples;
+    rep->logit_cap = o.logit_cap;
+    rep->fit_cap = o.fit_cap;
+    rep->fit_max_iter = o.fit_max_iter;
+    if (divides)
+        fill_config(&rep->standard, AR_HEADS_MULTI, d, n, h, d / h);
+    else
+        rep->standard.kind = AR_HEADS_MULTI; /* defined = 0 */
+    fill_config(&rep->fixed, AR_HEADS_FIXED, d, n, h, o.head_size > 0 ? o.head_size : n);
+    if (!o.errors || o.samples == 0)
+        return AR_OK;
+    if (n > o.logit_cap) {
+        rep->errors_capped = 1;
+        return AR_OK;
+    }
+    int do_fit = n <= o.fit_cap;
+    rep->errors_capped = !do_fit;
+    return estimate_errors(rep, do_fit, err);
+}

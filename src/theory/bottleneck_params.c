@@ -1,0 +1,100 @@
+/* Parameter counts: attention layers (THEORY.md s. 1) and BERT-style models
+ * as the paper counts them (THEORY.md s. 5). */
+#include "attnrank/bottleneck.h"
+
+#include <stdint.h>
+
+/* a * b + c with overflow detection; returns 0 on overflow. */
+static int mul_add(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+    if (a != 0 && b > (UINT64_MAX - c) / a)
+        return 0;
+    *out = a * b + c;
+    return 1;
+}
+
+uint64_t ar_attention_params(size_t d, size_t h, size_t dp)
+{
+    uint64_t inner = (uint64_t)h * dp;      /* width of the concatenated heads */
+    uint64_t qkv = 3 * ((uint64_t)d * inner + inner);
+    uint64_t out = inner * d + d;
+    return qkv + out;
+}
+
+size_t ar_bert_default_ffn(size_t d)
+{
+    if (d == 512 || d == 1024)
+        return 4096;
+    if (d == 768)
+        return 3072;
+    return 4 * d;
+}
+
+ar_bert_config ar_bert_config_default(size_t d, size_t h, size_t dp)
+{
+    ar_bert_config c;
+    c.d = d;
+    c.h = h;
+    c.dp = dp;
+    c.layers = 24;
+    c.ffn = ar_bert_default_ffn(d);
+    c.vocab = 30522;
+    c.positions = 512;
+    c.token_types = 2;
+    return c;
+}
+
+int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
+{
+    if (cfg == NULL || out == NULL)
+        return AR_EINVAL;
+    if (cfg->d == 0 || cfg->h == 0 || cfg->dp == 0 || cfg->layers == 0 || cfg->ffn == 0 ||
+        cfg->vocab == 0 || cfg->positions == 0 || cfg->token_types == 0)
+        return AR_EINVAL;
+    /* Everything below fits easily for sizes under 2^20; guard larger ones. */
+    const uint64_t lim = (uint64_t)1 << 20;
+    if (cfg->d > lim || cfg->h > lim || cfg->dp > lim || cfg->layers > lim || cfg->ffn > lim ||
+        cfg->vocab > ((uint64_t)1 << 32) || cfg->positions > ((uint64_t)1 << 32) ||
+        cfg->token_types > ((uint64_t)1 << 32))
+        return AR_EDOMAIN;
+    uint64_t d = cfg->d, f = cfg->ffn;
+    ar_param_count c;
+    c.embeddings = ((uint64_t)cfg->vocab + cfg->positions + cfg->token_types) * d + 2 * d;
+    c.attention = ar_attention_params(cfg->d, cfg->h, cfg->dp);
+    c.ffn = d * f + f + f * d + d;
+    c.layernorms = 2 * 2 * d;
+    c.per_layer = c.attention + c.ffn + c.layernorms;
+    if (!mul_add(cfg->layers, c.per_layer, 0, &c.encoder))
+        return AR_EDOMAIN;
+    c.pooler = d * d + d;
+    c.mlm_head = d * d + d + 2 * d + cfg->vocab;
+    c.total = c.embeddings + c.encoder + c.pooler + c.mlm_head;
+    *out = c;
+    return AR_OK;
+}
+
+/* Tables 1, 2A, 2B, 3A of Bhojanapalli et al. 2020 (printed in millions). */
+static const ar_paper_config paper_configs[] = {
+    {"1", 1024, 8, 128, 336e6},
+    {"1", 1024, 16, 64, 336e6},
+    {"1", 1024, 32, 32, 336e6},
+    {"2A", 512, 8, 128, 168e6},
+    {"2A", 512, 12, 128, 193e6},
+    {"2A", 512, 16, 128, 218e6},
+    {"2A", 512, 32, 128, 319e6},
+    {"2B", 512, 8, 32, 130e6},
+    {"2B", 512, 8, 64, 142e6},
+    {"2B", 512, 8, 128, 168e6},
+    {"2B", 512, 8, 256, 218e6},
+    {"3A", 768, 8, 128, 214e6},
+    {"3A", 768, 12, 128, 252e6},
+    {"3A", 768, 16, 128, 290e6},
+    {"3A", 768, 20, 128, 327e6},
+};
+
+size_t ar_paper_configs(const ar_paper_config **configs)
+{
+    if (configs != NULL)
+        *configs = paper_configs;
+    return sizeof paper_configs / sizeof paper_configs[0];
+}

@@ -1,0 +1,319 @@
+/* Stochastic-matrix checks, smoothing, and seeded target families. */
+#include "attnrank/bottleneck.h"
+#include "attnrank/random.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Element (i, j) of p seen in the column convention: for the row axis the
+ * "columns" of the problem are the rows of p. */
+static double at_axis(const ar_matrix *p, ar_axis axis, size_t i, size_t j)
+{
+    return axis == AR_AXIS_COL ? AR_AT(p, i, j) : AR_AT(p, j, i);
+}
+
+static double *ptr_axis(ar_matrix *p, ar_axis axis, size_t i, size_t j)
+{
+    return axis == AR_AXIS_COL ? &AR_AT(p, i, j) : &AR_AT(p, j, i);
+}
+
+static const char *line_name(ar_axis axis)
+{
+    return axis == AR_AXIS_COL ? "column" : "row";
+}
+
+double ar_stochastic_default_sum_tol(size_t n, ar_precision prec)
+{
+    size_t m = n > 4 ? n : 4;
+    return 2.0 * (double)m * ar_precision_eps(prec);
+}
+
+int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
+                        int allow_zeros, double *max_defect, ar_error *err)
+{
+    if (p == NULL || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+        return ar_error_set(err, AR_EINVAL, "no matrix or bad axis");
+    if (p->rows == 0 || p->cols == 0)
+        return ar_error_set(err, AR_EINVAL, "empty matrix (%zu x %zu)", p->rows, p->cols);
+    if (p->rows != p->cols)
+        return ar_error_set(err, AR_ESIZE,
+                            "P must be square (n x n attention matrix), got %zu x %zu", p->rows,
+                            p->cols);
+    size_t bi = 0, bj = 0;
+    if (ar_matrix_check_finite(p, &bi, &bj) != AR_OK)
+        return ar_error_set(err, AR_ENONFINITE, "non-finite entry %g at (%zu, %zu)",
+                            AR_AT(p, bi, bj), bi, bj);
+    size_t n = p->rows;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++) {
+            double v = AR_AT(p, i, j);
+            if (v < 0.0 || (v == 0.0 && !allow_zeros))
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry (%zu, %zu) = %g is not positive: log P is undefined "
+                                    "(use smoothing, e.g. --smooth 1e-9)",
+                                    i, j, v);
+        }
+    if (!(sum_tol >= 0.0))
+        sum_tol = ar_stochastic_default_sum_tol(n, prec);
+    double worst = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++)
+            s += at_axis(p, axis, i, j);
+        double dev = fabs(s - 1.0);
+        if (dev > worst)
+            worst = dev;
+        if (dev > sum_tol)
+            return ar_error_set(err, AR_EDOMAIN,
+                                "%s %zu sums to %.17g, |sum - 1| = %.3g exceeds the tolerance "
+                                "%.3g (not %s-stochastic; wrong --axis?)",
+                                line_name(axis), j, s, dev, sum_tol, line_name(axis));
+    }
+    if (max_defect != NULL)
+        *max_defect = worst;
+    return AR_OK;
+}
+
+int ar_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)
+{
+    if (p == NULL || !(eps > 0.0) || !isfinite(eps) || p->rows != p->cols ||
+        (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+        return AR_EINVAL;
+    ar_smooth_report r = {eps, 0, INFINITY, INFINITY, 0.0};
+    size_t n = p->rows;
+    for (size_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double v = at_axis(p, axis, i, j);
+            if (v == 0.0)
+                r.zeros++;
+            if (v < r.min_before)
+                r.min_before = v;
+            s += v + eps;
+        }
+        if (!(s > 0.0) || !isfinite(s))
+            return AR_EDOMAIN;
+        for (size_t i = 0; i < n; i++) {
+            double *v = ptr_axis(p, axis, i, j);
+            double nv = (*v + eps) / s;
+            double ch = fabs(nv - *v);
+            if (ch > r.max_change)
+                r.max_change = ch;
+            if (nv < r.min_after)
+                r.min_after = nv;
+            *v = nv;
+        }
+    }
+    if (rep != NULL)
+        *rep = r;
+    return AR_OK;
+}
+
+/* ---- families ---- */
+
+static const char *const family_names[AR_TARGET_NFAMILIES] = {
+    "dirichlet", "banded", "local-smooth", "near-permutation", "lowrank",
+};
+
+const char *ar_target_family_name(ar_target_family family)
+{
+    if ((int)family < 0 || family >= AR_TARGET_NFAMILIES)
+        return "unknown";
+    return family_names[family];
+}
+
+int ar_target_family_parse(const char *text, ar_target_family *family)
+{
+    if (text == NULL || family == NULL)
+        return AR_EINVAL;
+    for (int f = 0; f < AR_TARGET_NFAMILIES; f++)
+        if (strcmp(text, family_names[f]) == 0) {
+            *family = (ar_target_family)f;
+            return AR_OK;
+        }
+    return AR_EINVAL;
+}
+
+ar_target_opts ar_target_opts_default(void)
+{
+    ar_target_opts o;
+    o.axis = AR_AXIS_COL;
+    o.alpha = 1.0;
+    o.bandwidth = 0;
+    o.contrast = 4.0;
+    o.noise = -1.0;
+    o.delta = 0.1;
+    o.rank = 1;
+    o.scale = 2.0;
+    return o;
+}
+
+/* Entries that underflowed to (near) zero would make log P -inf: floor them
+ * and renormalise the column, so every generated target is positive. */
+#define AR_TARGET_FLOOR 1e-300
+
+static void floor_column(double *col, size_t n)
+{
+    int changed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(col[i] >= AR_TARGET_FLOOR)) {
+            col[i] = AR_TARGET_FLOOR;
+            changed = 1;
+        }
+    if (changed) {
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++)
+            s += col[i];
+        for (size_t i = 0; i < n; i++)
+            col[i] /= s;
+    }
+}
+
+/* Column softmax in place (values are finite by construction). */
+static void softmax_columns(ar_matrix *p)
+{
+    for (size_t j = 0; j < p->cols; j++) {
+        double top = -INFINITY, s = 0.0;
+        for (size_t i = 0; i < p->rows; i++)
+            if (AR_AT(p, i, j) > top)
+                top = AR_AT(p, i, j);
+        for (size_t i = 0; i < p->rows; i++) {
+            AR_AT(p, i, j) = exp(AR_AT(p, i, j) - top);
+            s += AR_AT(p, i, j);
+        }
+        for (size_t i = 0; i < p->rows; i++)
+            AR_AT(p, i, j) /= s;
+        floor_column(&AR_AT(p, 0, j), p->rows);
+    }
+}
+
+static int gen_dirichlet(double alpha, gsl_rng *rng, ar_matrix *p)
+{
+    size_t n = p->rows;
+    double *a = malloc(n * sizeof *a);
+    if (a == NULL)
+        return AR_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        a[i] = alpha;
+    for (size_t j = 0; j < n; j++) {
+        gsl_ran_dirichlet(rng, n, a, &AR_AT(p, 0, j));
+        floor_column(&AR_AT(p, 0, j), n);
+    }
+    free(a);
+    return AR_OK;
+}
+
+static void gen_local(int smooth, size_t w, double contrast, double noise, gsl_rng *rng,
+                      ar_matrix *p)
+{
+    size_t n = p->rows;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++) {
+            double dist = i > j ? (double)(i - j) : (double)(j - i);
+            double logit;
+            if (smooth)
+                logit = -dist * dist / (2.0 * (double)w * (double)w);
+            else
+                logit = dist <= (double)w ? 0.0 : -contrast;
+            if (noise > 0.0)
+                logit += gsl_ran_gaussian_ziggurat(rng, noise);
+            AR_AT(p, i, j) = logit;
+        }
+    softmax_columns(p);
+}
+
+static int gen_near_permutation(double delta, gsl_rng *rng, ar_matrix *p)
+{
+    size_t n = p->rows;
+    size_t *perm = malloc(n * sizeof *perm);
+    if (perm == NULL)
+        return AR_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    gsl_ran_shuffle(rng, perm, n, sizeof *perm);
+    int rc = gen_dirichlet(1.0, rng, p);
+    for (size_t j = 0; rc == AR_OK && j < n; j++) {
+        for (size_t i = 0; i < n; i++)
+            AR_AT(p, i, j) *= delta;
+        AR_AT(p, perm[j], j) += 1.0 - delta;
+    }
+    free(perm);
+    return rc;
+}
+
+static int gen_lowrank(size_t r, double scale, gsl_rng *rng, ar_matrix *p)
+{
+    size_t n = p->rows;
+    ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
+    int rc = ar_matrix_alloc(&a, n, r);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&b, n, r);
+    if (rc == AR_OK) {
+        ar_matrix_fill_gaussian(&a, rng, 1.0);
+        ar_matrix_fill_gaussian(&b, rng, 1.0);
+        rc = ar_matrix_gemm(0, 1, scale / sqrt((double)r), &a, &b, 0.0, p);
+    }
+    if (rc == AR_OK)
+        softmax_columns(p);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    return rc;
+}
+
+/* Transpose a square matrix in place (row-stochastic targets). */
+static void transpose_square(ar_matrix *p)
+{
+    for (size_t j = 0; j < p->cols; j++)
+        for (size_t i = j + 1; i < p->rows; i++) {
+            double t = AR_AT(p, i, j);
+            AR_AT(p, i, j) = AR_AT(p, j, i);
+            AR_AT(p, j, i) = t;
+        }
+}
+
+int ar_target_generate(ar_target_family family, const ar_target_opts *opts, gsl_rng *rng,
+                       ar_matrix *p)
+{
+    ar_target_opts o = opts != NULL ? *opts : ar_target_opts_default();
+    if (rng == NULL || p == NULL || p->rows == 0 || p->rows != p->cols)
+        return AR_EINVAL;
+    if (o.axis != AR_AXIS_COL && o.axis != AR_AXIS_ROW)
+        return AR_EINVAL;
+    size_t n = p->rows;
+    size_t w = o.bandwidth > 0 ? o.bandwidth : (n / 8 > 1 ? n / 8 : 1);
+    int rc;
+    switch (family) {
+    case AR_TARGET_DIRICHLET:
+        if (!(o.alpha > 0.0) || !isfinite(o.alpha))
+            return AR_EINVAL;
+        rc = gen_dirichlet(o.alpha, rng, p);
+        break;
+    case AR_TARGET_BANDED:
+    case AR_TARGET_LOCAL_SMOOTH: {
+        int smooth = family == AR_TARGET_LOCAL_SMOOTH;
+        double noise = o.noise >= 0.0 ? o.noise : (smooth ? 0.0 : 0.1);
+        if (!isfinite(noise) || !(o.contrast >= 0.0) || !isfinite(o.contrast))
+            return AR_EINVAL;
+        gen_local(smooth, w, o.contrast, noise, rng, p);
+        rc = AR_OK;
+        break;
+    }
+    case AR_TARGET_NEAR_PERMUTATION:
+        if (!(o.delta > 0.0 && o.delta < 1.0))
+            return AR_EINVAL;
+        rc = gen_near_permutation(o.delta, rng, p);
+        break;
+    case AR_TARGET_LOWRANK_LOGITS:
+        if (o.rank == 0 || !isfinite(o.scale))
+            return AR_EINVAL;
+        rc = gen_lowrank(o.rank, o.scale, rng, p);
+        break;
+    default:
+        return AR_EINVAL;
+    }
+    if (rc == AR_OK && o.axis == AR_AXIS_ROW)
+        transpose_square(p);
+    return rc;
+}

@@ -1,0 +1,874 @@
+/* Tests of the bottleneck module: exact representability (THEORY.md s. 3),
+ * certificates checked by an independent forward pass, planted thresholds,
+ * Eckart-Young logit errors, the probability-space fit, head-size bounds and
+ * the paper's parameter counts (THEORY.md s. 5). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnrank/attnrank.h"
+
+/* ---- helpers ---- */
+
+static ar_matrix make_target(ar_target_family fam, size_t n, uint64_t seed, ar_axis axis,
+                             size_t rank)
+{
+    ar_matrix p = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(seed);
+    assert_non_null(rng);
+    ar_target_opts o = ar_target_opts_default();
+    o.axis = axis;
+    o.rank = rank;
+    assert_int_equal(ar_target_generate(fam, &o, rng, &p), AR_OK);
+    ar_rng_free(rng);
+    return p;
+}
+
+/* Independent forward check: softmax(logits of the certificate on X) vs P,
+ * max-abs difference.  X NULL means the identity. */
+static double forward_error(const ar_certificate *c, const ar_matrix *x, const ar_matrix *p,
+                            ar_axis axis)
+{
+    size_t n = p->rows;
+    ar_matrix ident = ar_matrix_empty(), s = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+    if (x == NULL) {
+        assert_int_equal(ar_matrix_alloc(&ident, n, n), AR_OK);
+        ar_matrix_identity(&ident);
+        x = &ident;
+    }
+    assert_int_equal(c->wq.rows, c->head_size);
+    assert_int_equal(c->wq.cols, x->rows);
+    assert_int_equal(ar_attention_logits(x, &c->wq, &c->wk, &s), AR_OK);
+    assert_int_equal(ar_softmax(&s, axis), AR_OK);
+    double e = ar_matrix_max_abs_diff(&s, p);
+    ar_matrix_free(&s);
+    ar_matrix_free(&ident);
+    return e;
+}
+
+/* Analyse with default options on the given axis. */
+static int analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
+                   ar_axis axis, ar_represent_result *r, ar_error *err)
+{
+    ar_represent_opts o = ar_represent_opts_default();
+    o.axis = axis;
+    return ar_represent_analyze(ws, p, x, &o, r, err);
+}
+
+/* ---- the paper's witness (THEORY.md s. 2) ---- */
+
+static void test_paper_witness(void **state)
+{
+    (void)state;
+    double pd[4] = {0.5, 0.5, 0.75, 0.25}; /* column-major [[0.5, 0.75], [0.5, 0.25]] */
+    ar_matrix p = ar_matrix_view(pd, 2, 2, 2);
+    double xd[2] = {1.0, 0.0};
+    ar_matrix x = ar_matrix_view(xd, 1, 2, 1);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 2), AR_OK);
+    ar_represent_result r;
+    ar_error err = {{0}};
+    assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_false(r.feasible);
+    assert_true(r.shift_forced);      /* 1 is not in range(X^T) */
+    assert_int_equal(r.x_rank, 1);
+    assert_int_equal(r.centred_rank, 1);
+    /* The reason: the second query's logits are forced equal (uniform
+     * column), so the query-side constraint fails by |log 3|. */
+    assert_true(r.residual_key < 1e-15);
+    assert_true(fabs(r.residual_query - log(3.0)) < 1e-14);
+    assert_true(r.residual_rel > 0.5);
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "not representable"));
+
+    /* Another X represents it with head size 1. */
+    xd[0] = 0.0;
+    xd[1] = 1.0;
+    assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_true(r.feasible);
+    assert_int_equal(r.min_head_size, 1);
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_int_equal(c.head_size, 1);
+    assert_true(forward_error(&c, &x, &p, AR_AXIS_COL) < 1e-15);
+    assert_true(c.max_abs < 1e-15 && c.kl_max < 1e-15);
+    ar_certificate_free(&c);
+    /* A head larger than needed works too (zero-padded rows). */
+    assert_int_equal(ar_represent_certificate(ws, 3, &c, &err), AR_OK);
+    assert_int_equal(c.head_size, 3);
+    assert_true(forward_error(&c, &x, &p, AR_AXIS_COL) < 1e-15);
+    ar_certificate_free(&c);
+
+    /* Theorem 1's construction: d = n with full-rank X. */
+    double x2[4] = {2.385, -0.71, 1.13, 0.457};
+    ar_matrix xf = ar_matrix_view(x2, 2, 2, 2);
+    assert_int_equal(analyze(ws, &p, &xf, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_true(r.feasible);
+    assert_false(r.shift_forced);
+    assert_int_equal(r.min_head_size, 1);
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_true(forward_error(&c, &xf, &p, AR_AXIS_COL) < 1e-14);
+    ar_certificate_free(&c);
+    ar_represent_workspace_free(ws);
+}
+
+/* ---- certificates on random targets, both axes ---- */
+
+static void check_generic(size_t n, uint64_t seed, ar_axis axis)
+{
+    ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, seed, axis, 1);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_represent_result r;
+    ar_error err = {{0}};
+    assert_int_equal(analyze(ws, &p, NULL, axis, &r, &err), AR_OK);
+    assert_true(r.feasible);
+    /* Generic targets need exactly n - 1 (not n, the paper's sufficient d_p). */
+    assert_int_equal(r.min_head_size, n - 1);
+    assert_int_equal(r.centred_rank, n - 1);
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_int_equal(c.head_size, n > 1 ? n - 1 : 1);
+    double e = forward_error(&c, NULL, &p, axis);
+    assert_true(e < 1e-9);
+    assert_true(c.max_abs < 1e-9 && c.kl_max < 1e-9 && c.kl_mean <= c.kl_max);
+    ar_certificate_free(&c);
+    /* One less than the minimum is refused (head size 0 means "minimal"). */
+    if (n >= 3) {
+        assert_int_equal(ar_represent_certificate(ws, n - 2, &c, &err), AR_EDOMAIN);
+        assert_non_null(strstr(err.msg, "below the minimal head size"));
+    }
+    ar_represent_workspace_free(ws);
+    ar_matrix_free(&p);
+}
+
+static void test_certificates_small(void **state)
+{
+    (void)state;
+    size_t sizes[] = {1, 2, 3, 5, 17, 64};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        check_generic(sizes[i], 1000 + i, AR_AXIS_COL);
+        check_generic(sizes[i], 2000 + i, AR_AXIS_ROW);
+    }
+}
+
+static void test_certificate_n256(void **state)
+{
+    (void)state;
+    check_generic(256, 4242, AR_AXIS_COL);
+}
+
+/* Row axis is the transpose: same threshold, W_q and W_k swap roles. */
+static void test_row_axis_transpose(void **state)
+{
+    (void)state;
+    size_t n = 9;
+    ar_matrix p = make_target(AR_TARGET_LOWRANK_LOGITS, n, 77, AR_AXIS_COL, 3);
+    ar_matrix pt = ar_matrix_empty();
+    assert_int_equal(ar_matrix_transpose(&pt, &p), AR_OK);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_represent_result rc_, rr;
+    ar_error err = {{0}};
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &rc_, &err), AR_OK);
+    ar_certificate cc, cr;
+    assert_int_equal(ar_represent_certificate(ws, 0, &cc, &err), AR_OK);
+    assert_int_equal(analyze(ws, &pt, NULL, AR_AXIS_ROW, &rr, &err), AR_OK);
+    assert_int_equal(ar_represent_certificate(ws, 0, &cr, &err), AR_OK);
+    assert_int_equal(rc_.min_head_size, 3);
+    assert_int_equal(rr.min_head_size, 3);
+    assert_true(ar_matrix_max_abs_diff(&cc.wq, &cr.wk) < 1e-12);
+    assert_true(ar_matrix_max_abs_diff(&cc.wk, &cr.wq) < 1e-12);
+    assert_true(forward_error(&cr, NULL, &pt, AR_AXIS_ROW) < 1e-12);
+    /* The column-stochastic matrix is not row-stochastic. */
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_ROW, &rr, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row"));
+    ar_certificate_free(&cc);
+    ar_certificate_free(&cr);
+    ar_represent_workspace_free(ws);
+    ar_matrix_free(&p);
+    ar_matrix_free(&pt);
+}
+
+/* ---- general X (THEORY.md s. 3 exact algorithm) ---- */
+
+/* Column-stochastic P = softmax(R M R + 1 c^T) for X with rank-deficient
+ * row space: feasible by construction. */
+static void planted_feasible(ar_matrix *x, size_t n, size_t d, size_t r, int ones_row,
+                             uint64_t seed, ar_matrix *p)
+{
+    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(x, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, d, r), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, r, n), AR_OK);
+    ar_matrix_fill_gaussian(&a, rng, 1.0);
+    ar_matrix_fill_gaussian(&b, rng, 1.0);
+    if (ones_row)
+        for (size_t j = 0; j < n; j++)
+            AR_AT(&b, 0, j) = 1.0; /* puts 1 into range(X^T) */
+    assert_int_equal(ar_matrix_gemm(0, 0, 1.0, &a, &b, 0.0, x), AR_OK); /* rank r */
+    /* logits X^T M X with a random M, then shift columns: still softmax-equal */
+    ar_matrix m = ar_matrix_empty(), t = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&m, d, d), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&t, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(p, n, n), AR_OK);
+    ar_matrix_fill_gaussian(&m, rng, 0.3);
+    assert_int_equal(ar_matrix_gemm(0, 0, 1.0, &m, x, 0.0, &t), AR_OK);
+    assert_int_equal(ar_matrix_gemm(1, 0, 1.0, x, &t, 0.0, p), AR_OK);
+    assert_int_equal(ar_softmax(p, AR_AXIS_COL), AR_OK);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    ar_matrix_free(&m);
+    ar_matrix_free(&t);
+    ar_rng_free(rng);
+}
+
+static void test_general_x(void **state)
+{
+    (void)state;
+    size_t n = 12, d = 7, r = 5;
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_error err = {{0}};
+    for (int ones = 0; ones <= 1; ones++) {
+        ar_matrix x, p;
+        planted_feasible(&x, n, d, r, ones, 31 + (uint64_t)ones, &p);
+        ar_represent_result res;
+        assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &res, &err), AR_OK);
+        assert_int_equal(res.x_rank, r);
+        assert_int_equal(res.shift_forced, !ones);
+        assert_true(res.feasible);
+        assert_true(res.residual_rel < 1e-12);
+        /* minimal head size = rank(Pi log P) (THEORY.md s. 3) */
+        assert_int_equal(res.min_head_size, res.centred_rank);
+        assert_true(res.min_head_size <= r);
+        ar_certificate c;
+        assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+        assert_int_equal(c.wq.cols, d);
+        assert_true(forward_error(&c, &x, &p, AR_AXIS_COL) < 1e-9);
+        ar_certificate_free(&c);
+        /* Row axis on the same X: P^T is row-stochastic with logits S^T. */
+        ar_matrix pt = ar_matrix_empty();
+        assert_int_equal(ar_matrix_transpose(&pt, &p), AR_OK);
+        ar_represent_result rrow;
+        assert_int_equal(analyze(ws, &pt, &x, AR_AXIS_ROW, &rrow, &err), AR_OK);
+        assert_true(rrow.feasible);
+        assert_int_equal(rrow.min_head_size, res.min_head_size);
+        assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+        assert_true(forward_error(&c, &x, &pt, AR_AXIS_ROW) < 1e-9);
+        ar_certificate_free(&c);
+        ar_matrix_free(&pt);
+        /* A generic P is not representable on this rank-deficient X. */
+        ar_matrix q = make_target(AR_TARGET_DIRICHLET, n, 55 + (uint64_t)ones, AR_AXIS_COL, 1);
+        assert_int_equal(analyze(ws, &q, &x, AR_AXIS_COL, &res, &err), AR_OK);
+        assert_false(res.feasible);
+        assert_int_equal(res.min_head_size, 0);
+        assert_true(res.residual_rel > 1e-3);
+        assert_int_equal(res.centred_rank, n - 1);
+        ar_matrix_free(&q);
+        ar_matrix_free(&x);
+        ar_matrix_free(&p);
+    }
+    /* Full-column-rank X with d > n: every P, and the same threshold. */
+    ar_matrix x = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&x, n + 3, n), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(8);
+    ar_matrix_fill_gaussian(&x, rng, 1.0);
+    ar_rng_free(rng);
+    ar_matrix p = make_target(AR_TARGET_BANDED, n, 9, AR_AXIS_COL, 1);
+    ar_represent_result res;
+    assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &res, &err), AR_OK);
+    assert_true(res.feasible);
+    assert_int_equal(res.x_rank, n);
+    assert_int_equal(res.min_head_size, n - 1);
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_true(forward_error(&c, &x, &p, AR_AXIS_COL) < 1e-9);
+    ar_certificate_free(&c);
+    ar_matrix_free(&p);
+    ar_matrix_free(&x);
+    ar_represent_workspace_free(ws);
+}
+
+/* ---- planted thresholds ---- */
+
+static void test_planted_rank(void **state)
+{
+    (void)state;
+    size_t n = 24;
+    size_t ranks[] = {1, 2, 3, 7, 16};
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_error err = {{0}};
+    for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+        ar_matrix p = make_target(AR_TARGET_LOWRANK_LOGITS, n, 300 + i, AR_AXIS_COL, ranks[i]);
+        ar_represent_result r;
+        assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+        assert_int_equal(r.min_head_size, ranks[i]);
+        ar_certificate c;
+        assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+        assert_int_equal(c.head_size, ranks[i]);
+        assert_true(forward_error(&c, NULL, &p, AR_AXIS_COL) < 1e-12);
+        ar_certificate_free(&c);
+        /* logit error vanishes at k = r and not before */
+        assert_true(ar_represent_logit_error(&r, ranks[i]) <= r.threshold * sqrt((double)n));
+        assert_true(ar_represent_logit_error_rel(&r, ranks[i] - 1) > 1e-3);
+        ar_matrix_free(&p);
+    }
+    /* Gaussian-kernel locality: logits -(i-j)^2/(2w^2) centre to rank 2. */
+    ar_matrix p = make_target(AR_TARGET_LOCAL_SMOOTH, n, 1, AR_AXIS_COL, 1);
+    ar_represent_result r;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_int_equal(r.min_head_size, 2);
+    ar_matrix_free(&p);
+    /* Banded and near-permutation targets are generic: n - 1. */
+    p = make_target(AR_TARGET_NEAR_PERMUTATION, n, 2, AR_AXIS_COL, 1);
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_int_equal(r.min_head_size, n - 1);
+    ar_matrix_free(&p);
+    ar_represent_workspace_free(ws);
+}
+
+/* Tolerance hazard: uniform P with one-ulp noise is rank 0, not n. */
+static void test_uniform_ulp_noise(void **state)
+{
+    (void)state;
+    size_t n = 33;
+    ar_matrix p = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    double u = 1.0 / (double)n;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++) {
+            /* deterministic scrambled pattern of -1, 0, +1 ulps */
+            uint64_t cfg[2] = {i, j};
+            int flip = (int)(ar_seed_derive(3, cfg, 2) % 3) - 1;
+            AR_AT(&p, i, j) = flip > 0 ? nextafter(u, 1.0) : flip < 0 ? nextafter(u, 0.0) : u;
+        }
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_represent_result r;
+    ar_error err = {{0}};
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_int_equal(r.min_head_size, 0);
+    assert_int_equal(r.centred_rank, 0);
+    /* The hazard is real: the noise survives centring, so a cut relative
+     * to the centred matrix's own sigma_1 would report a positive rank. */
+    assert_true(r.centred_svals[0] > 0.0);
+    size_t naive = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r.centred_svals[i] > (double)n * DBL_EPSILON * r.centred_svals[0])
+            naive++;
+    assert_true(naive >= 1);
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_int_equal(c.head_size, 1); /* one zero row */
+    assert_true(ar_matrix_max_abs(&c.wq) == 0.0 && ar_matrix_max_abs(&c.wk) == 0.0);
+    assert_true(forward_error(&c, NULL, &p, AR_AXIS_COL) < 1e-16);
+    ar_certificate_free(&c);
+    ar_represent_workspace_free(ws);
+    ar_matrix_free(&p);
+}
+
+/* THEORY.md s. 8: a float32 export of a size-8 head at n = 128 needs
+ * float32's epsilon in the tolerances. */
+static void test_float32_export(void **state)
+{
+    (void)state;
+    size_t n = 128;
+    ar_matrix p = make_target(AR_TARGET_LOWRANK_LOGITS, n, 808, AR_AXIS_COL, 8);
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++)
+            AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_result r;
+    ar_error err = {{0}};
+    o.precision = AR_PREC_F32;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(r.min_head_size, 8);
+    assert_true(r.sum_tol > 1e-5);
+    o.precision = AR_PREC_F64;
+    o.sum_tol = 1e-5; /* the float64 default would refuse the rounded sums */
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_true(r.min_head_size > 100);
+    ar_represent_workspace_free(ws);
+    ar_matrix_free(&p);
+}
+
+/* ---- logit-space errors are the tail singular values ---- */
+
+static void test_logit_errors(void **state)
+{
+    (void)state;
+    size_t n = 10;
+    ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 91, AR_AXIS_COL, 1);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    ar_represent_result r;
+    ar_error err = {{0}};
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+    /* Independent computation: L0 = log P, shifted by several c, truncated. */
+    ar_matrix l = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
+    ar_matrix approx = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&l, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&u, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&vt, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&approx, n, n), AR_OK);
+    double s[10];
+    gsl_rng *rng = ar_rng_alloc(5);
+    for (int trial = 0; trial < 4; trial++) {
+        for (size_t j = 0; j < n; j++) {
+            double mean = 0.0;
+            for (size_t i = 0; i < n; i++)
+                mean += log(AR_AT(&p, i, j)) / (double)n;
+            /* trial 0: the centring shift; others: random shifts */
+            double c = trial == 0 ? -mean : 3.0 * gsl_rng_uniform(rng) - 1.5;
+            for (size_t i = 0; i < n; i++)
+                AR_AT(&l, i, j) = log(AR_AT(&p, i, j)) + c;
+        }
+        assert_int_equal(ar_spectrum_svd(&l, &u, s, &vt), AR_OK);
+        for (size_t k = 0; k <= n; k++) {
+            /* ||L - rank-k truncation||_F, formed explicitly */
+            ar_matrix_copy(&approx, &l);
+            for (size_t t = 0; t < k && t < n; t++)
+                for (size_t j = 0; j < n; j++)
+                    for (size_t i = 0; i < n; i++)
+                        AR_AT(&approx, i, j) -= AR_AT(&u, i, t) * s[t] * AR_AT(&vt, t, j);
+            double direct = ar_matrix_norm_fro(&approx);
+            double ey = ar_represent_logit_error(&r, k);
+            if (trial == 0)
+                assert_true(fabs(direct - ey) < 1e-12 * (1.0 + ey));
+            else
+                assert_true(direct >= ey - 1e-12); /* centring is the best shift */
+        }
+    }
+    ar_rng_free(rng);
+    for (size_t k = 1; k <= n; k++)
+        assert_true(ar_represent_logit_error(&r, k) <= ar_represent_logit_error(&r, k - 1));
+    assert_true(ar_represent_logit_error(&r, n - 1) < 1e-12);
+    assert_true(fabs(ar_represent_logit_error_rel(&r, 0) - 1.0) < 1e-14);
+    assert_true(ar_represent_logit_error_rel(&r, n - 2) > 0.0);
+    assert_true(isnan(ar_represent_logit_error(NULL, 1)));
+    ar_matrix_free(&l);
+    ar_matrix_free(&u);
+    ar_matrix_free(&vt);
+    ar_matrix_free(&approx);
+    ar_represent_workspace_free(ws);
+    ar_matrix_free(&p);
+}
+
+/* ---- probability-space fit ---- */
+
+static void test_fit(void **state)
+{
+    (void)state;
+    size_t n = 16;
+    ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 61, AR_AXIS_COL, 1);
+    ar_fit_workspace *fw = NULL;
+    assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_result a, b, c;
+    ar_error err = {{0}};
+    assert_int_equal(ar_fit_run(fw, 2, &o, &a, &err), AR_EINVAL); /* nothing loaded */
+    assert_int_equal(ar_fit_set_target(fw, &p, &o, &err), AR_OK);
+    /* k = 0: the uniform prediction, KL = log n - H(p_j) per column */
+    assert_int_equal(ar_fit_run(fw, 0, &o, &a, &err), AR_OK);
+    double expect = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double h = 0.0;
+        for (size_t i = 0; i < n; i++)
+            h -= AR_AT(&p, i, j) * log(AR_AT(&p, i, j));
+        expect += (log((double)n) - h) / (double)n;
+    }
+    assert_true(fabs(a.kl_mean - expect) < 1e-13);
+    /* below the threshold: improves on the logit-space optimum, stays > 0 */
+    assert_int_equal(ar_fit_run(fw, 4, &o, &a, &err), AR_OK);
+    assert_true(a.kl_mean <= a.start_kl_mean);
+    assert_true(a.kl_mean < 0.9 * a.start_kl_mean);
+    assert_true(a.kl_mean > 1e-3 && a.kl_max >= a.kl_mean);
+    assert_true(a.fro_error > 0.0 && a.max_abs_error > 0.0 && a.max_abs_error <= a.fro_error);
+    assert_int_equal(a.k, 4);
+    assert_true(a.iterations > 0);
+    /* the prediction is column-stochastic */
+    const ar_matrix *q = ar_fit_prediction(fw);
+    assert_true(ar_stochastic_defect(q, AR_AXIS_COL) < 1e-14);
+    /* deterministic with a seed, seed-dependent jitter */
+    assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_OK);
+    assert_true(a.kl_mean == b.kl_mean && a.iterations == b.iterations);
+    o.seed = 12345;
+    assert_int_equal(ar_fit_run(fw, 4, &o, &c, &err), AR_OK);
+    assert_true(c.kl_mean != a.kl_mean);
+    assert_true(fabs(c.kl_mean - a.kl_mean) < 0.5 * a.kl_mean);
+    /* more heads, less error; at n - 1 the fit is exact */
+    ar_fit_result e8, full;
+    assert_int_equal(ar_fit_run(fw, 8, &o, &e8, &err), AR_OK);
+    assert_true(e8.kl_mean < a.kl_mean);
+    assert_int_equal(ar_fit_run(fw, n - 1, &o, &full, &err), AR_OK);
+    assert_true(full.kl_max < 1e-12 && full.max_abs_error < 1e-9);
+    /* row axis: same numbers on the transpose */
+    ar_matrix pt = ar_matrix_empty();
+    assert_int_equal(ar_matrix_transpose(&pt, &p), AR_OK);
+    o.seed = 0;
+    o.axis = AR_AXIS_ROW;
+    assert_int_equal(ar_lowrank_fit(fw, &pt, 4, &o, &b, &err), AR_OK);
+    assert_true(fabs(b.kl_mean - a.kl_mean) < 1e-9);
+    assert_int_equal(b.axis, AR_AXIS_ROW);
+    /* bad inputs */
+    assert_int_equal(ar_lowrank_fit(fw, &p, 4, &o, &b, &err), AR_EDOMAIN); /* not row-stoch. */
+    o.axis = AR_AXIS_COL;
+    o.jitter = -1.0;
+    assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_EINVAL);
+    ar_matrix small = make_target(AR_TARGET_DIRICHLET, 3, 1, AR_AXIS_COL, 1);
+    o = ar_fit_opts_default();
+    assert_int_equal(ar_fit_set_target(fw, &small, &o, &err), AR_ESIZE);
+    assert_int_equal(ar_fit_workspace_alloc(NULL, 3), AR_EINVAL);
+    ar_fit_workspace *bad = NULL;
+    assert_int_equal(ar_fit_workspace_alloc(&bad, 0), AR_EINVAL);
+    ar_matrix_free(&small);
+    ar_matrix_free(&pt);
+    ar_fit_workspace_free(fw);
+    ar_matrix_free(&p);
+}
+
+/* ---- input checks and smoothing ---- */
+
+static void test_input_errors(void **state)
+{
+    (void)state;
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 3), AR_OK);
+    ar_represent_result r;
+    ar_error err = {{0}};
+    double d[9] = {0.2, 0.3, 0.5, 0.125, 0.625, 0.25, 0.4, 0.4, 0.2};
+    ar_matrix p = ar_matrix_view(d, 3, 3, 3);
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
+    assert_int_equal(analyze(ws, NULL, NULL, AR_AXIS_COL, &r, &err), AR_EINVAL);
+    assert_int_equal(analyze(NULL, &p, NULL, AR_AXIS_COL, &r, &err), AR_EINVAL);
+    assert_int_equal(analyze(ws, &p, NULL, (ar_axis)7, &r, &err), AR_EINVAL);
+    /* non-square */
+    ar_matrix rect = ar_matrix_view(d, 3, 2, 3);
+    assert_int_equal(analyze(ws, &rect, NULL, AR_AXIS_COL, &r, &err), AR_ESIZE);
+    assert_non_null(strstr(err.msg, "square"));
+    /* empty */
+    ar_matrix empty = ar_matrix_view(d, 0, 0, 1);
+    assert_int_equal(analyze(ws, &empty, NULL, AR_AXIS_COL, &r, &err), AR_EINVAL);
+    /* size disagrees with the workspace */
+    double d2[4] = {0.5, 0.5, 0.5, 0.5};
+    ar_matrix p2 = ar_matrix_view(d2, 2, 2, 2);
+    assert_int_equal(analyze(ws, &p2, NULL, AR_AXIS_COL, &r, &err), AR_ESIZE);
+    /* NaN, Inf */
+    d[4] = NAN;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_ENONFINITE);
+    assert_non_null(strstr(err.msg, "(1, 1)"));
+    d[4] = INFINITY;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_ENONFINITE);
+    /* zero and negative entries */
+    d[4] = 0.625;
+    d[3] = 0.0;
+    d[5] = 0.375;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "not positive"));
+    d[3] = -0.125;
+    d[5] = 0.5;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_EDOMAIN);
+    /* bad sums */
+    d[3] = 0.125;
+    d[5] = 0.25 + 1e-9;
+    assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "column 1 sums"));
+    ar_represent_opts o = ar_represent_opts_default();
+    o.sum_tol = 1e-8; /* overridable */
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_true(r.sum_tol == 1e-8 && r.max_sum_defect > 9e-10);
+    o.precision = AR_PREC_F32; /* float32 default tolerance accepts 1e-9 */
+    o.sum_tol = -1.0;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    d[5] = 0.25;
+    /* bad options */
+    o = ar_represent_opts_default();
+    o.atol = -1.0;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EINVAL);
+    o = ar_represent_opts_default();
+    o.smooth = -1e-3;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EINVAL);
+    /* X with the wrong number of columns, or NaN */
+    double xd[6] = {1, 2, 3, 4, 5, 6};
+    ar_matrix x = ar_matrix_view(xd, 3, 2, 3);
+    assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &r, &err), AR_ESIZE);
+    x = ar_matrix_view(xd, 2, 3, 2);
+    xd[2] = NAN;
+    assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &r, &err), AR_ENONFINITE);
+    /* certificate without a successful analysis */
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_EINVAL);
+    assert_int_equal(ar_represent_certificate(NULL, 0, &c, &err), AR_EINVAL);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 0), AR_EINVAL);
+    assert_int_equal(ar_represent_workspace_alloc(NULL, 3), AR_EINVAL);
+    ar_certificate_free(NULL);
+    ar_represent_workspace_free(NULL);
+    ar_represent_workspace_free(ws);
+}
+
+static void test_smoothing(void **state)
+{
+    (void)state;
+    double d[9] = {0.0, 0.25, 0.75, 0.5, 0.5, 0.0, 0.125, 0.375, 0.5};
+    ar_matrix p = ar_matrix_view(d, 3, 3, 3);
+    ar_represent_workspace *ws = NULL;
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 3), AR_OK);
+    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EDOMAIN);
+    o.smooth = 1e-6;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_true(r.smoothed);
+    assert_int_equal(r.smooth.zeros, 2);
+    assert_true(r.smooth.min_before == 0.0);
+    assert_true(fabs(r.smooth.min_after - 1e-6 / (1.0 + 3e-6)) < 1e-20);
+    assert_true(r.smooth.max_change > 0.0 && r.smooth.max_change < 3e-6);
+    assert_true(d[0] == 0.0); /* input untouched */
+    assert_int_equal(r.min_head_size, 2);
+    /* the certificate reproduces the smoothed matrix */
+    ar_certificate c;
+    assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_OK);
+    assert_true(c.max_abs < 1e-12);
+    assert_true(forward_error(&c, NULL, &p, AR_AXIS_COL) < 3e-6);
+    ar_certificate_free(&c);
+    /* direct smoothing of a matrix, row axis */
+    double e[4] = {0.0, 0.5, 1.0, 0.5}; /* rows (0, 1) and (0.5, 0.5) */
+    ar_matrix q = ar_matrix_view(e, 2, 2, 2);
+    ar_smooth_report rep;
+    assert_int_equal(ar_stochastic_smooth(&q, AR_AXIS_ROW, 0.25, &rep), AR_OK);
+    assert_true(fabs(e[0] - 0.25 / 1.5) < 1e-15 && fabs(e[2] - 1.25 / 1.5) < 1e-15);
+    assert_true(fabs(e[1] - 0.5) < 1e-15);
+    assert_int_equal(rep.zeros, 1);
+    assert_int_equal(ar_stochastic_smooth(&q, AR_AXIS_ROW, 0.0, &rep), AR_EINVAL);
+    assert_int_equal(ar_stochastic_smooth(NULL, AR_AXIS_ROW, 0.1, &rep), AR_EINVAL);
+    /* a negative entry is still refused with smoothing */
+    d[0] = -0.125;
+    d[1] = 0.375;
+    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EDOMAIN);
+    ar_represent_workspace_free(ws);
+}
+
+/* ---- target generators ---- */
+
+static void test_targets(void **state)
+{
+    (void)state;
+    for (int f = 0; f < AR_TARGET_NFAMILIES; f++) {
+        ar_target_family fam;
+        assert_int_equal(ar_target_family_parse(ar_target_family_name((ar_target_family)f), &fam),
+                         AR_OK);
+        assert_int_equal(fam, f);
+        for (int ax = 0; ax <= 1; ax++) {
+            ar_matrix p = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
+            ar_error err = {{0}};
+            assert_int_equal(ar_stochastic_check(&p, (ar_axis)ax, -1.0, AR_PREC_F64, 0, NULL, &err),
+                             AR_OK);
+            ar_matrix q = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
+            assert_true(ar_matrix_max_abs_diff(&p, &q) == 0.0); /* seeded */
+            ar_matrix_free(&p);
+            ar_matrix_free(&q);
+        }
+    }
+    ar_target_family fam;
+    assert_int_equal(ar_target_family_parse("gaussian", &fam), AR_EINVAL);
+    assert_string_equal(ar_target_family_name((ar_target_family)99), "unknown");
+    ar_matrix p = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&p, 4, 4), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(1);
+    ar_target_opts o = ar_target_opts_default();
+    o.alpha = 0.0;
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, &p), AR_EINVAL);
+    o = ar_target_opts_default();
+    o.delta = 1.0;
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, &p), AR_EINVAL);
+    o = ar_target_opts_default();
+    o.rank = 0;
+    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, &p), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, &p), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, &p), AR_EINVAL);
+    /* small alpha: entries underflow, still strictly positive */
+    o = ar_target_opts_default();
+    o.alpha = 0.005;
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, &p), AR_OK);
+    for (size_t j = 0; j < 4; j++)
+        for (size_t i = 0; i < 4; i++)
+            assert_true(AR_AT(&p, i, j) > 0.0);
+    ar_rng_free(rng);
+    ar_matrix_free(&p);
+}
+
+/* ---- head-size bounds ---- */
+
+static void test_heads_bert_large(void **state)
+{
+    (void)state;
+    ar_heads_opts o = ar_heads_opts_default();
+    o.errors = 0;
+    ar_heads_report rep;
+    ar_error err = {{0}};
+    assert_int_equal(ar_heads_analyze(1024, 16, 128, &o, &rep, &err), AR_OK);
+    assert_int_equal(rep.standard.dp, 64);
+    assert_int_equal(rep.standard.logit_rank_bound, 64);
+    assert_true(rep.standard.bottleneck && rep.standard.bottleneck_paper);
+    assert_int_equal(rep.standard.rank_deficit, 63);
+    assert_int_equal(rep.standard.max_seq_len, 65);
+    assert_int_equal(rep.max_heads_paper, 8);  /* d/n = 8 */
+    assert_int_equal(rep.max_heads_exact, 8);
+    assert_int_equal(rep.needed_head_size, 127);
+    assert_int_equal(rep.fixed.dp, 128);
+    assert_false(rep.fixed.bottleneck);
+    assert_false(rep.fixed.bottleneck_paper);
+    assert_int_equal(rep.fixed.rank_deficit, 0);
+    assert_int_equal(rep.standard.attention_params, 4u * 1024 * 1024 + 4 * 1024);
+    assert_int_equal(rep.fixed.attention_params,
+                     3u * (1024 * 16 * 128 + 16 * 128) + 16 * 128 * 1024 + 1024);
+    /* h = 8 at n = 129: d_p = 128 = n - 1 suffices exactly; the paper's
+     * informal condition d_p >= n says bottleneck. */
+    assert_int_equal(ar_heads_analyze(1024, 8, 129, &o, &rep, &err), AR_OK);
+    assert_false(rep.standard.bottleneck);
+    assert_true(rep.standard.bottleneck_paper);
+    assert_int_equal(rep.max_heads_exact, 8);
+    assert_int_equal(rep.max_heads_paper, 4);
+    /* d < n: no full-column-rank X, bottleneck whatever the head size */
+    o.head_size = 64;
+    assert_int_equal(ar_heads_analyze(32, 4, 40, &o, &rep, &err), AR_OK);
+    assert_true(rep.fixed.bottleneck);
+    assert_int_equal(rep.fixed.logit_rank_bound, 32);
+    assert_int_equal(rep.fixed.max_seq_len, 32);
+    assert_int_equal(rep.max_heads_exact, 0);
+    /* h does not divide d: standard undefined unless a head size is given */
+    o.head_size = 128;
+    assert_int_equal(ar_heads_analyze(512, 12, 128, &o, &rep, &err), AR_OK);
+    assert_false(rep.standard.defined);
+    assert_true(rep.head_size_given);
+    o.head_size = 0;
+    assert_int_equal(ar_heads_analyze(512, 12, 128, &o, &rep, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "do not divide"));
+    assert_int_equal(ar_heads_analyze(0, 1, 1, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_heads_analyze(4, 0, 1, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_heads_analyze(4, 1, 0, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_heads_analyze(4, 1, 1, &o, NULL, &err), AR_EINVAL);
+    /* edge sizes n = 1, 2 */
+    assert_int_equal(ar_heads_analyze(4, 4, 1, &o, &rep, &err), AR_OK);
+    assert_false(rep.standard.bottleneck);
+    assert_int_equal(rep.max_heads_exact, 4);
+    assert_int_equal(ar_heads_analyze(2, 2, 2, &o, &rep, &err), AR_OK);
+    assert_false(rep.standard.bottleneck);   /* d_p = 1 = n - 1 */
+    assert_true(rep.standard.bottleneck_paper);
+}
+
+static void test_heads_errors(void **state)
+{
+    (void)state;
+    ar_heads_opts o = ar_heads_opts_default();
+    ar_heads_report rep;
+    ar_error err = {{0}};
+    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_int_equal(rep.standard.dp, 4);
+    for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++) {
+        const ar_family_error *e = &rep.standard.errors[f];
+        assert_int_equal(e->samples, 2);
+        assert_int_equal(e->head_size, 4);
+        assert_true(e->logit_computed && e->fit_computed);
+        assert_true(e->min_head_size_mean == 15.0);
+        assert_true(e->logit_error_rel > 0.1 && e->logit_error_rel < 1.0);
+        assert_true(e->kl_mean > 1e-4 && e->kl_max >= e->kl_mean);
+        /* the fixed head (d_p = n) represents everything exactly */
+        const ar_family_error *z = &rep.fixed.errors[f];
+        assert_true(z->logit_error == 0.0 && z->kl_mean == 0.0);
+    }
+    assert_false(rep.errors_capped);
+    /* same seed, same numbers */
+    ar_heads_report again;
+    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &again, &err), AR_OK);
+    assert_true(again.standard.errors[0].kl_mean == rep.standard.errors[0].kl_mean);
+    /* caps: no fits above fit_cap, no estimates above logit_cap */
+    o.fit_cap = 8;
+    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_true(rep.errors_capped);
+    assert_false(rep.standard.errors[0].fit_computed);
+    assert_true(rep.standard.errors[0].logit_computed);
+    o.logit_cap = 8;
+    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_false(rep.standard.errors[0].logit_computed);
+}
+
+/* ---- parameter counts ---- */
+
+static void test_params(void **state)
+{
+    (void)state;
+    /* BERT-large, counted by hand from THEORY.md s. 5 */
+    ar_bert_config cfg = ar_bert_config_default(1024, 16, 64);
+    ar_param_count c;
+    assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
+    assert_int_equal(c.attention, 4198400);
+    assert_int_equal(c.ffn, 8393728);
+    assert_int_equal(c.embeddings, 31782912);
+    assert_int_equal(c.total, 336224058);
+    assert_int_equal(c.total, c.embeddings + 24 * c.per_layer + c.pooler + c.mlm_head);
+    assert_int_equal(ar_bert_default_ffn(768), 3072);
+    assert_int_equal(ar_bert_default_ffn(512), 4096);
+    assert_int_equal(ar_bert_default_ffn(100), 400);
+    /* the fifteen paper configurations within 0.5% */
+    const ar_paper_config *pc = NULL;
+    size_t count = ar_paper_configs(&pc);
+    assert_int_equal(count, 15);
+    double worst = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        cfg = ar_bert_config_default(pc[i].d, pc[i].h, pc[i].dp);
+        assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
+        double dev = fabs((double)c.total - pc[i].printed) / pc[i].printed;
+        if (dev > worst)
+            worst = dev;
+        assert_true(dev < 0.005);
+    }
+    assert_true(worst > 0.0); /* printed values are rounded */
+    /* errors */
+    cfg.d = 0;
+    assert_int_equal(ar_bert_params(&cfg, &c), AR_EINVAL);
+    assert_int_equal(ar_bert_params(NULL, &c), AR_EINVAL);
+    cfg = ar_bert_config_default(1024, 16, 64);
+    cfg.layers = (size_t)1 << 30;
+    assert_int_equal(ar_bert_params(&cfg, &c), AR_EDOMAIN);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paper_witness),
+        cmocka_unit_test(test_certificates_small),
+        cmocka_unit_test(test_certificate_n256),
+        cmocka_unit_test(test_row_axis_transpose),
+        cmocka_unit_test(test_general_x),
+        cmocka_unit_test(test_planted_rank),
+        cmocka_unit_test(test_uniform_ulp_noise),
+        cmocka_unit_test(test_float32_export),
+        cmocka_unit_test(test_logit_errors),
+        cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_smoothing),
+        cmocka_unit_test(test_targets),
+        cmocka_unit_test(test_heads_bert_large),
+        cmocka_unit_test(test_heads_errors),
+        cmocka_unit_test(test_params),
+    };
+    return cmocka_run_group_tests_name("bottleneck", tests, NULL, NULL);
+}
