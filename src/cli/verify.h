@@ -56,5 +56,11 @@ uint64_t verify_check_seed(uint64_t base, const char *name);
 int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r);
 int vcheck_logit_rank(const verify_ctx *ctx, verify_result *r);
 int vcheck_float32_tolerance(const verify_ctx *ctx, verify_result *r);
+int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r);
+int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r);
+int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r);
+int vcheck_planted_rank(const verify_ctx *ctx, verify_result *r);
+int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r);
+int vcheck_paper_params(const verify_ctx *ctx, verify_result *r);
 
 #endif

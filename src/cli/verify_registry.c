@@ -15,6 +15,25 @@ const verify_check verify_checks[] = {
     {"core", "float32_tolerance",
      "a float32 export of a rank-8 head reads rank 8 with float32's epsilon (THEORY.md s.8)",
      vcheck_float32_tolerance},
+    {"bottleneck", "theorem1_construction",
+     "d >= n: W_k = A X+, W_q = B X+ with A^T B = sqrt(d_p) log(P D0) reproduce any positive "
+     "column-stochastic P (Theorem 1, THEORY.md s.2)",
+     vcheck_theorem1_construction},
+    {"bottleneck", "witness_unreachable",
+     "d < n: with d=1, n=2, X=[1 0], P=[[0.5,0.75],[0.5,0.25]] is unreachable (THEORY.md s.2)",
+     vcheck_witness_unreachable},
+    {"bottleneck", "exact_threshold",
+     "generic targets need head size exactly n - 1 = rank(Pi log P), not n (THEORY.md s.3)",
+     vcheck_exact_threshold},
+    {"bottleneck", "planted_rank",
+     "the minimal head size equals the rank of planted low-rank logits (THEORY.md s.3)",
+     vcheck_planted_rank},
+    {"bottleneck", "eckart_young",
+     "best logit error at head size k = sqrt(sum_{i>k} sigma_i(Pi log P)^2) (THEORY.md s.3)",
+     vcheck_eckart_young},
+    {"bottleneck", "paper_params",
+     "BERT parameter counts of the paper's 15 configurations within 0.5% (THEORY.md s.5)",
+     vcheck_paper_params},
 };
 
 const size_t verify_ncheck = sizeof verify_checks / sizeof verify_checks[0];
