@@ -13,5 +13,7 @@
 #include "attention.h"
 #include "io.h"
 #include "bottleneck.h"
+#include "collapse.h"
+#include "softmax_bottleneck.h"
 
 #endif

@@ -16,6 +16,8 @@ static const cli_command commands[] = {
     {"heads", cmd_heads, "head-size bound and low-rank bottleneck of a layer"},
     {"params", cmd_params, "BERT-style parameter counts; the paper's fifteen configurations"},
     {"represent", cmd_represent, "can one head produce this attention matrix? exact minimal head size"},
+    {"collapse", cmd_collapse, "rank collapse of attention across depth (Dong et al. 2021)"},
+    {"softmax-bottleneck", cmd_softmax_bottleneck, "can an output layer of width d express P? (Yang et al. 2018)"},
 };
 
 static void print_main_help(void)

@@ -101,5 +101,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_heads(int argc, char **argv);
 int cmd_params(int argc, char **argv);
 int cmd_represent(int argc, char **argv);
+int cmd_collapse(int argc, char **argv);
+int cmd_softmax_bottleneck(int argc, char **argv);
 
 #endif

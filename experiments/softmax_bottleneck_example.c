@@ -1,0 +1,190 @@
+/* Worked example of the softmax bottleneck (THEORY.md s. 3, last item):
+ * a generated language-model-like distribution and its errors against the
+ * output-layer width d, with and without a per-word bias.
+ *
+ * The distribution (N contexts x V words), all from one seed:
+ *     logits_ij = zipf_j + (H0 W0^T)_ij + noise_ij,   P = rowsoftmax(logits)
+ *   - zipf_j = -s log(j + 1), s = 1.1: the shared Zipfian marginal;
+ *   - H0 (N x r0), W0 (V x r0) Gaussian, scaled so the context term has
+ *     standard deviation 2 per entry: low-rank context structure;
+ *   - noise N(0, 0.25^2) per entry: everything a small model does not share.
+ * The noise makes P generic: the exact required width is min(N, V - 1)
+ * (min(N - 1, V - 1) with bias), while the error drops steeply at r0
+ * (r0 + 1 without bias, which must also carry the Zipf term).
+ *
+ *   softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR]
+ *
+ * quick: N = 48, V = 240, r0 = 6 (about 10 s); full: N = 96, V = 600, r0 = 10
+ * (about a minute).  Writes DIR/softmax_bottleneck_P.npy (the matrix, for
+ * `attnrank softmax-bottleneck`), DIR/softmax_bottleneck.csv (one row per
+ * width and bias setting) and DIR/softmax_bottleneck_summary.csv. */
+#include "cli/cli.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct example {
+    size_t n, v, r0;
+    uint64_t base_seed;
+    const char *out;
+} example;
+
+static int generate(const example *e, ar_matrix *p)
+{
+    uint64_t cfg[3] = {e->n, e->v, e->r0};
+    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(e->base_seed, cfg, 3));
+    ar_matrix h0 = ar_matrix_empty(), w0 = ar_matrix_empty();
+    int rc = rng ? ar_matrix_alloc(p, e->n, e->v) : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&h0, e->n, e->r0);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&w0, e->v, e->r0);
+    if (rc == AR_OK) {
+        /* each entry of H0 W0^T is a sum of r0 products: variance r0 s^2 */
+        double s = sqrt(2.0 / sqrt((double)e->r0));
+        ar_matrix_fill_gaussian(&h0, rng, s);
+        ar_matrix_fill_gaussian(&w0, rng, s);
+        rc = ar_matrix_gemm(0, 1, 1.0, &h0, &w0, 0.0, p);
+    }
+    for (size_t j = 0; rc == AR_OK && j < e->v; j++)
+        for (size_t i = 0; i < e->n; i++)
+            AR_AT(p, i, j) += -1.1 * log((double)j + 1.0) + gsl_ran_gaussian_ziggurat(rng, 0.25);
+    if (rc == AR_OK)
+        rc = ar_softmax(p, AR_AXIS_ROW);
+    ar_matrix_free(&h0);
+    ar_matrix_free(&w0);
+    ar_rng_free(rng);
+    return rc;
+}
+
+/* Widths: 0..2 r0 densely, then a geometric tail, then the generic
+ * required widths min(N - 1, V - 1) (bias) and min(N, V - 1) (no bias). */
+static size_t widths(const example *e, size_t *d, size_t cap)
+{
+    size_t k = 0, top = e->n < e->v - 1 ? e->n : e->v - 1;
+    for (size_t x = 0; x <= 2 * e->r0 + 2 && x + 1 < top && k < cap; x++)
+        d[k++] = x;
+    for (size_t x = 2 * e->r0 + 4; x + 1 < top && k < cap; x = x * 3 / 2)
+        d[k++] = x;
+    if (k + 2 <= cap && top >= 1) {
+        d[k++] = top - 1;
+        d[k++] = top;
+    }
+    return k;
+}
+
+static int run(const example *e)
+{
+    ar_error err = {{0}};
+    char path[4096];
+    int rc = ar_mkdir_p(e->out, &err);
+    if (rc != AR_OK)
+        return cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
+    ar_matrix p = ar_matrix_empty();
+    rc = generate(e, &p);
+    if (rc != AR_OK)
+        return cli_status_error("softmax_bottleneck_example", rc, NULL, "generating P");
+    snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->out);
+    rc = ar_npy_write(path, &p, &err);
+    ar_sbn_workspace *ws = NULL;
+    if (rc == AR_OK)
+        rc = ar_sbn_workspace_alloc(&ws, e->n, e->v);
+    if (rc != AR_OK) {
+        ar_matrix_free(&p);
+        return cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
+    }
+    ar_atomic_file af, sf;
+    snprintf(path, sizeof path, "%s/softmax_bottleneck.csv", e->out);
+    rc = ar_atomic_open(&af, path, &err);
+    snprintf(path, sizeof path, "%s/softmax_bottleneck_summary.csv", e->out);
+    if (rc == AR_OK && (rc = ar_atomic_open(&sf, path, &err)) != AR_OK)
+        ar_atomic_abort(&af);
+    size_t ds[128];
+    size_t nd = widths(e, ds, 128);
+    if (rc == AR_OK) {
+        fprintf(af.fp, "bias,d,required_d,expressible,logit_error,logit_error_rel,kl_mean,"
+                       "kl_max,fro_error,max_abs_error,start_kl_mean,iterations,converged\n");
+        fprintf(sf.fp, "contexts,vocab,planted_rank,bias,rank_log,rank_centred,"
+                       "rank_double_centred,required_d,threshold\n");
+    }
+    for (int bias = 0; rc == AR_OK && bias <= 1; bias++) {
+        ar_sbn_opts o = ar_sbn_opts_default();
+        o.bias = bias;
+        o.fit = 0;
+        o.max_iter = 200;
+        o.grad_tol = 1e-8;
+        o.seed = e->base_seed;
+        ar_sbn_result r;
+        rc = ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &r, &err);
+        if (rc != AR_OK)
+            break;
+        fprintf(sf.fp, "%zu,%zu,%zu,%d,%zu,%zu,%zu,%zu,%.17g\n", e->n, e->v, e->r0, bias,
+                r.rank_log, r.rank_centred, r.rank_double_centred, r.required_d, r.threshold);
+        for (size_t t = 0; rc == AR_OK && t < nd; t++) {
+            cli_progress(1, "softmax_bottleneck_example: bias %d, d = %zu", bias, ds[t]);
+            ar_sbn_fit f;
+            rc = ar_sbn_fit_run(ws, ds[t], &o, &f, &err);
+            if (rc != AR_OK)
+                break;
+            double le = ar_sbn_logit_error(&r, ds[t]);
+            fprintf(af.fp, "%d,%zu,%zu,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%d\n",
+                    bias, ds[t], r.required_d, ds[t] >= r.required_d, le,
+                    r.centred_norm > 0.0 ? le / r.centred_norm : 0.0, f.kl_mean, f.kl_max,
+                    f.fro_error, f.max_abs_error, f.start_kl_mean, f.iterations, f.converged);
+        }
+        ar_sbn_result_free(&r);
+    }
+    int code = 0;
+    if (rc != AR_OK) {
+        ar_atomic_abort(&af);
+        ar_atomic_abort(&sf);
+        code = cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
+    } else if ((rc = ar_atomic_commit(&af, &err)) != AR_OK ||
+               (rc = ar_atomic_commit(&sf, &err)) != AR_OK) {
+        code = cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
+    }
+    ar_sbn_workspace_free(ws);
+    ar_matrix_free(&p);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    cli_setup_process();
+    int quick = 0, full = 0;
+    example e = {0};
+    e.out = "out/softmax_bottleneck";
+    static const cli_command_doc doc = {
+        "softmax_bottleneck_example",
+        "softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR]",
+        "Errors of an output layer of width d on a generated language-model-like\n"
+        "distribution (Zipfian marginals, low-rank context structure plus noise).\n"
+        "quick: N=48 contexts, V=240 words, planted rank 6; full: N=96, V=600, rank 10.",
+    };
+    const cli_option opts[] = {
+        {"--quick", CLI_SWITCH, &quick, NULL, "small sizes (the default)", 0, NULL},
+        {"--full", CLI_SWITCH, &full, NULL, "the documented sizes", 0, NULL},
+        {"--seed", CLI_U64, &e.base_seed, "S", "base seed (default 0)", 0, NULL},
+        {"--out", CLI_STRING, &e.out, "DIR", "output directory (out/softmax_bottleneck)", 0,
+         NULL},
+    };
+    int code = cli_parse(&doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    if (code >= 0)
+        return code;
+    if (quick && full)
+        return cli_usage_error("softmax_bottleneck_example", "give --quick or --full, not both");
+    if (full) {
+        e.n = 96, e.v = 600, e.r0 = 10;
+    } else {
+        e.n = 48, e.v = 240, e.r0 = 6;
+    }
+    code = run(&e);
+    if (code == 0)
+        fprintf(stderr, "softmax_bottleneck_example: wrote %s/softmax_bottleneck{,_summary}.csv "
+                        "and softmax_bottleneck_P.npy\n",
+                e.out);
+    return code;
+}

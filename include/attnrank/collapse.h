@@ -1,0 +1,140 @@
+/* Rank collapse of self-attention networks across depth (THEORY.md s. 7,
+ * Dong, Cordonnier and Loukas 2021).  Rows are tokens here, as in the paper
+ * and PyTorch: X is n x d and attention is a row softmax.
+ *
+ * Residual.  res(X) = X - 1 x^T with x the vector of column means: the
+ * minimiser of ||X - 1 x^T||_F over x.  The same x is used for every norm
+ * (it is not the minimiser of the (1,inf) composite, which only makes the
+ * reported composite an upper bound on the paper's min over x).  The column
+ * means are computed shifted by the first row, x_j = X_0j + mean_i(X_ij - X_0j),
+ * so that an input whose rows are all equal has a residual of exactly zero.
+ *
+ * Norms.  ||A||_1 = max column sum of |a_ij|, ||A||_inf = max row sum (the
+ * induced norms); the paper's composite ||A||_{1,inf} = sqrt(||A||_1 ||A||_inf)
+ * is not itself a norm.
+ *
+ * The network (seeded random weights, no biases, no LayerNorm).  Width d,
+ * H heads of size d_h = d / H (H must divide d).  One layer maps X to
+ *
+ *   attention sublayer  Y = SA(X)            [+ X   with skip]
+ *   MLP sublayer        Z = ReLU(Y W1) W2    [+ Y   with skip]   (only with mlp)
+ *
+ *   SA(X) = sum_h P_h (X W_V^h) W_O^h,
+ *   P_h   = rowsoftmax( (X W_Q^h)(X W_K^h)^T / sqrt(d_h) ),
+ *
+ * W_Q^h, W_K^h, W_V^h: d x d_h, W_O^h: d_h x d, W1: d x m, W2: m x d with
+ * m = mlp_width (default 4d).  Entries are Gaussian with variance 1/d for
+ * W_Q, W_K, W_V, W_O (logits and values O(1) for unit-variance rows),
+ * 2/d for W1 (He: keeps the ReLU output's second moment) and 1/m for W2, so
+ * every branch returns activations of the size of its input.  The skip switch
+ * applies to both sublayers.  Biases are left out on purpose: a bias adds
+ * 1 b^T, which res() removes exactly.
+ *
+ * Seeds.  Layer l's weights come from ar_seed_derive(seed, {1, l}) and the
+ * random input from ar_seed_derive(seed, {0}), so the first layers do not
+ * depend on the depth, and variants with and without skips/MLP share their
+ * attention weights for one seed. */
+#ifndef ATTNRANK_COLLAPSE_H
+#define ATTNRANK_COLLAPSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "matrix.h"
+#include "rank.h"
+#include "status.h"
+
+/* Induced 1-norm (max column abs sum) and inf-norm (max row abs sum). */
+AR_API double ar_norm_induced_1(const ar_matrix *a);
+AR_API double ar_norm_induced_inf(const ar_matrix *a);
+/* sqrt(||A||_1 ||A||_inf). */
+AR_API double ar_norm_1inf(const ar_matrix *a);
+
+/* res = X - 1 x^T (res preallocated with X's size; may not alias x).
+ * mean (length d, may be NULL) receives the column means x. */
+AR_API int ar_collapse_residual(const ar_matrix *x, ar_matrix *res, double *mean);
+
+/* Norms of X and of its residual. */
+typedef struct ar_collapse_norms {
+    double norm_fro;      /* ||X||_F */
+    double res_fro;       /* ||res(X)||_F */
+    double rel_res_fro;   /* ||res(X)||_F / ||X||_F (0 when X = 0) */
+    double norm_1inf;     /* ||X||_{1,inf} */
+    double res_1inf;      /* ||res(X)||_{1,inf} */
+    double rel_res_1inf;  /* ratio of the two (0 when X = 0) */
+} ar_collapse_norms;
+
+/* work must be a matrix of X's size (overwritten with res(X)). */
+AR_API int ar_collapse_norms_compute(const ar_matrix *x, ar_matrix *work,
+                                     ar_collapse_norms *out);
+
+typedef struct ar_collapse_opts {
+    size_t n, d, heads, layers;
+    int skip;              /* X + SA(X) (and Y + MLP(Y)) */
+    int mlp;               /* add the MLP sublayer */
+    size_t mlp_width;      /* 0: 4d */
+    uint64_t seed;
+    ar_rank_opts rank;     /* numerical rank of each X_l */
+    double fit_floor;      /* residuals <= floor are roundoff, left out of fits (1e-12) */
+    int have_bound;        /* evaluate the paper's bound with gamma, beta */
+    double gamma, beta;
+} ar_collapse_opts;
+
+/* n = 32, d = 64, heads = 4, layers = 12, no skip, no MLP, seed 0,
+ * default rank options, fit_floor 1e-12, no bound. */
+AR_API ar_collapse_opts ar_collapse_opts_default(void);
+
+/* Argument check: sizes >= 1, heads divides d, finite positive gamma/beta
+ * when have_bound, fit_floor in (0, 1).  AR_EINVAL with a message. */
+AR_API int ar_collapse_check(const ar_collapse_opts *opts, ar_error *err);
+
+typedef struct ar_collapse_depth {
+    size_t depth;             /* 0 = the input */
+    ar_collapse_norms norms;
+    ar_rank_metrics rank;     /* of X_l (n x d) */
+    double *singular_values;  /* min(n, d) values, descending (owned by the result) */
+    double ratio;             /* rel_res_fro_l / rel_res_fro_{l-1}; NaN at depth 0 */
+    double bound_log;         /* log of the paper's bound on res_1inf; NaN without constants */
+} ar_collapse_depth;
+
+typedef struct ar_collapse_result {
+    ar_collapse_opts opts;    /* as used (mlp_width resolved) */
+    size_t head_size;
+    size_t nsv;               /* singular values per depth: min(n, d) */
+    size_t count;             /* layers + 1 */
+    ar_collapse_depth *depths;
+    /* Measured decay of rel_res_fro over the depths before it first falls to
+     * fit_floor (depths 0 .. fit_last). */
+    size_t fit_last;
+    /* Geometric fit: least-squares slope of log r_l against l; per-layer
+     * factor exp(slope).  NaN with fewer than 2 points. */
+    double geometric_slope;
+    double geometric_factor;
+    /* Order of decay k in r_{l+1} ~ c r_l^k: least-squares slope of
+     * log r_{l+1} against log r_l (1: geometric; the bound's pure-attention
+     * form has k = 3).  NaN with fewer than 2 pairs. */
+    double order;
+    double order_log_c;
+    size_t order_pairs;
+    double worst_bound_margin; /* max over depths >= 1 of log(res_1inf) - bound_log (<= 0: holds); NaN without constants */
+} ar_collapse_result;
+
+AR_API void ar_collapse_result_free(ar_collapse_result *r);
+
+/* Run the network of opts on x0 (n x d; NULL: N(0, 1) entries from the
+ * seed) and measure every depth 0..layers.  On failure r is left empty. */
+AR_API int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0,
+                           ar_collapse_result *r, ar_error *err);
+
+/* The decay fits on a sequence r[0..count-1] of relative residuals, on its
+ * prefix above floor (exported for tests and experiments). */
+AR_API void ar_collapse_fit(const double *r, size_t count, double floor_value, size_t *last,
+                            double *geometric_slope, double *order, double *order_log_c,
+                            size_t *order_pairs);
+
+/* log of the paper's bound at depth L for a pure-attention network,
+ * ((3^L - 1)/2) log(4 gamma beta H / sqrt(d_h)) + 3^L log(res0). */
+AR_API double ar_collapse_bound_log(double gamma, double beta, size_t heads, size_t head_size,
+                                    double res0, size_t depth);
+
+#endif

@@ -1,0 +1,375 @@
+/* Softmax bottleneck (THEORY.md s. 3, last item): exact required width of
+ * an output layer with and without bias, Yang et al.'s condition, the
+ * tolerance hazard, and the logit- and probability-space errors. */
+#include "attnrank/softmax_bottleneck.h"
+#include "testutil.h"
+
+#include <gsl/gsl_randist.h>
+
+/* Row softmax of logits (N x V) into a new matrix. */
+static ar_matrix row_softmax(const ar_matrix *z)
+{
+    ar_matrix p = ar_matrix_empty();
+    assert_ok(ar_matrix_clone(&p, z));
+    assert_ok(ar_softmax(&p, AR_AXIS_ROW));
+    return p;
+}
+
+/* Logits H W^T (+ 1 b^T with bias) of rank r, N x V, Gaussian factors. */
+static ar_matrix planted_logits(size_t n, size_t v, size_t r, int bias, gsl_rng *rng)
+{
+    ar_matrix z = tu_random_rank(n, v, r, rng);
+    if (bias)
+        for (size_t j = 0; j < v; j++) {
+            double b = 1.5 * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            for (size_t i = 0; i < n; i++)
+                AR_AT(&z, i, j) += b;
+        }
+    return z;
+}
+
+static void analyse(const ar_matrix *p, ar_precision prec, size_t d, int bias, int fit,
+                    ar_sbn_result *r)
+{
+    ar_sbn_workspace *ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, p->rows, p->cols));
+    ar_sbn_opts o = ar_sbn_opts_default();
+    o.d = d;
+    o.bias = bias;
+    o.fit = fit;
+    ar_error err = {{0}};
+    int rc = ar_sbn_analyze(ws, p, prec, &o, r, &err);
+    if (rc != AR_OK)
+        fail_msg("analyze: %s", err.msg);
+    ar_sbn_workspace_free(ws);
+}
+
+/* Planted factorisations of known width come out exactly: without bias the
+ * required width is r, with a bias r as well (and r + 1 without it). */
+static void test_planted(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(2385);
+    const size_t shapes[][3] = {{20, 30, 3}, {40, 15, 5}, {9, 9, 1}, {6, 50, 4}, {30, 8, 7}};
+    for (size_t s = 0; s < 5; s++) {
+        size_t n = shapes[s][0], v = shapes[s][1], r = shapes[s][2];
+        for (int bias = 0; bias <= 1; bias++) {
+            ar_matrix z = planted_logits(n, v, r, bias, rng);
+            ar_matrix p = row_softmax(&z);
+            ar_sbn_result res;
+            analyse(&p, AR_PREC_F64, r, bias, 1, &res);
+            if (res.required_d != r)
+                fail_msg("shape %zu bias %d: required %zu, want %zu", s, bias, res.required_d, r);
+            assert_true(res.sufficient);
+            assert_int_equal(res.rank_double_centred, r);
+            /* without the bias, the planted bias costs one more dimension
+             * (capped by V - 1, the most any row-centred matrix has) */
+            size_t nobias = bias ? (r + 1 < v - 1 ? r + 1 : v - 1) : r;
+            assert_int_equal(res.rank_centred, nobias);
+            assert_true(res.logit_error_rel < 1e-12);
+            /* the fit at the exact width reproduces P */
+            assert_true(res.fit.kl_max < 1e-13); /* roundoff of sum p (log p - log q) */
+            assert_true(res.fit.max_abs_error < 1e-12);
+            assert_int_equal(res.fit.iterations, 0);
+            ar_sbn_result_free(&res);
+            /* one dimension less: not expressible, positive errors */
+            analyse(&p, AR_PREC_F64, r - 1, bias, 1, &res);
+            assert_false(res.sufficient);
+            assert_true(res.logit_error_rel > 1e-3);
+            assert_true(res.fit.kl_mean > 1e-8);
+            assert_true(res.fit.kl_mean <= res.fit.start_kl_mean);
+            ar_sbn_result_free(&res);
+            ar_matrix_free(&z);
+            ar_matrix_free(&p);
+        }
+    }
+    ar_rng_free(rng);
+}
+
+/* Generic logits: width min(N, V - 1) without bias, min(N - 1, V - 1) with. */
+static void test_generic(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(77);
+    const size_t shapes[][2] = {{5, 12}, {12, 5}, {7, 7}, {1, 4}, {4, 1}, {2, 3}, {3, 2}, {1, 1}};
+    for (size_t s = 0; s < 8; s++) {
+        size_t n = shapes[s][0], v = shapes[s][1];
+        ar_matrix z = tu_gaussian(n, v, rng);
+        ar_matrix p = row_softmax(&z);
+        size_t want = n < v - 1 ? n : v - 1;
+        size_t want_bias = n - 1 < v - 1 ? n - 1 : v - 1;
+        ar_sbn_result res;
+        analyse(&p, AR_PREC_F64, 0, 0, 1, &res);
+        if (res.rank_centred != want)
+            fail_msg("%zu x %zu: rank(L0 Pi_V) %zu, want %zu", n, v, res.rank_centred, want);
+        assert_int_equal(res.rank_double_centred, want_bias);
+        assert_int_equal(res.required_d, want);
+        assert_int_equal(res.nsv, n < v ? n : v);
+        /* d = 0 without bias predicts the uniform distribution */
+        if (want > 0)
+            assert_true(res.fit.kl_mean > 0.0);
+        ar_sbn_result_free(&res);
+        analyse(&p, AR_PREC_F64, want_bias, 1, 0, &res);
+        assert_int_equal(res.required_d, want_bias);
+        assert_true(res.sufficient);
+        assert_int_equal(res.fit_computed, 0);
+        ar_sbn_result_free(&res);
+        ar_matrix_free(&z);
+        ar_matrix_free(&p);
+    }
+    ar_rng_free(rng);
+}
+
+/* THEORY.md: generic N = 5, V = 12 has rank(log P) = 5 and needs d = 5, so
+ * at d = 4 Yang et al.'s rank-minus-one condition (5 - 1 > 4) is silent
+ * while P is not expressible. */
+static void test_yang_counterexample(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(512);
+    ar_matrix z = tu_gaussian(5, 12, rng);
+    ar_matrix p = row_softmax(&z);
+    ar_sbn_result res;
+    analyse(&p, AR_PREC_F64, 4, 0, 1, &res);
+    assert_int_equal(res.rank_log, 5);
+    assert_int_equal(res.ones_in_rowspace, 0);
+    assert_int_equal(res.required_d, 5);
+    assert_false(res.sufficient);
+    assert_false(res.yang_fails);
+    assert_true(res.yang_silent_but_fails);
+    assert_true(res.logit_error > 1e-3);
+    assert_true(res.fit.kl_max > 1e-6); /* the best fit really misses P */
+    ar_sbn_result_free(&res);
+    analyse(&p, AR_PREC_F64, 3, 0, 0, &res);
+    assert_true(res.yang_fails && !res.yang_silent_but_fails && !res.sufficient);
+    ar_sbn_result_free(&res);
+    analyse(&p, AR_PREC_F64, 5, 0, 1, &res);
+    assert_true(res.sufficient && !res.yang_fails && !res.yang_silent_but_fails);
+    assert_true(res.fit.max_abs_error < 1e-12);
+    ar_sbn_result_free(&res);
+    /* with a bias d = 4 suffices (rank(Pi_N L0 Pi_V) = 4) */
+    analyse(&p, AR_PREC_F64, 4, 1, 1, &res);
+    assert_true(res.sufficient);
+    assert_true(res.yang_wrong_with_bias == 0); /* 5 - 1 > 4 is false: nothing claimed */
+    assert_true(res.fit.max_abs_error < 1e-12);
+    ar_sbn_result_free(&res);
+    ar_matrix_free(&z);
+    ar_matrix_free(&p);
+    ar_rng_free(rng);
+}
+
+/* Tolerance relative to ||L0||: a uniform P with one-ulp noise is rank 0. */
+static void test_uniform_ulp_noise(void **state)
+{
+    (void)state;
+    const size_t n = 6, v = 9;
+    ar_matrix p = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&p, n, v));
+    for (size_t j = 0; j < v; j++)
+        for (size_t i = 0; i < n; i++) {
+            double u = 1.0 / (double)v;
+            AR_AT(&p, i, j) = ((i * 7 + j * 3) % 3 == 0) ? nextafter(u, 1.0)
+                              : ((i + j) % 2 ? nextafter(u, 0.0) : u);
+        }
+    ar_sbn_result res;
+    analyse(&p, AR_PREC_F64, 0, 0, 1, &res);
+    assert_int_equal(res.rank_log, 1);
+    assert_int_equal(res.rank_centred, 0);
+    assert_int_equal(res.required_d, 0);
+    assert_true(res.sufficient);
+    assert_true(res.fit.kl_max < 1e-13);
+    /* the centred matrix is not exactly zero: a threshold relative to its
+     * own sigma_1 would have counted noise */
+    assert_true(res.singular_values[0] > 0.0);
+    ar_sbn_result_free(&res);
+    ar_matrix_free(&p);
+}
+
+/* float32 storage: the float32 epsilon sets the threshold; with float64's
+ * the same data reads as (almost) full rank. */
+static void test_float32_precision(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(32);
+    ar_matrix z = planted_logits(24, 40, 3, 0, rng);
+    ar_matrix p = row_softmax(&z);
+    for (size_t j = 0; j < p.cols; j++)
+        for (size_t i = 0; i < p.rows; i++)
+            AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
+    ar_sbn_workspace *ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, 24, 40));
+    ar_sbn_opts o = ar_sbn_opts_default();
+    o.d = 3;
+    o.fit = 0;
+    ar_sbn_result res;
+    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F32, &o, &res, NULL));
+    assert_int_equal(res.required_d, 3);
+    assert_int_equal(res.precision, AR_PREC_F32);
+    assert_close(res.rtol, 40.0 * ar_precision_eps(AR_PREC_F32), 0.0);
+    ar_sbn_result_free(&res);
+    /* float64 epsilon: rounding noise counts as rank; the row sums also fail
+     * float64's default tolerance, so give the sum tolerance explicitly */
+    o.sum_tol = 1e-6;
+    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    assert_true(res.required_d > 3);
+    ar_sbn_result_free(&res);
+    o.sum_tol = -1.0;
+    ar_error err = {{0}};
+    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "sums to"));
+    ar_sbn_workspace_free(ws);
+    ar_matrix_free(&z);
+    ar_matrix_free(&p);
+    ar_rng_free(rng);
+}
+
+/* Errors against width: Eckart-Young is non-increasing, starts at the
+ * centred norm and reaches 0 at the required width; the probability fit is
+ * never worse than its start, and its prediction is row-stochastic with the
+ * reported KL. */
+static void test_errors_against_width(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(4);
+    ar_matrix z = planted_logits(15, 25, 4, 0, rng);
+    ar_matrix noise = tu_gaussian(15, 25, rng);
+    for (size_t j = 0; j < 25; j++)
+        for (size_t i = 0; i < 15; i++)
+            AR_AT(&z, i, j) += 0.1 * AR_AT(&noise, i, j);
+    ar_matrix p = row_softmax(&z);
+    ar_sbn_workspace *ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, 15, 25));
+    ar_sbn_opts o = ar_sbn_opts_default();
+    o.d = 2;
+    o.seed = 9;
+    ar_sbn_result res;
+    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    assert_int_equal(res.required_d, 15);
+    assert_close(ar_sbn_logit_error(&res, 0), res.centred_norm, 0.0);
+    assert_close(ar_sbn_logit_error(&res, 15), 0.0, 0.0);
+    for (size_t k = 1; k <= 15; k++)
+        assert_true(ar_sbn_logit_error(&res, k) <= ar_sbn_logit_error(&res, k - 1));
+    /* the noise floor: past the planted width the error is small */
+    assert_true(ar_sbn_logit_error(&res, 4) < 0.2 * ar_sbn_logit_error(&res, 3));
+    assert_true(res.fit.kl_mean < res.fit.start_kl_mean); /* BFGS improved on the SVD start */
+    assert_int_equal(res.fit.seed, 9);
+    ar_matrix q = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q, 15, 25));
+    assert_ok(ar_sbn_fit_prediction(ws, &q));
+    assert_true(ar_stochastic_defect(&q, AR_AXIS_ROW) < 1e-14);
+    double kls = 0.0;
+    for (size_t i = 0; i < 15; i++) {
+        double kl = 0.0;
+        for (size_t j = 0; j < 25; j++)
+            kl += AR_AT(&p, i, j) * log(AR_AT(&p, i, j) / AR_AT(&q, i, j));
+        kls += kl;
+    }
+    assert_close(kls / 15.0, res.fit.kl_mean, 1e-12);
+    assert_close(ar_matrix_max_abs_diff(&p, &q), res.fit.max_abs_error, 1e-15);
+    /* KL falls with the width; refits reuse the workspace */
+    double prev = res.fit.kl_mean;
+    for (size_t d = 3; d <= 5; d++) {
+        ar_sbn_fit f;
+        assert_ok(ar_sbn_fit_run(ws, d, &o, &f, NULL));
+        assert_true(f.kl_mean < prev);
+        prev = f.kl_mean;
+    }
+    /* same seed, same numbers */
+    ar_sbn_fit f1, f2;
+    assert_ok(ar_sbn_fit_run(ws, 2, &o, &f1, NULL));
+    assert_ok(ar_sbn_fit_run(ws, 2, &o, &f2, NULL));
+    assert_true(f1.kl_mean == f2.kl_mean && f1.kl_mean == res.fit.kl_mean);
+    /* bias fit from an analysis without bias: the start is recomputed */
+    o.bias = 1;
+    ar_sbn_fit fb;
+    assert_ok(ar_sbn_fit_run(ws, 0, &o, &fb, NULL));
+    assert_true(fb.bias && fb.kl_mean > 0.0);
+    ar_sbn_result_free(&res);
+    ar_matrix_free(&q);
+    ar_sbn_workspace_free(ws);
+    ar_matrix_free(&z);
+    ar_matrix_free(&noise);
+    ar_matrix_free(&p);
+    ar_rng_free(rng);
+}
+
+static void test_input_errors(void **state)
+{
+    (void)state;
+    double good[6] = {0.25, 0.5, 0.75, 0.5, 0.0 + 1e-300, 0.0}; /* 2 x 3 column-major */
+    ar_matrix p = ar_matrix_view(good, 2, 3, 2);
+    ar_error err = {{0}};
+    /* rows: (0.25, 0.75, 1e-300) ok, (0.5, 0.5, 0.0) has a zero */
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row 1, column 2"));
+    good[5] = -0.0;
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
+    good[5] = -1e-3;
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
+    good[5] = NAN;
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_ENONFINITE);
+    good[5] = INFINITY;
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_ENONFINITE);
+    good[3] = 0.49;
+    good[5] = 1e-3; /* row 1 sums to 0.991 */
+    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row 1 sums to"));
+    assert_ok(ar_sbn_check(&p, 0.02, AR_PREC_F64, NULL)); /* explicit tolerance */
+    good[3] = 0.5;
+    good[5] = 1e-17; /* sum 1 + 1e-17 rounds to 1 */
+    assert_ok(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL));
+    ar_matrix empty = ar_matrix_empty();
+    assert_int_equal(ar_sbn_check(&empty, -1.0, AR_PREC_F64, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_check(NULL, -1.0, AR_PREC_F64, NULL), AR_EINVAL);
+    /* workspace and analysis arguments */
+    ar_sbn_workspace *ws = NULL;
+    assert_int_equal(ar_sbn_workspace_alloc(&ws, 0, 3), AR_EINVAL);
+    assert_int_equal(ar_sbn_workspace_alloc(NULL, 2, 3), AR_EINVAL);
+    assert_ok(ar_sbn_workspace_alloc(&ws, 3, 3));
+    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_result res;
+    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL), AR_ESIZE);
+    ar_sbn_fit f;
+    assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL); /* nothing loaded */
+    ar_matrix q = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q, 3, 3));
+    assert_int_equal(ar_sbn_fit_prediction(ws, &q), AR_EINVAL);
+    ar_matrix_free(&q);
+    ar_sbn_workspace_free(ws);
+    ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, 2, 3));
+    o.rank.atol = -1.0;
+    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
+    o = ar_sbn_opts_default();
+    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_analyze(NULL, &p, AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
+    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    o.jitter = -1.0;
+    assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL);
+    o.jitter = 0.0;
+    o.grad_tol = 0.0;
+    assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_fit_run(ws, 1, NULL, &f, NULL), AR_EINVAL);
+    ar_matrix wrong = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&wrong, 3, 2));
+    assert_int_equal(ar_sbn_fit_prediction(ws, &wrong), AR_ESIZE);
+    ar_matrix_free(&wrong);
+    ar_sbn_result_free(&res);
+    ar_sbn_result_free(NULL);
+    ar_sbn_workspace_free(ws);
+    ar_sbn_workspace_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_planted),
+        cmocka_unit_test(test_generic),
+        cmocka_unit_test(test_yang_counterexample),
+        cmocka_unit_test(test_uniform_ulp_noise),
+        cmocka_unit_test(test_float32_precision),
+        cmocka_unit_test(test_errors_against_width),
+        cmocka_unit_test(test_input_errors),
+    };
+    return cmocka_run_group_tests_name("softmax_bottleneck", tests, NULL, NULL);
+}
