@@ -62,5 +62,11 @@ int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r);
 int vcheck_planted_rank(const verify_ctx *ctx, verify_result *r);
 int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r);
 int vcheck_paper_params(const verify_ctx *ctx, verify_result *r);
+int vcheck_collapse_no_skip(const verify_ctx *ctx, verify_result *r);
+int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r);
+int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r);
+int vcheck_sbn_planted(const verify_ctx *ctx, verify_result *r);
+int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r);
+int vcheck_sbn_yang_counterexample(const verify_ctx *ctx, verify_result *r);
 
 #endif

@@ -34,6 +34,26 @@ const verify_check verify_checks[] = {
     {"bottleneck", "paper_params",
      "BERT parameter counts of the paper's 15 configurations within 0.5% (THEORY.md s.5)",
      vcheck_paper_params},
+    {"collapse", "collapse_without_skips",
+     "pure attention collapses to rank one doubly exponentially: order of decay k >= 2 in "
+     "r_{l+1} ~ c r_l^k (Dong et al. 2021, THEORY.md s.7)",
+     vcheck_collapse_no_skip},
+    {"collapse", "skips_prevent_collapse",
+     "with skip connections the representation keeps full rank (THEORY.md s.7)",
+     vcheck_collapse_skip},
+    {"collapse", "rank_one_residual",
+     "res(1 x^T) = 0 with x the column means, the Frobenius minimiser (THEORY.md s.7)",
+     vcheck_collapse_rank_one},
+    {"softmax-bottleneck", "planted_width",
+     "softmax(H W^T) of planted width k needs exactly d = rank(L0 Pi_V) = k (THEORY.md s.3)",
+     vcheck_sbn_planted},
+    {"softmax-bottleneck", "planted_width_bias",
+     "with a word bias, H W^T + 1 b^T needs d = rank(Pi_N L0 Pi_V) = k (THEORY.md s.3)",
+     vcheck_sbn_planted_bias},
+    {"softmax-bottleneck", "yang_counterexample",
+     "generic N=5, V=12 needs d = 5 where Yang's rank(log P) - 1 > d is silent at d = 4 "
+     "(THEORY.md s.3)",
+     vcheck_sbn_yang_counterexample},
 };
 
 const size_t verify_ncheck = sizeof verify_checks / sizeof verify_checks[0];
