@@ -15,5 +15,7 @@
 #include "bottleneck.h"
 #include "collapse.h"
 #include "softmax_bottleneck.h"
+#include "seprank.h"
+#include "depthwidth.h"
 
 #endif

@@ -98,9 +98,12 @@ int cli_set_blas_threads(int threads);
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_heads(int argc, char **argv);
 int cmd_params(int argc, char **argv);
 int cmd_represent(int argc, char **argv);
+int cmd_seprank(int argc, char **argv);
+int cmd_depthwidth(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_softmax_bottleneck(int argc, char **argv);
 

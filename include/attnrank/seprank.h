@@ -1,0 +1,262 @@
+/* Separation rank of the simplified self-attention network (THEORY.md s. 6,
+ * Levine et al. 2020), measured by grid tensors.
+ *
+ * The network (no softmax, no LayerNorm, no ReLU).  Width d = d_x, H heads
+ * of size dp = d / H, N positions, depth L.  Tokens are columns: Y^0 = X is
+ * d x N.  Layer l maps Y to Y' with, for every position i,
+ *
+ *   y'_i = [y_i +] sum_h sum_j <W_Q^{l,h} y_i, W_K^{l,h} y_j> W_O^{l,h} W_V^{l,h} y_j
+ *
+ * (the bracketed residual only when `residual` is set).  W_Q, W_K, W_V of a
+ * head are dp x d, W_O is d x dp.  Per layer the H heads are stored stacked:
+ * wq[l] (d x d) holds W_Q^{l,h} in rows h*dp .. h*dp+dp-1, likewise wk, wv;
+ * wo[l] (d x d) holds W_O^{l,h} in columns h*dp .. h*dp+dp-1.  The scalar
+ * output is a read-out of the last layer at one position:
+ *
+ *   f(X) = r^T y^L_position,
+ *
+ * with r a unit vector e_k ("output entry k") or a seeded random vector.
+ * Without residual f is a homogeneous polynomial of degree exactly 3^L in
+ * the entries of X; with it, inhomogeneous of degree <= 3^L.
+ *
+ * Grid tensor: M template vectors t_1..t_M (the same set at every position);
+ * A(c_1..c_N) = f(t_{c_1}, ..., t_{c_N}).  Its matricisation by a partition
+ * (A, B) of the positions has M^|A| rows (assignments of templates to the
+ * positions of A, the first position of A the fastest-varying digit) and M^|B|
+ * columns.  Its rank is a lower bound on the separation rank of f.
+ *
+ * Two evaluations of the same model:
+ *  - floating point (ar_san): Gaussian weights, for singular spectra;
+ *  - modular (ar_san_mod): every weight, read-out entry and template drawn
+ *    uniformly from the whole field F_p, p a word-size prime, arithmetic with
+ *    FLINT's nmod routines (no int64 overflow).  The rank over F_p at one
+ *    point is a certificate: a nonzero r x r minor modulo p is a nonzero
+ *    integer polynomial, so the generic rank over Q (and R) is at least r.
+ *    Schwartz-Zippel bounds the chance that it is below the generic rank by
+ *    (degree of the minor) / p, negligible for p ~ 2^62.
+ *  - exact rational rank (fmpz_mat_rank) of integer weights and templates,
+ *    only for small matrices (<= AR_SEPRANK_RATIONAL_MAX_DIM).
+ */
+#ifndef ATTNRANK_SEPRANK_H
+#define ATTNRANK_SEPRANK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gsl/gsl_rng.h>
+#include "export.h"
+#include "matrix.h"
+#include "status.h"
+
+#define AR_SEPRANK_MAX_POSITIONS 32
+/* Default size budget of the CLI: rows and columns of the matricisation at
+ * most 1024 (an exact rank then takes well under a second). */
+#define AR_SEPRANK_DEFAULT_MAX_DIM 1024
+/* Largest matricisation whose rank is also computed over Q by fmpz_mat_rank
+ * (above it: ranks modulo two independent primes). */
+#define AR_SEPRANK_RATIONAL_MAX_DIM 64
+/* Integer weights and templates of the rational check lie in [-B, B]. */
+#define AR_SEPRANK_RATIONAL_RANGE 1048576
+#define AR_SEPRANK_MAX_PRIMES 3
+
+/* ---- partition of positions ---- */
+typedef struct ar_partition {
+    size_t n;                               /* number of positions */
+    size_t na, nb;                          /* sizes of A and B (both >= 1) */
+    size_t a[AR_SEPRANK_MAX_POSITIONS];     /* positions of A, ascending */
+    size_t b[AR_SEPRANK_MAX_POSITIONS];     /* positions of B, ascending */
+} ar_partition;
+
+/* A = {0 .. floor(n/2) - 1}, B = the rest (n >= 2). */
+AR_API int ar_partition_half(size_t n, ar_partition *p);
+/* Parse "0,1/2,3": A before the slash, B after; every position 0..n-1
+ * exactly once, both sides non-empty.  err says what is wrong. */
+AR_API int ar_partition_parse(const char *text, size_t n, ar_partition *p, ar_error *err);
+/* Format as "0,1/2,3" into buf (always NUL-terminated). */
+AR_API void ar_partition_format(const ar_partition *p, char *buf, size_t len);
+
+/* ---- floating-point network ---- */
+typedef struct ar_san {
+    size_t layers, d, heads, dp, n;
+    int residual;
+    size_t position;     /* read-out position */
+    ar_matrix *wq, *wk, *wv, *wo;  /* `layers` matrices each, d x d (see above) */
+    double *readout;     /* r, d entries */
+} ar_san;
+
+/* Allocate a zero network; heads must divide d, n <= AR_SEPRANK_MAX_POSITIONS.
+ * The read-out defaults to entry 0 at position 0. */
+AR_API int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n,
+                        int residual);
+AR_API void ar_san_free(ar_san *net);
+/* Weights N(0, 1/d) (so a layer keeps unit-size inputs O(1)); read-out
+ * N(0, 1/d) as well.  Deterministic for a given generator state. */
+AR_API void ar_san_randomize(ar_san *net, gsl_rng *rng);
+/* Read out entry k of position i (r = e_k). */
+AR_API int ar_san_set_entry(ar_san *net, size_t position, size_t entry);
+/* Y (d x n, preallocated) = network(X) (d x n), every layer applied. */
+AR_API int ar_san_forward(const ar_san *net, const ar_matrix *x, ar_matrix *y);
+/* f(X) = r^T y^L_position. */
+AR_API int ar_san_eval(const ar_san *net, const ar_matrix *x, double *value);
+
+/* ---- modular network over F_p ---- */
+typedef struct ar_san_mod {
+    size_t layers, d, heads, dp, n;
+    int residual;
+    size_t position;
+    uint64_t p;          /* prime modulus (< 2^63) */
+    uint64_t *w;         /* layers * 4 * d * d residues: [l][Q,K,V,O] row-major d x d */
+    uint64_t *readout;   /* d residues */
+} ar_san_mod;
+
+/* The k-th of a fixed list of primes just below 2^62 (k < 16), distinct for
+ * distinct k: independent primes for confirming a modular rank. */
+AR_API uint64_t ar_seprank_prime(size_t k);
+/* Uniform residue in [0, p) from a GSL generator (two 32-bit draws,
+ * rejection sampling: exactly uniform). */
+AR_API uint64_t ar_field_uniform(gsl_rng *rng, uint64_t p);
+
+AR_API int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
+                            int residual, uint64_t p);
+AR_API void ar_san_mod_free(ar_san_mod *net);
+/* Every weight and the read-out uniform over F_p. */
+AR_API void ar_san_mod_randomize(ar_san_mod *net, gsl_rng *rng);
+AR_API int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry);
+/* Weight (row, col) of matrix which (0 Q, 1 K, 2 V, 3 O) of layer l. */
+AR_API uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, int which, size_t row, size_t col);
+/* y (n * d residues, position-major: y[i*d + k]) = network(x) over F_p. */
+AR_API int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y);
+AR_API int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value);
+
+/* ---- grid tensors ---- */
+/* Rows and columns of the matricisation with m templates: m^na x m^nb.
+ * AR_ENOMEM when either overflows size_t or rows*cols exceeds max_entries
+ * (0: no cap). */
+AR_API int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t *rows,
+                         size_t *cols);
+/* g (rows x cols, preallocated) = matricised grid tensor of net on templates
+ * (d x m, column t is template t).  threads >= 1 splits the rows. */
+AR_API int ar_grid_float(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
+                         ar_matrix *g, size_t threads);
+/* The same over F_p: templates m*d residues (template t at t*d), g row-major
+ * with row stride ld >= cols.  Nothing larger than g is allocated. */
+AR_API int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
+                       const ar_partition *part, uint64_t *g, size_t ld, size_t threads);
+/* Rank over F_p of a row-major rows x cols matrix (copied; g untouched). */
+AR_API int ar_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
+                       size_t *rank);
+
+/* ---- bounds and regimes (natural logs: the bounds overflow a double) ---- */
+/* ln C(min(na, nb) d + 3^L, 3^L): monomials of degree <= 3^L in the
+ * variables of the smaller side.  Proven (DERIVED) for both models. */
+AR_API double ar_seprank_bound_log_monomial(size_t d, size_t layers, size_t na, size_t nb);
+/* Sharper split bound (DERIVED, proven): without residual, sum over
+ * k = 0..D (D = 3^L) of min(C(na d + k - 1, k), C(nb d + D - k - 1, D - k));
+ * with residual (degrees <= D), sum over k of min(C(na d + k - 1, k),
+ * C(nb d + D - k, D - k)).  NaN when 3^L > AR_SEPRANK_SPLIT_MAX_DEGREE. */
+#define AR_SEPRANK_SPLIT_MAX_DEGREE 4782969 /* 3^14 */
+AR_API double ar_seprank_bound_log_split(size_t d, size_t layers, size_t na, size_t nb,
+                                         int residual);
+/* Parity bound (DERIVED here, proven, the sharpest of the three).  Under
+ * x_j -> -x_j the layer map sends y_j -> -y_j and fixes every other y_i
+ * (y_j enters each term an even number of times unless i = j), so f, read
+ * out at position p, is odd in x_p and even in every other x_j.  Counting
+ * only monomials with those parities, per side S the number g_S(e) of
+ * admissible monomials of degree e, the bound is
+ *   sum_{k=0}^{D} min(g_A(k), g_B(D - k))            (no residual)
+ *   sum_{k=0}^{D} min(g_A(k), sum_{e<=D-k} g_B(e))   (residual: degrees <= D).
+ * For N = 2 and no residual it equals C(d + (D-1)/2, d).  NaN when
+ * 3^L > AR_SEPRANK_PARITY_MAX_DEGREE (the count is a convolution of cost
+ * N D^2). */
+#define AR_SEPRANK_PARITY_MAX_DEGREE 729 /* 3^6 */
+AR_API double ar_seprank_bound_log_parity(size_t d, size_t layers, const ar_partition *part,
+                                          size_t position, int residual);
+/* ln C(n, k) for real arguments via lgamma (0 <= k <= n). */
+AR_API double ar_lnchoose(double n, double k);
+
+typedef enum ar_seprank_regime {
+    AR_REGIME_DOUBLE_EXPONENTIAL = 0, /* L < log_3 d: log sep ~ 3^L log d */
+    AR_REGIME_LINEAR = 1              /* L >= log_3 d: log sep ~ L d (up to logs) */
+} ar_seprank_regime;
+/* Paper's threshold L_th = log_3(d) (asymptotic, as recalled). */
+AR_API double ar_seprank_l_th(size_t d);
+AR_API ar_seprank_regime ar_seprank_regime_of(size_t layers, size_t d);
+AR_API const char *ar_seprank_regime_name(ar_seprank_regime r);
+
+/* ---- one measurement ---- */
+typedef struct ar_seprank_config {
+    size_t layers, d, heads, n;
+    int residual;
+    size_t position;        /* read-out position (default 0) */
+    long entry;             /* >= 0: output entry; -1 (default): seeded read-out */
+    ar_partition partition; /* partition.n == 0: half split */
+    size_t templates;       /* M; 0: auto (enough to reveal the bound, capped) */
+    size_t max_dim;         /* auto M keeps rows, cols <= max_dim (default 1024) */
+    uint64_t seed;
+    int do_float;           /* default 1 */
+    int do_exact;           /* default 0 */
+    size_t nprimes;         /* 0: auto (1 up to 64 x 64, else 2); <= 3 */
+    int rational;           /* -1 auto (<= 64 x 64 and L <= 3), 0 off, 1 on */
+    double rtol, atol;      /* float rank tolerance (rtol < 0: max(m,n) eps) */
+    size_t threads;         /* grid evaluation threads (default 1) */
+} ar_seprank_config;
+
+AR_API ar_seprank_config ar_seprank_config_default(void);
+
+typedef struct ar_seprank_result {
+    ar_seprank_config config;   /* as used: partition and templates resolved */
+    uint64_t seed;              /* base seed */
+    size_t rows, cols;
+    /* floating point */
+    int have_float;
+    size_t float_rank;
+    double threshold, rtol, atol;  /* threshold actually used */
+    double *singular_values;    /* min(rows, cols), descending (owned) */
+    size_t nsv;
+    /* exact */
+    int have_exact;
+    size_t exact_rank;          /* max over primes (each is a certificate) */
+    size_t nprimes;
+    uint64_t primes[AR_SEPRANK_MAX_PRIMES];
+    size_t prime_ranks[AR_SEPRANK_MAX_PRIMES];
+    int primes_agree;
+    int have_rational;
+    size_t rational_rank;       /* fmpz_mat_rank of an integer instance */
+    int float_undercounts;      /* float_rank < exact_rank */
+    int saturated;              /* exact (or float) rank == min(rows, cols) */
+    /* bounds */
+    double bound_log_monomial, bound_log_split, bound_log_parity;
+    double bound_log;           /* min of the three (natural log) */
+    double l_th;
+    ar_seprank_regime regime;
+} ar_seprank_result;
+
+/* Templates that ar_seprank_run would choose.  With one position per side
+ * (N = 2): the least M with M > bound (so the bound could show), capped at
+ * max_dim.  With more positions on a side the grid is a product set that
+ * reveals less than M^|side| directions, so the largest M with
+ * max(M^na, M^nb) <= max_dim.  At least 1. */
+AR_API size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_partition *part);
+/* Seeds for the roles of one configuration (weights and templates of the
+ * float run, of prime k, of the rational run) derive from cfg->seed and
+ * (L, d, H, N, residual, role) with ar_seed_derive; not from M, so growing M
+ * keeps the same network and extends the template list. */
+AR_API uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role);
+AR_API int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err);
+AR_API void ar_seprank_result_free(ar_seprank_result *res);
+
+/* Building blocks of ar_seprank_run, for sweeps that grow M:
+ * rank over F_p (p = ar_seprank_prime(prime_index)) of the grid with m
+ * templates, network and templates drawn from the role seeds of prime_index;
+ * and the singular values (min(rows, cols) of them, descending, into s) of
+ * the floating-point grid with m templates. */
+AR_API int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
+                               size_t prime_index, size_t *rank);
+AR_API int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *part,
+                                  size_t m, double *s);
+
+/* Exact rank over Q (fmpz_mat_rank) of the grid of an integer instance:
+ * weights, read-out and templates uniform in [-range, range]. */
+AR_API int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part,
+                                    size_t m, long range, size_t *rank);
+
+#endif

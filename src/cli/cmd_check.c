@@ -1,0 +1,400 @@
+/* attnrank check: a CI gate on a model configuration.  Evaluates required
+ * theorem conditions (no head-size bottleneck, depth efficiency, near-optimal
+ * depth for the size) for one configuration or every row of a CSV file, says
+ * why each holds or fails, and exits 1 if any fails. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnrank/bottleneck.h"
+#include "attnrank/depthwidth.h"
+
+enum { REQ_NO_BOTTLENECK = 1, REQ_DEPTH_EFFICIENT = 2, REQ_NEAR_OPTIMAL = 4 };
+
+static const struct {
+    const char *name;
+    int bit;
+} requirement_names[] = {
+    {"no-bottleneck", REQ_NO_BOTTLENECK},
+    {"depth-efficient", REQ_DEPTH_EFFICIENT},
+    {"near-optimal-allocation", REQ_NEAR_OPTIMAL},
+};
+#define NREQ (sizeof requirement_names / sizeof requirement_names[0])
+
+typedef struct check_config {
+    char label[96];
+    size_t d, heads, n, head_size, layers;
+    int requires;
+} check_config;
+
+static const cli_command_doc check_doc = {
+    "check",
+    "attnrank check --d D --heads H --n N [--head-size P] [--layers L] --require COND ...\n"
+    "       attnrank check --configs FILE.csv [--require COND ...]",
+    "Gate a model configuration on theorem conditions, for CI. COND is one of\n"
+    "  no-bottleneck            head size d_p >= n - 1 and d >= n: one head can\n"
+    "                           produce every attention pattern (exact criterion,\n"
+    "                           THEORY.md s.3; the paper's d_p >= n is sufficient)\n"
+    "  depth-efficient          layers <= the fitted transition depth of the width,\n"
+    "                           (ln d - 5.039) / 0.0555 (THEORY.md s.6; needs --layers)\n"
+    "  near-optimal-allocation  layers within 15% of the optimal depth for the size\n"
+    "                           12 L d^2 (needs --layers)\n"
+    "--require may be repeated or take a comma-separated list. With --configs, the\n"
+    "CSV header names the columns: d, heads, n, head-size, layers, require (conditions\n"
+    "separated by ';'), name; --require on the command line applies to rows without\n"
+    "a require column. Exit status: 0 all hold, 1 a condition fails, 2 bad input.",
+};
+
+/* Parse "a,b" or "a;b" into requirement bits; 0 on an unknown name. */
+static int parse_requirements(const char *text, int *bits, char *bad, size_t badlen)
+{
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ",;");
+        int found = 0;
+        for (size_t i = 0; i < NREQ; i++)
+            if (strlen(requirement_names[i].name) == len &&
+                strncmp(requirement_names[i].name, p, len) == 0) {
+                *bits |= requirement_names[i].bit;
+                found = 1;
+            }
+        if (!found && len > 0) {
+            snprintf(bad, badlen, "%.*s", (int)len, p);
+            return 0;
+        }
+        p += len;
+        if (*p)
+            p++;
+    }
+    return 1;
+}
+
+static json_t *condition_json(const char *name, int holds, const char *why)
+{
+    return json_pack("{s:s, s:b, s:s}", "condition", name, "holds", holds, "why", why);
+}
+
+/* Evaluate one requirement; writes the explanation into why. */
+static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, int *holds)
+{
+    ar_heads_opts o = ar_heads_opts_default();
+    o.errors = 0;
+    o.head_size = c->head_size;
+    ar_heads_report rep;
+    ar_error err = {{0}};
+    int rc = ar_heads_analyze(c->d, c->heads, c->n, &o, &rep, &err);
+    if (rc != AR_OK)
+        return cli_status_error("check", rc, &err, c->label);
+    const ar_head_config *h = c->head_size ? &rep.fixed : &rep.standard;
+    *holds = !h->bottleneck;
+    if (*holds)
+        snprintf(why, len,
+                 "head size %zu >= n - 1 = %zu and d = %zu >= n: one head reaches every "
+                 "attention pattern",
+                 h->dp, c->n - 1, c->d);
+    else if (c->d < c->n)
+        snprintf(why, len,
+                 "d = %zu < n = %zu: X cannot have full column rank, some patterns are "
+                 "unreachable at any head size",
+                 c->d, c->n);
+    else
+        snprintf(why, len,
+                 "head size %zu < n - 1 = %zu: logit rank <= %zu, deficit %zu; longest "
+                 "sequence without bottleneck %zu; largest head count without it %zu",
+                 h->dp, c->n - 1, h->logit_rank_bound, h->rank_deficit, h->max_seq_len,
+                 rep.max_heads_exact);
+    return -1;
+}
+
+static int evaluate_allocation(const check_config *c, int bit, char *why, size_t len,
+                               int *holds)
+{
+    if (c->layers == 0)
+        return cli_usage_error("check", "%s: %s needs --layers", c->label,
+                               bit == REQ_DEPTH_EFFICIENT ? "depth-efficient"
+                                                          : "near-optimal-allocation");
+    ar_dw_law law = ar_dw_law_paper();
+    ar_dw_verdict v;
+    int rc = ar_dw_verdict_of(&law, (double)c->layers, (double)c->d, -1.0, &v);
+    if (rc != AR_OK)
+        return cli_status_error("check", rc, NULL, c->label);
+    if (bit == REQ_DEPTH_EFFICIENT) {
+        *holds = v.depth_efficient;
+        snprintf(why, len,
+                 "L = %zu %s transition depth %.1f of width %zu (transition width of L: "
+                 "%.0f; theory's L_th = log_3 d = %.2f)",
+                 c->layers, *holds ? "<=" : ">", v.transition_layers, c->d, v.transition_d,
+                 v.l_th);
+    } else {
+        *holds = v.near_optimal;
+        snprintf(why, len,
+                 "L = %zu vs optimal depth %.1f (width %.0f) for %.3g parameters: ratio %.3f, "
+                 "tolerance %.0f%%",
+                 c->layers, v.optimal_layers, v.optimal_d, v.params, v.depth_ratio,
+                 100 * v.tolerance);
+    }
+    return -1;
+}
+
+/* Evaluate every requirement of c; prints text or appends JSON. */
+static int evaluate_config(const check_config *c, int json, json_t *out, size_t *failures)
+{
+    if (c->requires == 0)
+        return cli_usage_error("check", "%s: no condition required (use --require)", c->label);
+    json_t *conds = json_array();
+    if (!json)
+        printf("%s\n", c->label);
+    for (size_t i = 0; i < NREQ; i++) {
+        int bit = requirement_names[i].bit;
+        if (!(c->requires & bit))
+            continue;
+        char why[384];
+        int holds = 0;
+        int code = bit == REQ_NO_BOTTLENECK ? evaluate_no_bottleneck(c, why, sizeof why, &holds)
+                                            : evaluate_allocation(c, bit, why, sizeof why, &holds);
+        if (code >= 0) {
+            json_decref(conds);
+            return code;
+        }
+        *failures += !holds;
+        if (json)
+            json_array_append_new(conds, condition_json(requirement_names[i].name, holds, why));
+        else
+            printf("  %s %-24s %s\n", holds ? "HOLDS" : "FAILS", requirement_names[i].name, why);
+    }
+    if (json)
+        json_array_append_new(
+            out, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "config", c->label, "d",
+                           (json_int_t)c->d, "heads", (json_int_t)c->heads, "n",
+                           (json_int_t)c->n, "head_size", (json_int_t)c->head_size, "layers",
+                           (json_int_t)c->layers, "conditions", conds));
+    else
+        json_decref(conds);
+    return -1;
+}
+
+static int validate_config(const check_config *c)
+{
+    if (c->d == 0 || c->heads == 0 || c->n == 0)
+        return cli_usage_error("check", "%s: needs d, heads and n (all >= 1)", c->label);
+    if (c->head_size == 0 && c->d % c->heads != 0)
+        return cli_usage_error("check", "%s: heads %zu does not divide d %zu; give head-size",
+                               c->label, c->heads, c->d);
+    return -1;
+}
+
+/* ---- --configs FILE ---- */
+
+typedef struct csv_columns {
+    int d, heads, n, head_size, layers, require, name;
+} csv_columns;
+
+static void trim(char *s)
+{
+    size_t len = strlen(s);
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r' || s[len - 1] == '\n' ||
+                       s[len - 1] == '\t'))
+        s[--len] = '\0';
+    size_t lead = strspn(s, " \t");
+    memmove(s, s + lead, strlen(s + lead) + 1);
+}
+
+/* Split a line on commas in place; returns the field count (max 16). */
+static int split_fields(char *line, char **fields)
+{
+    int n = 0;
+    for (char *p = line; n < 16;) {
+        fields[n++] = p;
+        char *comma = strchr(p, ',');
+        if (comma == NULL)
+            break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    for (int i = 0; i < n; i++)
+        trim(fields[i]);
+    return n;
+}
+
+static int map_header(const char *path, char **fields, int nf, csv_columns *col)
+{
+    int *slots[] = {&col->d, &col->heads, &col->n, &col->head_size, &col->layers,
+                    &col->require, &col->name};
+    const char *names[] = {"d", "heads", "n", "head-size", "layers", "require", "name"};
+    for (size_t s = 0; s < 7; s++)
+        *slots[s] = -1;
+    for (int i = 0; i < nf; i++) {
+        const char *f = fields[i];
+        if (strncmp(f, "--", 2) == 0)
+            f += 2; /* accept the flag spelling too */
+        size_t s = 0;
+        while (s < 7 && strcmp(f, names[s]) != 0)
+            s++;
+        if (s == 7)
+            return cli_usage_error("check", "%s: line 1: unknown column '%s'", path, fields[i]);
+        *slots[s] = i;
+    }
+    if (col->d < 0 || col->heads < 0 || col->n < 0)
+        return cli_usage_error("check", "%s: line 1: header needs columns d, heads and n", path);
+    return -1;
+}
+
+static int parse_size_field(const char *path, size_t line, const char *what, const char *text,
+                            size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
+        return cli_usage_error("check", "%s: line %zu: %s: expected a non-negative integer, got '%s'",
+                               path, line, what, text);
+    *out = (size_t)v;
+    return -1;
+}
+
+static int row_to_config(const char *path, size_t line, char **f, int nf, const csv_columns *col,
+                         int default_requires, check_config *c)
+{
+    memset(c, 0, sizeof *c);
+    struct { int idx; const char *what; size_t *dst; } sizes[] = {
+        {col->d, "d", &c->d},           {col->heads, "heads", &c->heads},
+        {col->n, "n", &c->n},           {col->head_size, "head-size", &c->head_size},
+        {col->layers, "layers", &c->layers},
+    };
+    for (size_t s = 0; s < 5; s++) {
+        if (sizes[s].idx < 0 || f[sizes[s].idx][0] == '\0')
+            continue;
+        int code = parse_size_field(path, line, sizes[s].what, f[sizes[s].idx], sizes[s].dst);
+        if (code >= 0)
+            return code;
+    }
+    c->requires = default_requires;
+    if (col->require >= 0 && f[col->require][0] != '\0') {
+        char bad[64];
+        c->requires = 0;
+        if (!parse_requirements(f[col->require], &c->requires, bad, sizeof bad))
+            return cli_usage_error("check", "%s: line %zu: unknown condition '%s'", path, line,
+                                   bad);
+    }
+    if (col->name >= 0 && f[col->name][0] != '\0')
+        snprintf(c->label, sizeof c->label, "%s", f[col->name]);
+    else
+        snprintf(c->label, sizeof c->label, "%s line %zu (d=%zu, heads=%zu, n=%zu)", path, line,
+                 c->d, c->heads, c->n);
+    (void)nf;
+    return validate_config(c);
+}
+
+static int run_configs(const char *path, int default_requires, int json, json_t *out,
+                       size_t *failures, size_t *count)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return cli_usage_error("check", "%s: cannot open: %s", path, strerror(errno));
+    char line[1024];
+    char *fields[16];
+    csv_columns col;
+    size_t lineno = 0;
+    int have_header = 0, code = -1, ncol = 0;
+    while (code < 0 && fgets(line, sizeof line, fp) != NULL) {
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(fp)) {
+            code = cli_usage_error("check", "%s: line %zu: longer than %zu characters", path,
+                                   lineno, sizeof line - 2);
+            break;
+        }
+        trim(line);
+        if (line[0] == '\0' || line[0] == '#')
+            continue;
+        int nf = split_fields(line, fields);
+        if (!have_header) {
+            code = map_header(path, fields, nf, &col);
+            have_header = 1;
+            ncol = nf;
+            continue;
+        }
+        if (nf != ncol) {
+            code = cli_usage_error("check", "%s: line %zu: %d fields, header has %d", path,
+                                   lineno, nf, ncol);
+            break;
+        }
+        check_config c;
+        code = row_to_config(path, lineno, fields, nf, &col, default_requires, &c);
+        if (code < 0)
+            code = evaluate_config(&c, json, out, failures);
+        (*count)++;
+    }
+    fclose(fp);
+    if (code < 0 && *count == 0)
+        code = cli_usage_error("check", "%s: no configuration rows", path);
+    return code;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    check_config c;
+    memset(&c, 0, sizeof c);
+    const char *configs = NULL;
+    int json = 0;
+    cli_strings require = {{NULL}, 0};
+    const char *positional[1];
+    size_t npos = 0;
+    const cli_option opts[] = {
+        {"--d", CLI_SIZE, &c.d, "D", "model width", 1, NULL},
+        {"--heads", CLI_SIZE, &c.heads, "H", "heads per layer", 1, NULL},
+        {"--n", CLI_SIZE, &c.n, "N", "sequence length", 1, NULL},
+        {"--head-size", CLI_SIZE, &c.head_size, "P", "head size (default d / heads)", 1, NULL},
+        {"--layers", CLI_SIZE, &c.layers, "L", "depth", 1, NULL},
+        {"--require", CLI_STRINGS, &require, "COND",
+         "condition to require (repeatable, or a comma-separated list)", 0, NULL},
+        {"--configs", CLI_STRING, &configs, "FILE", "CSV of configurations (header = flags)", 0,
+         NULL},
+        {"--json", CLI_SWITCH, &json, NULL, "print the verdicts as JSON", 0, NULL},
+    };
+    int code = cli_parse(&check_doc, argc, argv, opts, sizeof opts / sizeof opts[0], positional,
+                         0, &npos);
+    if (code >= 0)
+        return code;
+    for (size_t i = 0; i < require.count; i++) {
+        char bad[64];
+        if (!parse_requirements(require.items[i], &c.requires, bad, sizeof bad))
+            return cli_usage_error("check", "--require: unknown condition '%s' (see --help)", bad);
+    }
+    json_t *out = json_array();
+    size_t failures = 0, count = 0;
+    if (configs != NULL) {
+        if (c.d || c.heads || c.n || c.head_size || c.layers) {
+            json_decref(out);
+            return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size "
+                                            "and --layers");
+        }
+        code = run_configs(configs, c.requires, json, out, &failures, &count);
+    } else {
+        snprintf(c.label, sizeof c.label, "d=%zu, heads=%zu, n=%zu", c.d, c.heads, c.n);
+        if (c.layers)
+            snprintf(c.label + strlen(c.label), sizeof c.label - strlen(c.label), ", layers=%zu",
+                     c.layers);
+        code = validate_config(&c);
+        if (code < 0)
+            code = evaluate_config(&c, json, out, &failures);
+        count = 1;
+    }
+    if (code >= 0) {
+        json_decref(out);
+        return code;
+    }
+    if (json) {
+        code = cli_json_print(json_pack("{s:o, s:I}", "configs", out, "failed_conditions",
+                                        (json_int_t)failures));
+        if (code != 0)
+            return code;
+    } else {
+        json_decref(out);
+        printf("%zu configuration%s, %zu condition%s failed\n", count, count == 1 ? "" : "s",
+               failures, failures == 1 ? "" : "s");
+    }
+    return failures > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

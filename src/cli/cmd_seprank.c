@@ -1,0 +1,275 @@
+/* attnrank seprank: separation rank of the simplified self-attention network
+ * (THEORY.md s. 6) by the rank of a matricised grid tensor, in floating point
+ * and exactly (modulo word-size primes, over Q on small cases), beside the
+ * monomial-count bounds and the paper's regime. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_command_doc seprank_doc = {
+    "seprank",
+    "attnrank seprank --layers L --d D [--heads H] [--n N] [--partition 0,1/2,3]\n"
+    "       [--templates M] [--residual] [--exact] [--seed S] [--csv FILE] [--json]",
+    "Grid-tensor rank of f(X) = r^T y^L_position for the simplified self-attention\n"
+    "network (no softmax, LayerNorm or ReLU; heads of size d/H; optional residual),\n"
+    "a lower bound on its separation rank w.r.t. the partition (A, B) of positions\n"
+    "(default: first half / second half). M templates per position give an\n"
+    "M^|A| x M^|B| matrix. Default M: the least with min(M^|A|, M^|B|) > bound,\n"
+    "capped so that rows and columns stay <= --max-dim (default 1024). Float rank\n"
+    "uses the singular values (threshold reported); --exact adds the rank over\n"
+    "F_p with weights and templates uniform over the field (1 prime up to 64 x 64,\n"
+    "else 2 independent primes) and over Q (fmpz_mat_rank) up to 64 x 64, L <= 3.\n"
+    "Bounds are natural logs (bound_log). Reported as 'saturated' when the rank\n"
+    "fills the matrix (then it is only a lower bound: raise --templates).",
+};
+
+typedef struct seprank_args {
+    size_t layers, d, heads, n, templates, max_dim, position, entry, primes, threads;
+    int entry_seen, residual, exact, rational, no_float, json, rtol_seen;
+    const char *partition, *csv;
+    uint64_t seed;
+    double rtol, atol;
+} seprank_args;
+
+static int write_csv(const char *path, const ar_seprank_result *r)
+{
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("seprank", rc, &err, NULL);
+    fprintf(af.fp, "index,sigma,sigma_normalised,above_threshold\n");
+    for (size_t i = 0; i < r->nsv; i++) {
+        double top = r->singular_values[0] > 0.0 ? r->singular_values[0] : 1.0;
+        fprintf(af.fp, "%zu,%.17g,%.17g,%d\n", i + 1, r->singular_values[i],
+                r->singular_values[i] / top, r->singular_values[i] > r->threshold);
+    }
+    rc = ar_atomic_commit(&af, &err);
+    return rc == AR_OK ? 0 : cli_status_error("seprank", rc, &err, NULL);
+}
+
+static json_t *result_json(const ar_seprank_result *r)
+{
+    const ar_seprank_config *c = &r->config;
+    char part[256];
+    ar_partition_format(&c->partition, part, sizeof part);
+    json_t *o = json_object();
+    json_object_set_new(o, "layers", json_integer((json_int_t)c->layers));
+    json_object_set_new(o, "d", json_integer((json_int_t)c->d));
+    json_object_set_new(o, "heads", json_integer((json_int_t)c->heads));
+    json_object_set_new(o, "head_size", json_integer((json_int_t)(c->d / c->heads)));
+    json_object_set_new(o, "n", json_integer((json_int_t)c->n));
+    json_object_set_new(o, "residual", json_boolean(c->residual));
+    json_object_set_new(o, "position", json_integer((json_int_t)c->position));
+    json_object_set_new(o, "readout", c->entry >= 0 ? json_integer(c->entry)
+                                                   : json_string("seeded"));
+    json_object_set_new(o, "partition", json_string(part));
+    json_object_set_new(o, "templates", json_integer((json_int_t)c->templates));
+    json_object_set_new(o, "rows", json_integer((json_int_t)r->rows));
+    json_object_set_new(o, "cols", json_integer((json_int_t)r->cols));
+    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
+    if (r->have_float) {
+        json_object_set_new(o, "float_rank", json_integer((json_int_t)r->float_rank));
+        json_object_set_new(o, "tolerance",
+                            json_pack("{s:o, s:o, s:o, s:s}", "threshold",
+                                      cli_json_real(r->threshold), "rtol",
+                                      cli_json_real(r->rtol), "atol", cli_json_real(r->atol),
+                                      "precision", "float64"));
+        json_object_set_new(o, "singular_values",
+                            cli_json_array_doubles(r->singular_values, r->nsv));
+    }
+    if (r->have_exact) {
+        json_object_set_new(o, "exact_rank", json_integer((json_int_t)r->exact_rank));
+        json_t *pr = json_array();
+        for (size_t k = 0; k < r->nprimes; k++)
+            json_array_append_new(pr, json_pack("{s:I, s:I}", "prime", (json_int_t)r->primes[k],
+                                                "rank", (json_int_t)r->prime_ranks[k]));
+        json_object_set_new(o, "primes", pr);
+        json_object_set_new(o, "primes_agree", json_boolean(r->primes_agree));
+        json_object_set_new(o, "rational_rank", r->have_rational
+                                                    ? json_integer((json_int_t)r->rational_rank)
+                                                    : json_null());
+    }
+    if (r->have_float && r->have_exact)
+        json_object_set_new(o, "float_undercounts", json_boolean(r->float_undercounts));
+    json_object_set_new(o, "saturated", json_boolean(r->saturated));
+    json_object_set_new(o, "bound_log", cli_json_real(r->bound_log));
+    json_object_set_new(o, "bound_log_monomial", cli_json_real(r->bound_log_monomial));
+    json_object_set_new(o, "bound_log_split", cli_json_real(r->bound_log_split));
+    json_object_set_new(o, "bound_log_parity", cli_json_real(r->bound_log_parity));
+    json_object_set_new(o, "bound", r->bound_log < 40.0 ? json_integer((json_int_t)floor(
+                                                              exp(r->bound_log) + 0.5))
+                                                        : json_null());
+    json_object_set_new(o, "l_th", cli_json_real(r->l_th));
+    json_object_set_new(o, "regime", json_string(ar_seprank_regime_name(r->regime)));
+    return o;
+}
+
+static void print_text(const ar_seprank_result *r)
+{
+    const ar_seprank_config *c = &r->config;
+    char part[256];
+    ar_partition_format(&c->partition, part, sizeof part);
+    printf("network: L=%zu d=%zu H=%zu (head size %zu) N=%zu %s, read-out ", c->layers, c->d,
+           c->heads, c->d / c->heads, c->n, c->residual ? "with residual" : "no residual");
+    if (c->entry >= 0)
+        printf("entry %ld", c->entry);
+    else
+        printf("seeded vector");
+    printf(" at position %zu, seed %llu\n", c->position, (unsigned long long)r->seed);
+    printf("grid: partition %s, %zu templates -> %zu x %zu\n", part, c->templates, r->rows,
+           r->cols);
+    if (r->have_float)
+        printf("float rank           %zu  (threshold %.3e = max(atol %.3g, rtol %.3e * sigma_1))\n",
+               r->float_rank, r->threshold, r->atol, r->rtol);
+    if (r->have_exact) {
+        printf("exact rank           %zu  (", r->exact_rank);
+        for (size_t k = 0; k < r->nprimes; k++)
+            printf("%smod %llu: %zu", k ? ", " : "", (unsigned long long)r->primes[k],
+                   r->prime_ranks[k]);
+        if (r->have_rational)
+            printf(", over Q: %zu", r->rational_rank);
+        printf(")%s\n", r->primes_agree ? "" : "  PRIMES DISAGREE");
+    }
+    if (r->have_float && r->have_exact && r->float_undercounts)
+        printf("float under-counts   by %zu\n", r->exact_rank - r->float_rank);
+    if (r->saturated)
+        printf("saturated            rank = min(rows, cols): a lower bound only; raise --templates\n");
+    printf("bound_log            %.6g  (ln of the least bound: monomial %.6g, split %.6g, "
+           "parity %.6g)\n",
+           r->bound_log, r->bound_log_monomial, r->bound_log_split, r->bound_log_parity);
+    if (r->bound_log < 40.0)
+        printf("bound                %.0f%s\n", exp(r->bound_log),
+               r->have_exact && fabs(exp(r->bound_log) - (double)r->exact_rank) < 0.5
+                   ? "  (attained by the exact rank)"
+                   : "");
+    printf("L_th = log_3(d)      %.4g  (regime: %s)\n", r->l_th,
+           ar_seprank_regime_name(r->regime));
+}
+
+static int check_args(const seprank_args *a, ar_seprank_config *cfg)
+{
+    if (a->layers == 0 || a->d == 0)
+        return cli_usage_error("seprank", "needs --layers L and --d D (both >= 1)");
+    if (a->d % a->heads != 0)
+        return cli_usage_error("seprank", "--heads %zu does not divide --d %zu", a->heads, a->d);
+    if (a->n > AR_SEPRANK_MAX_POSITIONS)
+        return cli_usage_error("seprank", "--n: at most %d positions", AR_SEPRANK_MAX_POSITIONS);
+    if (a->layers > 64)
+        return cli_usage_error("seprank", "--layers: at most 64");
+    if (a->position >= a->n)
+        return cli_usage_error("seprank", "--position %zu out of range (n = %zu)", a->position,
+                               a->n);
+    if (a->entry_seen && a->entry >= a->d)
+        return cli_usage_error("seprank", "--entry %zu out of range (d = %zu)", a->entry, a->d);
+    if (a->primes > AR_SEPRANK_MAX_PRIMES)
+        return cli_usage_error("seprank", "--primes: at most %d", AR_SEPRANK_MAX_PRIMES);
+    if (a->rtol_seen && a->rtol < 0.0)
+        return cli_usage_error("seprank", "--rtol: must be >= 0, got %g", a->rtol);
+    if (a->atol < 0.0)
+        return cli_usage_error("seprank", "--atol: must be >= 0, got %g", a->atol);
+    if (a->no_float && !a->exact)
+        return cli_usage_error("seprank", "--no-float needs --exact (nothing to compute)");
+    *cfg = ar_seprank_config_default();
+    cfg->layers = a->layers;
+    cfg->d = a->d;
+    cfg->heads = a->heads;
+    cfg->n = a->n;
+    cfg->residual = a->residual;
+    cfg->position = a->position;
+    cfg->entry = a->entry_seen ? (long)a->entry : -1;
+    cfg->templates = a->templates;
+    cfg->max_dim = a->max_dim;
+    cfg->seed = a->seed;
+    cfg->do_float = !a->no_float;
+    cfg->do_exact = a->exact;
+    cfg->nprimes = a->primes;
+    cfg->rational = a->rational ? 1 : -1;
+    cfg->rtol = a->rtol_seen ? a->rtol : -1.0;
+    cfg->atol = a->atol;
+    cfg->threads = a->threads;
+    if (a->partition != NULL) {
+        ar_error err = {{0}};
+        if (ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
+            return cli_usage_error("seprank", "--partition: %s", err.msg);
+    }
+    ar_partition part = cfg->partition;
+    if (part.n == 0)
+        ar_partition_half(a->n, &part);
+    size_t m = a->templates ? a->templates : ar_seprank_auto_templates(cfg, &part);
+    size_t rows, cols;
+    if (ar_grid_shape(&part, m, (size_t)1 << 26, &rows, &cols) != AR_OK)
+        return cli_usage_error("seprank",
+                               "--templates %zu: the %zu-position grid exceeds 2^26 entries", m,
+                               a->n);
+    return -1;
+}
+
+int cmd_seprank(int argc, char **argv)
+{
+    seprank_args a = {0};
+    a.heads = 1;
+    a.n = 2;
+    a.max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
+    a.threads = 1;
+    const cli_option opts[] = {
+        {"--layers", CLI_SIZE, &a.layers, "L", "depth (>= 1)", 1, NULL},
+        {"--d", CLI_SIZE, &a.d, "D", "width d_x", 1, NULL},
+        {"--heads", CLI_SIZE, &a.heads, "H", "heads per layer, dividing D (default 1)", 1, NULL},
+        {"--n", CLI_SIZE, &a.n, "N", "number of positions (default 2)", 2, NULL},
+        {"--partition", CLI_STRING, &a.partition, "A/B",
+         "positions of A and B, e.g. 0,1/2,3 (default: halves)", 0, NULL},
+        {"--templates", CLI_SIZE, &a.templates, "M", "templates per position (default: auto)", 1,
+         NULL},
+        {"--max-dim", CLI_SIZE, &a.max_dim, "K",
+         "size budget of the auto template count: rows, cols <= K (default 1024)", 1, NULL},
+        {"--residual", CLI_SWITCH, &a.residual, NULL, "add the residual connection", 0, NULL},
+        {"--position", CLI_SIZE, &a.position, "I", "read-out position (default 0)", 0, NULL},
+        {"--entry", CLI_SIZE, &a.entry, "K",
+         "read out output entry K (default: a seeded random linear read-out)", 0, &a.entry_seen},
+        {"--exact", CLI_SWITCH, &a.exact, NULL, "also the exact rank (mod p, and over Q if small)",
+         0, NULL},
+        {"--primes", CLI_SIZE, &a.primes, "K", "number of primes for --exact (default auto)", 1,
+         NULL},
+        {"--rational", CLI_SWITCH, &a.rational, NULL,
+         "force the rank over Q (fmpz_mat_rank; slow on large grids)", 0, NULL},
+        {"--no-float", CLI_SWITCH, &a.no_float, NULL, "skip the floating-point spectrum", 0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S", "base seed (default 0)", 0, NULL},
+        {"--rtol", CLI_DOUBLE, &a.rtol, "R", "relative rank tolerance (default max(m,n) eps)", 0,
+         &a.rtol_seen},
+        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
+        {"--threads", CLI_SIZE, &a.threads, "T", "threads for the grid evaluation (default 1)", 1,
+         NULL},
+        {"--csv", CLI_STRING, &a.csv, "FILE", "write the float singular values as CSV", 0, NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON", 0, NULL},
+    };
+    int code = cli_parse(&seprank_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0,
+                         NULL);
+    if (code >= 0)
+        return code;
+    ar_seprank_config cfg;
+    code = check_args(&a, &cfg);
+    if (code >= 0)
+        return code;
+    if (a.csv != NULL && a.no_float)
+        return cli_usage_error("seprank", "--csv writes the float spectrum: drop --no-float");
+    ar_seprank_result res;
+    ar_error err = {{0}};
+    int rc = ar_seprank_run(&cfg, &res, &err);
+    if (rc != AR_OK)
+        return cli_status_error("seprank", rc, &err, NULL);
+    code = 0;
+    if (a.csv != NULL)
+        code = write_csv(a.csv, &res);
+    if (code == 0) {
+        if (a.json)
+            code = cli_json_print(result_json(&res));
+        else
+            print_text(&res);
+    }
+    ar_seprank_result_free(&res);
+    return code;
+}

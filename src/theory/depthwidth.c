@@ -1,0 +1,376 @@
+/* Depth-to-width allocation from the transition law of Levine et al. 2020,
+ * and a GSL refit of that law from measured transition points. */
+#include "attnrank/depthwidth.h"
+
+#include <errno.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ar_dw_law ar_dw_law_paper(void)
+{
+    ar_dw_law law = {AR_DW_PAPER_INTERCEPT, AR_DW_PAPER_SLOPE, AR_DW_PAPER_PARAMS_COEFF};
+    return law;
+}
+
+static int law_ok(const ar_dw_law *law)
+{
+    return law != NULL && isfinite(law->intercept) && isfinite(law->slope) &&
+           isfinite(law->params_coeff) && law->params_coeff > 0.0;
+}
+
+int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
+{
+    if (!law_ok(law) || d == NULL || !(layers >= 0.0) || !isfinite(layers))
+        return AR_EINVAL;
+    *d = exp(law->intercept + law->slope * layers);
+    return isfinite(*d) ? AR_OK : AR_EDOMAIN;
+}
+
+int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
+{
+    if (!law_ok(law) || layers == NULL || !(d > 0.0) || !isfinite(d))
+        return AR_EINVAL;
+    if (law->slope == 0.0)
+        return AR_EDOMAIN;
+    *layers = (log(d) - law->intercept) / law->slope;
+    return AR_OK;
+}
+
+double ar_dw_params(const ar_dw_law *law, double layers, double d)
+{
+    if (!law_ok(law))
+        return NAN;
+    return law->params_coeff * layers * d * d;
+}
+
+double ar_dw_l_th(double d)
+{
+    return d > 0.0 ? log(d) / log(3.0) : NAN;
+}
+
+/* ln(c L d(L)^2) - ln N: increasing in L when b > 0. */
+static double budget_gap(const ar_dw_law *law, double layers, double log_params)
+{
+    return log(law->params_coeff) + log(layers) + 2.0 * (law->intercept + law->slope * layers) -
+           log_params;
+}
+
+int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
+{
+    if (!law_ok(law) || out == NULL || !(params > 0.0) || !isfinite(params))
+        return AR_EINVAL;
+    if (!(law->slope > 0.0))
+        return AR_EDOMAIN;
+    double lp = log(params);
+    /* Bisection in log L: the gap is monotone, so this is robust for any
+     * budget whose optimum lies in [1e-9, 1e7] layers. */
+    double lo = log(1e-9), hi = log(1e7);
+    if (budget_gap(law, exp(lo), lp) > 0.0 || budget_gap(law, exp(hi), lp) < 0.0)
+        return AR_EDOMAIN;
+    for (int it = 0; it < 200 && hi - lo > 1e-14; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (budget_gap(law, exp(mid), lp) < 0.0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    out->law = *law;
+    out->params = params;
+    out->layers = exp(0.5 * (lo + hi));
+    out->d = exp(law->intercept + law->slope * out->layers);
+    out->l_th = ar_dw_l_th(out->d);
+    return AR_OK;
+}
+
+int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
+                     ar_dw_verdict *out)
+{
+    if (!law_ok(law) || out == NULL || !(layers > 0.0) || !(d > 0.0) || !isfinite(layers) ||
+        !isfinite(d) || !isfinite(tolerance))
+        return AR_EINVAL;
+    if (tolerance < 0.0)
+        tolerance = AR_DW_DEFAULT_TOLERANCE;
+    memset(out, 0, sizeof *out);
+    out->law = *law;
+    out->layers = layers;
+    out->d = d;
+    out->tolerance = tolerance;
+    out->params = ar_dw_params(law, layers, d);
+    out->l_th = ar_dw_l_th(d);
+    int rc = ar_dw_transition_layers(law, d, &out->transition_layers);
+    if (rc == AR_OK)
+        rc = ar_dw_transition_d(law, layers, &out->transition_d);
+    ar_dw_optimum opt;
+    if (rc == AR_OK)
+        rc = ar_dw_optimal(law, out->params, &opt);
+    if (rc != AR_OK)
+        return rc;
+    out->optimal_layers = opt.layers;
+    out->optimal_d = opt.d;
+    out->depth_ratio = layers / opt.layers;
+    out->depth_efficient = layers <= out->transition_layers;
+    out->near_optimal = fabs(layers - opt.layers) <= tolerance * opt.layers;
+    return AR_OK;
+}
+
+const char *ar_dw_verdict_name(const ar_dw_verdict *v)
+{
+    if (v == NULL)
+        return "unknown";
+    return v->depth_efficient ? "depth-efficient" : "depth-inefficient";
+}
+
+/* ------------------------------------------------------------------ */
+/* refit                                                               */
+
+int ar_dw_fit_points(const double *depth, const double *width, const double *width_err,
+                     size_t n, ar_dw_fit *out, ar_error *err)
+{
+    if (depth == NULL || width == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "fit: NULL argument");
+    if (n < 2)
+        return ar_error_set(err, AR_EINVAL, "fit: need at least 2 points, got %zu", n);
+    double *y = malloc(2 * n * sizeof(double));
+    if (y == NULL)
+        return ar_error_set(err, AR_ENOMEM, "fit: out of memory");
+    double *w = y + n;
+    int distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(depth[i]) || !(width[i] > 0.0) || !isfinite(width[i])) {
+            free(y);
+            return ar_error_set(err, AR_EDOMAIN,
+                                "fit: point %zu: depth must be finite and width > 0", i + 1);
+        }
+        if (width_err != NULL && !(width_err[i] > 0.0 && isfinite(width_err[i]))) {
+            free(y);
+            return ar_error_set(err, AR_EDOMAIN, "fit: point %zu: error must be > 0", i + 1);
+        }
+        y[i] = log(width[i]);
+        /* sigma(ln w) = sigma(w) / w to first order. */
+        double s = width_err ? width_err[i] / width[i] : 1.0;
+        w[i] = 1.0 / (s * s);
+        if (depth[i] != depth[0])
+            distinct = 1;
+    }
+    if (!distinct) {
+        free(y);
+        return ar_error_set(err, AR_EDOMAIN, "fit: all depths equal, slope undefined");
+    }
+    double c0, c1, cov00, cov01, cov11, chisq;
+    int gs = width_err ? gsl_fit_wlinear(depth, 1, w, 1, y, 1, n, &c0, &c1, &cov00, &cov01,
+                                         &cov11, &chisq)
+                       : gsl_fit_linear(depth, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11,
+                                        &chisq);
+    if (gs != GSL_SUCCESS) {
+        free(y);
+        return ar_error_set(err, AR_EDOMAIN, "fit: GSL: %s", gsl_strerror(gs));
+    }
+    /* Weighted R^2 = 1 - chi2 / sum w (y - ybar_w)^2. */
+    double sw = 0.0, swy = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        sw += w[i];
+        swy += w[i] * y[i];
+    }
+    double ybar = swy / sw, sst = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sst += w[i] * (y[i] - ybar) * (y[i] - ybar);
+    memset(out, 0, sizeof *out);
+    out->npoints = n;
+    out->weighted = width_err != NULL;
+    out->intercept = c0;
+    out->slope = c1;
+    out->intercept_err = sqrt(cov00);
+    out->slope_err = sqrt(cov11);
+    out->cov = cov01;
+    out->chi2 = chisq;
+    out->chi2_red = n > 2 ? chisq / (double)(n - 2) : NAN;
+    out->r2 = sst > 0.0 ? 1.0 - chisq / sst : 1.0;
+    free(y);
+    return AR_OK;
+}
+
+void ar_dw_points_free(ar_dw_points *p)
+{
+    if (p == NULL)
+        return;
+    free(p->depth);
+    free(p->width);
+    free(p->error);
+    memset(p, 0, sizeof *p);
+}
+
+/* Split a line into up to 4 numeric fields; returns the field count, -1 if a
+ * field is not a number, -2 if there are too many. */
+static int parse_fields(const char *line, size_t len, double *v)
+{
+    char buf[512];
+    if (len >= sizeof buf)
+        return -2;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    int k = 0;
+    char *s = buf;
+    for (;;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        char *end = s;
+        while (*end != ',' && *end != '\0')
+            end++;
+        char *stop = end;
+        while (stop > s && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r'))
+            stop--;
+        char save = *stop;
+        *stop = '\0';
+        if (k >= 4)
+            return -2;
+        char *num_end = NULL;
+        errno = 0;
+        double x = strtod(s, &num_end);
+        if (s == stop || num_end != stop || errno != 0 || !isfinite(x))
+            return -1;
+        v[k++] = x;
+        *stop = save;
+        if (*end == '\0')
+            break;
+        s = end + 1;
+    }
+    return k;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+int ar_dw_points_parse(const char *text, size_t len, const char *name, ar_dw_points *out,
+                       ar_error *err)
+{
+    if (text == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "points: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (name == NULL)
+        name = "<input>";
+    size_t cap = 0, n = 0, line_no = 0;
+    int ncols = 0, header_allowed = 1;
+    double *dep = NULL, *wid = NULL, *er = NULL;
+    int rc = AR_OK;
+    size_t pos = 0;
+    while (pos < len && rc == AR_OK) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        const char *line = text + pos;
+        size_t ll = end - pos;
+        pos = end + 1;
+        line_no++;
+        if (is_blank(line, ll) || line[0] == '#')
+            continue;
+        double v[4];
+        int k = parse_fields(line, ll, v);
+        if (k == -1 && header_allowed) {
+            header_allowed = 0;
+            continue;
+        }
+        header_allowed = 0;
+        if (k < 0 || k < 2 || k > 3) {
+            rc = ar_error_set(err, AR_EFORMAT,
+                              "%s:%zu: expected 'depth,width[,error]' (2 or 3 numbers)", name,
+                              line_no);
+            break;
+        }
+        if (ncols == 0)
+            ncols = k;
+        else if (k != ncols) {
+            rc = ar_error_set(err, AR_EFORMAT, "%s:%zu: %d fields, earlier lines had %d", name,
+                              line_no, k, ncols);
+            break;
+        }
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            double *a = realloc(dep, nc * sizeof(double));
+            if (a)
+                dep = a;
+            double *b = realloc(wid, nc * sizeof(double));
+            if (b)
+                wid = b;
+            double *c = realloc(er, nc * sizeof(double));
+            if (c)
+                er = c;
+            if (!a || !b || !c) {
+                rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", name);
+                break;
+            }
+            cap = nc;
+        }
+        dep[n] = v[0];
+        wid[n] = v[1];
+        er[n] = k == 3 ? v[2] : 0.0;
+        n++;
+    }
+    if (rc == AR_OK && n == 0)
+        rc = ar_error_set(err, AR_EFORMAT, "%s: no data lines", name);
+    if (rc != AR_OK) {
+        free(dep);
+        free(wid);
+        free(er);
+        return rc;
+    }
+    out->n = n;
+    out->depth = dep;
+    out->width = wid;
+    if (ncols == 3) {
+        out->error = er;
+    } else {
+        free(er);
+        out->error = NULL;
+    }
+    return AR_OK;
+}
+
+int ar_dw_points_read(const char *path, ar_dw_points *out, ar_error *err)
+{
+    if (path == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "points: NULL argument");
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return ar_error_set(err, AR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int rc = AR_OK;
+    while (buf != NULL) {
+        size_t got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0)
+            break;
+        if (len == cap) {
+            if (cap >= ((size_t)64 << 20)) {
+                rc = ar_error_set(err, AR_EFORMAT, "%s: larger than 64 MB", path);
+                break;
+            }
+            char *nb = realloc(buf, 2 * cap);
+            if (nb == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (buf == NULL)
+        rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", path);
+    else if (rc == AR_OK && ferror(fp))
+        rc = ar_error_set(err, AR_EIO, "%s: read error", path);
+    fclose(fp);
+    if (rc == AR_OK)
+        rc = ar_dw_points_parse(buf, len, path, out, err);
+    free(buf);
+    return rc;
+}

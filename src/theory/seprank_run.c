@@ -1,0 +1,277 @@
+/* One separation-rank measurement: choose the templates, build the grid in
+ * floating point and over one or more primes (and over Q when small), rank
+ * it every way asked for, and put the bounds beside the ranks. */
+#include "attnrank/seprank.h"
+#include "attnrank/random.h"
+#include "attnrank/rank.h"
+#include "attnrank/spectrum.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest matricisation ar_seprank_run builds: 2^26 entries (512 MB of
+ * doubles or residues), a 8192 x 8192 matrix. */
+#define SEPRANK_MAX_ENTRIES ((size_t)1 << 26)
+
+ar_seprank_config ar_seprank_config_default(void)
+{
+    ar_seprank_config c;
+    memset(&c, 0, sizeof c);
+    c.layers = 1;
+    c.d = 2;
+    c.heads = 1;
+    c.n = 2;
+    c.entry = -1;
+    c.max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
+    c.do_float = 1;
+    c.rational = -1;
+    c.rtol = -1.0;
+    c.threads = 1;
+    return c;
+}
+
+uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role)
+{
+    uint64_t key[7] = {cfg->layers, cfg->d, cfg->heads, cfg->n, (uint64_t)cfg->residual,
+                       (uint64_t)(cfg->entry + 1), role};
+    return ar_seed_derive(cfg->seed, key, 7);
+}
+
+/* m^e, saturating at SIZE_MAX. */
+static size_t pow_sat(size_t m, size_t e)
+{
+    size_t r = 1;
+    for (size_t i = 0; i < e; i++) {
+        if (r > SIZE_MAX / m)
+            return SIZE_MAX;
+        r *= m;
+    }
+    return r;
+}
+
+/* The least of the bounds that could be computed (NaN ones skipped). */
+static double bound_log_of(const ar_seprank_config *cfg, const ar_partition *part)
+{
+    double mono = ar_seprank_bound_log_monomial(cfg->d, cfg->layers, part->na, part->nb);
+    double split = ar_seprank_bound_log_split(cfg->d, cfg->layers, part->na, part->nb,
+                                              cfg->residual);
+    double parity = ar_seprank_bound_log_parity(cfg->d, cfg->layers, part, cfg->position,
+                                                cfg->residual);
+    double best = mono;
+    if (!isnan(split) && split < best)
+        best = split;
+    if (!isnan(parity) && parity < best)
+        best = parity;
+    return best;
+}
+
+size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_partition *part)
+{
+    if (cfg == NULL || part == NULL || part->na == 0 || part->nb == 0)
+        return 1;
+    size_t lo = part->na < part->nb ? part->na : part->nb;
+    size_t hi = part->na < part->nb ? part->nb : part->na;
+    size_t max_dim = cfg->max_dim ? cfg->max_dim : AR_SEPRANK_DEFAULT_MAX_DIM;
+    size_t cap = 1;
+    while (pow_sat(cap + 1, hi) <= max_dim)
+        cap++;
+    /* With several positions on a side the grid is a product set, and M
+     * templates per position reveal less than M^|side| directions (measured:
+     * N = 4, L = 1, d = 4 gives rank 3 at M = 3 but 5 from M = 5): use the
+     * whole budget there. */
+    if (hi > 1)
+        return cap;
+    double blog = bound_log_of(cfg, part);
+    /* Need min(M^na, M^nb) >= bound + 1; in logs, lo ln M >= ln(bound + 1). */
+    if (!(blog < (double)lo * log((double)cap + 1.0)))
+        return cap;
+    size_t need = (size_t)floor(exp(log1p(exp(blog)) / (double)lo));
+    if (need < 1)
+        need = 1;
+    /* Small bounds are integers computed through logs: round them. */
+    double bound = blog < 40.0 ? floor(exp(blog) + 0.5) : exp(blog);
+    while ((double)pow_sat(need, lo) < bound + 1.0)
+        need++;
+    return need < cap ? need : cap;
+}
+
+static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_error *err)
+{
+    if (cfg->layers == 0 || cfg->layers > 64)
+        return ar_error_set(err, AR_EINVAL, "layers must be in 1..64, got %zu", cfg->layers);
+    if (cfg->d == 0 || cfg->d > 65536)
+        return ar_error_set(err, AR_EINVAL, "d must be in 1..65536, got %zu", cfg->d);
+    if (cfg->heads == 0 || cfg->d % cfg->heads != 0)
+        return ar_error_set(err, AR_EINVAL, "heads (%zu) must divide d (%zu)", cfg->heads,
+                            cfg->d);
+    if (cfg->n < 2 || cfg->n > AR_SEPRANK_MAX_POSITIONS)
+        return ar_error_set(err, AR_EINVAL, "n must be in 2..%d, got %zu",
+                            AR_SEPRANK_MAX_POSITIONS, cfg->n);
+    if (cfg->position >= cfg->n)
+        return ar_error_set(err, AR_EINVAL, "position %zu out of range (n = %zu)",
+                            cfg->position, cfg->n);
+    if (cfg->entry >= 0 && (size_t)cfg->entry >= cfg->d)
+        return ar_error_set(err, AR_EINVAL, "output entry %ld out of range (d = %zu)",
+                            cfg->entry, cfg->d);
+    if (cfg->nprimes > AR_SEPRANK_MAX_PRIMES)
+        return ar_error_set(err, AR_EINVAL, "at most %d primes", AR_SEPRANK_MAX_PRIMES);
+    if (cfg->partition.n == 0)
+        return ar_partition_half(cfg->n, part);
+    if (cfg->partition.n != cfg->n || cfg->partition.na == 0 || cfg->partition.nb == 0 ||
+        cfg->partition.na + cfg->partition.nb != cfg->n)
+        return ar_error_set(err, AR_EINVAL, "partition does not cover the %zu positions",
+                            cfg->n);
+    *part = cfg->partition;
+    return AR_OK;
+}
+
+int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
+                           double *s)
+{
+    if (cfg == NULL || part == NULL || s == NULL || m == 0)
+        return AR_EINVAL;
+    size_t rows, cols;
+    int rc = ar_grid_shape(part, m, SEPRANK_MAX_ENTRIES, &rows, &cols);
+    if (rc != AR_OK)
+        return rc;
+    ar_san net;
+    rc = ar_san_alloc(&net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual);
+    if (rc != AR_OK)
+        return rc;
+    ar_matrix templates = ar_matrix_empty(), g = ar_matrix_empty();
+    gsl_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 1));
+    gsl_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 2));
+    if (rw == NULL || rt == NULL || ar_matrix_alloc(&templates, cfg->d, m) != AR_OK ||
+        ar_matrix_alloc(&g, rows, cols) != AR_OK) {
+        rc = AR_ENOMEM;
+        goto done;
+    }
+    ar_san_randomize(&net, rw);
+    net.position = cfg->position;
+    if (cfg->entry >= 0 && (rc = ar_san_set_entry(&net, cfg->position, (size_t)cfg->entry)))
+        goto done;
+    /* Unit-size templates: entries N(0, 1/d). */
+    ar_matrix_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
+    rc = ar_grid_float(&net, &templates, part, &g, cfg->threads ? cfg->threads : 1);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals(&g, s);
+done:
+    ar_rng_free(rw);
+    ar_rng_free(rt);
+    ar_matrix_free(&templates);
+    ar_matrix_free(&g);
+    ar_san_free(&net);
+    return rc;
+}
+
+static int run_float(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
+                     ar_seprank_result *res, ar_error *err)
+{
+    size_t k = res->rows < res->cols ? res->rows : res->cols;
+    res->singular_values = malloc(k * sizeof(double));
+    if (res->singular_values == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory for %zu singular values", k);
+    res->nsv = k;
+    int rc = ar_seprank_float_svals(cfg, part, m, res->singular_values);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "floating-point grid: %s", ar_strerror(rc));
+    ar_rank_opts opts = ar_rank_opts_default();
+    opts.rtol = cfg->rtol;
+    opts.atol = cfg->atol;
+    rc = ar_rank_numerical(res->singular_values, k, res->rows, res->cols, &opts,
+                           &res->float_rank, &res->threshold);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "float rank: %s", ar_strerror(rc));
+    res->rtol = ar_rank_resolve_rtol(&opts, res->rows, res->cols);
+    res->atol = cfg->atol;
+    res->have_float = 1;
+    return AR_OK;
+}
+
+static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
+                     ar_seprank_result *res, ar_error *err)
+{
+    size_t small = AR_SEPRANK_RATIONAL_MAX_DIM;
+    int is_small = res->rows <= small && res->cols <= small;
+    size_t np = cfg->nprimes ? cfg->nprimes : (is_small ? 1 : 2);
+    res->nprimes = np;
+    res->primes_agree = 1;
+    for (size_t k = 0; k < np; k++) {
+        res->primes[k] = ar_seprank_prime(k);
+        int rc = ar_seprank_mod_rank(cfg, part, m, k, &res->prime_ranks[k]);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "rank modulo %llu: %s",
+                                (unsigned long long)res->primes[k], ar_strerror(rc));
+        if (res->prime_ranks[k] > res->exact_rank)
+            res->exact_rank = res->prime_ranks[k];
+        if (res->prime_ranks[k] != res->prime_ranks[0])
+            res->primes_agree = 0;
+    }
+    res->have_exact = 1;
+    int want_q = cfg->rational > 0 || (cfg->rational < 0 && is_small && cfg->layers <= 3);
+    if (want_q) {
+        int rc = ar_seprank_rational_rank(cfg, part, m, AR_SEPRANK_RATIONAL_RANGE,
+                                          &res->rational_rank);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "rank over Q: %s", ar_strerror(rc));
+        res->have_rational = 1;
+        /* Each rank is a lower bound on the generic rank: keep the largest. */
+        if (res->rational_rank > res->exact_rank)
+            res->exact_rank = res->rational_rank;
+    }
+    return AR_OK;
+}
+
+int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err)
+{
+    if (cfg == NULL || res == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    memset(res, 0, sizeof *res);
+    ar_partition part;
+    int rc = check_config(cfg, &part, err);
+    if (rc != AR_OK)
+        return rc;
+    res->config = *cfg;
+    res->config.partition = part;
+    size_t m = cfg->templates ? cfg->templates : ar_seprank_auto_templates(cfg, &part);
+    res->config.templates = m;
+    res->seed = cfg->seed;
+    rc = ar_grid_shape(&part, m, SEPRANK_MAX_ENTRIES, &res->rows, &res->cols);
+    if (rc != AR_OK)
+        return ar_error_set(err, AR_ENOMEM,
+                            "grid with %zu templates exceeds the size limit of %zu entries", m,
+                            SEPRANK_MAX_ENTRIES);
+    res->bound_log_monomial = ar_seprank_bound_log_monomial(cfg->d, cfg->layers, part.na,
+                                                            part.nb);
+    res->bound_log_split = ar_seprank_bound_log_split(cfg->d, cfg->layers, part.na, part.nb,
+                                                      cfg->residual);
+    res->bound_log_parity = ar_seprank_bound_log_parity(cfg->d, cfg->layers, &part,
+                                                        cfg->position, cfg->residual);
+    res->bound_log = bound_log_of(cfg, &part);
+    res->l_th = ar_seprank_l_th(cfg->d);
+    res->regime = ar_seprank_regime_of(cfg->layers, cfg->d);
+    if (cfg->do_float && (rc = run_float(cfg, &part, m, res, err)) != AR_OK) {
+        ar_seprank_result_free(res);
+        return rc;
+    }
+    if (cfg->do_exact && (rc = run_exact(cfg, &part, m, res, err)) != AR_OK) {
+        ar_seprank_result_free(res);
+        return rc;
+    }
+    size_t full = res->rows < res->cols ? res->rows : res->cols;
+    size_t best = res->have_exact ? res->exact_rank : res->float_rank;
+    res->saturated = best == full;
+    res->float_undercounts = res->have_exact && res->have_float &&
+                             res->float_rank < res->exact_rank;
+    return AR_OK;
+}
+
+void ar_seprank_result_free(ar_seprank_result *res)
+{
+    if (res == NULL)
+        return;
+    free(res->singular_values);
+    res->singular_values = NULL;
+    res->nsv = 0;
+}

@@ -1,0 +1,258 @@
+/* Tests of the depthwidth module: THEORY.md's implied allocation numbers
+ * (within 2%), inverse consistency, verdicts, the GSL refit against closed
+ * forms, CSV parsing and every error path. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attnrank/attnrank.h"
+
+static int within(double x, double want, double rel)
+{
+    return fabs(x - want) <= rel * fabs(want);
+}
+
+static void test_transition_widths(void **state)
+{
+    (void)state;
+    ar_dw_law law = ar_dw_law_paper();
+    const double depth[] = {6, 12, 24, 48, 95};
+    const double width[] = {215, 300, 585, 2215, 30000};
+    for (size_t i = 0; i < 5; i++) {
+        double d = 0.0, l = 0.0;
+        assert_int_equal(ar_dw_transition_d(&law, depth[i], &d), AR_OK);
+        assert_true(within(d, width[i], 0.02));
+        /* and back */
+        assert_int_equal(ar_dw_transition_layers(&law, d, &l), AR_OK);
+        assert_true(fabs(l - depth[i]) < 1e-9);
+    }
+    /* L = 95 is ~1.0T parameters */
+    double d95;
+    ar_dw_transition_d(&law, 95, &d95);
+    assert_true(within(ar_dw_params(&law, 95, d95), 1.0e12, 0.05));
+    /* narrow widths lie past the transition at every depth */
+    double l = 0.0;
+    assert_int_equal(ar_dw_transition_layers(&law, 100.0, &l), AR_OK);
+    assert_true(l < 0.0);
+}
+
+static void test_optimal_allocation(void **state)
+{
+    (void)state;
+    ar_dw_law law = ar_dw_law_paper();
+    ar_dw_optimum o;
+    assert_int_equal(ar_dw_optimal(&law, 175e9, &o), AR_OK);
+    assert_true(within(o.layers, 80.0, 0.02));
+    assert_true(within(o.d, 13500.0, 0.02));
+    /* the optimum sits on the law and spends the budget */
+    assert_true(within(ar_dw_params(&law, o.layers, o.d), 175e9, 1e-10));
+    assert_true(fabs(log(o.d) - (law.intercept + law.slope * o.layers)) < 1e-12);
+    assert_true(fabs(o.l_th - log(o.d) / log(3.0)) < 1e-12);
+    assert_int_equal(ar_dw_optimal(&law, 1e12, &o), AR_OK);
+    assert_true(within(o.d, 30000.0, 0.02));
+    assert_true(within(o.layers, 95.0, 0.02));
+    /* monotone in the budget */
+    ar_dw_optimum small, big;
+    ar_dw_optimal(&law, 1e9, &small);
+    ar_dw_optimal(&law, 1e10, &big);
+    assert_true(small.layers < big.layers && small.d < big.d);
+    assert_true(o.params == 1e12);
+}
+
+static void test_verdicts(void **state)
+{
+    (void)state;
+    ar_dw_law law = ar_dw_law_paper();
+    ar_dw_verdict v;
+    /* GPT-3: too deep for its size, and not within 15% of the optimal depth */
+    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, -1, &v), AR_OK);
+    assert_false(v.depth_efficient);
+    assert_false(v.near_optimal);
+    assert_string_equal(ar_dw_verdict_name(&v), "depth-inefficient");
+    assert_true(within(v.transition_layers, 78.9, 0.01));
+    assert_true(within(v.optimal_layers, 80.0, 0.02));
+    assert_true(v.depth_ratio > 1.15);
+    assert_true(v.tolerance == AR_DW_DEFAULT_TOLERANCE);
+    assert_true(within(v.params, 12.0 * 96 * 12288.0 * 12288.0, 1e-12));
+    /* the 1T optimum, rounded to integers: depth-efficient or on the line, near optimal */
+    ar_dw_optimum o;
+    ar_dw_optimal(&law, 1e12, &o);
+    assert_int_equal(ar_dw_verdict_of(&law, 95, 30000, -1, &v), AR_OK);
+    assert_true(v.near_optimal);
+    /* shallow and wide: depth-efficient but far from optimal */
+    assert_int_equal(ar_dw_verdict_of(&law, 12, 4096, 0.15, &v), AR_OK);
+    assert_true(v.depth_efficient);
+    assert_false(v.near_optimal);
+    assert_string_equal(ar_dw_verdict_name(&v), "depth-efficient");
+    /* a looser tolerance accepts GPT-3 */
+    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, 0.25, &v), AR_OK);
+    assert_true(v.near_optimal);
+    assert_string_equal(ar_dw_verdict_name(NULL), "unknown");
+}
+
+static void test_law_errors(void **state)
+{
+    (void)state;
+    ar_dw_law law = ar_dw_law_paper();
+    double x;
+    ar_dw_optimum o;
+    ar_dw_verdict v;
+    assert_int_equal(ar_dw_transition_d(NULL, 6, &x), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_d(&law, -1, &x), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_layers(&law, 0, &x), AR_EINVAL);
+    assert_int_equal(ar_dw_optimal(&law, 0, &o), AR_EINVAL);
+    assert_int_equal(ar_dw_optimal(&law, NAN, &o), AR_EINVAL);
+    assert_int_equal(ar_dw_verdict_of(&law, 0, 100, -1, &v), AR_EINVAL);
+    assert_int_equal(ar_dw_verdict_of(&law, 10, -3, -1, &v), AR_EINVAL);
+    ar_dw_law flat = law;
+    flat.slope = 0.0;
+    assert_int_equal(ar_dw_transition_layers(&flat, 100, &x), AR_EDOMAIN);
+    assert_int_equal(ar_dw_optimal(&flat, 1e9, &o), AR_EDOMAIN);
+    ar_dw_law bad = law;
+    bad.params_coeff = -1;
+    assert_int_equal(ar_dw_transition_d(&bad, 6, &x), AR_EINVAL);
+    assert_true(isnan(ar_dw_params(&bad, 1, 1)));
+    /* a budget too small for any depth >= 1e-9 */
+    assert_int_equal(ar_dw_optimal(&law, 1e-8, &o), AR_EDOMAIN);
+    assert_true(isnan(ar_dw_l_th(0)));
+}
+
+/* Exact data on a line: the fit recovers it. */
+static void test_fit_exact_line(void **state)
+{
+    (void)state;
+    double dep[6] = {6, 12, 18, 24, 36, 48}, wid[6], err[6];
+    for (int i = 0; i < 6; i++) {
+        wid[i] = exp(5.039 + 0.0555 * dep[i]);
+        err[i] = 0.05 * wid[i];
+    }
+    ar_dw_fit f;
+    assert_int_equal(ar_dw_fit_points(dep, wid, NULL, 6, &f, NULL), AR_OK);
+    assert_true(fabs(f.slope - 0.0555) < 1e-12 && fabs(f.intercept - 5.039) < 1e-10);
+    assert_true(fabs(f.r2 - 1.0) < 1e-12 && f.chi2 < 1e-20);
+    assert_false(f.weighted);
+    assert_int_equal(ar_dw_fit_points(dep, wid, err, 6, &f, NULL), AR_OK);
+    assert_true(f.weighted);
+    assert_true(fabs(f.slope - 0.0555) < 1e-12);
+    /* absolute errors: sigma(ln w) = 0.05 everywhere -> slope error =
+     * 0.05 / sqrt(sum (x - xbar)^2) */
+    double xbar = 0, sxx = 0;
+    for (int i = 0; i < 6; i++)
+        xbar += dep[i] / 6;
+    for (int i = 0; i < 6; i++)
+        sxx += (dep[i] - xbar) * (dep[i] - xbar);
+    assert_true(fabs(f.slope_err - 0.05 / sqrt(sxx)) < 1e-12);
+}
+
+/* Noisy points: compare with the closed-form weighted least squares. */
+static void test_fit_weighted_closed_form(void **state)
+{
+    (void)state;
+    double dep[5] = {4, 9, 17, 30, 41};
+    double wid[5] = {190, 260, 420, 1010, 1900};
+    double err[5] = {12, 30, 25, 90, 300};
+    double S = 0, Sx = 0, Sy = 0, Sxx = 0, Sxy = 0;
+    for (int i = 0; i < 5; i++) {
+        double s = err[i] / wid[i], w = 1 / (s * s), y = log(wid[i]);
+        S += w;
+        Sx += w * dep[i];
+        Sy += w * y;
+        Sxx += w * dep[i] * dep[i];
+        Sxy += w * dep[i] * y;
+    }
+    double D = S * Sxx - Sx * Sx;
+    double b = (S * Sxy - Sx * Sy) / D, a = (Sxx * Sy - Sx * Sxy) / D;
+    double chi2 = 0;
+    for (int i = 0; i < 5; i++) {
+        double s = err[i] / wid[i], r = (log(wid[i]) - a - b * dep[i]) / s;
+        chi2 += r * r;
+    }
+    ar_dw_fit f;
+    assert_int_equal(ar_dw_fit_points(dep, wid, err, 5, &f, NULL), AR_OK);
+    assert_true(fabs(f.slope - b) < 1e-10 * fabs(b));
+    assert_true(fabs(f.intercept - a) < 1e-10 * fabs(a));
+    assert_true(fabs(f.slope_err - sqrt(S / D)) < 1e-10 * sqrt(S / D));
+    assert_true(fabs(f.intercept_err - sqrt(Sxx / D)) < 1e-10 * sqrt(Sxx / D));
+    assert_true(fabs(f.chi2 - chi2) < 1e-9 * chi2);
+    assert_true(fabs(f.chi2_red - chi2 / 3) < 1e-9 * chi2);
+    assert_true(f.r2 > 0.9 && f.r2 < 1.0);
+    /* two points: a line through both, chi2_red undefined */
+    assert_int_equal(ar_dw_fit_points(dep, wid, NULL, 2, &f, NULL), AR_OK);
+    assert_true(isnan(f.chi2_red));
+}
+
+static void test_fit_errors(void **state)
+{
+    (void)state;
+    double dep[3] = {6, 6, 6}, wid[3] = {200, 300, 400}, err[3] = {1, 0, 1};
+    ar_dw_fit f;
+    ar_error e = {{0}};
+    assert_int_equal(ar_dw_fit_points(dep, wid, NULL, 3, &f, &e), AR_EDOMAIN);
+    assert_non_null(strstr(e.msg, "depths"));
+    double dep2[3] = {6, 12, 24};
+    assert_int_equal(ar_dw_fit_points(dep2, wid, err, 3, &f, &e), AR_EDOMAIN);
+    assert_non_null(strstr(e.msg, "error"));
+    double wneg[3] = {200, -1, 300};
+    assert_int_equal(ar_dw_fit_points(dep2, wneg, NULL, 3, &f, &e), AR_EDOMAIN);
+    assert_int_equal(ar_dw_fit_points(dep2, wid, NULL, 1, &f, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_fit_points(NULL, wid, NULL, 3, &f, &e), AR_EINVAL);
+}
+
+static void test_points_parse(void **state)
+{
+    (void)state;
+    ar_dw_points p;
+    ar_error e = {{0}};
+    const char *t1 = "# measured\ndepth,width\n6,215\n12, 300\n\n24,585\r\n";
+    assert_int_equal(ar_dw_points_parse(t1, strlen(t1), "t1", &p, &e), AR_OK);
+    assert_int_equal(p.n, 3);
+    assert_null(p.error);
+    assert_true(p.depth[2] == 24 && p.width[1] == 300);
+    ar_dw_points_free(&p);
+    const char *t2 = "6,215,10\n12,300,12\n";
+    assert_int_equal(ar_dw_points_parse(t2, strlen(t2), "t2", &p, &e), AR_OK);
+    assert_non_null(p.error);
+    assert_true(p.error[1] == 12);
+    ar_dw_points_free(&p);
+    const char *bad[] = {"6,215\n12,300,5\n", "6,215\n12,abc\n", "6\n", "",
+                         "# only comments\n", "1,2,3,4\n", "depth,width\nx,y\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        e.msg[0] = '\0';
+        assert_int_equal(ar_dw_points_parse(bad[i], strlen(bad[i]), "bad", &p, &e), AR_EFORMAT);
+        assert_non_null(strstr(e.msg, "bad"));
+    }
+    assert_int_equal(ar_dw_points_read("/nonexistent/points.csv", &p, &e), AR_EIO);
+    /* a file round trip */
+    char path[] = "/tmp/test_depthwidth_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs("depth,width,error\n6,215,5\n12,300,5\n24,585,10\n48,2215,40\n", fp);
+    fclose(fp);
+    assert_int_equal(ar_dw_points_read(path, &p, &e), AR_OK);
+    assert_int_equal(p.n, 4);
+    ar_dw_fit f;
+    assert_int_equal(ar_dw_fit_points(p.depth, p.width, p.error, p.n, &f, &e), AR_OK);
+    /* these are the law's own values (rounded): the refit finds it again */
+    assert_true(fabs(f.slope - 0.0555) < 0.001 && fabs(f.intercept - 5.039) < 0.01);
+    ar_dw_points_free(&p);
+    remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transition_widths),  cmocka_unit_test(test_optimal_allocation),
+        cmocka_unit_test(test_verdicts),           cmocka_unit_test(test_law_errors),
+        cmocka_unit_test(test_fit_exact_line),     cmocka_unit_test(test_fit_weighted_closed_form),
+        cmocka_unit_test(test_fit_errors),         cmocka_unit_test(test_points_parse),
+    };
+    return cmocka_run_group_tests_name("depthwidth", tests, NULL, NULL);
+}

@@ -1,0 +1,653 @@
+/* Tests of the seprank module: the network against a hand expansion, the
+ * modular network against exact integer arithmetic, grid ranks with known
+ * values, exact vs float ranks, ranks against the bounds, the N = 2 closed
+ * form beyond the experiment's sweep, partitions and every error path. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "attnrank/attnrank.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+/* Deterministic high-entropy values in about [-1.5, 1.5]. */
+static double hv(size_t i)
+{
+    return sin(2.385 * (double)i + 0.731) * 1.5 + 0.01 * cos(7.13 * (double)i);
+}
+
+static void fill_net(ar_san *net, size_t salt)
+{
+    size_t c = salt * 1000;
+    for (size_t l = 0; l < net->layers; l++) {
+        ar_matrix *ms[4] = {&net->wq[l], &net->wk[l], &net->wv[l], &net->wo[l]};
+        for (int w = 0; w < 4; w++)
+            for (size_t j = 0; j < net->d; j++)
+                for (size_t i = 0; i < net->d; i++)
+                    AR_AT(ms[w], i, j) = hv(c++);
+    }
+    for (size_t i = 0; i < net->d; i++)
+        net->readout[i] = hv(c++);
+}
+
+/* One layer written out from the definition, head by head:
+ * y'_i = [y_i +] sum_h sum_j <Wq_h y_i, Wk_h y_j> Wo_h Wv_h y_j. */
+static void hand_layer(const ar_san *net, size_t l, const ar_matrix *y, ar_matrix *out)
+{
+    size_t d = net->d, dp = net->dp, n = net->n;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t r = 0; r < d; r++)
+            AR_AT(out, r, i) = net->residual ? AR_AT(y, r, i) : 0.0;
+        for (size_t h = 0; h < net->heads; h++)
+            for (size_t j = 0; j < n; j++) {
+                double s = 0.0;
+                for (size_t t = 0; t < dp; t++) {
+                    double q = 0.0, k = 0.0;
+                    for (size_t c = 0; c < d; c++) {
+                        q += AR_AT(&net->wq[l], h * dp + t, c) * AR_AT(y, c, i);
+                        k += AR_AT(&net->wk[l], h * dp + t, c) * AR_AT(y, c, j);
+                    }
+                    s += q * k;
+                }
+                for (size_t r = 0; r < d; r++) {
+                    double ov = 0.0;
+                    for (size_t t = 0; t < dp; t++) {
+                        double v = 0.0;
+                        for (size_t c = 0; c < d; c++)
+                            v += AR_AT(&net->wv[l], h * dp + t, c) * AR_AT(y, c, j);
+                        ov += AR_AT(&net->wo[l], r, h * dp + t) * v;
+                    }
+                    AR_AT(out, r, i) += s * ov;
+                }
+            }
+    }
+}
+
+static void check_against_hand(size_t layers, size_t d, size_t heads, size_t n, int residual)
+{
+    ar_san net;
+    assert_int_equal(ar_san_alloc(&net, layers, d, heads, n, residual), AR_OK);
+    fill_net(&net, layers * 100 + d * 10 + heads + (size_t)residual);
+    ar_matrix x, y, a, b;
+    assert_int_equal(ar_matrix_alloc(&x, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&y, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, d, n), AR_OK);
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < d; i++)
+            AR_AT(&x, i, j) = 0.5 * hv(7777 + i + 13 * j);
+    assert_int_equal(ar_san_forward(&net, &x, &y), AR_OK);
+    ar_matrix_copy(&a, &x);
+    for (size_t l = 0; l < layers; l++) {
+        hand_layer(&net, l, &a, &b);
+        ar_matrix_copy(&a, &b);
+    }
+    double scale = ar_matrix_max_abs(&a);
+    assert_true(scale > 0.0);
+    assert_true(ar_matrix_max_abs_diff(&a, &y) <= 1e-12 * scale);
+    /* f = r^T y_position at every position. */
+    for (size_t p = 0; p < n; p++) {
+        net.position = p;
+        double f = 0.0, want = 0.0;
+        assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+        for (size_t r = 0; r < d; r++)
+            want += net.readout[r] * AR_AT(&a, r, p);
+        assert_true(fabs(f - want) <= 1e-12 * (fabs(want) + scale));
+    }
+    ar_matrix_free(&x);
+    ar_matrix_free(&y);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    ar_san_free(&net);
+}
+
+static void test_network_hand_expansion(void **state)
+{
+    (void)state;
+    check_against_hand(1, 2, 1, 2, 0);
+    check_against_hand(1, 3, 1, 3, 0);
+    check_against_hand(1, 4, 2, 3, 0);
+    check_against_hand(1, 4, 4, 2, 1);
+    check_against_hand(2, 3, 3, 3, 0);
+    check_against_hand(2, 4, 2, 2, 1);
+    check_against_hand(1, 1, 1, 1, 0);
+}
+
+/* L = 1, d = 1, one head, N = 2, no residual: f = w (x0^3 + x0 x1^2) with
+ * w = wq wk wv wo r, by hand. */
+static void test_network_scalar_closed_form(void **state)
+{
+    (void)state;
+    ar_san net;
+    assert_int_equal(ar_san_alloc(&net, 1, 1, 1, 2, 0), AR_OK);
+    net.wq[0].data[0] = 1.5;
+    net.wk[0].data[0] = -0.7;
+    net.wv[0].data[0] = 2.1;
+    net.wo[0].data[0] = 0.3;
+    net.readout[0] = 1.9;
+    double xs[2] = {0.83, -1.27};
+    ar_matrix x = ar_matrix_view(xs, 1, 2, 1);
+    double f = 0.0;
+    assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+    double w = 1.5 * -0.7 * 2.1 * 0.3 * 1.9;
+    double want = w * (xs[0] * xs[0] * xs[0] + xs[0] * xs[1] * xs[1]);
+    assert_true(fabs(f - want) < 1e-14);
+    /* with the residual: + r x0 */
+    net.residual = 1;
+    assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+    assert_true(fabs(f - (want + 1.9 * xs[0])) < 1e-14);
+    ar_san_free(&net);
+}
+
+/* The modular network on small integers equals the float network (exact in
+ * double at these sizes) reduced mod p, negatives included. */
+static void test_mod_matches_integer_arithmetic(void **state)
+{
+    (void)state;
+    size_t L = 2, d = 4, H = 2, n = 3;
+    uint64_t p = ar_seprank_prime(0);
+    ar_san net;
+    ar_san_mod mnet;
+    assert_int_equal(ar_san_alloc(&net, L, d, H, n, 1), AR_OK);
+    assert_int_equal(ar_san_mod_alloc(&mnet, L, d, H, n, 1, p), AR_OK);
+    size_t c = 0;
+    for (size_t l = 0; l < L; l++) {
+        ar_matrix *ms[4] = {&net.wq[l], &net.wk[l], &net.wv[l], &net.wo[l]};
+        for (int w = 0; w < 4; w++)
+            for (size_t i = 0; i < d; i++)
+                for (size_t j = 0; j < d; j++) {
+                    long v = (long)((c * 7919 + 13) % 5) - 2; /* -2..2 */
+                    c++;
+                    AR_AT(ms[w], i, j) = (double)v;
+                    *ar_san_mod_weight(&mnet, l, w, i, j) = v < 0 ? p - (uint64_t)(-v) : (uint64_t)v;
+                }
+    }
+    double xs[12];
+    uint64_t xm[12];
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < d; i++) {
+            long v = (long)((i * 31 + j * 17 + 5) % 5) - 2;
+            xs[i + j * d] = (double)v;
+            xm[j * d + i] = v < 0 ? p - (uint64_t)(-v) : (uint64_t)v;
+        }
+    ar_matrix x = ar_matrix_view(xs, d, n, d), y;
+    assert_int_equal(ar_matrix_alloc(&y, d, n), AR_OK);
+    uint64_t ym[12];
+    assert_int_equal(ar_san_forward(&net, &x, &y), AR_OK);
+    assert_int_equal(ar_san_mod_forward(&mnet, xm, ym), AR_OK);
+    int nonzero = 0;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < d; i++) {
+            double v = AR_AT(&y, i, j);
+            assert_true(fabs(v) < 1e15 && v == floor(v));
+            int64_t iv = (int64_t)v;
+            uint64_t want = iv < 0 ? p - (uint64_t)(-iv) % p : (uint64_t)iv % p;
+            assert_true(ym[j * d + i] == want % p);
+            nonzero += iv != 0;
+        }
+    assert_true(nonzero > 0);
+    /* eval = entry read-out */
+    assert_int_equal(ar_san_mod_set_entry(&mnet, 2, 3), AR_OK);
+    uint64_t f = 0;
+    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f), AR_OK);
+    assert_true(f == ym[2 * d + 3]);
+    /* inputs must be reduced */
+    xm[0] = p;
+    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f), AR_EDOMAIN);
+    ar_matrix_free(&y);
+    ar_san_free(&net);
+    ar_san_mod_free(&mnet);
+}
+
+/* Grid of sum_{r<R} g_r(a) h_r(b) over generic points has rank R (R = 1: a
+ * product function), over F_p and in floating point. */
+static void test_rank_of_separable_sums(void **state)
+{
+    (void)state;
+    uint64_t p = ar_seprank_prime(1);
+    gsl_rng *rng = ar_rng_alloc(99);
+    size_t m = 12;
+    for (size_t R = 0; R <= 7; R++) {
+        uint64_t g[12 * 12];
+        double gf[12 * 12];
+        uint64_t u[7][12], v[7][12];
+        double uf[7][12], vf[7][12];
+        for (size_t r = 0; r < R; r++)
+            for (size_t i = 0; i < m; i++) {
+                u[r][i] = ar_field_uniform(rng, p);
+                v[r][i] = ar_field_uniform(rng, p);
+                /* Gaussian, not hv(): shifted sinusoids span only 2 dimensions */
+                uf[r][i] = gsl_ran_gaussian(rng, 1.0);
+                vf[r][i] = gsl_ran_gaussian(rng, 1.0);
+            }
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < m; j++) {
+                u128 acc = 0;
+                double af = 0.0;
+                for (size_t r = 0; r < R; r++) {
+                    acc += ((u128)u[r][i] * v[r][j]) % p;
+                    af += uf[r][i] * vf[r][j];
+                }
+                g[i * m + j] = (uint64_t)(acc % p);
+                gf[i + j * m] = af;
+            }
+        size_t rank = 99;
+        assert_int_equal(ar_rank_mod(g, m, m, m, p, &rank), AR_OK);
+        assert_int_equal(rank, R);
+        ar_matrix a = ar_matrix_view(gf, m, m, m);
+        double s[12];
+        assert_int_equal(ar_spectrum_svals(&a, s), AR_OK);
+        size_t fr = 0;
+        assert_int_equal(ar_rank_numerical(s, m, m, m, NULL, &fr, NULL), AR_OK);
+        assert_int_equal(fr, R);
+    }
+    ar_rng_free(rng);
+    size_t r = 5;
+    assert_int_equal(ar_rank_mod(NULL, 0, 4, 4, 7, &r), AR_OK);
+    assert_int_equal(r, 0);
+    assert_int_equal(ar_rank_mod(NULL, 3, 3, 3, 7, &r), AR_EINVAL);
+}
+
+/* A residual network with zero attention weights computes f = r^T x_p: a
+ * function of one position, separation rank 1. */
+static void test_network_product_function(void **state)
+{
+    (void)state;
+    uint64_t p = ar_seprank_prime(0);
+    ar_san_mod net;
+    assert_int_equal(ar_san_mod_alloc(&net, 2, 3, 1, 2, 1, p), AR_OK);
+    for (size_t i = 0; i < 3; i++)
+        net.readout[i] = 1000003 * (i + 1);
+    ar_partition part;
+    assert_int_equal(ar_partition_half(2, &part), AR_OK);
+    size_t m = 6;
+    uint64_t t[18], g[36];
+    for (size_t i = 0; i < 18; i++)
+        t[i] = (i * 2654435761u + 17) % p;
+    assert_int_equal(ar_grid_mod(&net, t, m, &part, g, m, 2), AR_OK);
+    size_t rank = 0;
+    assert_int_equal(ar_rank_mod(g, m, m, m, p, &rank), AR_OK);
+    assert_int_equal(rank, 1);
+    /* and rows are f(t_a) on every column */
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 1; j < m; j++)
+            assert_true(g[i * m + j] == g[i * m]);
+    ar_san_mod_free(&net);
+}
+
+/* The float grid equals ar_san_eval at each assignment (mixed radix). */
+static void test_grid_float_matches_eval(void **state)
+{
+    (void)state;
+    ar_san net;
+    assert_int_equal(ar_san_alloc(&net, 2, 2, 2, 3, 0), AR_OK);
+    fill_net(&net, 5);
+    net.position = 1;
+    ar_partition part;
+    ar_error err;
+    assert_int_equal(ar_partition_parse("2/0,1", 3, &part, &err), AR_OK);
+    size_t m = 3, rows, cols;
+    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols), AR_OK);
+    assert_int_equal(rows, 3);
+    assert_int_equal(cols, 9);
+    ar_matrix t, g, x;
+    ar_matrix_alloc(&t, 2, m);
+    ar_matrix_alloc(&g, rows, cols);
+    ar_matrix_alloc(&x, 2, 3);
+    for (size_t i = 0; i < 2 * m; i++)
+        t.data[i] = hv(300 + i);
+    assert_int_equal(ar_grid_float(&net, &t, &part, &g, 3), AR_OK);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++) {
+            size_t which[3] = {c % m, (c / m) % m, r};
+            for (size_t j = 0; j < 3; j++)
+                for (size_t i = 0; i < 2; i++)
+                    AR_AT(&x, i, j) = AR_AT(&t, i, which[j]);
+            double f;
+            assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+            assert_true(fabs(f - AR_AT(&g, r, c)) <= 1e-13 * (1.0 + fabs(f)));
+        }
+    ar_matrix bad;
+    ar_matrix_alloc(&bad, rows, cols + 1);
+    assert_int_equal(ar_grid_float(&net, &t, &part, &bad, 1), AR_ESIZE);
+    ar_matrix_free(&bad);
+    ar_matrix_free(&t);
+    ar_matrix_free(&g);
+    ar_matrix_free(&x);
+    ar_san_free(&net);
+}
+
+static ar_seprank_config cfg_of(size_t L, size_t d, size_t H, size_t n, int residual)
+{
+    ar_seprank_config c = ar_seprank_config_default();
+    c.layers = L;
+    c.d = d;
+    c.heads = H;
+    c.n = n;
+    c.residual = residual;
+    c.seed = 11;
+    c.threads = 2;
+    return c;
+}
+
+/* Well-conditioned cases: float rank == exact rank == rank over Q. */
+static void test_exact_and_float_agree(void **state)
+{
+    (void)state;
+    const size_t cases[][5] = {{1, 3, 1, 2, 0}, {1, 4, 2, 2, 1}, {2, 2, 1, 2, 0},
+                               {2, 3, 1, 2, 0}, {1, 2, 1, 3, 0}, {2, 2, 2, 2, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ar_seprank_config c = cfg_of(cases[k][0], cases[k][1], cases[k][2], cases[k][3],
+                                     (int)cases[k][4]);
+        c.do_exact = 1;
+        c.rational = 1;
+        c.max_dim = 64;
+        ar_seprank_result r;
+        ar_error err = {{0}};
+        assert_int_equal(ar_seprank_run(&c, &r, &err), AR_OK);
+        assert_true(r.have_float && r.have_exact && r.have_rational);
+        assert_int_equal(r.float_rank, r.exact_rank);
+        assert_int_equal(r.rational_rank, r.exact_rank);
+        assert_false(r.float_undercounts);
+        assert_true(r.threshold > 0.0 && r.rtol > 0.0);
+        assert_int_equal(r.nsv, r.rows < r.cols ? r.rows : r.cols);
+        ar_seprank_result_free(&r);
+    }
+}
+
+/* The exact rank never exceeds any of the bounds, nor the matrix size. */
+static void test_exact_rank_below_bounds(void **state)
+{
+    (void)state;
+    const size_t cases[][5] = {{1, 2, 1, 2, 0}, {2, 3, 1, 2, 1}, {3, 2, 1, 2, 0},
+                               {2, 2, 1, 3, 0}, {2, 2, 1, 4, 1}, {1, 3, 3, 4, 0},
+                               {2, 4, 4, 2, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ar_seprank_config c = cfg_of(cases[k][0], cases[k][1], cases[k][2], cases[k][3],
+                                     (int)cases[k][4]);
+        c.do_exact = 1;
+        c.do_float = 0;
+        c.max_dim = 256;
+        ar_seprank_result r;
+        assert_int_equal(ar_seprank_run(&c, &r, NULL), AR_OK);
+        double lr = log((double)r.exact_rank);
+        assert_true(r.exact_rank >= 1);
+        assert_true(lr <= r.bound_log_monomial + 1e-9);
+        assert_true(lr <= r.bound_log_split + 1e-9);
+        assert_true(lr <= r.bound_log_parity + 1e-9);
+        assert_true(r.bound_log_parity <= r.bound_log_split + 1e-9);
+        assert_true(r.bound_log_split <= r.bound_log_monomial + 1e-9);
+        assert_true(r.primes_agree);
+        ar_seprank_result_free(&r);
+    }
+}
+
+/* N = 2: exact rank = C(d + (3^L - 1)/2, d), here on configurations the
+ * experiment's sweeps do not contain (heads of size >= 2). */
+static void test_closed_form_beyond_sweep(void **state)
+{
+    (void)state;
+    const size_t cases[][4] = {{2, 9, 3, 715}, {1, 40, 5, 41}, {2, 8, 4, 495}, {2, 6, 2, 210}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ar_seprank_config c = cfg_of(cases[k][0], cases[k][1], cases[k][2], 2, k == 3);
+        c.do_exact = 1;
+        c.do_float = 0;
+        c.nprimes = 1;
+        c.templates = cases[k][3] + 5;
+        ar_seprank_result r;
+        assert_int_equal(ar_seprank_run(&c, &r, NULL), AR_OK);
+        double cf = exp(ar_lnchoose((double)cases[k][1] + (pow(3.0, (double)cases[k][0]) - 1) / 2,
+                                    (double)cases[k][1]));
+        assert_true(fabs(cf - (double)cases[k][3]) < 1e-6 * cf);
+        assert_int_equal(r.exact_rank, cases[k][3]);
+        assert_false(r.saturated);
+        /* the parity bound is attained without residual */
+        if (k != 3)
+            assert_true(fabs(exp(r.bound_log_parity) - (double)cases[k][3]) < 1e-6 * cf);
+        ar_seprank_result_free(&r);
+    }
+}
+
+/* Too few templates saturate and say so. */
+static void test_saturation_flag(void **state)
+{
+    (void)state;
+    ar_seprank_config c = cfg_of(2, 4, 1, 2, 0);
+    c.do_exact = 1;
+    c.templates = 20; /* rank would be 70 */
+    ar_seprank_result r;
+    assert_int_equal(ar_seprank_run(&c, &r, NULL), AR_OK);
+    assert_int_equal(r.exact_rank, 20);
+    assert_true(r.saturated);
+    ar_seprank_result_free(&r);
+}
+
+/* Float under-counts at depth 3 (degree 27): flagged. */
+static void test_float_undercount_flagged(void **state)
+{
+    (void)state;
+    ar_seprank_config c = cfg_of(3, 2, 1, 2, 0);
+    c.do_exact = 1;
+    c.templates = 110;
+    ar_seprank_result r;
+    assert_int_equal(ar_seprank_run(&c, &r, NULL), AR_OK);
+    assert_int_equal(r.exact_rank, 105);
+    assert_true(r.float_rank < r.exact_rank);
+    assert_true(r.float_undercounts);
+    ar_seprank_result_free(&r);
+}
+
+static void test_bounds_small_values(void **state)
+{
+    (void)state;
+    /* d = 2, L = 1, one position a side: monomials of degree <= 3 in 2
+     * variables: C(5, 3) = 10; split: 1 + 2 + 2 + 1 = 6; parity: 1 + 2 = 3. */
+    assert_true(fabs(ar_seprank_bound_log_monomial(2, 1, 1, 1) - log(10.0)) < 1e-12);
+    assert_true(fabs(ar_seprank_bound_log_split(2, 1, 1, 1, 0) - log(6.0)) < 1e-12);
+    ar_partition part;
+    ar_partition_half(2, &part);
+    assert_true(fabs(ar_seprank_bound_log_parity(2, 1, &part, 0, 0) - log(3.0)) < 1e-12);
+    /* parity bound for N = 2 is C(d + (3^L-1)/2, d) */
+    for (size_t d = 1; d <= 6; d++)
+        for (size_t L = 1; L <= 4; L++)
+            assert_true(fabs(ar_seprank_bound_log_parity(d, L, &part, 1, 0) -
+                             ar_lnchoose((double)d + (pow(3.0, (double)L) - 1) / 2, (double)d)) <
+                        1e-9);
+    /* residual split: k = 0: min(1, C(5,3)=10); k=1: min(2, C(4,2)=6);
+     * k=2: min(3, C(3,1)=3); k=3: min(4, 1) -> 1 + 2 + 3 + 1 = 7 */
+    assert_true(fabs(ar_seprank_bound_log_split(2, 1, 1, 1, 1) - log(7.0)) < 1e-12);
+    /* degrees beyond the caps give NaN, the monomial bound stays finite */
+    assert_true(isnan(ar_seprank_bound_log_split(2, 15, 1, 1, 0)));
+    assert_true(isnan(ar_seprank_bound_log_parity(2, 7, &part, 0, 0)));
+    assert_true(isfinite(ar_seprank_bound_log_monomial(64, 30, 2, 2)));
+    assert_true(isnan(ar_seprank_bound_log_parity(2, 1, NULL, 0, 0)));
+    assert_true(isnan(ar_lnchoose(2.0, 3.0)));
+    assert_true(ar_lnchoose(5.0, 0.0) == 0.0);
+    /* regimes */
+    assert_true(fabs(ar_seprank_l_th(27) - 3.0) < 1e-12);
+    assert_int_equal(ar_seprank_regime_of(2, 27), AR_REGIME_DOUBLE_EXPONENTIAL);
+    assert_int_equal(ar_seprank_regime_of(3, 27), AR_REGIME_LINEAR);
+    assert_string_equal(ar_seprank_regime_name(AR_REGIME_LINEAR), "linear");
+    assert_true(isnan(ar_seprank_l_th(0)));
+}
+
+static void test_partitions(void **state)
+{
+    (void)state;
+    ar_partition p;
+    ar_error err = {{0}};
+    char buf[64];
+    assert_int_equal(ar_partition_parse("3,0/2,1", 4, &p, &err), AR_OK);
+    assert_int_equal(p.na, 2);
+    assert_int_equal(p.a[0], 0);
+    assert_int_equal(p.a[1], 3);
+    ar_partition_format(&p, buf, sizeof buf);
+    assert_string_equal(buf, "0,3/1,2");
+    assert_int_equal(ar_partition_half(5, &p), AR_OK);
+    ar_partition_format(&p, buf, sizeof buf);
+    assert_string_equal(buf, "0,1/2,3,4");
+    const char *bad[] = {"0,1,2,3", "0/1/2,3", "0,1/", "/0,1,2,3", "0,0/1,2,3", "0,1/2",
+                         "0,1/2,4", "0,1,/2,3", "a/1,2,3", "0 1/2,3", "0,1/2,3,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err.msg[0] = '\0';
+        assert_int_equal(ar_partition_parse(bad[i], 4, &p, &err), AR_EINVAL);
+        assert_true(strlen(err.msg) > 0);
+    }
+    assert_int_equal(ar_partition_parse("0/1", 1, &p, &err), AR_EINVAL);
+    assert_int_equal(ar_partition_half(1, &p), AR_EINVAL);
+    assert_int_equal(ar_partition_half(AR_SEPRANK_MAX_POSITIONS + 1, &p), AR_EINVAL);
+    size_t r, c;
+    assert_int_equal(ar_partition_half(4, &p), AR_OK);
+    assert_int_equal(ar_grid_shape(&p, 5, 0, &r, &c), AR_OK);
+    assert_int_equal(r, 25);
+    assert_int_equal(ar_grid_shape(&p, 5, 600, &r, &c), AR_ENOMEM);
+    assert_int_equal(ar_grid_shape(&p, (size_t)1 << 40, 0, &r, &c), AR_ENOMEM);
+    assert_int_equal(ar_grid_shape(&p, 0, 0, &r, &c), AR_EINVAL);
+}
+
+static void test_primes_and_field(void **state)
+{
+    (void)state;
+    uint64_t a = ar_seprank_prime(0), b = ar_seprank_prime(1), c = ar_seprank_prime(2);
+    assert_true(a != b && b != c && a != c);
+    assert_true(a < (UINT64_C(1) << 62) && c > (UINT64_C(1) << 61));
+    assert_true(ar_seprank_prime(16) == 0);
+    gsl_rng *rng = ar_rng_alloc(3);
+    uint64_t seen_high = 0;
+    for (int i = 0; i < 2000; i++) {
+        uint64_t x = ar_field_uniform(rng, a);
+        assert_true(x < a);
+        if (x > a / 2)
+            seen_high++;
+    }
+    /* the whole field, not a small range */
+    assert_true(seen_high > 800 && seen_high < 1200);
+    for (int i = 0; i < 200; i++)
+        assert_true(ar_field_uniform(rng, 7) < 7);
+    ar_rng_free(rng);
+    ar_san_mod m;
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 2, 2, 0, 15), AR_EINVAL); /* not prime */
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 3, 2, 0, a), AR_EINVAL);  /* 3 does not divide 4 */
+    assert_int_equal(ar_san_mod_alloc(&m, 0, 4, 1, 2, 0, a), AR_EINVAL);
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 1, 2, 0, a), AR_OK);
+    assert_null(ar_san_mod_weight(&m, 1, 0, 0, 0));
+    assert_null(ar_san_mod_weight(&m, 0, 4, 0, 0));
+    assert_int_equal(ar_san_mod_set_entry(&m, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_san_mod_set_entry(&m, 0, 4), AR_EINVAL);
+    ar_san_mod_free(&m);
+}
+
+static void test_error_paths(void **state)
+{
+    (void)state;
+    ar_san net;
+    assert_int_equal(ar_san_alloc(&net, 1, 6, 4, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 0, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 1, 0, 0), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(NULL, 1, 4, 1, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 2, 2, 0), AR_OK);
+    ar_matrix x, y;
+    ar_matrix_alloc(&x, 3, 2);
+    ar_matrix_alloc(&y, 4, 2);
+    double f;
+    assert_int_equal(ar_san_eval(&net, &x, &f), AR_EINVAL);
+    assert_int_equal(ar_san_forward(&net, &y, &x), AR_ESIZE);
+    assert_int_equal(ar_san_set_entry(&net, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_san_set_entry(&net, 0, 4), AR_EINVAL);
+    ar_matrix_free(&x);
+    ar_matrix_free(&y);
+    ar_san_free(&net);
+    ar_san_free(NULL);
+
+    ar_seprank_result r;
+    ar_error err = {{0}};
+    ar_seprank_config c = cfg_of(1, 4, 3, 2, 0);
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "divide"));
+    c = cfg_of(1, 4, 1, 1, 0);
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c = cfg_of(0, 4, 1, 2, 0);
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c = cfg_of(1, 4, 1, 2, 0);
+    c.position = 2;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c.position = 0;
+    c.entry = 4;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c.entry = -1;
+    c.nprimes = 4;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c.nprimes = 0;
+    c.templates = 100000; /* 10^10 entries */
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_ENOMEM);
+    c.templates = 0;
+    ar_partition_half(3, &c.partition); /* does not match n = 2 */
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_seprank_run(NULL, &r, &err), AR_EINVAL);
+    size_t rank;
+    ar_partition part;
+    ar_partition_half(2, &part);
+    c = cfg_of(1, 4, 1, 2, 0);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, 0, 0, &rank), AR_EINVAL);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, 4, 16, &rank), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 4, 0, &rank), AR_EINVAL);
+    /* auto templates: N = 2 takes bound + 1 (d + 1 = 5 at L = 1: bound 5),
+     * capped by max_dim */
+    c.max_dim = 1024;
+    assert_int_equal(ar_seprank_auto_templates(&c, &part), 6);
+    c.layers = 4;
+    c.max_dim = 100;
+    assert_int_equal(ar_seprank_auto_templates(&c, &part), 100);
+    ar_partition_half(4, &part);
+    c.n = 4;
+    assert_int_equal(ar_seprank_auto_templates(&c, &part), 10);
+}
+
+/* Same seed, same numbers; the role seeds differ by role and configuration. */
+static void test_seeds(void **state)
+{
+    (void)state;
+    ar_seprank_config c = cfg_of(2, 3, 1, 2, 0);
+    assert_true(ar_seprank_role_seed(&c, 1) != ar_seprank_role_seed(&c, 2));
+    ar_seprank_config c2 = c;
+    c2.d = 4;
+    assert_true(ar_seprank_role_seed(&c, 1) != ar_seprank_role_seed(&c2, 1));
+    c.templates = 40;
+    ar_seprank_result a, b;
+    assert_int_equal(ar_seprank_run(&c, &a, NULL), AR_OK);
+    assert_int_equal(ar_seprank_run(&c, &b, NULL), AR_OK);
+    assert_memory_equal(a.singular_values, b.singular_values, a.nsv * sizeof(double));
+    ar_seprank_result_free(&a);
+    ar_seprank_result_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_network_hand_expansion),
+        cmocka_unit_test(test_network_scalar_closed_form),
+        cmocka_unit_test(test_mod_matches_integer_arithmetic),
+        cmocka_unit_test(test_rank_of_separable_sums),
+        cmocka_unit_test(test_network_product_function),
+        cmocka_unit_test(test_grid_float_matches_eval),
+        cmocka_unit_test(test_exact_and_float_agree),
+        cmocka_unit_test(test_exact_rank_below_bounds),
+        cmocka_unit_test(test_closed_form_beyond_sweep),
+        cmocka_unit_test(test_saturation_flag),
+        cmocka_unit_test(test_float_undercount_flagged),
+        cmocka_unit_test(test_bounds_small_values),
+        cmocka_unit_test(test_partitions),
+        cmocka_unit_test(test_primes_and_field),
+        cmocka_unit_test(test_error_paths),
+        cmocka_unit_test(test_seeds),
+    };
+    return cmocka_run_group_tests_name("seprank", tests, NULL, NULL);
+}
