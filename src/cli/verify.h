@@ -68,5 +68,11 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r);
 int vcheck_sbn_planted(const verify_ctx *ctx, verify_result *r);
 int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r);
 int vcheck_sbn_yang_counterexample(const verify_ctx *ctx, verify_result *r);
+int vcheck_dw_transition_widths(const verify_ctx *ctx, verify_result *r);
+int vcheck_dw_optimum_175b(const verify_ctx *ctx, verify_result *r);
+int vcheck_dw_gpt3_too_deep(const verify_ctx *ctx, verify_result *r);
+int vcheck_seprank_closed_form(const verify_ctx *ctx, verify_result *r);
+int vcheck_seprank_below_bound(const verify_ctx *ctx, verify_result *r);
+int vcheck_seprank_exact_vs_float(const verify_ctx *ctx, verify_result *r);
 
 #endif
