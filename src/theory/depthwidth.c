@@ -1,8 +1,8 @@
 /* Depth-to-width allocation from the transition law of Levine et al. 2020,
  * and a GSL refit of that law from measured transition points. */
 #include "attnrank/depthwidth.h"
+#include "attnrank/io.h"
 
-#include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 #include <math.h>
@@ -203,50 +203,46 @@ void ar_dw_points_free(ar_dw_points *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Split a line into up to 4 numeric fields; returns the field count, -1 if a
- * field is not a number, -2 if there are too many. */
-static int parse_fields(const char *line, size_t len, double *v)
+/* Transition points are a CSV matrix of 2 or 3 columns: read with the io
+ * module's CSV reader (header line, comments, separators, error positions)
+ * and split into the three arrays. */
+static int points_from_array(const ar_array *arr, const char *name, ar_dw_points *out,
+                             ar_error *err)
 {
-    char buf[512];
-    if (len >= sizeof buf)
-        return -2;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    int k = 0;
-    char *s = buf;
-    for (;;) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        char *end = s;
-        while (*end != ',' && *end != '\0')
-            end++;
-        char *stop = end;
-        while (stop > s && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r'))
-            stop--;
-        char save = *stop;
-        *stop = '\0';
-        if (k >= 4)
-            return -2;
-        char *num_end = NULL;
-        errno = 0;
-        double x = strtod(s, &num_end);
-        if (s == stop || num_end != stop || errno != 0 || !isfinite(x))
-            return -1;
-        v[k++] = x;
-        *stop = save;
-        if (*end == '\0')
-            break;
-        s = end + 1;
+    if (arr->cols < 2 || arr->cols > 3)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: expected columns depth,width[,error] (2 or 3), found %zu", name,
+                            arr->cols);
+    size_t n = arr->rows;
+    out->depth = malloc(n * sizeof(double));
+    out->width = malloc(n * sizeof(double));
+    out->error = arr->cols == 3 ? malloc(n * sizeof(double)) : NULL;
+    if (out->depth == NULL || out->width == NULL || (arr->cols == 3 && out->error == NULL)) {
+        ar_dw_points_free(out);
+        return ar_error_set(err, AR_ENOMEM, "%s: out of memory", name);
     }
-    return k;
+    ar_matrix m = ar_array_slice(arr, 0);
+    for (size_t i = 0; i < n; i++) {
+        out->depth[i] = AR_AT(&m, i, 0);
+        out->width[i] = AR_AT(&m, i, 1);
+        if (out->error != NULL)
+            out->error[i] = AR_AT(&m, i, 2);
+    }
+    out->n = n;
+    return AR_OK;
 }
 
-static int is_blank(const char *s, size_t len)
+/* Malformed content is AR_EFORMAT here whatever the CSV layer called it
+ * ("no data rows" included); I/O and memory failures keep their codes. */
+static int points_finish(int rc, ar_array *arr, const char *name, ar_dw_points *out,
+                         ar_error *err)
 {
-    for (size_t i = 0; i < len; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-            return 0;
-    return 1;
+    if (rc == AR_OK)
+        rc = points_from_array(arr, name, out, err);
+    else if (rc != AR_EIO && rc != AR_ENOMEM)
+        rc = AR_EFORMAT;
+    ar_array_free(arr);
+    return rc;
 }
 
 int ar_dw_points_parse(const char *text, size_t len, const char *name, ar_dw_points *out,
@@ -257,120 +253,15 @@ int ar_dw_points_parse(const char *text, size_t len, const char *name, ar_dw_poi
     memset(out, 0, sizeof *out);
     if (name == NULL)
         name = "<input>";
-    size_t cap = 0, n = 0, line_no = 0;
-    int ncols = 0, header_allowed = 1;
-    double *dep = NULL, *wid = NULL, *er = NULL;
-    int rc = AR_OK;
-    size_t pos = 0;
-    while (pos < len && rc == AR_OK) {
-        size_t end = pos;
-        while (end < len && text[end] != '\n')
-            end++;
-        const char *line = text + pos;
-        size_t ll = end - pos;
-        pos = end + 1;
-        line_no++;
-        if (is_blank(line, ll) || line[0] == '#')
-            continue;
-        double v[4];
-        int k = parse_fields(line, ll, v);
-        if (k == -1 && header_allowed) {
-            header_allowed = 0;
-            continue;
-        }
-        header_allowed = 0;
-        if (k < 0 || k < 2 || k > 3) {
-            rc = ar_error_set(err, AR_EFORMAT,
-                              "%s:%zu: expected 'depth,width[,error]' (2 or 3 numbers)", name,
-                              line_no);
-            break;
-        }
-        if (ncols == 0)
-            ncols = k;
-        else if (k != ncols) {
-            rc = ar_error_set(err, AR_EFORMAT, "%s:%zu: %d fields, earlier lines had %d", name,
-                              line_no, k, ncols);
-            break;
-        }
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            double *a = realloc(dep, nc * sizeof(double));
-            if (a)
-                dep = a;
-            double *b = realloc(wid, nc * sizeof(double));
-            if (b)
-                wid = b;
-            double *c = realloc(er, nc * sizeof(double));
-            if (c)
-                er = c;
-            if (!a || !b || !c) {
-                rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", name);
-                break;
-            }
-            cap = nc;
-        }
-        dep[n] = v[0];
-        wid[n] = v[1];
-        er[n] = k == 3 ? v[2] : 0.0;
-        n++;
-    }
-    if (rc == AR_OK && n == 0)
-        rc = ar_error_set(err, AR_EFORMAT, "%s: no data lines", name);
-    if (rc != AR_OK) {
-        free(dep);
-        free(wid);
-        free(er);
-        return rc;
-    }
-    out->n = n;
-    out->depth = dep;
-    out->width = wid;
-    if (ncols == 3) {
-        out->error = er;
-    } else {
-        free(er);
-        out->error = NULL;
-    }
-    return AR_OK;
+    ar_array arr = {0};
+    return points_finish(ar_csv_parse(text, len, name, &arr, err), &arr, name, out, err);
 }
 
 int ar_dw_points_read(const char *path, ar_dw_points *out, ar_error *err)
 {
     if (path == NULL || out == NULL)
         return ar_error_set(err, AR_EINVAL, "points: NULL argument");
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
-        return ar_error_set(err, AR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = AR_OK;
-    while (buf != NULL) {
-        size_t got = fread(buf + len, 1, cap - len, fp);
-        len += got;
-        if (got == 0)
-            break;
-        if (len == cap) {
-            if (cap >= ((size_t)64 << 20)) {
-                rc = ar_error_set(err, AR_EFORMAT, "%s: larger than 64 MB", path);
-                break;
-            }
-            char *nb = realloc(buf, 2 * cap);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    if (buf == NULL)
-        rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", path);
-    else if (rc == AR_OK && ferror(fp))
-        rc = ar_error_set(err, AR_EIO, "%s: read error", path);
-    fclose(fp);
-    if (rc == AR_OK)
-        rc = ar_dw_points_parse(buf, len, path, out, err);
-    free(buf);
-    return rc;
+    memset(out, 0, sizeof *out);
+    ar_array arr = {0};
+    return points_finish(ar_csv_read(path, &arr, err), &arr, path, out, err);
 }
