@@ -12,15 +12,15 @@ typedef struct cli_command {
 /* One line per subcommand; the order is the order of `attnrank --help`. */
 static const cli_command commands[] = {
     {"spectrum", cmd_spectrum, "singular spectrum, numerical rank and rank metrics"},
-    {"check", cmd_check, "gate a model configuration on theorem conditions (for CI)"},
-    {"verify", cmd_verify, "re-verify the toolkit's theoretical claims (report, JSON, JUnit)"},
     {"heads", cmd_heads, "head-size bound and low-rank bottleneck of a layer"},
     {"params", cmd_params, "BERT-style parameter counts; the paper's fifteen configurations"},
     {"represent", cmd_represent, "can one head produce this attention matrix? exact minimal head size"},
+    {"softmax-bottleneck", cmd_softmax_bottleneck, "can an output layer of width d express P? (Yang et al. 2018)"},
     {"seprank", cmd_seprank, "separation rank of self-attention by grid tensors (exact and float)"},
     {"depthwidth", cmd_depthwidth, "depth/width allocation from the transition law; refit it"},
     {"collapse", cmd_collapse, "rank collapse of attention across depth (Dong et al. 2021)"},
-    {"softmax-bottleneck", cmd_softmax_bottleneck, "can an output layer of width d express P? (Yang et al. 2018)"},
+    {"check", cmd_check, "gate a model configuration on theorem conditions (for CI)"},
+    {"verify", cmd_verify, "re-verify the toolkit's theoretical claims (report, JSON, JUnit)"},
 };
 
 static void print_main_help(void)
