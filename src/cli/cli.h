@@ -71,6 +71,8 @@ int cli_exit_code(int status);
 
 /* JSON helpers: non-finite doubles become null (jansson refuses them). */
 json_t *cli_json_real(double x);
+/* An unsigned count; above INT64_MAX it is written as a decimal string. */
+json_t *cli_json_u64(uint64_t v);
 json_t *cli_json_array_doubles(const double *v, size_t n);
 json_t *cli_json_tolerance(const ar_rank_metrics *m);
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m);

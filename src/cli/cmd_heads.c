@@ -31,15 +31,6 @@ static const cli_command_doc heads_doc = {
     "n <= 128 and logit errors for n <= 1024.",
 };
 
-static json_t *json_u64(uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        return json_integer((json_int_t)v);
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return json_string(buf);
-}
-
 static const char *yes_no(int b)
 {
     return b ? "yes" : "no";
@@ -200,7 +191,7 @@ int cmd_heads(int argc, char **argv)
             (json_int_t)r.needed_head_size, "max_heads_exact", (json_int_t)r.max_heads_exact,
             "max_heads_paper", (json_int_t)r.max_heads_paper, "standard",
             config_json(&r.standard, o.errors), "fixed", config_json(&r.fixed, o.errors), "seed",
-            json_u64(r.seed), "samples", (json_int_t)r.samples, "errors_capped",
+            cli_json_u64(r.seed), "samples", (json_int_t)r.samples, "errors_capped",
             r.errors_capped);
         return cli_json_print(out);
     }

@@ -41,15 +41,6 @@ static const cli_command_doc represent_doc = {
     "Exit status: 0 representable, 1 not representable, 2 bad input, 3 internal error.",
 };
 
-static json_t *json_u64(uint64_t v)
-{
-    if (v <= (uint64_t)INT64_MAX)
-        return json_integer((json_int_t)v);
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return json_string(buf);
-}
-
 /* Read one matrix; stacks are refused (represent takes one attention map). */
 static int read_single(const char *path, const char *what, ar_array *arr)
 {
@@ -321,7 +312,7 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
                       "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
                       cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
                       "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                      "start_kept", f->start_kept, "seed", json_u64(f->seed)));
+                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed)));
     } else if (o->fit_skipped != NULL) {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }

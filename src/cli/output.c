@@ -42,6 +42,17 @@ json_t *cli_json_real(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+json_t *cli_json_u64(uint64_t v)
+{
+    /* jansson integers are signed 64-bit: larger counts go out as strings
+     * rather than wrapping. */
+    if (v <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return json_string(buf);
+}
+
 json_t *cli_json_array_doubles(const double *v, size_t n)
 {
     json_t *a = json_array();
