@@ -1,0 +1,285 @@
+/* Shared plumbing of the experiment programs (see common.h). */
+#include "common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+double exp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int exp_parse(exp_ctx *ctx, const cli_command_doc *doc, int argc, char **argv,
+              const cli_option *extra, size_t nextra)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->name = doc->name;
+    ctx->t_start = exp_now();
+    snprintf(ctx->out_default, sizeof ctx->out_default, "out/%s", doc->name);
+    ctx->out = ctx->out_default;
+    cli_setup_process();
+    cli_option opts[EXP_MAX_OPTIONS];
+    const cli_option common[] = {
+        {"--quick", CLI_SWITCH, &ctx->quick, NULL, "small sizes, seconds (the default)", 0, NULL},
+        {"--full", CLI_SWITCH, &ctx->full, NULL, "the documented full sizes", 0, NULL},
+        {"--seed", CLI_U64, &ctx->seed, "S", "base seed (default 0)", 0, NULL},
+        {"--out", CLI_STRING, &ctx->out, "DIR", "CSV directory (default out/NAME)", 0, NULL},
+        {"--figures", CLI_STRING, &ctx->figures, "DIR",
+         "figure directory (default: the --out DIR; 'none' skips figures)", 0, NULL},
+        {"--plots", CLI_STRING, &ctx->plots, "DIR",
+         "gnuplot scripts (default: experiments/plots of the source tree)", 0, NULL},
+        {"--quiet", CLI_SWITCH, &ctx->quiet, NULL, "no progress lines on stderr", 0, NULL},
+    };
+    size_t ncommon = sizeof common / sizeof common[0];
+    if (ncommon + nextra > EXP_MAX_OPTIONS)
+        return cli_usage_error(ctx->name, "too many options (internal limit %d)", EXP_MAX_OPTIONS);
+    memcpy(opts, common, sizeof common);
+    if (nextra > 0)
+        memcpy(opts + ncommon, extra, nextra * sizeof *extra);
+    int code = cli_parse(doc, argc, argv, opts, ncommon + nextra, NULL, 0, NULL);
+    if (code >= 0)
+        return code;
+    if (ctx->quick && ctx->full)
+        return cli_usage_error(ctx->name, "give --quick or --full, not both");
+    if (ctx->out[0] == '\0')
+        return cli_usage_error(ctx->name, "--out needs a directory");
+    ar_error err = {{0}};
+    int rc = ar_mkdir_p(ctx->out, &err);
+    if (rc != AR_OK)
+        return exp_fail(ctx, rc, &err, "cannot create the output directory");
+    return -1;
+}
+
+void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", ctx->name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int exp_fail(const exp_ctx *ctx, int status, const ar_error *err, const char *what)
+{
+    fprintf(stderr, "%s: %s%s%s (%s)\n", ctx->name, what ? what : "",
+            what && err && err->msg[0] ? ": " : "", err && err->msg[0] ? err->msg : "",
+            ar_strerror(status));
+    return CLI_EXIT_INTERNAL;
+}
+
+int exp_csv_open(const exp_ctx *ctx, exp_csv *csv, const char *file, const char *header)
+{
+    char path[4096];
+    ar_error err = {{0}};
+    memset(csv, 0, sizeof *csv);
+    snprintf(path, sizeof path, "%s/%s", ctx->out, file);
+    int rc = ar_atomic_open(&csv->af, path, &err);
+    if (rc != AR_OK)
+        return exp_fail(ctx, rc, &err, "cannot open a CSV");
+    csv->fp = csv->af.fp;
+    csv->open = 1;
+    snprintf(csv->file, sizeof csv->file, "%s", file);
+    fputs(header, csv->fp);
+    fputc('\n', csv->fp);
+    return 0;
+}
+
+int exp_csv_commit(const exp_ctx *ctx, exp_csv *csv)
+{
+    if (!csv->open)
+        return 0;
+    ar_error err = {{0}};
+    csv->open = 0;
+    int rc = ar_atomic_commit(&csv->af, &err);
+    if (rc != AR_OK)
+        return exp_fail(ctx, rc, &err, "cannot write a CSV");
+    exp_progress(ctx, "wrote %s/%s", ctx->out, csv->file);
+    return 0;
+}
+
+void exp_csv_abort(exp_csv *csv)
+{
+    if (csv->open)
+        ar_atomic_abort(&csv->af);
+    csv->open = 0;
+}
+
+void exp_csv_real(FILE *fp, double x)
+{
+    if (isnan(x))
+        fputs("nan", fp);
+    else if (isinf(x))
+        fputs(x > 0 ? "inf" : "-inf", fp);
+    else
+        fprintf(fp, "%.12g", x == 0.0 ? 0.0 : x); /* no "-0" */
+}
+
+/* ---- gnuplot ---- */
+
+static int file_exists(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+static int have_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path; p != NULL && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p = colon ? colon + 1 : NULL;
+    }
+    return 0;
+}
+
+static int script_in(const char *dir, const char *script, char *buf, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%.3900s/%.150s.gp", dir, script);
+    if (!file_exists(path))
+        return 0;
+    snprintf(buf, len, "%s", dir);
+    return 1;
+}
+
+const char *exp_plots_dir(const exp_ctx *ctx, const char *script, char *buf, size_t len)
+{
+    if (ctx->plots != NULL)
+        return script_in(ctx->plots, script, buf, len) ? buf : NULL;
+    const char *env = getenv("AR_PLOTS_DIR");
+    if (env != NULL && env[0] && script_in(env, script, buf, len))
+        return buf;
+    if (script_in("experiments/plots", script, buf, len))
+        return buf;
+    /* The executable sits in <build>/experiments/; a build directory at the
+     * top of the source tree puts the scripts at ../../experiments/plots. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            char dir[4096];
+            if ((size_t)snprintf(dir, sizeof dir, "%.4000s/../../experiments/plots", exe) >=
+                sizeof dir)
+                return NULL;
+            if (script_in(dir, script, buf, len))
+                return buf;
+        }
+    }
+    return NULL;
+}
+
+/* gnuplot -e VARS SCRIPT, no shell involved; stdout of gnuplot goes to
+ * stderr so the experiment's stdout stays clean. */
+static int run_gnuplot(const char *vars, const char *script)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(2, 1);
+        execlp("gnuplot", "gnuplot", "-e", vars, script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Single quotes cannot be escaped inside a gnuplot '...' string. */
+static int quotable(const char *s)
+{
+    return strchr(s, '\'') == NULL;
+}
+
+int exp_render(const exp_ctx *ctx, const char *script, const char *const *outputs,
+               size_t noutputs, const char *vars)
+{
+    const char *figdir = ctx->figures != NULL ? ctx->figures : ctx->out;
+    if (strcmp(figdir, "none") == 0)
+        return 0;
+    if (!have_program("gnuplot")) {
+        fprintf(stderr, "%s: warning: gnuplot not found, figure %s skipped (data in %s)\n",
+                ctx->name, script, ctx->out);
+        return 0;
+    }
+    char plots[4096];
+    if (exp_plots_dir(ctx, script, plots, sizeof plots) == NULL) {
+        fprintf(stderr,
+                "%s: warning: %s.gp not found (give --plots DIR or set AR_PLOTS_DIR), "
+                "figure skipped\n",
+                ctx->name, script);
+        return 0;
+    }
+    if (!quotable(figdir) || !quotable(ctx->out) || !quotable(plots)) {
+        fprintf(stderr, "%s: warning: a path contains a single quote, figure %s skipped\n",
+                ctx->name, script);
+        return 0;
+    }
+    ar_error err = {{0}};
+    int rc = ar_mkdir_p(figdir, &err);
+    if (rc != AR_OK)
+        return exp_fail(ctx, rc, &err, "cannot create the figure directory");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.tmp.%s.XXXXXX", figdir, script);
+    if (mkdtemp(tmp) == NULL) {
+        fprintf(stderr, "%s: cannot create a temporary directory in %s: %s\n", ctx->name, figdir,
+                strerror(errno));
+        return CLI_EXIT_INTERNAL;
+    }
+    char path[8192], cmd[16384];
+    snprintf(path, sizeof path, "%s/%s.gp", plots, script);
+    snprintf(cmd, sizeof cmd, "datadir='%s'; outdir='%s'%s%s", ctx->out, tmp,
+             vars ? "; " : "", vars ? vars : "");
+    int code = 0;
+    if (run_gnuplot(cmd, path) != 0) {
+        fprintf(stderr, "%s: gnuplot failed on %s\n", ctx->name, path);
+        code = CLI_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < noutputs; i++) {
+        char from[8192], to[8192];
+        snprintf(from, sizeof from, "%s/%s", tmp, outputs[i]);
+        snprintf(to, sizeof to, "%s/%s", figdir, outputs[i]);
+        if (code == 0 && rename(from, to) != 0) {
+            fprintf(stderr, "%s: cannot move %s to %s: %s\n", ctx->name, from, to,
+                    strerror(errno));
+            code = CLI_EXIT_INTERNAL;
+        }
+        unlink(from);
+    }
+    if (rmdir(tmp) != 0)
+        fprintf(stderr, "%s: warning: %s left behind (unexpected files from %s)\n", ctx->name,
+                tmp, path);
+    if (code == 0)
+        exp_progress(ctx, "rendered %s.gp into %s (%zu files)", script, figdir, noutputs);
+    return code;
+}
+
+int exp_finish(const exp_ctx *ctx, int code)
+{
+    if (!ctx->quiet)
+        fprintf(stderr, "%s: %s in %.1f s (%s mode)\n", ctx->name, code == 0 ? "done" : "FAILED",
+                exp_now() - ctx->t_start, ctx->full ? "full" : "quick");
+    return code;
+}

@@ -1,0 +1,101 @@
+/* Shared plumbing of the experiment programs in experiments/.
+ *
+ * Every experiment is a program
+ *     NAME [--quick | --full] [--seed S] [--out DIR] [--figures DIR|none]
+ *          [--plots DIR] [--quiet] [experiment options]
+ * that writes its CSVs atomically into --out DIR, renders its gnuplot
+ * scripts (experiments/plots/<script>.gp) into the figure directory (the
+ * same DIR unless --figures says otherwise) and reports progress on stderr.
+ * Data files carry no timings, so two runs with the same seed write
+ * byte-identical CSVs; the wall time goes to stderr only.
+ *
+ * Use:
+ *     exp_ctx ctx;
+ *     int code = exp_parse(&ctx, &doc, argc, argv, extra, nextra);
+ *     if (code >= 0) return code;          // --help or a usage error
+ *     ... exp_csv_open / fprintf(csv.fp, ...) / exp_csv_commit ...
+ *     exp_render(&ctx, "name", outputs, noutputs, NULL);
+ *     return exp_finish(&ctx, 0);
+ *
+ * Nothing here calls exit(); every failure is a status the caller returns. */
+#ifndef ATTNRANK_EXPERIMENTS_COMMON_H
+#define ATTNRANK_EXPERIMENTS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+#define EXP_MAX_OPTIONS 32
+
+typedef struct exp_ctx {
+    const char *name;    /* program name, used in every message */
+    int quick, full;     /* sizes: quick unless --full */
+    uint64_t seed;       /* base seed (default 0) */
+    const char *out;     /* CSV directory (default out/<name>) */
+    const char *figures; /* figure directory: NULL = out, "none" = skip figures */
+    const char *plots;   /* gnuplot script directory: NULL = search (see exp_plots_dir) */
+    int quiet;           /* no progress lines */
+    double t_start;      /* monotonic clock at exp_parse, for the final wall time */
+    char out_default[256];
+} exp_ctx;
+
+/* Parse the common options plus the experiment's own (extra, may be NULL)
+ * with cli_parse, set up the process (GSL handler off), create the output
+ * directory.  Returns -1 to continue, otherwise the exit status to return
+ * (0 after --help, 2 for a usage error, 3 when DIR cannot be created). */
+int exp_parse(exp_ctx *ctx, const cli_command_doc *doc, int argc, char **argv,
+              const cli_option *extra, size_t nextra);
+
+/* "NAME: message" on stderr unless --quiet. */
+void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Usage-style failure: "NAME: message" on stderr; returns 3 (internal). */
+int exp_fail(const exp_ctx *ctx, int status, const ar_error *err, const char *what);
+
+/* An atomically written CSV in ctx->out: open writes the header line (give
+ * it without the trailing newline); commit renames it into place. */
+typedef struct exp_csv {
+    ar_atomic_file af;
+    FILE *fp;
+    int open;
+    char file[256];
+} exp_csv;
+
+int exp_csv_open(const exp_ctx *ctx, exp_csv *csv, const char *file, const char *header);
+int exp_csv_commit(const exp_ctx *ctx, exp_csv *csv);
+/* Remove the temporary file of a CSV that is still open (safe to repeat). */
+void exp_csv_abort(exp_csv *csv);
+
+/* Write a double for a CSV: %.12g, so reruns compare byte for byte and the
+ * files stay readable; NaN and infinities as "nan", "inf", "-inf". */
+void exp_csv_real(FILE *fp, double x);
+
+/* The directory holding the gnuplot scripts: --plots DIR, else
+ * $AR_PLOTS_DIR, else ./experiments/plots, else <exe>/../../experiments/plots
+ * (a build directory at the top of the source tree).  NULL when none has
+ * the script. */
+const char *exp_plots_dir(const exp_ctx *ctx, const char *script, char *buf, size_t len);
+
+/* Run gnuplot on <plots>/<script>.gp with
+ *     -e "datadir='OUT'; outdir='TMP'; <vars>"
+ * (vars may be NULL), rendering into a temporary directory beside the
+ * figure directory, then rename each of outputs[] (file names such as
+ * "x.png", "x.svg") into the figure directory.  When gnuplot or the script
+ * is missing, or figures are "none": a warning on stderr and 0 (figures
+ * skipped, data kept).  Returns 0 or 3 when gnuplot fails. */
+int exp_render(const exp_ctx *ctx, const char *script, const char *const *outputs,
+               size_t noutputs, const char *vars);
+
+/* Print the wall time on stderr (not into any data file) and pass code on. */
+int exp_finish(const exp_ctx *ctx, int code);
+
+/* Seconds on a monotonic clock. */
+double exp_now(void);
+
+#endif

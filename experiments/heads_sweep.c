@@ -1,0 +1,324 @@
+/* Experiment heads_sweep (THEORY.md s. 1-2, paper Sec. 2.3): at a fixed
+ * embedding size d and sequence length n, sweep the head count h over the
+ * divisors of d up to 64 and compare one head of
+ *   - the standard MultiHead layer (head size d_p = d / h) with
+ *   - the FixedMultiHead layer (head size d_p = n, the paper's choice).
+ * Per configuration: the per-head logit rank bound min(d_p, d, n), the
+ * bottleneck flags (exact d_p < n - 1, the paper's h > d / n), attention
+ * parameters per layer (ar_heads_analyze, ar_attention_params), and on
+ * random and structured targets: the fraction that one head can represent
+ * exactly (minimal head size <= rank bound), the mean relative logit error
+ * (Eckart-Young) and the mean probability-space error (KL) of the best head
+ * (BFGS fit below the minimal head size, verified certificate at or above).
+ *
+ * All configurations see the same targets (seeds depend on the family,
+ * sample and n only), so a head size shared by two configurations has one
+ * measurement; fits are computed once per (target, head size).
+ *
+ *   heads_sweep [--quick | --full] [--seed S] [--out DIR]
+ *
+ * full:  n = 128, d in {256, 512}, 16 targets per family for the exact
+ *        rank and logit statistics, fits on 3 of them (about a minute);
+ * quick: the same ratios scaled down, n = 32, d in {64, 128}, 8 targets,
+ *        fits on 1 (about a second).
+ * Outputs in DIR: heads_sweep.csv (one line per d, h, layer kind, family),
+ * heads_sweep_configs.csv (per d: the largest bottleneck-free head counts),
+ * and the figure heads_sweep.{png,svg}. */
+#include "common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP_NAME "heads_sweep"
+#define MAX_HEADS 64
+
+typedef struct family_spec {
+    const char *label;
+    ar_target_family family;
+    double noise;       /* < 0: family default */
+    size_t rank_div;    /* lowrank: planted rank n / rank_div */
+} family_spec;
+
+static const family_spec families[] = {
+    {"dirichlet", AR_TARGET_DIRICHLET, -1.0, 0},
+    {"near-permutation", AR_TARGET_NEAR_PERMUTATION, -1.0, 0},
+    {"banded", AR_TARGET_BANDED, -1.0, 0},
+    {"local-smooth", AR_TARGET_LOCAL_SMOOTH, 0.0, 0},
+    {"lowrank-n/8", AR_TARGET_LOWRANK_LOGITS, -1.0, 8},
+};
+#define NFAM (sizeof families / sizeof families[0])
+
+typedef struct experiment {
+    exp_ctx ctx;
+    size_t n;
+    size_t ds[2];
+    size_t targets;      /* per family, for ranks and logit errors */
+    size_t fit_targets;  /* per family, the first ones, for KL */
+    /* per family and target: minimal head size; per head size 0..n: relative
+     * logit error, and KL / max-abs error (NaN when not measured) */
+    size_t *min_size;
+    double *logit_rel, *kl, *max_abs;
+    unsigned char *need;  /* head sizes some configuration uses */
+    size_t fits, certificates;
+} experiment;
+
+static size_t cell(const experiment *e, size_t f, size_t s, size_t k)
+{
+    return (f * e->targets + s) * (e->n + 1) + k;
+}
+
+static size_t rank_bound(size_t dp, size_t d, size_t n)
+{
+    size_t m = dp < d ? dp : d;
+    return m < n ? m : n;
+}
+
+/* Head sizes (logit rank bounds) used by any configuration. */
+static void mark_needed(experiment *e)
+{
+    for (size_t i = 0; i < 2; i++) {
+        size_t d = e->ds[i];
+        for (size_t h = 1; h <= MAX_HEADS && h <= d; h++)
+            if (d % h == 0)
+                e->need[rank_bound(d / h, d, e->n)] = 1;
+        e->need[rank_bound(e->n, d, e->n)] = 1; /* the fixed head size n */
+    }
+}
+
+/* Analyse one target at every needed head size. */
+static int measure_target(experiment *e, size_t f, size_t s, ar_represent_workspace *rws,
+                          ar_fit_workspace *fws, ar_matrix *p, gsl_rng *rng)
+{
+    const family_spec *fs = &families[f];
+    size_t n = e->n;
+    ar_error err = {{0}};
+    uint64_t cfg[3] = {f, n, s};
+    uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 3);
+    gsl_rng_set(rng, (unsigned long)seed);
+    ar_target_opts to = ar_target_opts_default();
+    to.noise = fs->noise;
+    if (fs->rank_div > 0)
+        to.rank = n / fs->rank_div > 0 ? n / fs->rank_div : 1;
+    int rc = ar_target_generate(fs->family, &to, rng, p);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, NULL, "target generation");
+    ar_represent_result rr;
+    rc = ar_represent_analyze(rws, p, NULL, NULL, &rr, &err);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, &err, "representability analysis");
+    e->min_size[f * e->targets + s] = rr.min_head_size;
+    int fit = s < e->fit_targets;
+    if (fit && (rc = ar_fit_set_target(fws, p, NULL, &err)) != AR_OK)
+        return exp_fail(&e->ctx, rc, &err, "fit target");
+    for (size_t k = 1; k <= n; k++) {
+        if (!e->need[k])
+            continue;
+        size_t c = cell(e, f, s, k);
+        e->logit_rel[c] = ar_represent_logit_error_rel(&rr, k);
+        if (!fit)
+            continue;
+        if (k >= rr.min_head_size) {
+            ar_certificate cert;
+            if ((rc = ar_represent_certificate(rws, k, &cert, &err)) != AR_OK)
+                return exp_fail(&e->ctx, rc, &err, "certificate");
+            e->kl[c] = cert.kl_mean;
+            e->max_abs[c] = cert.max_abs;
+            ar_certificate_free(&cert);
+            e->certificates++;
+        } else {
+            ar_fit_opts fo = ar_fit_opts_default();
+            uint64_t fcfg[5] = {f, n, s, k, 1};
+            fo.seed = ar_seed_derive(e->ctx.seed, fcfg, 5);
+            ar_fit_result fr;
+            if ((rc = ar_fit_run(fws, k, &fo, &fr, &err)) != AR_OK)
+                return exp_fail(&e->ctx, rc, &err, "probability-space fit");
+            e->kl[c] = fr.kl_mean;
+            e->max_abs[c] = fr.max_abs_error;
+            e->fits++;
+        }
+    }
+    return 0;
+}
+
+static int measure_all(experiment *e)
+{
+    size_t n = e->n;
+    ar_represent_workspace *rws = NULL;
+    ar_fit_workspace *fws = NULL;
+    ar_matrix p = ar_matrix_empty();
+    gsl_rng *rng = ar_rng_alloc(0);
+    int rc = rng ? AR_OK : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_represent_workspace_alloc(&rws, n);
+    if (rc == AR_OK)
+        rc = ar_fit_workspace_alloc(&fws, n);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&p, n, n);
+    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+    for (size_t f = 0; code == 0 && f < NFAM; f++) {
+        double t0 = exp_now();
+        for (size_t s = 0; code == 0 && s < e->targets; s++)
+            code = measure_target(e, f, s, rws, fws, &p, rng);
+        if (code == 0)
+            exp_progress(&e->ctx, "%s: %zu targets at n = %zu (%.1f s; %zu fits so far)",
+                         families[f].label, e->targets, n, exp_now() - t0, e->fits);
+    }
+    ar_matrix_free(&p);
+    ar_fit_workspace_free(fws);
+    ar_represent_workspace_free(rws);
+    ar_rng_free(rng);
+    return code;
+}
+
+/* One line: one family on one layer configuration. */
+static void write_row(experiment *e, FILE *fp, size_t d, size_t h, const ar_head_config *c,
+                      size_t f)
+{
+    size_t k = c->logit_rank_bound;
+    size_t ok = 0;
+    double msum = 0.0, lsum = 0.0, klsum = 0.0, abssum = 0.0;
+    for (size_t s = 0; s < e->targets; s++) {
+        size_t m = e->min_size[f * e->targets + s];
+        ok += m <= k;
+        msum += (double)m;
+        lsum += e->logit_rel[cell(e, f, s, k)];
+    }
+    for (size_t s = 0; s < e->fit_targets; s++) {
+        klsum += e->kl[cell(e, f, s, k)];
+        abssum += e->max_abs[cell(e, f, s, k)];
+    }
+    double t = (double)e->targets, ft = (double)e->fit_targets;
+    fprintf(fp, "%zu,%zu,%zu,%s,%zu,%zu,%d,%d,%zu,%zu,%llu,%s,%zu,", d, e->n, h,
+            c->kind == AR_HEADS_MULTI ? "standard" : "fixed", c->dp, k, c->bottleneck,
+            c->bottleneck_paper, c->rank_deficit, c->max_seq_len,
+            (unsigned long long)c->attention_params, families[f].label, e->targets);
+    exp_csv_real(fp, (double)ok / t);
+    fputc(',', fp);
+    exp_csv_real(fp, msum / t);
+    fputc(',', fp);
+    exp_csv_real(fp, lsum / t);
+    fprintf(fp, ",%zu,", e->fit_targets);
+    exp_csv_real(fp, klsum / ft);
+    fputc(',', fp);
+    exp_csv_real(fp, abssum / ft);
+    fputc('\n', fp);
+}
+
+/* Rows ordered by d, layer kind, family, then h, so that every curve of
+ * the figure is one run of consecutive lines. */
+static int write_embedding(experiment *e, FILE *rows, FILE *configs, size_t d)
+{
+    ar_heads_report reps[MAX_HEADS];
+    size_t hs[MAX_HEADS], nh = 0;
+    for (size_t h = 1; h <= MAX_HEADS && h <= d; h++) {
+        if (d % h != 0)
+            continue;
+        ar_heads_opts o = ar_heads_opts_default();
+        o.errors = 0; /* measured here on shared targets instead */
+        o.seed = e->ctx.seed;
+        ar_error err = {{0}};
+        int rc = ar_heads_analyze(d, h, e->n, &o, &reps[nh], &err);
+        if (rc != AR_OK)
+            return exp_fail(&e->ctx, rc, &err, "head configuration");
+        hs[nh++] = h;
+    }
+    for (int kind = 0; kind < 2; kind++)
+        for (size_t f = 0; f < NFAM; f++)
+            for (size_t i = 0; i < nh; i++)
+                write_row(e, rows, d, hs[i], kind == 0 ? &reps[i].standard : &reps[i].fixed, f);
+    const ar_heads_report *last = &reps[nh - 1];
+    fprintf(configs, "%zu,%zu,", d, e->n);
+    exp_csv_real(configs, (double)d / (double)e->n);
+    fprintf(configs, ",%zu,%zu,%zu,%zu,%llu,%llu\n", last->needed_head_size,
+            last->max_heads_exact, last->max_heads_paper, last->h,
+            (unsigned long long)last->standard.attention_params,
+            (unsigned long long)last->fixed.attention_params);
+    return 0;
+}
+
+static int write_outputs(experiment *e)
+{
+    exp_csv rows, configs;
+    int code = exp_csv_open(&e->ctx, &rows, "heads_sweep.csv",
+                            "d,n,h,kind,head_size,logit_rank_bound,bottleneck,bottleneck_paper,"
+                            "rank_deficit,max_seq_len,attention_params,family,targets,"
+                            "frac_representable,min_head_size_mean,logit_error_rel_mean,"
+                            "fit_targets,kl_mean,max_abs_error_mean");
+    if (code == 0 &&
+        (code = exp_csv_open(&e->ctx, &configs, "heads_sweep_configs.csv",
+                             "d,n,d_over_n,needed_head_size,max_heads_exact,max_heads_paper,"
+                             "h_max,standard_params,fixed_params_at_h_max")) != 0)
+        exp_csv_abort(&rows);
+    for (size_t i = 0; code == 0 && i < 2; i++)
+        code = write_embedding(e, rows.fp, configs.fp, e->ds[i]);
+    if (code != 0) {
+        exp_csv_abort(&rows);
+        exp_csv_abort(&configs);
+        return code;
+    }
+    code = exp_csv_commit(&e->ctx, &rows);
+    if (code == 0)
+        code = exp_csv_commit(&e->ctx, &configs);
+    else
+        exp_csv_abort(&configs);
+    return code;
+}
+
+static int run(experiment *e)
+{
+    cli_set_blas_threads(1); /* n <= 128: one BLAS thread is faster */
+    size_t cells = NFAM * e->targets * (e->n + 1);
+    e->min_size = calloc(NFAM * e->targets, sizeof *e->min_size);
+    e->logit_rel = malloc(cells * sizeof *e->logit_rel);
+    e->kl = malloc(cells * sizeof *e->kl);
+    e->max_abs = malloc(cells * sizeof *e->max_abs);
+    e->need = calloc(e->n + 1, 1);
+    int code = 0;
+    if (!e->min_size || !e->logit_rel || !e->kl || !e->max_abs || !e->need)
+        code = exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    for (size_t i = 0; code == 0 && i < cells; i++)
+        e->logit_rel[i] = e->kl[i] = e->max_abs[i] = NAN;
+    if (code == 0) {
+        mark_needed(e);
+        code = measure_all(e);
+    }
+    if (code == 0)
+        code = write_outputs(e);
+    free(e->min_size);
+    free(e->logit_rel);
+    free(e->kl);
+    free(e->max_abs);
+    free(e->need);
+    if (code != 0)
+        return code;
+    exp_progress(&e->ctx, "%zu fits, %zu certificates", e->fits, e->certificates);
+    char vars[128];
+    snprintf(vars, sizeof vars, "n=%zu; d1=%zu; d2=%zu", e->n, e->ds[0], e->ds[1]);
+    static const char *const figs[] = {"heads_sweep.png", "heads_sweep.svg"};
+    return exp_render(&e->ctx, "heads_sweep", figs, 2, vars);
+}
+
+int main(int argc, char **argv)
+{
+    experiment e;
+    memset(&e, 0, sizeof e);
+    static const cli_command_doc doc = {
+        EXP_NAME, EXP_NAME " [--quick | --full] [--seed S] [--out DIR] [--figures DIR|none]",
+        "Standard MultiHead (head size d/h) against FixedMultiHead (head size n) over the\n"
+        "head count h: per-head logit rank bound, fraction of targets one head represents,\n"
+        "logit and fitted errors, attention parameters per layer. full: n = 128,\n"
+        "d in {256, 512}; quick: n = 32, d in {64, 128}.",
+    };
+    int code = exp_parse(&e.ctx, &doc, argc, argv, NULL, 0);
+    if (code >= 0)
+        return code;
+    if (e.ctx.full) {
+        e.n = 128, e.ds[0] = 256, e.ds[1] = 512;
+        e.targets = 16, e.fit_targets = 3;
+    } else {
+        e.n = 32, e.ds[0] = 64, e.ds[1] = 128;
+        e.targets = 8, e.fit_targets = 1;
+    }
+    return exp_finish(&e.ctx, run(&e));
+}
