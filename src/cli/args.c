@@ -103,6 +103,9 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
 {
     size_t npos = 0;
     int only_positional = 0;
+    /* Which options were given: a single-valued option given twice is an
+     * error rather than "the last one wins". */
+    unsigned char given[64] = {0};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
@@ -125,6 +128,11 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
         if (o == NULL)
             return cli_usage_error(doc->name, "unknown option '%.*s' (see --help)", (int)name_len,
                                    arg);
+        size_t slot = (size_t)(o - opts);
+        if (slot < sizeof given && given[slot] && o->kind != CLI_STRINGS)
+            return cli_usage_error(doc->name, "%s given more than once", o->name);
+        if (slot < sizeof given)
+            given[slot] = 1;
         const char *value = NULL;
         if (o->kind == CLI_SWITCH) {
             if (eq != NULL)

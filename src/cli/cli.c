@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <flint/flint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,10 +39,8 @@ static void print_main_help(void)
 int ar_cli_main(int argc, char **argv)
 {
     cli_setup_process();
-    if (argc < 2) {
-        print_main_help();
-        return CLI_EXIT_USAGE;
-    }
+    if (argc < 2)
+        return cli_usage_error(NULL, "missing SUBCOMMAND (see attnrank --help)");
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         print_main_help();
@@ -55,6 +54,9 @@ int ar_cli_main(int argc, char **argv)
         if (strcmp(name, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);
             fflush(stdout);
+            /* FLINT keeps per-thread caches until told otherwise; release
+             * them so every run ends with nothing allocated. */
+            flint_cleanup();
             return rc;
         }
     return cli_usage_error(NULL, "unknown subcommand '%s' (see attnrank --help)", name);

@@ -82,6 +82,13 @@ int cli_json_print(json_t *value);
 /* Write JSON to a file atomically. */
 int cli_json_write_file(const char *cmd, const char *path, json_t *value);
 
+/* Memory a single computation may use, in bytes: $ATTNRANK_MAX_MEMORY if set
+ * (a number, e.g. 4e9), else the MemAvailable of /proc/meminfo, else 16 GB.
+ * Sizes are checked against it before allocating. */
+double cli_memory_limit(void);
+/* 2 with a one-line message when need_bytes exceeds the limit, else -1. */
+int cli_memory_guard(const char *cmd, const char *what, double need_bytes);
+
 /* Progress line on stderr, only when enabled (long sweeps). */
 void cli_progress(int enabled, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -45,7 +45,7 @@ static const cli_command_doc represent_doc = {
 static int read_single(const char *path, const char *what, ar_array *arr)
 {
     ar_error err = {{0}};
-    int rc = ar_matrix_file_read(path, arr, 0, &err);
+    int rc = ar_matrix_file_read(path, arr, (size_t)(cli_memory_limit() / 8), &err);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, &err, NULL);
     if (arr->count != 1) {

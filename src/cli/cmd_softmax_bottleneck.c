@@ -177,7 +177,7 @@ static int run(const sbn_args *a)
 {
     ar_array arr;
     ar_error err = {{0}};
-    int rc = ar_matrix_file_read(a->file, &arr, 0, &err);
+    int rc = ar_matrix_file_read(a->file, &arr, (size_t)(cli_memory_limit() / 8), &err);
     if (rc != AR_OK)
         return cli_status_error("softmax-bottleneck", rc, &err, NULL);
     ar_sbn_opts o;

@@ -13,6 +13,7 @@
 #include "attnrank/status.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +163,13 @@ static int parse_number(const char *field, size_t len, double *value)
     memcpy(buf, field, len);
     buf[len] = '\0';
     char *end = NULL;
+    errno = 0;
     *value = strtod(buf, &end);
+    /* A finite literal that overflows (1e999) is refused here, where its
+     * text is known; an explicit "inf" or "nan" parses and is left to the
+     * caller's non-finite check. */
+    if (errno == ERANGE && isinf(*value))
+        return 0;
     return end == buf + len;
 }
 
