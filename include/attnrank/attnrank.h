@@ -17,5 +17,6 @@
 #include "softmax_bottleneck.h"
 #include "seprank.h"
 #include "depthwidth.h"
+#include "weights.h"
 
 #endif

@@ -1,0 +1,676 @@
+/* attnrank weights: QK-circuit spectra and head-size verdicts of a trained
+ * model read from safetensors (include/attnrank/weights.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct weights_args {
+    const char *model;
+    size_t n, heads, head_size, kv_heads, context;
+    const char *layer_range, *q_pattern, *k_pattern;
+    double rtol, atol, energy;
+    int rtol_seen;
+    int no_config, json;
+    const char *csv, *heatmap, *heatmap_metric;
+} weights_args;
+
+static const cli_command_doc weights_doc = {
+    "weights",
+    "attnrank weights MODEL_DIR_OR_FILE [--n N] [--layer-range A-B] [--q-pattern P --k-pattern P]\n"
+    "       [--rtol R] [--json] [--csv FILE] [--heatmap FILE.png]",
+    "Per layer and head of a trained model (safetensors: one file, a directory, or a\n"
+    "sharded model.safetensors.index.json), the QK circuit W_q^h^T W_k^h (d x d,\n"
+    "rank <= d_head): its singular values from the two factors (never the dense\n"
+    "d x d SVD), numerical rank and the rank metrics of THEORY.md s.8, and the\n"
+    "head-size verdict of the low-rank bottleneck at the model's context length\n"
+    "(max_position_embeddings of config.json) and at --n N: the largest attention\n"
+    "pattern rank a head reaches (min(rank, n - 1)), whether d_head < n - 1, and the\n"
+    "FixedMultiHead alternative (d_p = n) with its parameter cost. Query and key\n"
+    "projections are found by the BERT (attention.self.query/key), GPT-2 (fused\n"
+    "c_attn, Conv1D layout) and LLaMA (self_attn.q_proj/k_proj, grouped-query)\n"
+    "conventions, or by --q-pattern/--k-pattern with a {layer} placeholder (Linear\n"
+    "[out, in] layout). Default rank tolerance: rtol = sqrt(d) x unit roundoff of the\n"
+    "storage type (F16 2^-11, BF16 2^-8, F32 2^-24, F64 2^-53). Q/K biases do not\n"
+    "enter the circuit; rotary embeddings are not applied (reported). The heat map\n"
+    "(gnuplot, PNG) shows layer x head of --heatmap-metric (default roy-vetterli).",
+};
+
+/* ------------------------------------------------------------------ */
+/* argument handling                                                    */
+/* ------------------------------------------------------------------ */
+
+static int parse_index(const char *s, const char **end, size_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    size_t v = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (v > (SIZE_MAX - 9) / 10)
+            return -1;
+        v = 10 * v + (size_t)(*s++ - '0');
+    }
+    *end = s;
+    *out = v;
+    return 0;
+}
+
+/* "A-B" or "A". */
+static int parse_range(const char *text, size_t *a, size_t *b)
+{
+    const char *p = NULL;
+    if (parse_index(text, &p, a) != 0)
+        return -1;
+    if (*p == '\0') {
+        *b = *a;
+        return 0;
+    }
+    if (*p != '-' || parse_index(p + 1, &p, b) != 0 || *p != '\0' || *b < *a)
+        return -1;
+    return 0;
+}
+
+typedef enum heat_metric { HEAT_RANK, HEAT_RV, HEAT_STABLE, HEAT_PR, HEAT_ENERGY, HEAT_NUCLEAR } heat_metric;
+
+static const char *const heat_names[] = {"rank", "roy-vetterli", "stable", "participation",
+                                         "energy", "nuclear"};
+static const char *const heat_titles[] = {
+    "numerical rank", "effective rank (Roy-Vetterli)", "stable rank",
+    "participation ratio", "energy rank", "nuclear rank"};
+
+static int parse_metric(const char *text, heat_metric *m)
+{
+    for (size_t i = 0; i < sizeof heat_names / sizeof heat_names[0]; i++)
+        if (strcmp(text, heat_names[i]) == 0) {
+            *m = (heat_metric)i;
+            return 0;
+        }
+    return -1;
+}
+
+static double heat_value(const ar_rank_metrics *m, heat_metric h)
+{
+    switch (h) {
+    case HEAT_RANK: return (double)m->rank;
+    case HEAT_STABLE: return m->stable_rank;
+    case HEAT_PR: return m->participation_ratio;
+    case HEAT_ENERGY: return (double)m->energy_rank;
+    case HEAT_NUCLEAR: return m->nuclear_rank;
+    case HEAT_RV:
+    default: return m->roy_vetterli_rank;
+    }
+}
+
+static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *metric)
+{
+    *o = ar_weights_opts_default();
+    o->n = a->n;
+    o->heads = a->heads;
+    o->head_dim = a->head_size;
+    o->kv_heads = a->kv_heads;
+    o->context = a->context;
+    o->read_config = !a->no_config;
+    if (a->layer_range != NULL) {
+        if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
+            return cli_usage_error("weights", "--layer-range: expected A-B with A <= B, got '%s'",
+                                   a->layer_range);
+        o->layer_range = 1;
+    }
+    if ((a->q_pattern == NULL) != (a->k_pattern == NULL))
+        return cli_usage_error("weights", "--q-pattern and --k-pattern go together");
+    if (a->q_pattern != NULL &&
+        (strstr(a->q_pattern, "{layer}") == NULL || strstr(a->k_pattern, "{layer}") == NULL))
+        return cli_usage_error("weights", "--q-pattern/--k-pattern need the {layer} placeholder");
+    o->q_pattern = a->q_pattern;
+    o->k_pattern = a->k_pattern;
+    if (a->rtol_seen && a->rtol < 0.0)
+        return cli_usage_error("weights", "--rtol: must be >= 0, got %g", a->rtol);
+    if (a->atol < 0.0)
+        return cli_usage_error("weights", "--atol: must be >= 0, got %g", a->atol);
+    if (!(a->energy > 0.0 && a->energy <= 1.0))
+        return cli_usage_error("weights", "--energy: must be in (0, 1], got %g", a->energy);
+    o->rtol = a->rtol_seen ? a->rtol : -1.0;
+    o->atol = a->atol;
+    o->energy_fraction = a->energy;
+    if (parse_metric(a->heatmap_metric, metric) != 0)
+        return cli_usage_error("weights",
+                               "--heatmap-metric: expected rank, roy-vetterli, stable, "
+                               "participation, energy or nuclear, got '%s'",
+                               a->heatmap_metric);
+    if (a->heatmap != NULL && strchr(a->heatmap, '\'') != NULL)
+        return cli_usage_error("weights", "--heatmap: a path with a single quote is not supported");
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct progress_state {
+    struct timespec start;
+    int shown;
+} progress_state;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
+}
+
+/* Quiet for models analysed within a second; per layer after that. */
+static void on_progress(void *ctx, size_t done, size_t total, size_t layer)
+{
+    progress_state *p = ctx;
+    double t = seconds_since(&p->start);
+    if (!p->shown && t < 1.0)
+        return;
+    p->shown = 1;
+    cli_progress(1, "weights: layer %zu done (%zu/%zu, %.1f s)", layer, done, total, t);
+}
+
+/* ------------------------------------------------------------------ */
+/* text output                                                          */
+/* ------------------------------------------------------------------ */
+
+static const char *yes_no(int b)
+{
+    return b ? "yes" : "no";
+}
+
+static const char *roundoff_text(ar_precision p)
+{
+    switch (p) {
+    case AR_PREC_F16: return "2^-11";
+    case AR_PREC_BF16: return "2^-8";
+    case AR_PREC_F32: return "2^-24";
+    default: return "2^-53";
+    }
+}
+
+static void print_config(const ar_weights_report *r)
+{
+    const ar_model_config *c = &r->config;
+    if (!r->config_found) {
+        printf("  config         none (layout from the tensor shapes and flags)\n");
+        return;
+    }
+    printf("  config         config.json%s%s%s: hidden %zu, heads %zu, kv heads %zu, head_dim "
+           "%zu, layers %zu, positions %zu (0 = absent)\n",
+           c->model_type[0] ? " (" : "", c->model_type, c->model_type[0] ? ")" : "",
+           c->hidden_size, c->heads, c->kv_heads, c->head_dim, c->layers, c->max_positions);
+}
+
+static void print_header(const char *source, const ar_weights_report *r)
+{
+    printf("model %s\n", source);
+    printf("  convention     %s: q '%s', k '%s'%s\n", ar_weights_family_name(r->family),
+           r->q_pattern, r->k_pattern,
+           r->fused ? " (fused Conv1D [d, 3d]: q | k | v columns)" : " (Linear [out, in])");
+    printf("  files          %zu file%s, %zu tensors\n", r->nfiles, r->nfiles == 1 ? "" : "s",
+           r->ntensors);
+    print_config(r);
+    printf("  layout         d = %zu, %zu heads of size %zu, %zu key head%s", r->d, r->heads,
+           r->head_dim, r->kv_heads, r->kv_heads == 1 ? "" : "s");
+    if (r->kv_heads < r->heads)
+        printf(" (grouped-query: each serves %zu query heads)", r->heads / r->kv_heads);
+    printf("\n  layers         %zu found, %zu analysed (%zu-%zu)\n", r->layers_found, r->nlayers,
+           r->layer_index[0], r->layer_index[r->nlayers - 1]);
+    if (r->config.layers != 0 && r->config.layers != r->layers_found)
+        printf("  warning        config.json says %zu layers, the weights hold %zu\n",
+               r->config.layers, r->layers_found);
+    printf("  circuit        W_q^h^T W_k^h, %zu x %zu, rank <= %zu, spectrum from the factors\n",
+           r->d, r->d, r->head_dim < r->d ? r->head_dim : r->d);
+    if (r->rtol_given)
+        printf("  tolerance      rtol = %.4g (given), atol = %.3g; storage %s\n", r->rtol, r->atol,
+               ar_precision_name(r->precision));
+    else
+        printf("  tolerance      rtol = sqrt(%zu) x %s (unit roundoff of %s) = %.4g, atol = %.3g; "
+               "cut = rtol x sigma_1\n",
+               r->d, roundoff_text(r->precision), ar_precision_name(r->precision), r->rtol,
+               r->atol);
+    if (r->q_bias || r->k_bias)
+        printf("  note           Q/K biases present: they do not enter the QK circuit\n");
+    if (r->rotary)
+        printf("  note           rotary position embeddings: analysed without rotation (the "
+               "circuit at relative position 0)\n");
+    printf("  context        %s", r->context ? "" : "unknown (no max_position_embeddings)");
+    if (r->context)
+        printf("%zu", r->context);
+    printf("\n\n");
+}
+
+static void print_table(const ar_weights_report *r)
+{
+    char ctx_col[32] = "", n_col[32] = "";
+    if (r->at_context.defined)
+        snprintf(ctx_col, sizeof ctx_col, "reach@%zu", r->at_context.n);
+    if (r->at_n.defined)
+        snprintf(n_col, sizeof n_col, "reach@%zu", r->at_n.n);
+    printf("%5s %4s %3s %5s %11s %10s %8s %8s %8s %6s %8s", "layer", "head", "kv", "rank",
+           "sigma_1", "threshold", "stable", "roy-vet", "partic", "energy", "nuclear");
+    if (ctx_col[0])
+        printf(" %12s", ctx_col);
+    if (n_col[0])
+        printf(" %12s", n_col);
+    printf("\n");
+    for (size_t l = 0; l < r->nlayers; l++)
+        for (size_t k = 0; k < r->heads; k++) {
+            const ar_qk_head *h = ar_weights_head(r, l, k);
+            const ar_rank_metrics *m = &h->metrics;
+            printf("%5zu %4zu %3zu %5zu %11.4e %10.3e %8.3f %8.3f %8.3f %6zu %8.3f", h->layer,
+                   h->head, h->kv_head, m->rank, h->singular_values[0], m->threshold,
+                   m->stable_rank, m->roy_vetterli_rank, m->participation_ratio, m->energy_rank,
+                   m->nuclear_rank);
+            if (ctx_col[0])
+                printf(" %10zu %s", h->reach_context, h->bottleneck_context ? "B" : "-");
+            if (n_col[0])
+                printf(" %10zu %s", h->reach_n, h->bottleneck_n ? "B" : "-");
+            printf("\n");
+        }
+    printf("(reach = min(rank, n - 1), the largest centred logit rank, i.e. minimal head size,\n"
+           " of a pattern the head can produce; B = below n - 1: low-rank bottleneck)\n");
+}
+
+static void print_verdict(const char *label, const ar_weights_verdict *v,
+                          const ar_weights_report *r)
+{
+    if (!v->defined)
+        return;
+    const ar_head_config *m = &v->model, *f = &v->fixed;
+    size_t total = r->nlayers * r->heads;
+    printf("  at n = %zu (%s)\n", v->n, label);
+    printf("    architecture   head size %zu %s n - 1 = %zu: bottleneck %s (paper's d_p < n: %s);"
+           " logit rank <= %zu, deficit %zu, longest n without bottleneck %zu\n",
+           m->dp, m->bottleneck ? "<" : ">=", v->n - 1, yes_no(m->bottleneck),
+           yes_no(m->bottleneck_paper), m->logit_rank_bound, m->rank_deficit, m->max_seq_len);
+    printf("    trained heads  %zu of %zu have circuit rank below n - 1\n", v->heads_bottlenecked,
+           total);
+    double ratio = m->attention_params ? (double)f->attention_params / (double)m->attention_params
+                                       : 0.0;
+    printf("    FixedMultiHead d_p = %zu: %llu attention parameters per layer vs %llu (x%.3g)%s\n",
+           f->dp, (unsigned long long)f->attention_params,
+           (unsigned long long)m->attention_params, ratio,
+           f->bottleneck ? "; still a bottleneck (d < n)" : "; no bottleneck");
+    if (v->max_heads_exact)
+        printf("    most heads without bottleneck at this d: %zu (d / h >= n - 1)\n",
+               v->max_heads_exact);
+    else
+        printf("    no head count avoids the bottleneck at this d (needs d >= n)\n");
+}
+
+static void print_summary(const ar_weights_report *r)
+{
+    size_t total = r->nlayers * r->heads;
+    printf("\nsummary (%zu heads = %zu layers x %zu)\n", total, r->nlayers, r->heads);
+    printf("  rank           min %zu, mean %.3f, max %zu (of %zu); %zu head%s rank-deficient\n",
+           r->rank_min, r->rank_mean, r->rank_max, r->head_dim < r->d ? r->head_dim : r->d,
+           r->rank_deficient, r->rank_deficient == 1 ? "" : "s");
+    printf("  effective      mean Roy-Vetterli rank %.3f, mean stable rank %.3f\n",
+           r->roy_vetterli_mean, r->stable_rank_mean);
+    print_verdict("context length", &r->at_context, r);
+    print_verdict("--n", &r->at_n, r);
+    if (!r->at_context.defined && !r->at_n.defined)
+        printf("  verdict        no context length known: give --n N\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                 */
+/* ------------------------------------------------------------------ */
+
+static json_t *size_or_null(size_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *verdict_json(const ar_weights_verdict *v, size_t total)
+{
+    if (!v->defined)
+        return json_null();
+    const ar_head_config *m = &v->model, *f = &v->fixed;
+    json_t *o = json_pack("{s:I, s:I, s:I, s:b, s:b, s:I, s:I, s:o}", "n", (json_int_t)v->n,
+                          "head_size", (json_int_t)m->dp, "logit_rank_bound",
+                          (json_int_t)m->logit_rank_bound, "bottleneck", m->bottleneck,
+                          "bottleneck_paper", m->bottleneck_paper, "rank_deficit",
+                          (json_int_t)m->rank_deficit, "max_seq_len", (json_int_t)m->max_seq_len,
+                          "attention_params", cli_json_u64(m->attention_params));
+    json_object_set_new(o, "heads_bottlenecked", json_integer((json_int_t)v->heads_bottlenecked));
+    json_object_set_new(o, "heads_total", json_integer((json_int_t)total));
+    json_object_set_new(o, "max_heads_exact", json_integer((json_int_t)v->max_heads_exact));
+    json_object_set_new(o, "fixed_multihead",
+                        json_pack("{s:I, s:o, s:b, s:o}", "head_size", (json_int_t)f->dp,
+                                  "attention_params", cli_json_u64(f->attention_params),
+                                  "bottleneck", f->bottleneck, "params_ratio",
+                                  cli_json_real(m->attention_params
+                                                    ? (double)f->attention_params /
+                                                          (double)m->attention_params
+                                                    : 0.0)));
+    return o;
+}
+
+static json_t *head_json(const ar_weights_report *r, const ar_qk_head *h)
+{
+    json_t *o = json_pack("{s:I, s:I}", "head", (json_int_t)h->head, "kv_head",
+                          (json_int_t)h->kv_head);
+    json_t *metrics = cli_json_rank_metrics(&h->metrics);
+    json_object_update(o, metrics);
+    json_decref(metrics);
+    size_t k = r->head_dim < r->d ? r->head_dim : r->d;
+    json_object_set_new(o, "singular_values", cli_json_array_doubles(h->singular_values, k));
+    if (r->at_context.defined) {
+        json_object_set_new(o, "reach_context", json_integer((json_int_t)h->reach_context));
+        json_object_set_new(o, "bottleneck_context", json_boolean(h->bottleneck_context));
+    }
+    if (r->at_n.defined) {
+        json_object_set_new(o, "reach_n", json_integer((json_int_t)h->reach_n));
+        json_object_set_new(o, "bottleneck_n", json_boolean(h->bottleneck_n));
+    }
+    return o;
+}
+
+static json_t *config_json(const ar_weights_report *r)
+{
+    if (!r->config_found)
+        return json_null();
+    const ar_model_config *c = &r->config;
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:s}", "hidden_size",
+                     size_or_null(c->hidden_size), "num_attention_heads", size_or_null(c->heads),
+                     "num_key_value_heads", size_or_null(c->kv_heads), "head_dim",
+                     size_or_null(c->head_dim), "num_hidden_layers", size_or_null(c->layers),
+                     "max_position_embeddings", size_or_null(c->max_positions), "rotary",
+                     c->rotary, "model_type", c->model_type);
+}
+
+static json_t *report_json(const char *source, const ar_weights_report *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "source", json_string(source));
+    json_object_set_new(o, "family", json_string(ar_weights_family_name(r->family)));
+    json_object_set_new(o, "q_pattern", json_string(r->q_pattern));
+    json_object_set_new(o, "k_pattern", json_string(r->k_pattern));
+    json_object_set_new(o, "fused", json_boolean(r->fused));
+    json_object_set_new(o, "files", json_integer((json_int_t)r->nfiles));
+    json_object_set_new(o, "tensors", json_integer((json_int_t)r->ntensors));
+    json_object_set_new(o, "config", config_json(r));
+    json_object_set_new(o, "d", json_integer((json_int_t)r->d));
+    json_object_set_new(o, "heads", json_integer((json_int_t)r->heads));
+    json_object_set_new(o, "kv_heads", json_integer((json_int_t)r->kv_heads));
+    json_object_set_new(o, "head_size", json_integer((json_int_t)r->head_dim));
+    json_object_set_new(o, "context", size_or_null(r->context));
+    json_object_set_new(o, "rotary", json_boolean(r->rotary));
+    if (r->rotary)
+        json_object_set_new(o, "rotary_note",
+                            json_string("rotary position embeddings not applied: the circuit "
+                                        "is analysed at relative position 0"));
+    json_object_set_new(o, "qk_biases_ignored", json_boolean(r->q_bias || r->k_bias));
+    json_object_set_new(
+        o, "tolerance",
+        json_pack("{s:s, s:o, s:o, s:s, s:o}", "rule",
+                  r->rtol_given ? "given" : "sqrt(max(m, n)) * unit_roundoff(storage)", "rtol",
+                  cli_json_real(r->rtol), "atol", cli_json_real(r->atol), "precision",
+                  ar_precision_name(r->precision), "unit_roundoff",
+                  cli_json_real(ar_weights_unit_roundoff(r->precision))));
+    json_object_set_new(o, "layers_found", json_integer((json_int_t)r->layers_found));
+    json_t *layers = json_array();
+    for (size_t l = 0; l < r->nlayers; l++) {
+        json_t *heads = json_array();
+        for (size_t k = 0; k < r->heads; k++)
+            json_array_append_new(heads, head_json(r, ar_weights_head(r, l, k)));
+        json_array_append_new(layers, json_pack("{s:I, s:s, s:s, s:o}", "layer",
+                                                (json_int_t)r->layer_index[l], "q_tensor",
+                                                r->q_names[l], "k_tensor", r->k_names[l], "heads",
+                                                heads));
+    }
+    json_object_set_new(o, "layers", layers);
+    size_t total = r->nlayers * r->heads;
+    json_object_set_new(o, "verdicts",
+                        json_pack("{s:o, s:o}", "context", verdict_json(&r->at_context, total),
+                                  "n", verdict_json(&r->at_n, total)));
+    json_object_set_new(
+        o, "summary",
+        json_pack("{s:I, s:I, s:o, s:I, s:I, s:o, s:o}", "heads_total", (json_int_t)total,
+                  "rank_min", (json_int_t)r->rank_min, "rank_mean", cli_json_real(r->rank_mean),
+                  "rank_max", (json_int_t)r->rank_max, "rank_deficient",
+                  (json_int_t)r->rank_deficient, "roy_vetterli_rank_mean",
+                  cli_json_real(r->roy_vetterli_mean), "stable_rank_mean",
+                  cli_json_real(r->stable_rank_mean)));
+    return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* CSV and heat map                                                     */
+/* ------------------------------------------------------------------ */
+
+static int write_csv(const char *path, const ar_weights_report *r)
+{
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("weights", rc, &err, NULL);
+    fprintf(af.fp, "layer,head,kv_head,d,head_size,precision,rank,threshold,rtol,atol,sigma_1,"
+                   "sigma_last,stable_rank,roy_vetterli_rank,participation_ratio,energy_rank,"
+                   "nuclear_rank,reach_context,bottleneck_context,reach_n,bottleneck_n\n");
+    size_t k = r->head_dim < r->d ? r->head_dim : r->d;
+    for (size_t l = 0; l < r->nlayers; l++)
+        for (size_t j = 0; j < r->heads; j++) {
+            const ar_qk_head *h = ar_weights_head(r, l, j);
+            const ar_rank_metrics *m = &h->metrics;
+            fprintf(af.fp, "%zu,%zu,%zu,%zu,%zu,%s,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
+                           "%.17g,%zu,%.17g,",
+                    h->layer, h->head, h->kv_head, r->d, r->head_dim,
+                    ar_precision_name(h->precision), m->rank, m->threshold, m->rtol, m->atol,
+                    h->singular_values[0], h->singular_values[k - 1], m->stable_rank,
+                    m->roy_vetterli_rank, m->participation_ratio, m->energy_rank,
+                    m->nuclear_rank);
+            if (r->at_context.defined)
+                fprintf(af.fp, "%zu,%d,", h->reach_context, h->bottleneck_context);
+            else
+                fprintf(af.fp, ",,");
+            if (r->at_n.defined)
+                fprintf(af.fp, "%zu,%d\n", h->reach_n, h->bottleneck_n);
+            else
+                fprintf(af.fp, ",\n");
+        }
+    rc = ar_atomic_commit(&af, &err);
+    return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
+}
+
+static int have_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path; p != NULL && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p = colon ? colon + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The gnuplot script, data inline ($grid datablock), output into tmp. */
+static void write_heatmap_script(FILE *fp, const ar_weights_report *r, heat_metric metric,
+                                 const char *out)
+{
+    /* every metric lies in [0, min(d_head, d)]: one colour scale for all */
+    double top = (double)(r->head_dim < r->d ? r->head_dim : r->d);
+    fprintf(fp, "set terminal pngcairo size 900,%zu font ',10'\n",
+            (size_t)(300 + 18 * (r->nlayers < 60 ? r->nlayers : 60)));
+    fprintf(fp, "set output '%s'\n", out);
+    fprintf(fp, "$grid << EOD\n");
+    for (size_t l = 0; l < r->nlayers; l++)
+        for (size_t k = 0; k < r->heads; k++) {
+            const ar_qk_head *h = ar_weights_head(r, l, k);
+            fprintf(fp, "%zu %zu %.9g\n", k, h->layer, heat_value(&h->metrics, metric));
+        }
+    fprintf(fp, "EOD\n");
+    fprintf(fp, "set title \"QK circuit W_q^T W_k: %s per head (d = %zu, head size %zu, %s)\" "
+                "noenhanced\n",
+            heat_titles[metric], r->d, r->head_dim, ar_precision_name(r->precision));
+    fprintf(fp, "set xlabel 'head'\nset ylabel 'layer'\n");
+    fprintf(fp, "set xrange [-0.5:%g]\n", (double)r->heads - 0.5);
+    /* layer 0 on top, as in a matrix; integer tics while they fit */
+    fprintf(fp, "set yrange [%g:%g]\n", (double)r->layer_index[r->nlayers - 1] + 0.5,
+            (double)r->layer_index[0] - 0.5);
+    if (r->heads <= 32)
+        fprintf(fp, "set xtics 1\n");
+    if (r->nlayers <= 48)
+        fprintf(fp, "set ytics 1\n");
+    fprintf(fp, "set cbrange [0:%g]\nset cblabel \"%s\" noenhanced\n", top, heat_titles[metric]);
+    fprintf(fp, "set palette rgbformulae 33,13,10\nunset key\nset tics out\n");
+    fprintf(fp, "plot $grid using 1:2:3 with image\n");
+}
+
+/* gnuplot reads the script on stdin; its stdout goes to our stderr. */
+static int run_gnuplot(const ar_weights_report *r, heat_metric metric, const char *out)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fds[0], 0);
+        dup2(2, 1);
+        close(fds[0]);
+        close(fds[1]);
+        execlp("gnuplot", "gnuplot", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[0]);
+    struct sigaction ign, old;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old); /* a dying gnuplot must not kill us */
+    FILE *fp = fdopen(fds[1], "w");
+    int bad = fp == NULL;
+    if (fp != NULL) {
+        write_heatmap_script(fp, r, metric, out);
+        bad = fclose(fp) != 0;
+    } else {
+        close(fds[1]);
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return !bad && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int write_heatmap(const char *path, const ar_weights_report *r, heat_metric metric)
+{
+    if (!have_program("gnuplot")) {
+        fprintf(stderr, "attnrank weights: warning: gnuplot not found, heat map %s skipped\n",
+                path);
+        return -1;
+    }
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("weights", rc, &err, NULL);
+    if (strchr(af.tmp_path, '\'') != NULL || run_gnuplot(r, metric, af.tmp_path) != 0) {
+        ar_atomic_abort(&af);
+        fprintf(stderr, "attnrank weights: gnuplot failed to render the heat map %s\n", path);
+        return CLI_EXIT_INTERNAL;
+    }
+    rc = ar_atomic_commit(&af, &err); /* gnuplot wrote the file; commit renames it */
+    return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* entry                                                                */
+/* ------------------------------------------------------------------ */
+
+int cmd_weights(int argc, char **argv)
+{
+    weights_args a;
+    memset(&a, 0, sizeof a);
+    a.energy = 0.99;
+    a.heatmap_metric = "roy-vetterli";
+    const cli_option opts[] = {
+        {"--n", CLI_SIZE, &a.n, "N", "also judge the heads at sequence length N", 1, NULL},
+        {"--layer-range", CLI_STRING, &a.layer_range, "A-B", "analyse layers A..B only", 0, NULL},
+        {"--q-pattern", CLI_STRING, &a.q_pattern, "P",
+         "query tensor name (or suffix) with {layer}, Linear layout", 0, NULL},
+        {"--k-pattern", CLI_STRING, &a.k_pattern, "P", "key tensor name (or suffix) with {layer}",
+         0, NULL},
+        {"--heads", CLI_SIZE, &a.heads, "H", "query heads (default: config.json)", 1, NULL},
+        {"--head-size", CLI_SIZE, &a.head_size, "P",
+         "head size (default: config head_dim, else rows / heads)", 1, NULL},
+        {"--kv-heads", CLI_SIZE, &a.kv_heads, "K",
+         "key heads (default: config, else key rows / head size)", 1, NULL},
+        {"--context", CLI_SIZE, &a.context, "N",
+         "context length (default: max_position_embeddings)", 1, NULL},
+        {"--no-config", CLI_SWITCH, &a.no_config, NULL, "ignore config.json beside the model", 0,
+         NULL},
+        {"--rtol", CLI_DOUBLE, &a.rtol, "R",
+         "relative rank tolerance (default sqrt(d) x unit roundoff of the storage type)", 0,
+         &a.rtol_seen},
+        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
+        {"--energy", CLI_DOUBLE, &a.energy, "F", "energy-rank fraction (default 0.99)", 0, NULL},
+        {"--json", CLI_SWITCH, &a.json, NULL, "print the full report as JSON", 0, NULL},
+        {"--csv", CLI_STRING, &a.csv, "FILE", "write one row per head", 0, NULL},
+        {"--heatmap", CLI_STRING, &a.heatmap, "FILE.png",
+         "gnuplot heat map of layer x head (PNG)", 0, NULL},
+        {"--heatmap-metric", CLI_STRING, &a.heatmap_metric, "M",
+         "rank, roy-vetterli (default), stable, participation, energy, nuclear", 0, NULL},
+    };
+    const char *pos[1] = {NULL};
+    size_t npos = 0;
+    int code = cli_parse(&weights_doc, argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1,
+                         &npos);
+    if (code >= 0)
+        return code;
+    if (npos == 0)
+        return cli_usage_error("weights", "missing MODEL_DIR_OR_FILE (see --help)");
+    a.model = pos[0];
+    ar_weights_opts o;
+    heat_metric metric = HEAT_RV;
+    code = build_opts(&a, &o, &metric);
+    if (code >= 0)
+        return code;
+    /* Many small factorisations (d_head x d): one BLAS thread each is
+     * faster than two (BUILD-NOTES.md). */
+    cli_set_blas_threads(1);
+    progress_state ps = {{0, 0}, 0};
+    clock_gettime(CLOCK_MONOTONIC, &ps.start);
+    o.progress = on_progress;
+    o.progress_ctx = &ps;
+    ar_weights_report r;
+    ar_error err = {{0}};
+    int rc = ar_weights_analyze(a.model, &o, &r, &err);
+    if (rc != AR_OK)
+        return cli_status_error("weights", rc, &err, NULL);
+    code = -1;
+    if (a.csv != NULL)
+        code = write_csv(a.csv, &r);
+    if (code < 0 && a.heatmap != NULL)
+        code = write_heatmap(a.heatmap, &r, metric);
+    if (code < 0) {
+        if (a.json) {
+            code = cli_json_print(report_json(a.model, &r));
+        } else {
+            print_header(a.model, &r);
+            print_table(&r);
+            print_summary(&r);
+            code = CLI_EXIT_OK;
+        }
+    }
+    ar_weights_report_free(&r);
+    return code;
+}

@@ -1,0 +1,876 @@
+/* QK circuits of trained models (see include/attnrank/weights.h):
+ * locate q/k projections by naming convention, resolve the head layout from
+ * config.json and the shapes, and analyse W_q^h^T W_k^h head by head from
+ * the factors. */
+#include "attnrank/weights.h"
+#include "attnrank/spectrum.h"
+#include "attnrank/status.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tensor names come from the file and may hold any byte: replace control
+ * characters in a message so it stays one printable line. */
+static int clean_message(ar_error *err, int rc)
+{
+    if (err != NULL && rc != AR_OK)
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* naming conventions                                                   */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name, *q, *k;
+} families[AR_WF_NFAMILIES] = {
+    [AR_WF_BERT] = {"bert", "layer.{layer}.attention.self.query.weight",
+                    "layer.{layer}.attention.self.key.weight"},
+    [AR_WF_GPT2] = {"gpt2", "h.{layer}.attn.c_attn.weight", "h.{layer}.attn.c_attn.weight"},
+    [AR_WF_LLAMA] = {"llama", "layers.{layer}.self_attn.q_proj.weight",
+                     "layers.{layer}.self_attn.k_proj.weight"},
+    [AR_WF_CUSTOM] = {"custom", NULL, NULL},
+};
+
+const char *ar_weights_family_name(ar_weights_family f)
+{
+    return (unsigned)f < AR_WF_NFAMILIES ? families[f].name : "?";
+}
+
+const char *ar_weights_family_q_pattern(ar_weights_family f)
+{
+    return (unsigned)f < AR_WF_NFAMILIES ? families[f].q : NULL;
+}
+
+const char *ar_weights_family_k_pattern(ar_weights_family f)
+{
+    return (unsigned)f < AR_WF_NFAMILIES ? families[f].k : NULL;
+}
+
+#define LAYER_TOKEN "{layer}"
+#define LAYER_TOKEN_LEN 7
+
+/* Match the whole of name against pattern; {layer} takes one or more digits. */
+static int match_whole(const char *pat, const char *name, size_t *layer)
+{
+    while (*pat) {
+        if (strncmp(pat, LAYER_TOKEN, LAYER_TOKEN_LEN) == 0) {
+            if (*name < '0' || *name > '9')
+                return 0;
+            size_t v = 0;
+            while (*name >= '0' && *name <= '9') {
+                if (v > (SIZE_MAX - 9) / 10)
+                    return 0;
+                v = 10 * v + (size_t)(*name++ - '0');
+            }
+            *layer = v;
+            pat += LAYER_TOKEN_LEN;
+            continue;
+        }
+        if (*pat++ != *name++)
+            return 0;
+    }
+    return *name == '\0';
+}
+
+int ar_weights_pattern_match(const char *pattern, const char *name, size_t *layer,
+                             size_t *prefix_len)
+{
+    if (pattern == NULL || name == NULL || pattern[0] == '\0')
+        return 0;
+    for (size_t s = 0; name[s] != '\0'; s++) {
+        if (s > 0 && name[s - 1] != '.')
+            continue;
+        size_t l = 0;
+        if (match_whole(pattern, name + s, &l)) {
+            if (layer)
+                *layer = l;
+            if (prefix_len)
+                *prefix_len = s;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* prefix + pattern with {layer} replaced by the index; malloc'd. */
+static char *expand_pattern(const char *prefix, size_t prefix_len, const char *pat, size_t layer)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%zu", layer);
+    size_t count = 0;
+    for (const char *p = strstr(pat, LAYER_TOKEN); p; p = strstr(p + 1, LAYER_TOKEN))
+        count++;
+    size_t len = prefix_len + strlen(pat) + count * strlen(num) + 1;
+    char *out = malloc(len);
+    if (out == NULL)
+        return NULL;
+    memcpy(out, prefix, prefix_len);
+    char *w = out + prefix_len;
+    for (const char *p = pat; *p;) {
+        if (strncmp(p, LAYER_TOKEN, LAYER_TOKEN_LEN) == 0) {
+            w += sprintf(w, "%s", num);
+            p += LAYER_TOKEN_LEN;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* config.json                                                          */
+/* ------------------------------------------------------------------ */
+
+/* First present key of a list: a positive integer, or absent/null. */
+static int config_size(const char *name, json_t *root, const char *const *keys, size_t *out,
+                       ar_error *err)
+{
+    for (; *keys != NULL; keys++) {
+        json_t *v = json_object_get(root, *keys);
+        if (v == NULL || json_is_null(v))
+            continue;
+        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+            return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not a positive integer", name,
+                                *keys);
+        *out = (size_t)json_integer_value(v);
+        return AR_OK;
+    }
+    return AR_OK;
+}
+
+static int config_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
+{
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
+    static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", NULL};
+    static const char *const k_hd[] = {"head_dim", NULL};
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
+    memset(cfg, 0, sizeof *cfg);
+    if (!json_is_object(root))
+        return ar_error_set(err, AR_EFORMAT, "%s: not a JSON object", name);
+    int rc = config_size(name, root, k_hidden, &cfg->hidden_size, err);
+    if (rc == AR_OK)
+        rc = config_size(name, root, k_heads, &cfg->heads, err);
+    if (rc == AR_OK)
+        rc = config_size(name, root, k_kv, &cfg->kv_heads, err);
+    if (rc == AR_OK)
+        rc = config_size(name, root, k_hd, &cfg->head_dim, err);
+    if (rc == AR_OK)
+        rc = config_size(name, root, k_layers, &cfg->layers, err);
+    if (rc == AR_OK)
+        rc = config_size(name, root, k_pos, &cfg->max_positions, err);
+    if (rc != AR_OK)
+        return rc;
+    static const char *const rope_keys[] = {"rope_theta", "rope_scaling", "rotary_dim",
+                                            "rotary_pct", "rotary_emb_base", NULL};
+    for (const char *const *k = rope_keys; *k; k++) {
+        json_t *v = json_object_get(root, *k);
+        if (v != NULL && !json_is_null(v))
+            cfg->rotary = 1;
+    }
+    const char *pet = json_string_value(json_object_get(root, "position_embedding_type"));
+    if (pet != NULL && strcmp(pet, "rotary") == 0)
+        cfg->rotary = 1;
+    const char *mt = json_string_value(json_object_get(root, "model_type"));
+    if (mt != NULL)
+        snprintf(cfg->model_type, sizeof cfg->model_type, "%s", mt);
+    return AR_OK;
+}
+
+int ar_model_config_parse(const char *text, size_t len, const char *name, ar_model_config *cfg,
+                          ar_error *err)
+{
+    if (text == NULL || cfg == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (name == NULL)
+        name = "config.json";
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return clean_message(err, ar_error_set(err, AR_EFORMAT,
+                                               "%s: invalid JSON: %s (line %d, column %d)", name,
+                                               jerr.text, jerr.line, jerr.column));
+    int rc = config_from_json(name, root, cfg, err);
+    json_decref(root);
+    return clean_message(err, rc);
+}
+
+int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
+{
+    if (path == NULL || cfg == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return ar_error_set(err, AR_EIO, "%s: cannot open", path);
+    fclose(fp);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return clean_message(err, ar_error_set(err, AR_EFORMAT,
+                                               "%s: invalid JSON: %s (line %d, column %d)", path,
+                                               jerr.text, jerr.line, jerr.column));
+    int rc = config_from_json(path, root, cfg, err);
+    json_decref(root);
+    return clean_message(err, rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* tolerances                                                           */
+/* ------------------------------------------------------------------ */
+
+double ar_weights_unit_roundoff(ar_precision p)
+{
+    return ar_precision_eps(p) / 2.0;
+}
+
+double ar_weights_default_rtol(ar_precision p, size_t m, size_t n)
+{
+    size_t big = m > n ? m : n;
+    return sqrt((double)big) * ar_weights_unit_roundoff(p);
+}
+
+ar_weights_opts ar_weights_opts_default(void)
+{
+    ar_weights_opts o;
+    memset(&o, 0, sizeof o);
+    o.rtol = -1.0;
+    o.atol = 0.0;
+    o.energy_fraction = 0.99;
+    o.read_config = 1;
+    return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* layer discovery                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct layer_match {
+    size_t layer;
+    const ar_st_tensor *q;
+    size_t prefix_len;
+} layer_match;
+
+static int cmp_layer(const void *a, const void *b)
+{
+    size_t x = ((const layer_match *)a)->layer, y = ((const layer_match *)b)->layer;
+    return x < y ? -1 : x > y;
+}
+
+/* Every tensor whose name matches q_pattern, one per layer, sorted. */
+static int find_layers(const ar_safetensors *st, const char *q_pattern, layer_match **out,
+                       size_t *count, ar_error *err)
+{
+    size_t n = ar_safetensors_count(st), k = 0;
+    layer_match *m = malloc((n ? n : 1) * sizeof *m);
+    if (m == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const ar_st_tensor *t = ar_safetensors_tensor(st, i);
+        size_t layer = 0, prefix = 0;
+        if (ar_weights_pattern_match(q_pattern, t->name, &layer, &prefix)) {
+            m[k].layer = layer;
+            m[k].q = t;
+            m[k].prefix_len = prefix;
+            k++;
+        }
+    }
+    if (k > 1)
+        qsort(m, k, sizeof *m, cmp_layer);
+    for (size_t i = 1; i < k; i++)
+        if (m[i].layer == m[i - 1].layer) {
+            int rc = ar_error_set(err, AR_EFORMAT,
+                                  "two tensors match '%s' for layer %zu: '%s' and '%s' (name the "
+                                  "ones to analyse with --q-pattern/--k-pattern)",
+                                  q_pattern, m[i].layer, m[i - 1].q->name, m[i].q->name);
+            free(m);
+            return rc;
+        }
+    *out = m;
+    *count = k;
+    return AR_OK;
+}
+
+/* Pick the built-in convention whose query pattern matches; exactly one. */
+static int detect_family(const ar_safetensors *st, ar_weights_family *family, ar_error *err)
+{
+    int found = -1;
+    size_t n = ar_safetensors_count(st);
+    for (int f = 0; f < AR_WF_CUSTOM; f++) {
+        for (size_t i = 0; i < n; i++)
+            if (ar_weights_pattern_match(families[f].q, ar_safetensors_tensor(st, i)->name, NULL,
+                                         NULL)) {
+                if (found >= 0)
+                    return ar_error_set(err, AR_EFORMAT,
+                                        "%s: tensors of two naming conventions (%s and %s); name "
+                                        "the ones to analyse with --q-pattern/--k-pattern",
+                                        ar_safetensors_file_path(st, 0), families[found].name,
+                                        families[f].name);
+                found = f;
+                break;
+            }
+    }
+    if (found < 0)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: no attention query weights by any known naming convention "
+                            "(BERT '%s', GPT-2 '%s', LLaMA '%s'); give --q-pattern and "
+                            "--k-pattern",
+                            ar_safetensors_file_path(st, 0), families[AR_WF_BERT].q,
+                            families[AR_WF_GPT2].q, families[AR_WF_LLAMA].q);
+    *family = (ar_weights_family)found;
+    return AR_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* shapes and head layout                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct layer_shape {
+    size_t d;        /* input width */
+    size_t q_out;    /* heads * d_head */
+    size_t k_out;    /* kv_heads * d_head */
+} layer_shape;
+
+static const char *tensor_file(const ar_safetensors *st, const ar_st_tensor *t)
+{
+    return ar_safetensors_file_path(st, t->file);
+}
+
+static int shape_2d(const ar_safetensors *st, const ar_st_tensor *t, size_t *rows, size_t *cols,
+                    ar_error *err)
+{
+    if (!ar_st_dtype_is_float(t->dtype))
+        return ar_error_set(err, AR_EUNSUPPORTED,
+                            "%s: tensor '%s': dtype %s is not a floating-point weight type (F64, "
+                            "F32, F16, BF16)",
+                            tensor_file(st, t), t->name, ar_st_dtype_name(t->dtype));
+    if (t->ndim != 2 || t->shape[0] == 0 || t->shape[1] == 0)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: tensor '%s': expected a non-empty 2-D weight, found %zu "
+                            "dimensions",
+                            tensor_file(st, t), t->name, t->ndim);
+    *rows = t->shape[0];
+    *cols = t->shape[1];
+    return AR_OK;
+}
+
+static int layer_shapes(const ar_safetensors *st, int fused, const ar_st_tensor *q,
+                        const ar_st_tensor *k, layer_shape *sh, ar_error *err)
+{
+    size_t qr = 0, qc = 0, kr = 0, kc = 0;
+    int rc = shape_2d(st, q, &qr, &qc, err);
+    if (rc != AR_OK)
+        return rc;
+    if (fused) {
+        /* Conv1D: [in, out] = [d, 3 d], q | k | v side by side. */
+        if (qc % 3 != 0)
+            return ar_error_set(err, AR_EFORMAT,
+                                "%s: tensor '%s': fused c_attn has %zu output columns, not a "
+                                "multiple of 3 (q | k | v)",
+                                tensor_file(st, q), q->name, qc);
+        sh->d = qr;
+        sh->q_out = sh->k_out = qc / 3;
+        return AR_OK;
+    }
+    rc = shape_2d(st, k, &kr, &kc, err);
+    if (rc != AR_OK)
+        return rc;
+    if (kc != qc)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: key '%s' has %zu input columns, query '%s' has %zu",
+                            tensor_file(st, k), k->name, kc, q->name, qc);
+    sh->d = qc;
+    sh->q_out = qr;
+    sh->k_out = kr;
+    return AR_OK;
+}
+
+/* heads, d_head, kv_heads from overrides, config.json and the shapes. */
+static int resolve_layout(const ar_safetensors *st, const ar_st_tensor *q, const layer_shape *sh,
+                          const ar_model_config *cfg, const ar_weights_opts *o,
+                          ar_weights_report *rep, ar_error *err)
+{
+    const char *file = tensor_file(st, q);
+    if (cfg->hidden_size != 0 && cfg->hidden_size != sh->d)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: config.json hidden size %zu, but tensor '%s' has input width %zu",
+                            file, cfg->hidden_size, q->name, sh->d);
+    size_t heads = o->heads ? o->heads : cfg->heads;
+    if (heads == 0)
+        return ar_error_set(err, AR_EINVAL,
+                            "%s: number of heads unknown (no num_attention_heads/n_head in a "
+                            "config.json beside the model): give --heads",
+                            file);
+    size_t dh = o->head_dim ? o->head_dim : cfg->head_dim;
+    if (dh == 0) {
+        if (sh->q_out % heads != 0)
+            return ar_error_set(err, AR_EFORMAT,
+                                "%s: tensor '%s': %zu query rows do not split into %zu heads",
+                                file, q->name, sh->q_out, heads);
+        dh = sh->q_out / heads;
+    }
+    if (heads * dh != sh->q_out)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: tensor '%s': %zu query rows, but %zu heads x head size %zu = "
+                            "%zu",
+                            file, q->name, sh->q_out, heads, dh, heads * dh);
+    size_t kv = o->kv_heads ? o->kv_heads : cfg->kv_heads;
+    if (kv == 0) {
+        if (sh->k_out % dh != 0)
+            return ar_error_set(err, AR_EFORMAT,
+                                "%s: %zu key rows are not a multiple of the head size %zu", file,
+                                sh->k_out, dh);
+        kv = sh->k_out / dh;
+    }
+    if (kv * dh != sh->k_out)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: %zu key rows, but %zu key heads x head size %zu = %zu", file,
+                            sh->k_out, kv, dh, kv * dh);
+    if (kv == 0 || heads % kv != 0)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: %zu key heads do not divide %zu query heads (grouped-query "
+                            "attention needs heads = r x key heads)",
+                            file, kv, heads);
+    rep->d = sh->d;
+    rep->heads = heads;
+    rep->head_dim = dh;
+    rep->kv_heads = kv;
+    return AR_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* report bookkeeping                                                   */
+/* ------------------------------------------------------------------ */
+
+static char *dup_string(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *c = malloc(len);
+    if (c != NULL)
+        memcpy(c, s, len);
+    return c;
+}
+
+void ar_weights_report_free(ar_weights_report *rep)
+{
+    if (rep == NULL)
+        return;
+    for (size_t l = 0; l < rep->nlayers; l++) {
+        if (rep->q_names)
+            free(rep->q_names[l]);
+        if (rep->k_names)
+            free(rep->k_names[l]);
+    }
+    free(rep->q_names);
+    free(rep->k_names);
+    free(rep->layer_index);
+    if (rep->qk != NULL)
+        free(rep->qk[0].singular_values); /* one block for all heads */
+    free(rep->qk);
+    free(rep->q_pattern);
+    free(rep->k_pattern);
+    memset(rep, 0, sizeof *rep);
+}
+
+const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k)
+{
+    if (rep == NULL || rep->qk == NULL || l >= rep->nlayers || k >= rep->heads)
+        return NULL;
+    return &rep->qk[l * rep->heads + k];
+}
+
+/* Names and layout of the layers to analyse; allocates the per-head arrays. */
+static int plan_layers(const ar_safetensors *st, const layer_match *m, size_t found,
+                       const ar_weights_opts *o, ar_weights_report *rep, ar_error *err)
+{
+    size_t first = 0, count = 0;
+    for (size_t i = 0; i < found; i++) {
+        int keep = !o->layer_range || (m[i].layer >= o->layer_first && m[i].layer <= o->layer_last);
+        if (keep && count++ == 0)
+            first = i;
+    }
+    if (count == 0)
+        return ar_error_set(err, AR_EINVAL,
+                            "%s: layer range %zu-%zu selects none of the %zu layers (%zu-%zu)",
+                            ar_safetensors_file_path(st, 0), o->layer_first, o->layer_last, found,
+                            m[0].layer, m[found - 1].layer);
+    rep->layer_index = calloc(count, sizeof *rep->layer_index);
+    rep->q_names = calloc(count, sizeof *rep->q_names);
+    rep->k_names = calloc(count, sizeof *rep->k_names);
+    if (!rep->layer_index || !rep->q_names || !rep->k_names)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    for (size_t i = first; i < found && rep->nlayers < count; i++) {
+        if (o->layer_range && (m[i].layer < o->layer_first || m[i].layer > o->layer_last))
+            continue;
+        size_t l = rep->nlayers++;
+        rep->layer_index[l] = m[i].layer;
+        rep->q_names[l] = dup_string(m[i].q->name);
+        rep->k_names[l] = rep->fused ? dup_string(m[i].q->name)
+                                     : expand_pattern(m[i].q->name, m[i].prefix_len,
+                                                      rep->k_pattern, m[i].layer);
+        if (rep->q_names[l] == NULL || rep->k_names[l] == NULL)
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
+        if (ar_safetensors_find(st, rep->k_names[l]) == NULL)
+            return ar_error_set(err, AR_EFORMAT,
+                                "%s: query '%s' of layer %zu has no key tensor '%s'",
+                                ar_safetensors_file_path(st, m[i].q->file), m[i].q->name,
+                                m[i].layer, rep->k_names[l]);
+    }
+    return AR_OK;
+}
+
+/* ".weight" -> ".bias" present beside a projection? */
+static int has_bias(const ar_safetensors *st, const char *weight_name)
+{
+    size_t len = strlen(weight_name);
+    if (len < 7 || strcmp(weight_name + len - 7, ".weight") != 0)
+        return 0;
+    char *b = malloc(len + 1);
+    if (b == NULL)
+        return 0;
+    memcpy(b, weight_name, len - 7);
+    strcpy(b + len - 7, ".bias");
+    int found = ar_safetensors_find(st, b) != NULL;
+    free(b);
+    return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* per-head analysis                                                    */
+/* ------------------------------------------------------------------ */
+
+static ar_precision coarser(ar_precision a, ar_precision b)
+{
+    return ar_weights_unit_roundoff(a) >= ar_weights_unit_roundoff(b) ? a : b;
+}
+
+typedef struct head_work {
+    ar_matrix wq, wk;    /* d_head x d */
+    double *s;           /* d values */
+} head_work;
+
+/* W_q^h (d_head x d): rows of a Linear weight, or columns of the fused
+ * Conv1D weight read transposed. */
+static int read_head(const ar_safetensors *st, const ar_st_tensor *t, int fused,
+                     size_t col_offset, size_t head, size_t dh, ar_matrix *w, ar_error *err)
+{
+    if (fused)
+        return ar_safetensors_read_block(st, t, 0, col_offset + head * dh, 1, w, err);
+    return ar_safetensors_read_block(st, t, head * dh, 0, 0, w, err);
+}
+
+static void head_verdict(size_t rank, size_t n, size_t *reach, int *bottleneck)
+{
+    if (n == 0) {
+        *reach = 0;
+        *bottleneck = 0;
+        return;
+    }
+    *reach = rank < n - 1 ? rank : n - 1;
+    *bottleneck = *reach < n - 1;
+}
+
+static int analyse_head(head_work *w, const ar_weights_opts *o, ar_weights_report *rep,
+                        ar_qk_head *h)
+{
+    int rc = ar_spectrum_svals_factored(&w->wq, &w->wk, w->s);
+    if (rc != AR_OK)
+        return rc;
+    size_t k = rep->head_dim < rep->d ? rep->head_dim : rep->d;
+    memcpy(h->singular_values, w->s, k * sizeof(double));
+    ar_rank_opts ro = ar_rank_opts_default();
+    ro.precision = h->precision;
+    ro.rtol = o->rtol >= 0.0 ? o->rtol : ar_weights_default_rtol(h->precision, rep->d, rep->d);
+    ro.atol = o->atol;
+    ro.energy_fraction = o->energy_fraction;
+    rc = ar_rank_metrics_compute(h->singular_values, k, rep->d, rep->d, &ro, &h->metrics);
+    if (rc != AR_OK)
+        return rc;
+    head_verdict(h->metrics.rank, rep->context, &h->reach_context, &h->bottleneck_context);
+    head_verdict(h->metrics.rank, o->n, &h->reach_n, &h->bottleneck_n);
+    return AR_OK;
+}
+
+static int analyse_layer(const ar_safetensors *st, size_t l, head_work *w,
+                         const ar_weights_opts *o, ar_weights_report *rep, ar_error *err)
+{
+    const ar_st_tensor *q = ar_safetensors_find(st, rep->q_names[l]);
+    const ar_st_tensor *k = ar_safetensors_find(st, rep->k_names[l]);
+    layer_shape sh;
+    int rc = layer_shapes(st, rep->fused, q, k, &sh, err);
+    if (rc != AR_OK)
+        return rc;
+    if (sh.d != rep->d || sh.q_out != rep->heads * rep->head_dim ||
+        sh.k_out != rep->kv_heads * rep->head_dim)
+        return ar_error_set(err, AR_EFORMAT,
+                            "%s: layer %zu ('%s') has another shape than layer %zu",
+                            tensor_file(st, q), rep->layer_index[l], q->name,
+                            rep->layer_index[0]);
+    ar_precision prec = coarser(ar_st_dtype_precision(q->dtype), ar_st_dtype_precision(k->dtype));
+    rep->precision = coarser(rep->precision, prec);
+    size_t group = rep->heads / rep->kv_heads, dh = rep->head_dim;
+    size_t k_offset = rep->fused ? rep->d : 0; /* k follows q in c_attn */
+    for (size_t g = 0; g < rep->kv_heads; g++) {
+        rc = read_head(st, k, rep->fused, k_offset, g, dh, &w->wk, err);
+        for (size_t t = 0; rc == AR_OK && t < group; t++) {
+            size_t hh = g * group + t;
+            ar_qk_head *h = &rep->qk[l * rep->heads + hh];
+            h->layer = rep->layer_index[l];
+            h->head = hh;
+            h->kv_head = g;
+            h->precision = prec;
+            rc = read_head(st, q, rep->fused, 0, hh, dh, &w->wq, err);
+            if (rc == AR_OK && (rc = analyse_head(w, o, rep, h)) != AR_OK)
+                ar_error_set(err, rc, "%s: layer %zu head %zu: spectrum failed: %s",
+                             tensor_file(st, q), h->layer, hh, ar_strerror(rc));
+        }
+        if (rc != AR_OK)
+            return rc;
+    }
+    return AR_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* verdicts and summary                                                 */
+/* ------------------------------------------------------------------ */
+
+static int make_verdict(const ar_weights_report *rep, size_t n, int use_context,
+                        ar_weights_verdict *v, ar_error *err)
+{
+    memset(v, 0, sizeof *v);
+    if (n == 0)
+        return AR_OK;
+    ar_heads_opts ho = ar_heads_opts_default();
+    ho.errors = 0;
+    ho.head_size = rep->head_dim;
+    ar_heads_report hr;
+    int rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
+    if (rc != AR_OK)
+        return rc;
+    v->model = hr.fixed;
+    v->max_heads_exact = hr.max_heads_exact;
+    ho.head_size = n; /* the paper's FixedMultiHead d_p = n */
+    rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
+    if (rc != AR_OK)
+        return rc;
+    v->fixed = hr.fixed;
+    v->defined = 1;
+    v->n = n;
+    size_t total = rep->nlayers * rep->heads;
+    for (size_t i = 0; i < total; i++)
+        v->heads_bottlenecked +=
+            (size_t)(use_context ? rep->qk[i].bottleneck_context : rep->qk[i].bottleneck_n);
+    return AR_OK;
+}
+
+static void summarise(ar_weights_report *rep)
+{
+    size_t total = rep->nlayers * rep->heads;
+    size_t full = rep->head_dim < rep->d ? rep->head_dim : rep->d;
+    rep->rank_min = SIZE_MAX;
+    for (size_t i = 0; i < total; i++) {
+        const ar_rank_metrics *m = &rep->qk[i].metrics;
+        if (m->rank < rep->rank_min)
+            rep->rank_min = m->rank;
+        if (m->rank > rep->rank_max)
+            rep->rank_max = m->rank;
+        rep->rank_mean += (double)m->rank;
+        rep->roy_vetterli_mean += m->roy_vetterli_rank;
+        rep->stable_rank_mean += m->stable_rank;
+        rep->rank_deficient += m->rank < full;
+    }
+    if (total > 0) {
+        rep->rank_mean /= (double)total;
+        rep->roy_vetterli_mean /= (double)total;
+        rep->stable_rank_mean /= (double)total;
+    } else {
+        rep->rank_min = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* entry points                                                         */
+/* ------------------------------------------------------------------ */
+
+static int check_opts(const ar_weights_opts *o, ar_error *err)
+{
+    if ((o->q_pattern == NULL) != (o->k_pattern == NULL))
+        return ar_error_set(err, AR_EINVAL, "give both a query and a key pattern, or neither");
+    if (o->q_pattern != NULL &&
+        (strstr(o->q_pattern, LAYER_TOKEN) == NULL || strstr(o->k_pattern, LAYER_TOKEN) == NULL))
+        return ar_error_set(err, AR_EINVAL,
+                            "query and key patterns need the {layer} placeholder ('%s', '%s')",
+                            o->q_pattern, o->k_pattern);
+    if (o->layer_range && o->layer_first > o->layer_last)
+        return ar_error_set(err, AR_EINVAL, "layer range %zu-%zu is empty", o->layer_first,
+                            o->layer_last);
+    if (!(o->atol >= 0.0) || !isfinite(o->atol) || !isfinite(o->rtol))
+        return ar_error_set(err, AR_EINVAL, "tolerances must be finite, atol >= 0");
+    if (!(o->energy_fraction > 0.0 && o->energy_fraction <= 1.0))
+        return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1]");
+    return AR_OK;
+}
+
+static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,
+                        const ar_weights_opts *o, ar_weights_report *rep, layer_match **m,
+                        size_t *found, ar_error *err)
+{
+    int rc = AR_OK;
+    if (o->q_pattern != NULL)
+        rep->family = AR_WF_CUSTOM;
+    else
+        rc = detect_family(st, &rep->family, err);
+    if (rc != AR_OK)
+        return rc;
+    const char *qp = o->q_pattern ? o->q_pattern : families[rep->family].q;
+    const char *kp = o->k_pattern ? o->k_pattern : families[rep->family].k;
+    rep->q_pattern = dup_string(qp);
+    rep->k_pattern = dup_string(kp);
+    if (rep->q_pattern == NULL || rep->k_pattern == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    rep->fused = rep->family == AR_WF_GPT2;
+    rc = find_layers(st, qp, m, found, err);
+    if (rc == AR_OK && *found == 0)
+        rc = ar_error_set(err, AR_EFORMAT, "%s: no tensor matches the query pattern '%s'",
+                          ar_safetensors_file_path(st, 0), qp);
+    if (rc != AR_OK)
+        return rc;
+    rep->layers_found = *found;
+    rc = plan_layers(st, *m, *found, o, rep, err);
+    if (rc != AR_OK)
+        return rc;
+    const ar_st_tensor *q = ar_safetensors_find(st, rep->q_names[0]);
+    const ar_st_tensor *k = ar_safetensors_find(st, rep->k_names[0]);
+    layer_shape sh;
+    rc = layer_shapes(st, rep->fused, q, k, &sh, err);
+    if (rc == AR_OK)
+        rc = resolve_layout(st, q, &sh, cfg, o, rep, err);
+    if (rc != AR_OK)
+        return rc;
+    rep->context = o->context ? o->context : cfg->max_positions;
+    rep->rotary = cfg->rotary || rep->family == AR_WF_LLAMA;
+    rep->q_bias = has_bias(st, rep->q_names[0]);
+    rep->k_bias = rep->fused ? rep->q_bias : has_bias(st, rep->k_names[0]);
+    rep->rtol_given = o->rtol >= 0.0;
+    rep->atol = o->atol;
+    rep->energy_fraction = o->energy_fraction;
+    rep->precision = AR_PREC_F64;
+    return AR_OK;
+}
+
+static int alloc_heads(ar_weights_report *rep, head_work *w, ar_error *err)
+{
+    size_t total = rep->nlayers * rep->heads;
+    size_t k = rep->head_dim < rep->d ? rep->head_dim : rep->d;
+    rep->qk = calloc(total, sizeof *rep->qk);
+    double *block = calloc(total * k, sizeof *block);
+    w->s = malloc(rep->d * sizeof *w->s);
+    int rc = rep->qk && block && w->s ? AR_OK : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&w->wq, rep->head_dim, rep->d);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&w->wk, rep->head_dim, rep->d);
+    if (rc != AR_OK) {
+        free(block);
+        free(rep->qk);
+        rep->qk = NULL;
+        return ar_error_set(err, AR_ENOMEM, "out of memory for %zu heads", total);
+    }
+    for (size_t i = 0; i < total; i++)
+        rep->qk[i].singular_values = block + i * k;
+    return AR_OK;
+}
+
+int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cfg_in,
+                             const ar_weights_opts *opts, ar_weights_report *rep, ar_error *err)
+{
+    if (st == NULL || rep == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    memset(rep, 0, sizeof *rep);
+    ar_weights_opts o = opts ? *opts : ar_weights_opts_default();
+    ar_model_config none;
+    memset(&none, 0, sizeof none);
+    const ar_model_config *cfg = cfg_in ? cfg_in : &none;
+    int rc = check_opts(&o, err);
+    if (rc != AR_OK)
+        return rc;
+    rep->config_found = cfg_in != NULL;
+    rep->config = *cfg;
+    rep->nfiles = ar_safetensors_nfiles(st);
+    rep->ntensors = ar_safetensors_count(st);
+    layer_match *m = NULL;
+    size_t found = 0;
+    head_work w = {ar_matrix_empty(), ar_matrix_empty(), NULL};
+    rc = setup_report(st, cfg, &o, rep, &m, &found, err);
+    free(m);
+    if (rc == AR_OK)
+        rc = alloc_heads(rep, &w, err);
+    for (size_t l = 0; rc == AR_OK && l < rep->nlayers; l++) {
+        rc = analyse_layer(st, l, &w, &o, rep, err);
+        if (rc == AR_OK && o.progress != NULL)
+            o.progress(o.progress_ctx, l + 1, rep->nlayers, rep->layer_index[l]);
+    }
+    ar_matrix_free(&w.wq);
+    ar_matrix_free(&w.wk);
+    free(w.s);
+    if (rc == AR_OK) {
+        rep->rtol = rep->nlayers ? rep->qk[0].metrics.rtol : o.rtol;
+        summarise(rep);
+        rc = make_verdict(rep, rep->context, 1, &rep->at_context, err);
+    }
+    if (rc == AR_OK)
+        rc = make_verdict(rep, o.n, 0, &rep->at_n, err);
+    if (rc != AR_OK)
+        ar_weights_report_free(rep);
+    return clean_message(err, rc);
+}
+
+/* config.json beside the model, if there is one. */
+static int read_config_beside(const ar_safetensors *st, ar_model_config *cfg, int *found,
+                              ar_error *err)
+{
+    const char *dir = ar_safetensors_dir(st);
+    size_t len = strlen(dir) + sizeof "/config.json";
+    char *path = malloc(len);
+    if (path == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/config.json", dir);
+    FILE *fp = fopen(path, "rb");
+    *found = fp != NULL;
+    int rc = AR_OK;
+    if (fp != NULL) {
+        fclose(fp);
+        rc = ar_model_config_read(path, cfg, err);
+    }
+    free(path);
+    return rc;
+}
+
+int ar_weights_analyze(const char *path, const ar_weights_opts *opts, ar_weights_report *rep,
+                       ar_error *err)
+{
+    if (path == NULL || rep == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    memset(rep, 0, sizeof *rep);
+    ar_safetensors *st = NULL;
+    int rc = ar_safetensors_open(&st, path, err);
+    if (rc != AR_OK)
+        return rc;
+    ar_model_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int found = 0;
+    if (opts == NULL || opts->read_config)
+        rc = read_config_beside(st, &cfg, &found, err);
+    if (rc == AR_OK)
+        rc = ar_weights_analyze_model(st, found ? &cfg : NULL, opts, rep, err);
+    ar_safetensors_close(st);
+    return clean_message(err, rc);
+}
