@@ -10,6 +10,7 @@
 
 #include <float.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,8 @@ static void check_generic(size_t n, uint64_t seed, ar_axis axis)
     double e = forward_error(&c, NULL, &p, axis);
     assert_true(e < 1e-9);
     assert_true(c.max_abs < 1e-9 && c.kl_max < 1e-9 && c.kl_mean <= c.kl_max);
+    /* KL from logits - logsumexp, rounding clamped: never below 0 */
+    assert_true(c.kl_mean >= 0.0 && c.kl_max >= 0.0);
     ar_certificate_free(&c);
     /* One less than the minimum is refused (head size 0 means "minimal"). */
     if (n >= 3) {
@@ -493,6 +496,7 @@ static void test_fit(void **state)
         expect += (log((double)n) - h) / (double)n;
     }
     assert_true(fabs(a.kl_mean - expect) < 1e-13);
+    assert_true(a.start_kept && a.converged && a.iterations == 0 && a.start_kl_mean == a.kl_mean);
     /* below the threshold: improves on the logit-space optimum, stays > 0 */
     assert_int_equal(ar_fit_run(fw, 4, &o, &a, &err), AR_OK);
     assert_true(a.kl_mean <= a.start_kl_mean);
@@ -517,6 +521,12 @@ static void test_fit(void **state)
     assert_true(e8.kl_mean < a.kl_mean);
     assert_int_equal(ar_fit_run(fw, n - 1, &o, &full, &err), AR_OK);
     assert_true(full.kl_max < 1e-12 && full.max_abs_error < 1e-9);
+    /* the truncated SVD is already exact there: returned without iterating,
+     * and its KL (a sum of rounding-sized terms) is clamped at 0, never below */
+    assert_true(full.iterations == 0 && full.converged && full.start_kept);
+    assert_true(full.grad_norm < o.grad_tol);
+    assert_true(full.kl_mean >= 0.0 && full.kl_max >= 0.0 && full.start_kl_mean >= 0.0);
+    assert_true(a.grad_norm > 0.0 && a.rows == n && a.cols == n && a.n == n && !a.bias);
     /* row axis: same numbers on the transpose */
     ar_matrix pt = ar_matrix_empty();
     assert_int_equal(ar_matrix_transpose(&pt, &p), AR_OK);
@@ -540,6 +550,239 @@ static void test_fit(void **state)
     ar_matrix_free(&pt);
     ar_fit_workspace_free(fw);
     ar_matrix_free(&p);
+}
+
+/* Planted logits A B^T + b 1^T (m x c, A: m x k, B: c x k, one bias per
+ * outcome) softmaxed over columns; transposed when row is set, which is the
+ * N x V row-stochastic layout of an output layer. */
+static ar_matrix planted_bias_target(size_t m, size_t c, size_t k, uint64_t seed, int row)
+{
+    gsl_rng *rng = ar_rng_alloc(seed);
+    assert_non_null(rng);
+    ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty(), z = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&a, m, k), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, c, k), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&z, m, c), AR_OK);
+    ar_matrix_fill_gaussian(&a, rng, 1.0);
+    ar_matrix_fill_gaussian(&b, rng, 1.0);
+    assert_int_equal(ar_matrix_gemm(0, 1, 1.0, &a, &b, 0.0, &z), AR_OK);
+    for (size_t i = 0; i < m; i++) {
+        double bias = 1.5 * gsl_ran_gaussian_ziggurat(rng, 1.0);
+        for (size_t j = 0; j < c; j++)
+            AR_AT(&z, i, j) += bias;
+    }
+    assert_int_equal(ar_softmax(&z, AR_AXIS_COL), AR_OK);
+    ar_matrix out = ar_matrix_empty();
+    if (row)
+        assert_int_equal(ar_matrix_transpose(&out, &z), AR_OK);
+    else
+        assert_int_equal(ar_matrix_clone(&out, &z), AR_OK);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    ar_matrix_free(&z);
+    ar_rng_free(rng);
+    return out;
+}
+
+/* Fit P (stochastic along axis) at rank k, bias on or off, in a fresh
+ * workspace; the workspace is returned for the prediction. */
+static ar_fit_workspace *fit_once(const ar_matrix *p, ar_axis axis, int bias, size_t k,
+                                  ar_fit_result *res)
+{
+    ar_fit_workspace *ws = NULL;
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, p->rows, p->cols), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    o.axis = axis;
+    o.bias = bias;
+    ar_error err = {{0}};
+    int rc = ar_lowrank_fit(ws, p, k, &o, res, &err);
+    if (rc != AR_OK)
+        fail_msg("fit: %s", err.msg);
+    return ws;
+}
+
+/* Rectangular targets with the per-outcome bias: a planted width-k
+ * A B^T + b 1^T is fitted exactly at k with the bias and needs k + 1
+ * without it; below k the fit is positive and never worse than its start;
+ * at the returned point of a bias fit the gradient in b, (Q - P) 1 / c,
+ * bounds how far the outcome totals of Q and P differ. */
+static void test_fit_rect_bias(void **state)
+{
+    (void)state;
+    const size_t shapes[][3] = {{7, 12, 2}, {15, 6, 3}, {9, 9, 4}, {3, 10, 1}};
+    for (size_t s = 0; s < 4; s++) {
+        size_t m = shapes[s][0], c = shapes[s][1], k = shapes[s][2];
+        for (int row = 0; row <= 1; row++) {
+            ar_axis axis = row ? AR_AXIS_ROW : AR_AXIS_COL;
+            ar_matrix p = planted_bias_target(m, c, k, 300 + s, row);
+            ar_fit_result r;
+            ar_fit_workspace *ws = fit_once(&p, axis, 1, k, &r);
+            if (!(r.kl_max < 1e-13 && r.max_abs_error < 1e-12))
+                fail_msg("shape %zu row %d: kl_max %g, max_abs %g", s, row, r.kl_max,
+                         r.max_abs_error);
+            assert_true(r.kl_mean >= 0.0 && r.kl_max >= 0.0);
+            assert_true(r.iterations == 0 && r.converged && r.start_kept);
+            assert_true(r.bias && r.k == k && r.rows == p.rows && r.cols == p.cols);
+            assert_int_equal(r.axis, axis);
+            ar_fit_workspace_free(ws);
+            /* without the bias the planted b costs one more dimension */
+            ws = fit_once(&p, axis, 0, k, &r);
+            assert_true(r.kl_mean > 1e-8 && r.kl_mean <= r.start_kl_mean);
+            ar_fit_workspace_free(ws);
+            ws = fit_once(&p, axis, 0, k + 1, &r);
+            assert_true(r.kl_max < 1e-13 && r.kl_mean >= 0.0 && r.max_abs_error < 1e-12);
+            ar_fit_workspace_free(ws);
+            /* one dimension less, with the bias */
+            ws = fit_once(&p, axis, 1, k - 1, &r);
+            assert_true(r.kl_mean > 1e-8 && r.kl_mean <= r.start_kl_mean);
+            assert_true(r.kl_max >= r.kl_mean && r.max_abs_error > 0.0);
+            /* the prediction (m x c, column convention) reproduces the reported errors */
+            const ar_matrix *q = ar_fit_prediction(ws);
+            assert_int_equal(q->rows, m);
+            assert_int_equal(q->cols, c);
+            assert_true(ar_stochastic_defect(q, AR_AXIS_COL) < 1e-14);
+            double kls = 0.0, worst_moment = 0.0;
+            for (size_t j = 0; j < c; j++)
+                for (size_t i = 0; i < m; i++) {
+                    double pv = row ? AR_AT(&p, j, i) : AR_AT(&p, i, j);
+                    kls += pv * log(pv / AR_AT(q, i, j)) / (double)c;
+                }
+            for (size_t i = 0; i < m; i++) {
+                double dq = 0.0;
+                for (size_t j = 0; j < c; j++)
+                    dq += AR_AT(q, i, j) - (row ? AR_AT(&p, j, i) : AR_AT(&p, i, j));
+                if (fabs(dq) > worst_moment)
+                    worst_moment = fabs(dq);
+            }
+            assert_true(fabs(kls - r.kl_mean) < 1e-12);
+            assert_true(worst_moment <= (double)c * r.grad_norm + 1e-12);
+            ar_fit_workspace_free(ws);
+            ar_matrix_free(&p);
+        }
+    }
+}
+
+/* The row axis is the transpose, also for a non-square workspace that turns
+ * from one axis to the other; a run with the bias after a target loaded
+ * without it recomputes the start and gives the same numbers. */
+static void test_fit_rect_axes(void **state)
+{
+    (void)state;
+    const size_t m = 6, c = 11;
+    ar_matrix pcol = planted_bias_target(m, c, 3, 41, 0); /* m x c, columns sum to 1 */
+    ar_matrix prow = planted_bias_target(c, m, 3, 42, 1); /* m x c, rows sum to 1 */
+    ar_matrix prow_t = ar_matrix_empty();
+    assert_int_equal(ar_matrix_transpose(&prow_t, &prow), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    o.bias = 1;
+    ar_error err = {{0}};
+    ar_fit_workspace *ws = NULL, *ref = NULL;
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, m, c), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ref, c, m), AR_OK);
+    ar_fit_result a, b;
+    for (int pass = 0; pass < 2; pass++) { /* col, row, col, row: reorients each time */
+        o.axis = AR_AXIS_COL;
+        assert_int_equal(ar_lowrank_fit(ws, &pcol, 2, &o, &a, &err), AR_OK);
+        assert_true(a.kl_mean > 1e-6 && a.kl_mean >= 0.0);
+        o.axis = AR_AXIS_ROW;
+        assert_int_equal(ar_lowrank_fit(ws, &prow, 2, &o, &a, &err), AR_OK);
+        assert_int_equal(ar_fit_prediction(ws)->rows, c);
+        o.axis = AR_AXIS_COL;
+        assert_int_equal(ar_lowrank_fit(ref, &prow_t, 2, &o, &b, &err), AR_OK);
+        assert_true(a.kl_mean == b.kl_mean && a.iterations == b.iterations);
+        assert_true(a.max_abs_error == b.max_abs_error);
+        assert_int_equal(a.axis, AR_AXIS_ROW);
+    }
+    /* the start follows the bias setting of the run, not of the target */
+    o.axis = AR_AXIS_COL;
+    o.bias = 0;
+    assert_int_equal(ar_fit_set_target(ws, &pcol, &o, &err), AR_OK);
+    ar_fit_result nob;
+    assert_int_equal(ar_fit_run(ws, 2, &o, &nob, &err), AR_OK);
+    o.bias = 1;
+    assert_int_equal(ar_fit_run(ws, 2, &o, &a, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target(ref, &pcol, &o, &err), AR_ESIZE); /* 6 x 11 != 11 x 6 */
+    ar_fit_workspace *fresh = NULL;
+    assert_int_equal(ar_fit_workspace_alloc_rect(&fresh, m, c), AR_OK);
+    assert_int_equal(ar_lowrank_fit(fresh, &pcol, 2, &o, &b, &err), AR_OK);
+    assert_true(a.kl_mean == b.kl_mean && a.start_kl_mean == b.start_kl_mean);
+    assert_true(a.kl_mean < nob.kl_mean); /* the bias is worth something on a planted bias */
+    /* k = 0 with the bias: only b is fitted; k above min(rows, cols) is capped */
+    assert_int_equal(ar_fit_run(fresh, 0, &o, &a, &err), AR_OK);
+    assert_true(a.k == 0 && a.kl_mean > 0.0 && a.kl_mean <= a.start_kl_mean);
+    assert_int_equal(ar_fit_run(fresh, 50, &o, &a, &err), AR_OK);
+    assert_true(a.k == m && a.kl_max < 1e-13 && a.kl_mean >= 0.0);
+    ar_fit_workspace_free(fresh);
+    ar_fit_workspace_free(ws);
+    ar_fit_workspace_free(ref);
+    ar_matrix_free(&pcol);
+    ar_matrix_free(&prow);
+    ar_matrix_free(&prow_t);
+}
+
+/* The rectangular check and the workspace arguments. */
+static void test_fit_check_target(void **state)
+{
+    (void)state;
+    /* 2 x 3, column-major; columns (0.25, 0.75), (0.5, 0.5), (0.4, 0.6) */
+    double d[6] = {0.25, 0.75, 0.5, 0.5, 0.4, 0.6};
+    ar_matrix p = ar_matrix_view(d, 2, 3, 2);
+    ar_error err = {{0}};
+    double defect = -1.0;
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, &defect, &err),
+                     AR_OK);
+    assert_true(defect >= 0.0 && defect < 1e-15);
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_ROW, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row 0 sums to"));
+    assert_non_null(strstr(err.msg, "row-stochastic"));
+    d[5] = 0.61; /* column 2 sums to 1.01 */
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "column 2 sums to"));
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, 0.02, AR_PREC_F64, &defect, &err),
+                     AR_OK);
+    assert_true(fabs(defect - 0.01) < 1e-12);
+    d[5] = 0.6;
+    d[3] = 0.0;
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row 1, column 1"));
+    d[3] = NAN;
+    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_ENONFINITE);
+    d[3] = 0.5;
+    assert_int_equal(ar_fit_check_target(&p, (ar_axis)7, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_fit_check_target(NULL, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EINVAL);
+    ar_matrix empty = ar_matrix_empty();
+    assert_int_equal(ar_fit_check_target(&empty, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+                     AR_EINVAL);
+    /* the fit refuses what the check refuses, and a shape it was not made for */
+    ar_fit_workspace *ws = NULL;
+    assert_int_equal(ar_fit_workspace_alloc_rect(NULL, 2, 3), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 0, 3), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 0), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 3), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_result r;
+    o.axis = AR_AXIS_ROW;
+    assert_int_equal(ar_fit_set_target(ws, &p, &o, &err), AR_EDOMAIN);
+    assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_EINVAL); /* nothing loaded */
+    o.axis = AR_AXIS_COL;
+    assert_int_equal(ar_fit_set_target(ws, &p, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_OK);
+    assert_true(r.kl_mean >= 0.0 && r.k == 1);
+    o.grad_tol = -1.0;
+    assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_EINVAL);
+    ar_matrix sq = ar_matrix_view(d, 2, 2, 2);
+    o = ar_fit_opts_default();
+    assert_int_equal(ar_fit_set_target(ws, &sq, &o, &err), AR_ESIZE);
+    assert_int_equal(ar_fit_set_target(NULL, &p, &o, &err), AR_EINVAL);
+    assert_null(ar_fit_prediction(NULL));
+    ar_fit_workspace_free(ws);
+    ar_fit_workspace_free(NULL);
 }
 
 /* ---- input checks and smoothing ---- */
@@ -863,6 +1106,9 @@ int main(void)
         cmocka_unit_test(test_float32_export),
         cmocka_unit_test(test_logit_errors),
         cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_fit_rect_bias),
+        cmocka_unit_test(test_fit_rect_axes),
+        cmocka_unit_test(test_fit_check_target),
         cmocka_unit_test(test_input_errors),
         cmocka_unit_test(test_smoothing),
         cmocka_unit_test(test_targets),

@@ -69,6 +69,7 @@ static void test_planted(void **state)
             assert_true(res.logit_error_rel < 1e-12);
             /* the fit at the exact width reproduces P */
             assert_true(res.fit.kl_max < 1e-13); /* roundoff of sum p (log p - log q) */
+            assert_true(res.fit.kl_mean >= 0.0 && res.fit.kl_max >= 0.0); /* never below 0 */
             assert_true(res.fit.max_abs_error < 1e-12);
             assert_int_equal(res.fit.iterations, 0);
             ar_sbn_result_free(&res);
@@ -293,6 +294,71 @@ static void test_errors_against_width(void **state)
     ar_rng_free(rng);
 }
 
+/* The softmax bottleneck's fit is the shared one of bottleneck.h on the
+ * row axis with the per-word bias: the same numbers, bit for bit.  A
+ * planted H W^T + 1 b^T of width k is fitted to ~0 at k with the bias, and
+ * no fitted KL is ever negative. */
+static void test_shared_fit(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(808);
+    const size_t n = 14, v = 21, k = 3;
+    ar_matrix z = planted_logits(n, v, k, 1, rng);
+    ar_matrix p = row_softmax(&z);
+    ar_sbn_workspace *ws = NULL;
+    ar_fit_workspace *fw = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, n, v));
+    assert_ok(ar_fit_workspace_alloc_rect(&fw, n, v));
+    ar_matrix q1 = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q1, n, v));
+    for (int bias = 0; bias <= 1; bias++) {
+        ar_sbn_opts o = ar_sbn_opts_default();
+        o.bias = bias;
+        o.seed = 17;
+        o.fit = 0;
+        ar_sbn_result res;
+        assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+        ar_fit_opts fo = ar_fit_opts_default();
+        fo.axis = AR_AXIS_ROW;
+        fo.bias = bias;
+        fo.seed = o.seed;
+        fo.max_iter = o.max_iter;
+        assert_ok(ar_fit_set_target(fw, &p, &fo, NULL));
+        for (size_t d = 0; d <= k + 2; d++) {
+            ar_sbn_fit f;
+            ar_fit_result g;
+            assert_ok(ar_sbn_fit_run(ws, d, &o, &f, NULL));
+            assert_ok(ar_fit_run(fw, d, &fo, &g, NULL));
+            assert_true(f.kl_mean == g.kl_mean && f.kl_max == g.kl_max);
+            assert_true(f.start_kl_mean == g.start_kl_mean && f.iterations == g.iterations);
+            assert_true(f.max_abs_error == g.max_abs_error && f.grad_norm == g.grad_norm);
+            assert_true(f.start_kept == g.start_kept && f.converged == g.converged);
+            assert_true(f.kl_mean >= 0.0 && f.kl_max >= 0.0 && f.start_kl_mean >= 0.0);
+            assert_true(f.kl_mean <= f.start_kl_mean);
+            /* the same prediction, transposed back to N x V */
+            assert_ok(ar_sbn_fit_prediction(ws, &q1));
+            const ar_matrix *q2 = ar_fit_prediction(fw);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < v; j++)
+                    assert_true(AR_AT(&q1, i, j) == AR_AT(q2, j, i));
+            /* width k with the bias (k + 1 without) reproduces P */
+            if (d == k + (bias ? 0 : 1)) {
+                assert_true(f.kl_max < 1e-13 && f.max_abs_error < 1e-12);
+                assert_int_equal(f.iterations, 0);
+            }
+            if (d < k + (bias ? 0 : 1))
+                assert_true(f.kl_mean > 1e-8);
+        }
+        ar_sbn_result_free(&res);
+    }
+    ar_matrix_free(&q1);
+    ar_fit_workspace_free(fw);
+    ar_sbn_workspace_free(ws);
+    ar_matrix_free(&z);
+    ar_matrix_free(&p);
+    ar_rng_free(rng);
+}
+
 static void test_input_errors(void **state)
 {
     (void)state;
@@ -369,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_uniform_ulp_noise),
         cmocka_unit_test(test_float32_precision),
         cmocka_unit_test(test_errors_against_width),
+        cmocka_unit_test(test_shared_fit),
         cmocka_unit_test(test_input_errors),
     };
     return cmocka_run_group_tests_name("softmax_bottleneck", tests, NULL, NULL);

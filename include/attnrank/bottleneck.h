@@ -200,57 +200,91 @@ AR_API void ar_certificate_free(ar_certificate *cert);
 /* Probability-space fit with a small head size                         */
 /* ------------------------------------------------------------------ */
 
+/* One implementation serves the attention head (square n x n P, logits
+ * A B^T) and the softmax bottleneck of an output layer (softmax_bottleneck.h:
+ * rectangular N x V row-stochastic P, logits H W^T + 1 b^T).  In the column
+ * convention the target is m x c: c distributions (columns) over m outcomes;
+ * for the row axis that is P^T.  The fitted logits are
+ *     Z = A B^T [+ b 1^T]      A: m x k, B: c x k, b: m (one bias per outcome),
+ * each column is softmaxed, and the objective is the mean over columns of
+ * KL(p_j || softmax(z_j)).  For the row axis, P_hat = rowsoftmax(B A^T [+ 1 b^T]). */
+
 typedef struct ar_fit_opts {
     ar_axis axis;
     uint64_t seed;          /* jitter of the start (default 0) */
     double jitter;          /* start = truncated SVD + N(0, (jitter * rms)^2); default 1e-3 */
     size_t max_iter;        /* default 400 */
-    double grad_tol;        /* stop when ||grad of mean KL|| < grad_tol (default 1e-9) */
+    double grad_tol;        /* stop when ||grad of mean KL|| < grad_tol (default 1e-9); a start
+                               already below it is returned without iterating */
     double step_size;       /* GSL first trial step (default 0.1) */
     double line_tol;        /* GSL line-search tolerance (default 0.1) */
     ar_precision precision; /* for the default sum tolerance */
     double sum_tol;         /* < 0: default */
+    int bias;               /* 1: add the per-outcome bias b (default 0) */
 } ar_fit_opts;
 
 AR_API ar_fit_opts ar_fit_opts_default(void);
 
 typedef struct ar_fit_result {
-    size_t n, k;
+    size_t n, k;                /* n: rows of P (the size of a square target); k: fitted rank */
+    size_t rows, cols;          /* shape of P as given */
     ar_axis axis;
+    int bias;
     uint64_t seed;
     double jitter;
-    double kl_mean, kl_max;     /* KL(P || softmax(A B^T)) per column: mean, max */
-    double fro_error;           /* ||softmax(A B^T) - P||_F */
+    double kl_mean, kl_max;     /* KL(P || softmax) per column (row for the row axis): mean, max;
+                                   never negative */
+    double fro_error;           /* ||softmax(Z) - P||_F */
     double max_abs_error;
     double start_kl_mean;       /* mean KL of the truncated-SVD logits (logit-space optimum) */
     int start_kept;             /* 1: the optimiser did not beat that start, which is returned */
     size_t iterations;
     int converged;              /* gradient test passed */
+    double grad_norm;           /* ||gradient of the mean KL|| at the returned parameters */
     int gsl_status;             /* last GSL status (GSL_SUCCESS, GSL_ENOPROG, ...) */
 } ar_fit_result;
 
 typedef struct ar_fit_workspace ar_fit_workspace;
 
-/* Workspace for n x n targets (n >= 1).  The GSL minimiser for 2 n k
- * variables is allocated on the first fit with a given k and kept. */
+/* Workspace for n x n targets (n >= 1): ar_fit_workspace_alloc_rect(ws, n, n). */
 AR_API int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n);
+/* Workspace for rows x cols targets (rows, cols >= 1), P as the caller
+ * passes it, stochastic along opts->axis.  The GSL minimiser is allocated on
+ * the first fit with a given parameter count ((rows + cols) k, plus the
+ * bias) and kept; a non-square workspace also reallocates its SVD workspace
+ * once when the axis of the loaded targets changes. */
+AR_API int ar_fit_workspace_alloc_rect(ar_fit_workspace **ws, size_t rows, size_t cols);
 AR_API void ar_fit_workspace_free(ar_fit_workspace *ws);
 
-/* Load a target: validate P, take log, centre and SVD it once; later
- * ar_fit_run calls with any k reuse it. */
+/* Check a target of any shape: non-empty, finite, entrywise positive, each
+ * column (row) summing to 1 within sum_tol (< 0: ar_stochastic_default_sum_tol
+ * of the length of one column (row)).  Errors AR_EINVAL, AR_ENONFINITE,
+ * AR_EDOMAIN; err names the row and column.  max_defect (may be NULL)
+ * receives the largest |sum - 1|.  (For square P, ar_stochastic_check.) */
+AR_API int ar_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol,
+                               ar_precision prec, double *max_defect, ar_error *err);
+
+/* Load a target: validate P (ar_stochastic_check when square, else
+ * ar_fit_check_target; AR_ESIZE when its shape is not the workspace's),
+ * take log, centre and SVD it once for opts->bias; later ar_fit_run calls
+ * with any k reuse it (a run with the other bias setting redoes the
+ * centring and SVD, without allocating). */
 AR_API int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
                              ar_error *err);
-/* Fit softmax(A B^T), A, B n x k, to the loaded target by GSL's
- * vector_bfgs2 from the truncated SVD of the centred log plus seeded jitter.
- * k = 0 evaluates the uniform prediction.  AR_ENOCONV only when GSL fails
+/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by GSL's vector_bfgs2
+ * from the logit-space optimum plus seeded jitter: A, B from the truncated
+ * SVD of the centred log (column-centred; with bias also row-centred, b
+ * starting at the row means of the column-centred log).  k is capped at
+ * min(rows, cols), where logits are unrestricted.  k = 0 without bias
+ * evaluates the uniform prediction.  AR_ENOCONV only when GSL fails
  * outright; slow progress is reported in res (converged = 0). */
 AR_API int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts,
                       ar_fit_result *res, ar_error *err);
 /* set_target + run. */
 AR_API int ar_lowrank_fit(ar_fit_workspace *ws, const ar_matrix *p, size_t k,
                           const ar_fit_opts *opts, ar_fit_result *res, ar_error *err);
-/* The fitted probabilities of the last run (column convention: for the row
- * axis this is the transpose of the prediction), owned by ws. */
+/* The fitted probabilities of the last run in the column convention (m x c:
+ * for the row axis this is the transpose of the prediction), owned by ws. */
 AR_API const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws);
 
 /* ------------------------------------------------------------------ */

@@ -29,8 +29,10 @@
  *     Gaussian jitter; if the optimiser does not beat the un-jittered start,
  *     the start is kept and reported as such.
  *
- * Internally the target is stored transposed (V x N, contexts as columns),
- * as the square-P fit of bottleneck.h does, so the two can be folded. */
+ * The fit is the shared one of bottleneck.h (ar_fit_run on the row axis
+ * with opts.bias): in its column convention the target is P^T (V x N,
+ * contexts as columns), A = W, B = H.  KL values are computed as
+ * sum p (log p - log q) with log q = logits - logsumexp and never negative. */
 #ifndef ATTNRANK_SOFTMAX_BOTTLENECK_H
 #define ATTNRANK_SOFTMAX_BOTTLENECK_H
 
@@ -57,7 +59,8 @@ AR_API ar_sbn_opts ar_sbn_opts_default(void);
 
 /* Check P: N, V >= 1, finite, every entry > 0, |row sum - 1| <= sum_tol
  * (< 0: the default for precision).  AR_EINVAL (NULL/empty), AR_ENONFINITE,
- * AR_EDOMAIN; err names the row and column. */
+ * AR_EDOMAIN; err names the row and column.  (ar_fit_check_target on the
+ * row axis.) */
 AR_API int ar_sbn_check(const ar_matrix *p, double sum_tol, ar_precision precision,
                         ar_error *err);
 
@@ -126,8 +129,9 @@ AR_API int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision
 /* The probability-space fit at width d (0 allowed) on the target of the
  * last ar_sbn_analyze, with opts->bias, seed, jitter, max_iter, grad_tol.
  * (With a different bias setting than the analysis, the start is
- * recomputed.)  AR_ENOCONV only when GSL fails outright; slow progress is
- * reported with converged = 0. */
+ * recomputed.)  d above min(N, V) is fitted at min(N, V), where the logits
+ * are unrestricted; fit->d reports the d asked for.  AR_ENOCONV only when
+ * GSL fails outright; slow progress is reported with converged = 0. */
 AR_API int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *opts,
                           ar_sbn_fit *fit, ar_error *err);
 

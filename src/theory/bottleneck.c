@@ -418,21 +418,32 @@ static void verify_certificate(ar_represent_workspace *ws, ar_matrix *sc, ar_cer
 {
     size_t n = ws->n;
     c->logit_max_abs = ar_matrix_max_abs_diff(sc, &ws->lstar);
-    ar_softmax(sc, AR_AXIS_COL);
-    c->max_abs = ar_matrix_max_abs_diff(sc, &ws->pc);
+    /* KL from the logits, before the softmax overwrites them:
+     * sum_i p_i (log p_i - log q_i) with log q_i = s_i - logsumexp(s), so
+     * that an exact certificate gives a sum of tiny terms instead of the
+     * difference of O(1) numbers that log(softmax) would leave. */
     double kl_sum = 0.0, kl_max = 0.0;
     for (size_t j = 0; j < n; j++) {
-        double kl = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            double pv = AR_AT(&ws->pc, i, j);
-            kl += pv * (AR_AT(&ws->l0, i, j) - log(AR_AT(sc, i, j)));
-        }
+        const double *s = &AR_AT(sc, 0, j);
+        double top = -INFINITY, z = 0.0, kl = 0.0;
+        for (size_t i = 0; i < n; i++)
+            if (s[i] > top)
+                top = s[i];
+        for (size_t i = 0; i < n; i++)
+            z += exp(s[i] - top);
+        double lse = top + log(z);
+        for (size_t i = 0; i < n; i++)
+            kl += AR_AT(&ws->pc, i, j) * (AR_AT(&ws->l0, i, j) - (s[i] - lse));
+        if (kl < 0.0)
+            kl = 0.0; /* rounding of an exact certificate: KL itself is >= 0 */
         kl_sum += kl;
         if (kl > kl_max || isnan(kl))
             kl_max = kl;
     }
     c->kl_mean = kl_sum / (double)n;
     c->kl_max = kl_max;
+    ar_softmax(sc, AR_AXIS_COL);
+    c->max_abs = ar_matrix_max_abs_diff(sc, &ws->pc);
 }
 
 int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_certificate *cert,

@@ -1,12 +1,22 @@
 /* Best softmax of rank-k logits in probability space (THEORY.md s. 3, last
- * item): minimise the mean over columns of KL(p_j || softmax(A B^T)_j) over
- * A, B (n x k) with GSL's vector_bfgs2, started from the truncated SVD of
- * the centred log (the logit-space optimum) plus seeded jitter.
+ * item), for attention heads (square P, bottleneck.h) and output layers
+ * (rectangular P with a per-word bias, softmax_bottleneck.h) alike.
  *
- * Objective, per column j with s = (A B^T)_{:j}, w_j = sum_i p_ij:
- *     f_j = sum_i p_ij log p_ij - sum_i p_ij s_i + w_j logsumexp(s)
- * and its gradient with respect to the logits is G_ij = w_j q_ij - p_ij,
- * q = softmax(s); then dA = G B, dB = G^T A (all divided by n). */
+ * Column convention: the target T is m x c (c distributions over m
+ * outcomes; T = P^T for the row axis), the logits are
+ *     Z = A B^T [+ b 1^T]      A: m x k, B: c x k, b: m,
+ * packed as x = [vec A; vec B; b].  Minimise the mean over columns of
+ * KL(t_j || softmax(z_j)) with GSL's vector_bfgs2, started from the
+ * truncated SVD of the centred log (the logit-space optimum) plus seeded
+ * jitter.
+ *
+ * Objective, per column j with s = z_j, w_j = sum_i t_ij:
+ *     f_j = sum_i t_ij log t_ij - sum_i t_ij s_i + w_j logsumexp(s)
+ * and its gradient with respect to the logits is G_ij = w_j q_ij - t_ij,
+ * q = softmax(s); then dA = G B, dB = G^T A, db = G 1 (all divided by c).
+ * The reported KL is computed separately as sum_i t_ij (log t_ij - log q_ij)
+ * with log q_ij = s_i - logsumexp(s), which cancels far less (see
+ * fit_metrics). */
 #include "attnrank/bottleneck.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
@@ -15,33 +25,49 @@
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+enum { BUF_PC, BUF_L0, BUF_CEN, BUF_LOGITS, BUF_GRAD, BUF_U, BUF_VT, NBUFS };
+
 struct ar_fit_workspace {
-    size_t n;
-    ar_matrix pc;        /* target in the column convention */
+    size_t rows, cols;   /* P as the caller passes it */
+    size_t r;            /* min(rows, cols): the rank cap */
+    double *buf[NBUFS];  /* owned storage behind the views below */
+    /* views shaped for the loaded axis: m = outcomes, c = distributions */
+    size_t m, c;
+    ar_matrix pc;        /* target in the column convention (m x c) */
     ar_matrix l0;        /* log pc */
-    ar_matrix cen;       /* Pi log pc (then scratch for the SVD input) */
-    ar_matrix u, vt;     /* thin SVD of cen */
-    ar_matrix logits;    /* A B^T */
-    ar_matrix grad;      /* G, then the prediction softmax(A B^T) */
-    double *sv;          /* singular values of cen */
-    double *weight;      /* column sums of pc */
-    double *negent;      /* sum_i p log p per column */
+    ar_matrix cen;       /* centred log pc (SVD input) */
+    ar_matrix u, vt;     /* thin SVD of cen: m x r, r x c */
+    ar_matrix logits;    /* Z */
+    ar_matrix grad;      /* G, then the prediction softmax(Z) */
+    double *sv;          /* singular values of cen (r) */
+    double *weight;      /* column sums of pc (c) */
+    double *negent;      /* sum_i t log t per column (c) */
+    double *bias0;       /* start of b: row means of the column-centred log (m) */
     ar_svd_workspace *svd_thin;
+    size_t svd_rows;     /* the svd_thin orientation (rows of its input) */
     int loaded;
     ar_axis axis;
-    /* GSL state for the current k */
+    int start_bias;      /* centring that cen, u, sv, vt hold; -1: none */
+    /* parameter layout of the current run */
     size_t k;
+    int bias;
+    size_t nparams;
+    /* GSL state for nparams variables */
+    size_t mz_size;
     gsl_multimin_fdfminimizer *mz;
     gsl_vector *x0;      /* jittered start */
     gsl_vector *xsvd;    /* un-jittered truncated-SVD start */
+    gsl_vector *xc, *gc; /* contiguous copies, should GSL hand over strided vectors */
 };
 
 ar_fit_opts ar_fit_opts_default(void)
 {
     ar_fit_opts o;
+    memset(&o, 0, sizeof o);
     o.axis = AR_AXIS_COL;
     o.seed = 0;
     o.jitter = 1e-3;
@@ -51,65 +77,192 @@ ar_fit_opts ar_fit_opts_default(void)
     o.line_tol = 0.1;
     o.precision = AR_PREC_F64;
     o.sum_tol = -1.0;
+    o.bias = 0;
     return o;
 }
+
+/* ---- input check ---- */
+
+int ar_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
+                        double *max_defect, ar_error *err)
+{
+    if (p == NULL || p->rows == 0 || p->cols == 0 || p->data == NULL ||
+        (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+        return ar_error_set(err, AR_EINVAL, "P must be a non-empty matrix, the axis col or row");
+    int col = axis == AR_AXIS_COL;
+    size_t len = col ? p->rows : p->cols, count = col ? p->cols : p->rows;
+    double tol = sum_tol >= 0.0 ? sum_tol : ar_stochastic_default_sum_tol(len, prec);
+    double worst = 0.0;
+    for (size_t j = 0; j < count; j++) {
+        double sum = 0.0;
+        for (size_t i = 0; i < len; i++) {
+            size_t row = col ? i : j, column = col ? j : i;
+            double x = AR_AT(p, row, column);
+            if (!isfinite(x))
+                return ar_error_set(err, AR_ENONFINITE, "non-finite entry %g at row %zu, column %zu",
+                                    x, row, column);
+            if (!(x > 0.0))
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry %g at row %zu, column %zu is not positive (log P "
+                                    "undefined)",
+                                    x, row, column);
+            sum += x;
+        }
+        double dev = fabs(sum - 1.0);
+        if (!(dev <= tol))
+            return ar_error_set(err, AR_EDOMAIN,
+                                "%s %zu sums to %.17g, not 1 (tolerance %.3g); P must be "
+                                "%s-stochastic",
+                                col ? "column" : "row", j, sum, tol, col ? "column" : "row");
+        if (dev > worst)
+            worst = dev;
+    }
+    if (max_defect != NULL)
+        *max_defect = worst;
+    return AR_OK;
+}
+
+/* ---- workspace ---- */
 
 static void free_minimizer(ar_fit_workspace *ws)
 {
     if (ws->mz != NULL)
         gsl_multimin_fdfminimizer_free(ws->mz);
-    if (ws->x0 != NULL)
-        gsl_vector_free(ws->x0);
-    if (ws->xsvd != NULL)
-        gsl_vector_free(ws->xsvd);
+    gsl_vector *vecs[] = {ws->x0, ws->xsvd, ws->xc, ws->gc};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+        if (vecs[i] != NULL)
+            gsl_vector_free(vecs[i]);
     ws->mz = NULL;
-    ws->x0 = NULL;
-    ws->xsvd = NULL;
-    ws->k = 0;
+    ws->x0 = ws->xsvd = ws->xc = ws->gc = NULL;
+    ws->mz_size = 0;
 }
 
 void ar_fit_workspace_free(ar_fit_workspace *ws)
 {
     if (ws == NULL)
         return;
-    ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->u, &ws->vt, &ws->logits, &ws->grad};
-    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-        ar_matrix_free(mats[i]);
+    for (size_t i = 0; i < NBUFS; i++)
+        free(ws->buf[i]);
     free(ws->sv);
     free(ws->weight);
     free(ws->negent);
+    free(ws->bias0);
     ar_svd_workspace_free(ws->svd_thin);
     free_minimizer(ws);
     free(ws);
 }
 
-int ar_fit_workspace_alloc(ar_fit_workspace **out, size_t n)
+/* Point the matrix views at the buffers for m outcomes x c distributions. */
+static void shape_views(ar_fit_workspace *ws, size_t m, size_t c)
 {
-    if (out == NULL || n == 0)
+    ws->m = m;
+    ws->c = c;
+    ws->pc = ar_matrix_view(ws->buf[BUF_PC], m, c, m);
+    ws->l0 = ar_matrix_view(ws->buf[BUF_L0], m, c, m);
+    ws->cen = ar_matrix_view(ws->buf[BUF_CEN], m, c, m);
+    ws->logits = ar_matrix_view(ws->buf[BUF_LOGITS], m, c, m);
+    ws->grad = ar_matrix_view(ws->buf[BUF_GRAD], m, c, m);
+    ws->u = ar_matrix_view(ws->buf[BUF_U], m, ws->r, m);
+    ws->vt = ar_matrix_view(ws->buf[BUF_VT], ws->r, c, ws->r);
+}
+
+int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols)
+{
+    if (out == NULL || rows == 0 || cols == 0)
         return AR_EINVAL;
     *out = NULL;
+    if (rows > SIZE_MAX / sizeof(double) / cols)
+        return AR_ENOMEM;
     ar_fit_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
         return AR_ENOMEM;
-    ws->n = n;
-    ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->u, &ws->vt, &ws->logits, &ws->grad};
+    ws->rows = rows;
+    ws->cols = cols;
+    ws->r = rows < cols ? rows : cols;
+    ws->start_bias = -1;
+    size_t big = rows > cols ? rows : cols;
     int rc = AR_OK;
-    for (size_t i = 0; rc == AR_OK && i < sizeof mats / sizeof mats[0]; i++)
-        rc = ar_matrix_alloc(mats[i], n, n);
+    for (size_t i = 0; rc == AR_OK && i < NBUFS; i++) {
+        ws->buf[i] = calloc(i == BUF_U || i == BUF_VT ? big * ws->r : rows * cols, sizeof(double));
+        if (ws->buf[i] == NULL)
+            rc = AR_ENOMEM;
+    }
     if (rc == AR_OK) {
-        ws->sv = calloc(n, sizeof(double));
-        ws->weight = calloc(n, sizeof(double));
-        ws->negent = calloc(n, sizeof(double));
-        if (ws->sv == NULL || ws->weight == NULL || ws->negent == NULL)
+        ws->sv = calloc(ws->r, sizeof(double));
+        ws->weight = calloc(big, sizeof(double));
+        ws->negent = calloc(big, sizeof(double));
+        ws->bias0 = calloc(big, sizeof(double));
+        if (ws->sv == NULL || ws->weight == NULL || ws->negent == NULL || ws->bias0 == NULL)
             rc = AR_ENOMEM;
     }
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&ws->svd_thin, n, n, AR_SVD_THIN);
+        rc = ar_svd_workspace_alloc(&ws->svd_thin, rows, cols, AR_SVD_THIN);
     if (rc != AR_OK) {
         ar_fit_workspace_free(ws);
         return rc;
     }
+    ws->svd_rows = rows;
+    shape_views(ws, rows, cols);
     *out = ws;
+    return AR_OK;
+}
+
+int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n)
+{
+    return ar_fit_workspace_alloc_rect(ws, n, n);
+}
+
+/* ---- target and start ---- */
+
+/* Centre the log for this bias setting (columns; with bias also rows, the
+ * row means going to bias0) and take its thin SVD: the logit-space optimum
+ * that starts the fit. */
+static int load_start(ar_fit_workspace *ws, int bias)
+{
+    if (ws->start_bias == bias)
+        return AR_OK;
+    size_t m = ws->m, c = ws->c;
+    for (size_t j = 0; j < c; j++) {
+        double mean = 0.0;
+        for (size_t i = 0; i < m; i++)
+            mean += AR_AT(&ws->l0, i, j);
+        mean /= (double)m;
+        for (size_t i = 0; i < m; i++)
+            AR_AT(&ws->cen, i, j) = AR_AT(&ws->l0, i, j) - mean;
+    }
+    for (size_t i = 0; bias && i < m; i++) {
+        double mean = 0.0;
+        for (size_t j = 0; j < c; j++)
+            mean += AR_AT(&ws->cen, i, j);
+        mean /= (double)c;
+        ws->bias0[i] = mean;
+        for (size_t j = 0; j < c; j++)
+            AR_AT(&ws->cen, i, j) -= mean;
+    }
+    ws->start_bias = -1;
+    int rc = ar_spectrum_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
+    if (rc == AR_OK)
+        ws->start_bias = bias;
+    return rc;
+}
+
+/* Shape the views for the axis; a non-square workspace turned the other way
+ * needs an SVD workspace of the other orientation. */
+static int orient(ar_fit_workspace *ws, ar_axis axis)
+{
+    size_t m = axis == AR_AXIS_COL ? ws->rows : ws->cols;
+    size_t c = axis == AR_AXIS_COL ? ws->cols : ws->rows;
+    if (ws->svd_rows != m) {
+        ar_svd_workspace_free(ws->svd_thin);
+        ws->svd_thin = NULL;
+        int rc = ar_svd_workspace_alloc(&ws->svd_thin, m, c, AR_SVD_THIN);
+        if (rc != AR_OK) {
+            ws->svd_rows = 0;
+            return rc;
+        }
+        ws->svd_rows = m;
+    }
+    shape_views(ws, m, c);
     return AR_OK;
 }
 
@@ -120,31 +273,32 @@ int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opt
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
     ws->loaded = 0;
-    int rc = ar_stochastic_check(p, o.axis, o.sum_tol, o.precision, 0, NULL, err);
+    int rc = p->rows == p->cols
+                 ? ar_stochastic_check(p, o.axis, o.sum_tol, o.precision, 0, NULL, err)
+                 : ar_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
     if (rc != AR_OK)
         return rc;
-    size_t n = ws->n;
-    if (p->rows != n)
-        return ar_error_set(err, AR_ESIZE, "P is %zu x %zu but the workspace is for n = %zu",
-                            p->rows, p->cols, n);
-    for (size_t j = 0; j < n; j++) {
-        double w = 0.0, ne = 0.0, mean = 0.0;
-        for (size_t i = 0; i < n; i++) {
+    if (p->rows != ws->rows || p->cols != ws->cols)
+        return ar_error_set(err, AR_ESIZE, "P is %zu x %zu but the workspace is for %zu x %zu",
+                            p->rows, p->cols, ws->rows, ws->cols);
+    rc = orient(ws, o.axis);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "cannot allocate the SVD workspace: %s", ar_strerror(rc));
+    for (size_t j = 0; j < ws->c; j++) {
+        double w = 0.0, ne = 0.0;
+        for (size_t i = 0; i < ws->m; i++) {
             double v = o.axis == AR_AXIS_COL ? AR_AT(p, i, j) : AR_AT(p, j, i);
             double lv = log(v);
             AR_AT(&ws->pc, i, j) = v;
             AR_AT(&ws->l0, i, j) = lv;
             w += v;
             ne += v * lv;
-            mean += lv;
         }
         ws->weight[j] = w;
         ws->negent[j] = ne;
-        mean /= (double)n;
-        for (size_t i = 0; i < n; i++)
-            AR_AT(&ws->cen, i, j) = AR_AT(&ws->l0, i, j) - mean;
     }
-    rc = ar_spectrum_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
+    ws->start_bias = -1;
+    rc = load_start(ws, o.bias != 0);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the centred log failed: %s", ar_strerror(rc));
     ws->axis = o.axis;
@@ -154,75 +308,129 @@ int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opt
 
 /* ---- objective ---- */
 
-/* Logits A B^T from the packed variables x = [vec A; vec B]. */
-static void logits_from(ar_fit_workspace *ws, const double *x, size_t k)
+/* Views of the packed parameters x = [vec A (m x k); vec B (c x k); b (m)]. */
+static ar_matrix view_a(const ar_fit_workspace *ws, double *x)
 {
-    size_t n = ws->n;
-    if (k == 0) {
-        ar_matrix_fill(&ws->logits, 0.0);
-        return;
-    }
-    ar_matrix a = ar_matrix_view((double *)x, n, k, n);
-    ar_matrix b = ar_matrix_view((double *)x + n * k, n, k, n);
-    ar_matrix_gemm(0, 1, 1.0, &a, &b, 0.0, &ws->logits);
+    return ar_matrix_view(x, ws->m, ws->k, ws->m);
+}
+static ar_matrix view_b(const ar_fit_workspace *ws, double *x)
+{
+    return ar_matrix_view(x + ws->m * ws->k, ws->c, ws->k, ws->c);
+}
+static double *view_bias(const ar_fit_workspace *ws, double *x)
+{
+    return ws->bias ? x + (ws->m + ws->c) * ws->k : NULL;
 }
 
-/* Mean KL from the logits; fills ws->grad with G / n when want_grad, else
- * with the prediction q.  kl_max (may be NULL) gets the worst column. */
-static double objective(ar_fit_workspace *ws, int want_grad, double *kl_max)
+/* Logits Z = A B^T + b 1^T from the packed variables (x may be NULL when
+ * there are none). */
+static void logits_from(ar_fit_workspace *ws, const double *x)
 {
-    size_t n = ws->n;
-    double total = 0.0, worst = 0.0;
-    for (size_t j = 0; j < n; j++) {
+    if (ws->k == 0) {
+        ar_matrix_fill(&ws->logits, 0.0);
+    } else {
+        ar_matrix a = view_a(ws, (double *)x), b = view_b(ws, (double *)x);
+        ar_matrix_gemm(0, 1, 1.0, &a, &b, 0.0, &ws->logits);
+    }
+    const double *bias = view_bias(ws, (double *)x);
+    for (size_t j = 0; bias != NULL && j < ws->c; j++)
+        for (size_t i = 0; i < ws->m; i++)
+            AR_AT(&ws->logits, i, j) += bias[i];
+}
+
+/* e_i = exp(s_i - max s) for one column of m logits; *sum = sum_i e_i;
+ * returns logsumexp(s). */
+static double shifted_exp(const double *s, size_t m, double *e, double *sum)
+{
+    double top = -INFINITY;
+    for (size_t i = 0; i < m; i++)
+        if (s[i] > top)
+            top = s[i];
+    double z = 0.0;
+    for (size_t i = 0; i < m; i++) {
+        e[i] = exp(s[i] - top);
+        z += e[i];
+    }
+    *sum = z;
+    return top + log(z);
+}
+
+/* Mean objective from the logits; fills ws->grad with G / c when want_grad,
+ * else with the prediction q. */
+static double objective(ar_fit_workspace *ws, int want_grad)
+{
+    size_t m = ws->m, c = ws->c;
+    double total = 0.0;
+    for (size_t j = 0; j < c; j++) {
         const double *s = &AR_AT(&ws->logits, 0, j);
         const double *p = &AR_AT(&ws->pc, 0, j);
         double *g = &AR_AT(&ws->grad, 0, j);
-        double top = -INFINITY;
-        for (size_t i = 0; i < n; i++)
-            if (s[i] > top)
-                top = s[i];
-        double z = 0.0, ps = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            g[i] = exp(s[i] - top);
-            z += g[i];
+        double z, ps = 0.0;
+        double lse = shifted_exp(s, m, g, &z);
+        for (size_t i = 0; i < m; i++)
             ps += p[i] * s[i];
-        }
-        double lse = top + log(z);
-        double fj = ws->negent[j] - ps + ws->weight[j] * lse;
-        total += fj;
-        if (fj > worst || isnan(fj))
-            worst = fj;
-        for (size_t i = 0; i < n; i++) {
+        total += ws->negent[j] - ps + ws->weight[j] * lse;
+        for (size_t i = 0; i < m; i++) {
             double q = g[i] / z;
-            g[i] = want_grad ? (ws->weight[j] * q - p[i]) / (double)n : q;
+            g[i] = want_grad ? (ws->weight[j] * q - p[i]) / (double)c : q;
         }
     }
-    if (kl_max != NULL)
-        *kl_max = worst;
-    return total / (double)n;
+    return total / (double)c;
+}
+
+/* Gradient with respect to the packed variables from G in ws->grad. */
+static void param_gradient(ar_fit_workspace *ws, double *x, double *gx)
+{
+    if (ws->k > 0) {
+        ar_matrix a = view_a(ws, x), b = view_b(ws, x);
+        ar_matrix ga = view_a(ws, gx), gb = view_b(ws, gx);
+        ar_matrix_gemm(0, 0, 1.0, &ws->grad, &b, 0.0, &ga);
+        ar_matrix_gemm(1, 0, 1.0, &ws->grad, &a, 0.0, &gb);
+    }
+    double *gbias = view_bias(ws, gx);
+    for (size_t i = 0; gbias != NULL && i < ws->m; i++) {
+        double s = 0.0;
+        for (size_t j = 0; j < ws->c; j++)
+            s += AR_AT(&ws->grad, i, j);
+        gbias[i] = s;
+    }
+}
+
+/* Objective and gradient at x (contiguous); returns the objective. */
+static double value_and_gradient(ar_fit_workspace *ws, double *x, double *gx)
+{
+    logits_from(ws, x);
+    double f = objective(ws, 1);
+    param_gradient(ws, x, gx);
+    return f;
+}
+
+/* GSL's minimiser allocates its vectors contiguous; copy in case a caller's
+ * strided vector ever reaches us. */
+static double *contiguous(const gsl_vector *v, gsl_vector *scratch)
+{
+    if (v->stride == 1)
+        return v->data;
+    gsl_vector_memcpy(scratch, v);
+    return scratch->data;
 }
 
 static double fit_f(const gsl_vector *x, void *params)
 {
     ar_fit_workspace *ws = params;
-    logits_from(ws, x->data, ws->k);
-    double f = objective(ws, 0, NULL);
+    logits_from(ws, contiguous(x, ws->xc));
+    double f = objective(ws, 0);
     return isfinite(f) ? f : GSL_POSINF;
 }
 
 static void fit_fdf(const gsl_vector *x, void *params, double *f, gsl_vector *g)
 {
     ar_fit_workspace *ws = params;
-    size_t n = ws->n, k = ws->k;
-    logits_from(ws, x->data, k);
-    double val = objective(ws, 1, NULL);
+    double *gd = g->stride == 1 ? g->data : ws->gc->data;
+    double val = value_and_gradient(ws, contiguous(x, ws->xc), gd);
+    if (g->stride != 1)
+        gsl_vector_memcpy(g, ws->gc);
     *f = isfinite(val) ? val : GSL_POSINF;
-    ar_matrix a = ar_matrix_view(x->data, n, k, n);
-    ar_matrix b = ar_matrix_view(x->data + n * k, n, k, n);
-    ar_matrix ga = ar_matrix_view(g->data, n, k, n);
-    ar_matrix gb = ar_matrix_view(g->data + n * k, n, k, n);
-    ar_matrix_gemm(0, 0, 1.0, &ws->grad, &b, 0.0, &ga);
-    ar_matrix_gemm(1, 0, 1.0, &ws->grad, &a, 0.0, &gb);
 }
 
 static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
@@ -231,64 +439,148 @@ static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
     fit_fdf(x, params, &f, g);
 }
 
+static double norm2(const double *x, size_t len)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < len; i++)
+        s += x[i] * x[i];
+    return sqrt(s);
+}
+
+/* Errors of q = softmax(logits) against the target; leaves q in ws->grad.
+ * KL per column as sum_i t_i (log t_i - log q_i), log q_i = s_i - lse: the
+ * terms are small where the fit is good, so no large numbers cancel (the
+ * objective's negentropy - t.s + w lse form cancels O(1) terms and comes out
+ * around -1e-16 for exact fits).  A tiny negative sum left by rounding is
+ * clamped at 0: KL itself is never negative. */
+static void fit_metrics(ar_fit_workspace *ws, ar_fit_result *res)
+{
+    size_t m = ws->m, c = ws->c;
+    double kl_sum = 0.0, kl_max = 0.0, sq = 0.0, max_abs = 0.0;
+    for (size_t j = 0; j < c; j++) {
+        const double *s = &AR_AT(&ws->logits, 0, j);
+        const double *p = &AR_AT(&ws->pc, 0, j);
+        const double *lp = &AR_AT(&ws->l0, 0, j);
+        double *q = &AR_AT(&ws->grad, 0, j);
+        double z, kl = 0.0;
+        double lse = shifted_exp(s, m, q, &z);
+        for (size_t i = 0; i < m; i++) {
+            kl += p[i] * (lp[i] - (s[i] - lse));
+            q[i] /= z;
+            double e = fabs(q[i] - p[i]);
+            sq += e * e;
+            if (e > max_abs)
+                max_abs = e;
+        }
+        if (kl < 0.0)
+            kl = 0.0; /* rounding of an exact fit */
+        kl_sum += kl;
+        if (kl > kl_max || isnan(kl))
+            kl_max = kl;
+    }
+    res->kl_mean = kl_sum / (double)c;
+    res->kl_max = kl_max;
+    res->fro_error = sqrt(sq);
+    res->max_abs_error = max_abs;
+}
+
 /* ---- driver ---- */
 
-static int ensure_minimizer(ar_fit_workspace *ws, size_t k)
+/* Parameter layout for rank k (and bias) and a minimiser of that size. */
+static int set_layout(ar_fit_workspace *ws, size_t k, int bias)
 {
-    if (ws->mz != NULL && ws->k == k)
+    ws->k = k;
+    ws->bias = bias;
+    ws->nparams = (ws->m + ws->c) * k + (bias ? ws->m : 0);
+    size_t dim = ws->nparams;
+    if (dim == 0 || (ws->mz != NULL && ws->mz_size == dim))
         return AR_OK;
     free_minimizer(ws);
-    size_t dim = 2 * ws->n * k;
     ws->mz = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, dim);
     ws->x0 = gsl_vector_alloc(dim);
     ws->xsvd = gsl_vector_alloc(dim);
-    if (ws->mz == NULL || ws->x0 == NULL || ws->xsvd == NULL) {
+    ws->xc = gsl_vector_alloc(dim);
+    ws->gc = gsl_vector_alloc(dim);
+    if (ws->mz == NULL || ws->x0 == NULL || ws->xsvd == NULL || ws->xc == NULL || ws->gc == NULL) {
         free_minimizer(ws);
         return AR_ENOMEM;
     }
-    ws->k = k;
+    ws->mz_size = dim;
     return AR_OK;
 }
 
-/* xsvd = truncated SVD split evenly between A and B; x0 = xsvd plus seeded
- * jitter scaled to the rms entry of the start (the jitter moves the start
- * off the logit-space optimum, which can sit on a slow ridge of the KL). */
-static void starting_point(ar_fit_workspace *ws, size_t k, const ar_fit_opts *o, gsl_rng *rng)
+/* The logit-space optimum as parameters: A = U_k S^{1/2}, B = V_k S^{1/2},
+ * b = the row means of the column-centred log. */
+static void svd_start(ar_fit_workspace *ws, double *x)
 {
-    size_t n = ws->n;
-    double *a = ws->x0->data, *b = ws->x0->data + n * k;
-    double sq = 0.0;
-    for (size_t t = 0; t < k; t++) {
+    ar_matrix a = view_a(ws, x), b = view_b(ws, x);
+    for (size_t t = 0; t < ws->k; t++) {
         double r = sqrt(ws->sv[t]);
-        for (size_t i = 0; i < n; i++) {
-            a[i + t * n] = AR_AT(&ws->u, i, t) * r;
-            b[i + t * n] = AR_AT(&ws->vt, t, i) * r;
-            sq += a[i + t * n] * a[i + t * n] + b[i + t * n] * b[i + t * n];
-        }
+        for (size_t i = 0; i < ws->m; i++)
+            AR_AT(&a, i, t) = AR_AT(&ws->u, i, t) * r;
+        for (size_t j = 0; j < ws->c; j++)
+            AR_AT(&b, j, t) = AR_AT(&ws->vt, t, j) * r;
     }
-    gsl_vector_memcpy(ws->xsvd, ws->x0);
-    double rms = sqrt(sq / (double)(2 * n * k));
-    double sigma = o->jitter * (rms > 0.0 ? rms : 1.0);
-    if (sigma > 0.0)
-        for (size_t i = 0; i < 2 * n * k; i++)
-            ws->x0->data[i] += gsl_ran_gaussian_ziggurat(rng, sigma);
+    double *bias = view_bias(ws, x);
+    if (bias != NULL)
+        memcpy(bias, ws->bias0, ws->m * sizeof(double));
 }
 
-/* Errors of softmax(logits) against the target; leaves q in ws->grad. */
-static void final_metrics(ar_fit_workspace *ws, ar_fit_result *res)
+/* x0 = xsvd plus seeded jitter scaled to the rms parameter of the start
+ * (the jitter moves the start off the logit-space optimum, which can sit on
+ * a slow ridge of the KL, and breaks the symmetry of aligned factors). */
+static int jittered_start(ar_fit_workspace *ws, const ar_fit_opts *o)
 {
-    res->kl_mean = objective(ws, 0, &res->kl_max);
-    res->fro_error = 0.0;
-    res->max_abs_error = 0.0;
-    double sq = 0.0;
-    for (size_t j = 0; j < ws->n; j++)
-        for (size_t i = 0; i < ws->n; i++) {
-            double e = fabs(AR_AT(&ws->grad, i, j) - AR_AT(&ws->pc, i, j));
-            sq += e * e;
-            if (e > res->max_abs_error)
-                res->max_abs_error = e;
+    size_t np = ws->nparams;
+    gsl_vector_memcpy(ws->x0, ws->xsvd);
+    double rms = norm2(ws->xsvd->data, np) / sqrt((double)np);
+    double sigma = o->jitter * (rms > 0.0 ? rms : 1.0);
+    if (!(sigma > 0.0))
+        return AR_OK;
+    gsl_rng *rng = ar_rng_alloc(o->seed);
+    if (rng == NULL)
+        return AR_ENOMEM;
+    for (size_t i = 0; i < np; i++)
+        ws->x0->data[i] += gsl_ran_gaussian_ziggurat(rng, sigma);
+    ar_rng_free(rng);
+    return AR_OK;
+}
+
+/* GSL iterations from x0 until the gradient test passes, GSL stops making
+ * progress or max_iter is reached; the last GSL status goes to res. */
+static int minimise(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
+                    ar_error *err)
+{
+    gsl_multimin_function_fdf fdf = {fit_f, fit_df, fit_fdf, ws->nparams, ws};
+    int status = gsl_multimin_fdfminimizer_set(ws->mz, &fdf, ws->x0, o->step_size, o->line_tol);
+    if (status != GSL_SUCCESS) {
+        res->gsl_status = status;
+        return ar_error_set(err, AR_ENOCONV, "GSL minimiser setup failed: %s",
+                            gsl_strerror(status));
+    }
+    size_t iter = 0;
+    while (iter < o->max_iter) {
+        iter++;
+        status = gsl_multimin_fdfminimizer_iterate(ws->mz);
+        if (status != GSL_SUCCESS)
+            break; /* GSL_ENOPROG: the line search cannot improve any more */
+        if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(ws->mz),
+                                       o->grad_tol) == GSL_SUCCESS) {
+            res->converged = 1;
+            break;
         }
-    res->fro_error = sqrt(sq);
+    }
+    res->iterations = iter;
+    res->gsl_status = status;
+    return AR_OK;
+}
+
+static int check_run_opts(const ar_fit_opts *o, ar_error *err)
+{
+    if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol >= 0.0) ||
+        !(o->step_size > 0.0) || !(o->line_tol > 0.0))
+        return ar_error_set(err, AR_EINVAL, "fit options out of range");
+    return AR_OK;
 }
 
 int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_result *res,
@@ -299,62 +591,66 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     if (!ws->loaded)
         return ar_error_set(err, AR_EINVAL, "no target loaded (call ar_fit_set_target)");
     ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
-    if (!(o.jitter >= 0.0) || !isfinite(o.jitter) || !(o.grad_tol >= 0.0) ||
-        !(o.step_size > 0.0) || !(o.line_tol > 0.0))
-        return ar_error_set(err, AR_EINVAL, "fit options out of range");
-    size_t n = ws->n;
-    if (k > n)
-        k = n; /* rank n logits are already unrestricted */
+    int rc = check_run_opts(&o, err);
+    if (rc != AR_OK)
+        return rc;
+    if (k > ws->r)
+        k = ws->r; /* rank min(rows, cols) logits are already unrestricted */
     memset(res, 0, sizeof *res);
-    res->n = n;
+    res->n = ws->rows;
+    res->rows = ws->rows;
+    res->cols = ws->cols;
     res->k = k;
     res->axis = ws->axis;
+    res->bias = o.bias != 0;
     res->seed = o.seed;
     res->jitter = o.jitter;
     res->gsl_status = GSL_SUCCESS;
-    if (k == 0) {
-        logits_from(ws, NULL, 0);
-        final_metrics(ws, res);
-        res->start_kl_mean = res->kl_mean;
-        res->converged = 1;
+    rc = load_start(ws, res->bias);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "SVD of the centred log failed: %s", ar_strerror(rc));
+    rc = set_layout(ws, k, res->bias);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "cannot allocate the minimiser for %zu variables",
+                            ws->nparams);
+    /* The start: the logit-space optimum, kept as a fallback so that the
+     * reported fit is never worse than it.  Start and end are compared by
+     * the reported KL itself (not by the objective, which differs from it by
+     * rounding), so kl_mean <= start_kl_mean always. */
+    ar_fit_result start = *res;
+    if (ws->nparams == 0) {
+        logits_from(ws, NULL);
+    } else {
+        svd_start(ws, ws->xsvd->data);
+        value_and_gradient(ws, ws->xsvd->data, ws->gc->data);
+        start.grad_norm = norm2(ws->gc->data, ws->nparams);
+    }
+    fit_metrics(ws, &start);
+    start.start_kl_mean = start.kl_mean;
+    start.start_kept = 1;
+    if (ws->nparams == 0 || start.grad_norm < o.grad_tol) {
+        start.converged = 1; /* already stationary: nothing to iterate */
+        *res = start;
         return AR_OK;
     }
-    int rc = ensure_minimizer(ws, k);
+    rc = jittered_start(ws, &o);
     if (rc != AR_OK)
-        return ar_error_set(err, rc, "cannot allocate the minimiser for %zu variables", 2 * n * k);
-    gsl_rng *rng = ar_rng_alloc(o.seed);
-    if (rng == NULL)
-        return ar_error_set(err, AR_ENOMEM, "out of memory");
-    starting_point(ws, k, &o, rng);
-    ar_rng_free(rng);
-    /* KL of the logit-space optimum (Eckart-Young logits), kept as a
-     * fallback: the reported fit is never worse than it. */
-    logits_from(ws, ws->xsvd->data, k);
-    res->start_kl_mean = objective(ws, 0, NULL);
-    gsl_multimin_function_fdf fdf = {fit_f, fit_df, fit_fdf, 2 * n * k, ws};
-    int status = gsl_multimin_fdfminimizer_set(ws->mz, &fdf, ws->x0, o.step_size, o.line_tol);
-    if (status != GSL_SUCCESS)
-        return ar_error_set(err, AR_ENOCONV, "GSL minimiser setup failed: %s",
-                            gsl_strerror(status));
-    size_t iter = 0;
-    while (iter < o.max_iter) {
-        iter++;
-        status = gsl_multimin_fdfminimizer_iterate(ws->mz);
-        if (status != GSL_SUCCESS)
-            break; /* GSL_ENOPROG: the line search cannot improve any more */
-        if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(ws->mz),
-                                       o.grad_tol) == GSL_SUCCESS) {
-            res->converged = 1;
-            break;
-        }
+        return ar_error_set(err, rc, "out of memory");
+    rc = minimise(ws, &o, res, err);
+    if (rc != AR_OK)
+        return rc;
+    double *best = gsl_multimin_fdfminimizer_x(ws->mz)->data;
+    value_and_gradient(ws, best, ws->gc->data);
+    res->grad_norm = norm2(ws->gc->data, ws->nparams);
+    fit_metrics(ws, res);
+    res->start_kl_mean = start.kl_mean;
+    if (!(res->kl_mean < start.kl_mean)) {
+        res->start_kept = 1;
+        res->grad_norm = start.grad_norm;
+        logits_from(ws, ws->xsvd->data);
+        fit_metrics(ws, res); /* the start's errors and prediction */
     }
-    res->iterations = iter;
-    res->gsl_status = status;
-    double fmin = gsl_multimin_fdfminimizer_minimum(ws->mz);
-    res->start_kept = !(fmin < res->start_kl_mean);
-    logits_from(ws, res->start_kept ? ws->xsvd->data : gsl_multimin_fdfminimizer_x(ws->mz)->data,
-                k);
-    final_metrics(ws, res);
+    int status = res->gsl_status;
     if (status != GSL_SUCCESS && status != GSL_ENOPROG && status != GSL_CONTINUE)
         return ar_error_set(err, AR_ENOCONV, "GSL minimiser failed: %s", gsl_strerror(status));
     if (!isfinite(res->kl_mean))
