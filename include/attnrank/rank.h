@@ -53,6 +53,10 @@ AR_API double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
 AR_API int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n,
                              const ar_rank_opts *opts, size_t *rank, double *threshold);
 
+/* Number of values of s[0..k-1] strictly above cut: the rank at a given
+ * threshold (a value equal to the cut is not counted). */
+AR_API size_t ar_rank_count_above(const double *s, size_t k, double cut);
+
 /* Every metric of a descending spectrum.  opts NULL means defaults. */
 AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                                    const ar_rank_opts *opts, ar_rank_metrics *out);

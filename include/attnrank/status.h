@@ -42,4 +42,9 @@ AR_API int ar_error_set(ar_error *err, int status, const char *fmt, ...)
 #endif
     ;
 
+/* When rc != AR_OK, replace control characters in err's message by '?', so a
+ * message quoting file content (tensor names, say) stays one printable line.
+ * Returns rc. */
+AR_API int ar_error_printable(ar_error *err, int rc);
+
 #endif

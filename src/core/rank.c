@@ -71,15 +71,20 @@ int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_ra
     double cut = k > 0 ? rtol * s[0] : 0.0;
     if (opts->atol > cut)
         cut = opts->atol;
+    if (rank)
+        *rank = ar_rank_count_above(s, k, cut);
+    if (threshold)
+        *threshold = cut;
+    return AR_OK;
+}
+
+size_t ar_rank_count_above(const double *s, size_t k, double cut)
+{
     size_t r = 0;
     for (size_t i = 0; i < k; i++)
         if (s[i] > cut)
             r++;
-    if (rank)
-        *rank = r;
-    if (threshold)
-        *threshold = cut;
-    return AR_OK;
+    return r;
 }
 
 /* Sum of s_i^p for p = 1, 2, 4, scaled by the largest value so that the

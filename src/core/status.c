@@ -36,6 +36,15 @@ int ar_error_set(ar_error *err, int status, const char *fmt, ...)
     return status;
 }
 
+int ar_error_printable(ar_error *err, int rc)
+{
+    if (err != NULL && rc != AR_OK)
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+    return rc;
+}
+
 const char *ar_version(void)
 {
     return ATTNRANK_VERSION_STRING;

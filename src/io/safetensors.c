@@ -30,16 +30,6 @@ struct ar_safetensors {
     char *dir;
 };
 
-/* Tensor names and shard names come from the file and may hold any byte:
- * replace control characters in a message so it stays one printable line. */
-static int clean_message(ar_error *err, int rc)
-{
-    if (err != NULL && rc != AR_OK)
-        for (char *p = err->msg; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                *p = '?';
-    return rc;
-}
 
 /* ------------------------------------------------------------------ */
 /* dtypes and exact conversions                                         */
@@ -767,7 +757,7 @@ int ar_safetensors_open(ar_safetensors **out, const char *path, ar_error *err)
     }
     if (rc != AR_OK) {
         ar_safetensors_close(st);
-        return clean_message(err, rc);
+        return ar_error_printable(err, rc);
     }
     *out = st;
     return AR_OK;
@@ -789,7 +779,7 @@ int ar_safetensors_parse(ar_safetensors **out, const unsigned char *buf, size_t 
         rc = finish_index(st, err);
     if (rc != AR_OK) {
         ar_safetensors_close(st);
-        return clean_message(err, rc);
+        return ar_error_printable(err, rc);
     }
     *out = st;
     return AR_OK;
@@ -901,7 +891,7 @@ static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t ro
 int ar_safetensors_read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t row0,
                               size_t col0, int transpose, ar_matrix *out, ar_error *err)
 {
-    return clean_message(err, read_block(st, t, row0, col0, transpose, out, err));
+    return ar_error_printable(err, read_block(st, t, row0, col0, transpose, out, err));
 }
 
 static int read_whole(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix *out,
@@ -929,5 +919,5 @@ static int read_whole(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix
 int ar_safetensors_read(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix *out,
                         ar_error *err)
 {
-    return clean_message(err, read_whole(st, t, out, err));
+    return ar_error_printable(err, read_whole(st, t, out, err));
 }

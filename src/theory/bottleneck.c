@@ -107,14 +107,6 @@ int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n)
 
 /* ---- small helpers ---- */
 
-static size_t count_above(const double *s, size_t k, double cut)
-{
-    size_t r = 0;
-    for (size_t i = 0; i < k; i++)
-        if (s[i] > cut)
-            r++;
-    return r;
-}
 
 /* dst = src (transpose = 0) or src^T; both n x n. */
 static void copy_oriented(ar_matrix *dst, const ar_matrix *src, int transpose)
@@ -176,7 +168,7 @@ static int analyze_input(ar_represent_workspace *ws, const ar_matrix *x,
         double x_rtol = o->x_rtol >= 0.0 ? o->x_rtol
                                          : (double)(d > n ? d : n) * ar_precision_eps(o->x_precision);
         res->x_threshold = x_rtol * s[0];
-        size_t r = count_above(s, k, res->x_threshold);
+        size_t r = ar_rank_count_above(s, k, res->x_threshold);
         res->x_rank = r;
         /* R = V_r V_r^T and pinv(X) = V_r S_r^{-1} U_r^T. */
         for (size_t j = 0; j < n; j++)
@@ -349,8 +341,8 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
         return ar_error_set(err, rc, "SVD of the logits failed: %s", ar_strerror(rc));
     if (x == NULL)
         memcpy(ws->csv, ws->s, n * sizeof(double));
-    r.centred_rank = count_above(ws->csv, n, r.threshold);
-    r.min_head_size = r.feasible ? count_above(ws->s, n, r.threshold) : 0;
+    r.centred_rank = ar_rank_count_above(ws->csv, n, r.threshold);
+    r.min_head_size = r.feasible ? ar_rank_count_above(ws->s, n, r.threshold) : 0;
     r.centred_svals = ws->csv;
     ws->res = r;
     ws->analyzed = 1;

@@ -112,14 +112,6 @@ static void centre(const ar_matrix *lt, ar_matrix *cen, int both)
     }
 }
 
-static size_t count_above(const double *s, size_t k, double cut)
-{
-    size_t r = 0;
-    for (size_t i = 0; i < k; i++)
-        if (s[i] > cut)
-            r++;
-    return r;
-}
 
 /* ---- the fit ---- */
 
@@ -222,11 +214,11 @@ static int compute_ranks(ar_sbn_workspace *ws, const ar_sbn_opts *o, ar_sbn_resu
     r->rtol = ar_rank_resolve_rtol(&o->rank, ws->n, ws->v);
     r->atol = o->rank.atol;
     r->threshold = r->rtol * r->log_norm > r->atol ? r->rtol * r->log_norm : r->atol;
-    r->rank_log = count_above(ws->sv, ws->k, r->threshold);
+    r->rank_log = ar_rank_count_above(ws->sv, ws->k, r->threshold);
     for (int both = 0; both <= 1 && rc == AR_OK; both++) {
         centre(&ws->lt, &ws->cen, both);
         rc = ar_spectrum_svals_ws(&ws->cen, ws->sv, ws->svd_vals);
-        size_t rk = count_above(ws->sv, ws->k, r->threshold);
+        size_t rk = ar_rank_count_above(ws->sv, ws->k, r->threshold);
         if (both)
             r->rank_double_centred = rk;
         else

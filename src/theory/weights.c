@@ -12,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tensor names come from the file and may hold any byte: replace control
- * characters in a message so it stays one printable line. */
-static int clean_message(ar_error *err, int rc)
-{
-    if (err != NULL && rc != AR_OK)
-        for (char *p = err->msg; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                *p = '?';
-    return rc;
-}
 
 /* ------------------------------------------------------------------ */
 /* naming conventions                                                   */
@@ -196,12 +186,12 @@ int ar_model_config_parse(const char *text, size_t len, const char *name, ar_mod
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)
-        return clean_message(err, ar_error_set(err, AR_EFORMAT,
+        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
                                                "%s: invalid JSON: %s (line %d, column %d)", name,
                                                jerr.text, jerr.line, jerr.column));
     int rc = config_from_json(name, root, cfg, err);
     json_decref(root);
-    return clean_message(err, rc);
+    return ar_error_printable(err, rc);
 }
 
 int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
@@ -215,12 +205,12 @@ int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)
-        return clean_message(err, ar_error_set(err, AR_EFORMAT,
+        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
                                                "%s: invalid JSON: %s (line %d, column %d)", path,
                                                jerr.text, jerr.line, jerr.column));
     int rc = config_from_json(path, root, cfg, err);
     json_decref(root);
-    return clean_message(err, rc);
+    return ar_error_printable(err, rc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -830,7 +820,7 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
         rc = make_verdict(rep, o.n, 0, &rep->at_n, err);
     if (rc != AR_OK)
         ar_weights_report_free(rep);
-    return clean_message(err, rc);
+    return ar_error_printable(err, rc);
 }
 
 /* config.json beside the model, if there is one. */
@@ -872,5 +862,5 @@ int ar_weights_analyze(const char *path, const ar_weights_opts *opts, ar_weights
     if (rc == AR_OK)
         rc = ar_weights_analyze_model(st, found ? &cfg : NULL, opts, rep, err);
     ar_safetensors_close(st);
-    return clean_message(err, rc);
+    return ar_error_printable(err, rc);
 }
