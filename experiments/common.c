@@ -22,22 +22,45 @@ double exp_now(void)
 int exp_parse(exp_ctx *ctx, const cli_command_doc *doc, int argc, char **argv,
               const cli_option *extra, size_t nextra)
 {
+    return exp_parse_ex(ctx, doc, NULL, argc, argv, extra, nextra);
+}
+
+int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *defaults,
+                 int argc, char **argv, const cli_option *extra, size_t nextra)
+{
     memset(ctx, 0, sizeof *ctx);
     ctx->name = doc->name;
     ctx->t_start = exp_now();
     snprintf(ctx->out_default, sizeof ctx->out_default, "out/%s", doc->name);
     ctx->out = ctx->out_default;
+    if (defaults != NULL) {
+        if (defaults->out != NULL)
+            ctx->out = defaults->out;
+        ctx->figures = defaults->figures;
+        ctx->plots = defaults->plots;
+    }
+    snprintf(ctx->help_out, sizeof ctx->help_out, "CSV directory (default %.200s)", ctx->out);
+    if (ctx->figures != NULL)
+        snprintf(ctx->help_figures, sizeof ctx->help_figures,
+                 "figure directory (default %.200s; 'none' skips figures)", ctx->figures);
+    else
+        snprintf(ctx->help_figures, sizeof ctx->help_figures,
+                 "figure directory (default: the --out DIR; 'none' skips figures)");
+    if (ctx->plots != NULL)
+        snprintf(ctx->help_plots, sizeof ctx->help_plots, "gnuplot scripts (default %.200s)",
+                 ctx->plots);
+    else
+        snprintf(ctx->help_plots, sizeof ctx->help_plots,
+                 "gnuplot scripts (default: experiments/plots of the source tree)");
     cli_setup_process();
     cli_option opts[EXP_MAX_OPTIONS];
     const cli_option common[] = {
         {"--quick", CLI_SWITCH, &ctx->quick, NULL, "small sizes, seconds (the default)", 0, NULL},
         {"--full", CLI_SWITCH, &ctx->full, NULL, "the documented full sizes", 0, NULL},
         {"--seed", CLI_U64, &ctx->seed, "S", "base seed (default 0)", 0, NULL},
-        {"--out", CLI_STRING, &ctx->out, "DIR", "CSV directory (default out/NAME)", 0, NULL},
-        {"--figures", CLI_STRING, &ctx->figures, "DIR",
-         "figure directory (default: the --out DIR; 'none' skips figures)", 0, NULL},
-        {"--plots", CLI_STRING, &ctx->plots, "DIR",
-         "gnuplot scripts (default: experiments/plots of the source tree)", 0, NULL},
+        {"--out", CLI_STRING, &ctx->out, "DIR", ctx->help_out, 0, NULL},
+        {"--figures", CLI_STRING, &ctx->figures, "DIR", ctx->help_figures, 0, NULL},
+        {"--plots", CLI_STRING, &ctx->plots, "DIR", ctx->help_plots, 0, NULL},
         {"--quiet", CLI_SWITCH, &ctx->quiet, NULL, "no progress lines on stderr", 0, NULL},
     };
     size_t ncommon = sizeof common / sizeof common[0];

@@ -39,6 +39,7 @@ typedef struct exp_ctx {
     int quiet;           /* no progress lines */
     double t_start;      /* monotonic clock at exp_parse, for the final wall time */
     char out_default[256];
+    char help_out[320], help_figures[320], help_plots[320]; /* --help texts */
 } exp_ctx;
 
 /* Parse the common options plus the experiment's own (extra, may be NULL)
@@ -47,6 +48,19 @@ typedef struct exp_ctx {
  * (0 after --help, 2 for a usage error, 3 when DIR cannot be created). */
 int exp_parse(exp_ctx *ctx, const cli_command_doc *doc, int argc, char **argv,
               const cli_option *extra, size_t nextra);
+
+/* Defaults of the common options for programs that predate this file and
+ * keep their own: any NULL field keeps the standard default (out/<name>;
+ * figures into the --out DIR; gnuplot scripts searched, see exp_plots_dir). */
+typedef struct exp_defaults {
+    const char *out;
+    const char *figures;
+    const char *plots;
+} exp_defaults;
+
+/* exp_parse with per-program defaults (defaults may be NULL). */
+int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *defaults,
+                 int argc, char **argv, const cli_option *extra, size_t nextra);
 
 /* "NAME: message" on stderr unless --quiet. */
 void exp_progress(const exp_ctx *ctx, const char *fmt, ...)

@@ -6,6 +6,7 @@
  *
  *   depth_width_transition [--quick | --full] [--seed S] [--seeds K]
  *                          [--out DIR] [--figures DIR|none] [--threads T]
+ *                          [--plots DIR] [--quiet]
  *
  * Size budget: every matricisation has at most max_dim rows and columns
  * (quick: 1024; full: 4096, N = 4 capped at 1024); the beyond-the-sweep
@@ -20,21 +21,17 @@
  * Writes DIR/depth_width_ranks.csv (one row per configuration and seed),
  * DIR/depth_width_rank_plot.csv (per width: ln rank, bounds and closed form
  * per depth, for the figure), DIR/depth_width_closed_form.csv (checks
- * beyond the sweep) and DIR/depth_width_allocation.csv, then renders
- * depth_width_rank, depth_width_ratio and depth_width_allocation (PNG, SVG)
- * with gnuplot into the figures directory (skipped with a warning if gnuplot
- * is absent). */
-#include "cli/cli.h"
+ * beyond the sweep) and DIR/depth_width_allocation{,_points}.csv (default
+ * DIR: out/depth_width), then renders depth_width_rank, depth_width_ratio and
+ * depth_width_allocation (PNG, SVG) with gnuplot into the figure directory
+ * (default docs/figures; 'none' skips; skipped with a warning if gnuplot is
+ * absent).  Options, CSVs and figures go through experiments/common.c. */
+#include "common.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #ifndef AR_SOURCE_ROOT
 #define AR_SOURCE_ROOT "."
@@ -48,10 +45,8 @@ typedef struct dw_config {
 } dw_config;
 
 typedef struct experiment {
-    int full;
-    uint64_t seed;
+    exp_ctx ctx;
     size_t seeds, threads, max_dim, max_dim_n4;
-    const char *out, *figures, *plots;
 } experiment;
 
 /* ---- the sweeps ---- */
@@ -123,32 +118,6 @@ static double closed_form_log(size_t d, size_t layers)
     return ar_lnchoose((double)d + k, (double)d);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int open_csv(ar_atomic_file *af, const char *dir, const char *name, const char *header)
-{
-    char path[4096];
-    ar_error err = {{0}};
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    int rc = ar_atomic_open(af, path, &err);
-    if (rc != AR_OK)
-        return cli_status_error(EXP, rc, &err, NULL);
-    fputs(header, af->fp);
-    return 0;
-}
-
-static int commit_csv(ar_atomic_file *af)
-{
-    ar_error err = {{0}};
-    int rc = ar_atomic_commit(af, &err);
-    return rc == AR_OK ? 0 : cli_status_error(EXP, rc, &err, NULL);
-}
-
 static ar_seprank_config base_config(const dw_config *c, uint64_t seed, size_t threads)
 {
     ar_seprank_config cfg = ar_seprank_config_default();
@@ -203,9 +172,9 @@ typedef struct row_out {
 static int measure(const experiment *e, const dw_config *c, size_t s, int beyond, row_out *out)
 {
     uint64_t key[2] = {(uint64_t)s, (uint64_t)beyond};
-    uint64_t seed = ar_seed_derive(e->seed, key, 2);
+    uint64_t seed = ar_seed_derive(e->ctx.seed, key, 2);
     ar_seprank_config cfg = base_config(c, seed, e->threads);
-    double t0 = now_seconds();
+    double t0 = exp_now();
     size_t m = 0;
     if (beyond) {
         /* Enough templates to see the predicted rank, whatever the budget. */
@@ -216,32 +185,33 @@ static int measure(const experiment *e, const dw_config *c, size_t s, int beyond
     } else {
         int rc = choose_templates(e, &cfg, &m);
         if (rc != AR_OK)
-            return cli_status_error(EXP, rc, NULL, "choosing templates");
+            return exp_fail(&e->ctx, rc, NULL, "choosing templates");
     }
     cfg.templates = m;
     cfg.do_exact = 1;
     ar_error err = {{0}};
     int rc = ar_seprank_run(&cfg, &out->r, &err);
     if (rc != AR_OK)
-        return cli_status_error(EXP, rc, &err, NULL);
+        return exp_fail(&e->ctx, rc, &err, "separation rank");
     out->c = *c;
     out->seed = seed;
-    out->seconds = now_seconds() - t0;
+    out->seconds = exp_now() - t0;
     return 0;
 }
 
-static void progress_row(const row_out *o, size_t index, size_t total, const char *what)
+static void progress_row(const experiment *e, const row_out *o, size_t index, size_t total,
+                         const char *what)
 {
     const ar_seprank_result *r = &o->r;
-    fprintf(stderr,
-            EXP ": [%zu/%zu] %s N=%zu L=%zu d=%zu H=%zu%s seed %llu: %zu x %zu, exact %zu",
-            index, total, what, o->c.n, o->c.layers, o->c.d, o->c.heads,
-            o->c.residual ? " residual" : "", (unsigned long long)o->seed, r->rows, r->cols,
-            r->exact_rank);
+    char fl[64] = "";
     if (r->have_float)
-        fprintf(stderr, ", float %zu", r->float_rank);
-    fprintf(stderr, ", bound e^%.3g%s (%.2f s)\n", r->bound_log, r->saturated ? ", SATURATED" : "",
-            o->seconds);
+        snprintf(fl, sizeof fl, ", float %zu", r->float_rank);
+    exp_progress(&e->ctx,
+                 "[%zu/%zu] %s N=%zu L=%zu d=%zu H=%zu%s seed %llu: %zu x %zu, exact %zu%s, "
+                 "bound e^%.3g%s (%.2f s)",
+                 index, total, what, o->c.n, o->c.layers, o->c.d, o->c.heads,
+                 o->c.residual ? " residual" : "", (unsigned long long)o->seed, r->rows, r->cols,
+                 r->exact_rank, fl, r->bound_log, r->saturated ? ", SATURATED" : "", o->seconds);
 }
 
 static void write_rank_row(FILE *fp, const row_out *o)
@@ -268,20 +238,21 @@ static void write_rank_row(FILE *fp, const row_out *o)
 #define RANK_HEADER                                                                           \
     "n,layers,d,heads,residual,seed,templates,rows,cols,exact_rank,float_rank,float_threshold," \
     "primes_agree,float_undercounts,saturated,bound_log_monomial,bound_log_split,"           \
-    "bound_log_parity,bound_log,l_th,regime,closed_form,closed_form_holds\n"
+    "bound_log_parity,bound_log,l_th,regime,closed_form,closed_form_holds"
 
 /* Figure data: per width (N = 2, H = 1, no residual), a block per width with
  * depths 1..6: ln of the mean measured exact and float ranks (blank where
  * not measured or saturated), the three bounds and the closed form. */
 static int write_plot_data(const experiment *e, const row_out *rows, size_t count)
 {
-    ar_atomic_file af;
-    int code = open_csv(&af, e->out, "depth_width_rank_plot.csv",
-                        "# d,layers,ln_exact_rank,ln_float_rank,ln_bound_monomial,"
-                        "ln_bound_split,ln_bound_parity,ln_closed_form,l_th\n"
-                        "# one block per width (gnuplot index), separated by two blank lines\n");
+    exp_csv csv;
+    int code = exp_csv_open(&e->ctx, &csv, "depth_width_rank_plot.csv",
+                            "# d,layers,ln_exact_rank,ln_float_rank,ln_bound_monomial,"
+                            "ln_bound_split,ln_bound_parity,ln_closed_form,l_th\n"
+                            "# one block per width (gnuplot index), separated by two blank lines");
     if (code != 0)
         return code;
+    FILE *fp = csv.fp;
     size_t widths[64], nw = 0;
     for (size_t i = 0; i < count; i++) {
         const row_out *o = &rows[i];
@@ -320,32 +291,34 @@ static int write_plot_data(const experiment *e, const row_out *rows, size_t coun
             }
             ar_partition part;
             ar_partition_half(2, &part);
-            fprintf(af.fp, "%zu,%zu,", d, L);
+            fprintf(fp, "%zu,%zu,", d, L);
             if (ke)
-                fprintf(af.fp, "%.8g,", se / (double)ke);
+                fprintf(fp, "%.8g,", se / (double)ke);
             else
-                fprintf(af.fp, "NaN,");
+                fprintf(fp, "NaN,");
             if (kf)
-                fprintf(af.fp, "%.8g,", sf / (double)kf);
+                fprintf(fp, "%.8g,", sf / (double)kf);
             else
-                fprintf(af.fp, "NaN,");
+                fprintf(fp, "NaN,");
             double par = ar_seprank_bound_log_parity(d, L, &part, 0, 0);
-            fprintf(af.fp, "%.8g,%.8g,%.8g,%.8g,%.6g\n",
+            fprintf(fp, "%.8g,%.8g,%.8g,%.8g,%.6g\n",
                     ar_seprank_bound_log_monomial(d, L, 1, 1),
                     ar_seprank_bound_log_split(d, L, 1, 1, 0), par, closed_form_log(d, L),
                     ar_seprank_l_th(d));
         }
         if (w + 1 < nw) /* a trailing separator would make an empty block */
-            fprintf(af.fp, "\n\n");
+            fprintf(fp, "\n\n");
     }
-    return commit_csv(&af);
+    code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
+    return code;
 }
 
 static int write_allocation(const experiment *e)
 {
-    ar_atomic_file af;
-    int code = open_csv(&af, e->out, "depth_width_allocation.csv",
-                        "total_params,optimal_layers,optimal_d,l_th\n");
+    exp_csv csv;
+    int code = exp_csv_open(&e->ctx, &csv, "depth_width_allocation.csv",
+                            "total_params,optimal_layers,optimal_d,l_th");
     if (code != 0)
         return code;
     ar_dw_law law = ar_dw_law_paper();
@@ -353,134 +326,76 @@ static int write_allocation(const experiment *e)
         ar_dw_optimum o;
         if (ar_dw_optimal(&law, pow(10.0, lp), &o) != AR_OK)
             continue;
-        fprintf(af.fp, "%.6e,%.6g,%.6g,%.6g\n", o.params, o.layers, o.d, o.l_th);
+        fprintf(csv.fp, "%.6e,%.6g,%.6g,%.6g\n", o.params, o.layers, o.d, o.l_th);
     }
-    code = commit_csv(&af);
+    code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
     if (code != 0)
         return code;
     /* The marked points: GPT-3 as built, the optimum at its size, the 1T optimum. */
-    code = open_csv(&af, e->out, "depth_width_allocation_points.csv",
-                    "label,total_params,layers,d,verdict\n");
+    code = exp_csv_open(&e->ctx, &csv, "depth_width_allocation_points.csv",
+                        "label,total_params,layers,d,verdict");
     if (code != 0)
         return code;
     ar_dw_verdict v;
     ar_dw_optimum o1, o175;
     if (ar_dw_verdict_of(&law, 96, 12288, -1, &v) != AR_OK ||
         ar_dw_optimal(&law, 1e12, &o1) != AR_OK || ar_dw_optimal(&law, 175e9, &o175) != AR_OK) {
-        ar_atomic_abort(&af);
-        return cli_status_error(EXP, AR_EDOMAIN, NULL, "allocation");
+        exp_csv_abort(&csv);
+        return exp_fail(&e->ctx, AR_EDOMAIN, NULL, "allocation");
     }
-    fprintf(af.fp, "GPT-3 (L=96 d=12288),%.6e,96,12288,%s\n", v.params, ar_dw_verdict_name(&v));
-    fprintf(af.fp, "optimum at 175B,%.6e,%.4g,%.6g,optimal\n", o175.params, o175.layers,
+    fprintf(csv.fp, "GPT-3 (L=96 d=12288),%.6e,96,12288,%s\n", v.params, ar_dw_verdict_name(&v));
+    fprintf(csv.fp, "optimum at 175B,%.6e,%.4g,%.6g,optimal\n", o175.params, o175.layers,
             o175.d);
-    fprintf(af.fp, "optimum at 1T,%.6e,%.4g,%.6g,optimal\n", o1.params, o1.layers, o1.d);
-    return commit_csv(&af);
+    fprintf(csv.fp, "optimum at 1T,%.6e,%.4g,%.6g,optimal\n", o1.params, o1.layers, o1.d);
+    code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
+    return code;
 }
 
-/* ---- gnuplot ---- */
-
-static int have_program(const char *name)
-{
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        return 0;
-    char buf[4096];
-    const char *p = path;
-    while (*p) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
-        if (access(buf, X_OK) == 0)
-            return 1;
-        if (!colon)
-            break;
-        p = colon + 1;
-    }
-    return 0;
-}
-
-/* gnuplot -e "datadir='...'; outdir='...'" script; no shell involved. */
-static int run_gnuplot(const char *script, const char *datadir, const char *outdir)
-{
-    char vars[8192];
-    snprintf(vars, sizeof vars, "datadir='%s'; outdir='%s'", datadir, outdir);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execlp("gnuplot", "gnuplot", "-e", vars, script, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* Render into a temporary directory beside the target, then rename each
- * file into place: no half-written figure under its final name. */
+/* The three figures, each rendered by exp_render into a temporary
+ * directory beside the figure directory and renamed into place. */
 static int render_figures(const experiment *e)
 {
     static const char *const names[] = {"depth_width_rank", "depth_width_ratio",
                                         "depth_width_allocation"};
-    if (strcmp(e->figures, "none") == 0)
-        return 0;
-    if (!have_program("gnuplot")) {
-        fprintf(stderr, EXP ": warning: gnuplot not found, figures skipped (data in %s)\n",
-                e->out);
-        return 0;
-    }
-    ar_error err = {{0}};
-    if (ar_mkdir_p(e->figures, &err) != AR_OK)
-        return cli_status_error(EXP, AR_EIO, &err, NULL);
-    char tmp[2048];
-    snprintf(tmp, sizeof tmp, "%s/.tmp.depth_width.%ld", e->figures, (long)getpid());
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-        return cli_usage_error(EXP, "cannot create %s: %s", tmp, strerror(errno));
     int code = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char script[4096];
-        snprintf(script, sizeof script, "%s/%s.gp", e->plots, names[i]);
-        if (run_gnuplot(script, e->out, tmp) != 0) {
-            fprintf(stderr, EXP ": warning: gnuplot failed on %s\n", script);
-            code = CLI_EXIT_INTERNAL;
-            for (int k = 0; k < 2; k++) {
-                char part[4096];
-                snprintf(part, sizeof part, "%s/%s.%s", tmp, names[i], k ? "svg" : "png");
-                unlink(part);
-            }
-            continue;
-        }
-        for (int k = 0; k < 2; k++) {
-            char from[4096], to[4096];
-            const char *ext = k ? "svg" : "png";
-            snprintf(from, sizeof from, "%s/%s.%s", tmp, names[i], ext);
-            snprintf(to, sizeof to, "%s/%s.%s", e->figures, names[i], ext);
-            if (rename(from, to) != 0) {
-                fprintf(stderr, EXP ": cannot move %s to %s: %s\n", from, to, strerror(errno));
-                code = CLI_EXIT_INTERNAL;
-            }
-        }
+        char png[64], svg[64];
+        snprintf(png, sizeof png, "%s.png", names[i]);
+        snprintf(svg, sizeof svg, "%s.svg", names[i]);
+        const char *const outputs[] = {png, svg};
+        int rc = exp_render(&e->ctx, names[i], outputs, 2, NULL);
+        if (rc != 0)
+            code = rc; /* keep going: the other figures may still render */
     }
-    rmdir(tmp);
-    if (code == 0)
-        fprintf(stderr, EXP ": figures in %s/depth_width_{rank,ratio,allocation}.{png,svg}\n",
-                e->figures);
     return code;
 }
 
 /* ---- main ---- */
 
+/* One CSV of rank rows (the sweep, or the checks beyond it). */
+static int write_rank_csv(const experiment *e, const char *file, const row_out *rows,
+                          size_t count)
+{
+    exp_csv csv;
+    int code = exp_csv_open(&e->ctx, &csv, file, RANK_HEADER);
+    if (code != 0)
+        return code;
+    for (size_t i = 0; i < count; i++)
+        write_rank_row(csv.fp, &rows[i]);
+    code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
+    return code;
+}
+
 static int run(const experiment *e)
 {
-    ar_error err = {{0}};
-    if (ar_mkdir_p(e->out, &err) != AR_OK)
-        return cli_status_error(EXP, AR_EIO, &err, NULL);
     dw_config full[256];
     const dw_config *sweep = quick_sweep, *beyond = quick_beyond;
     size_t nsweep = sizeof quick_sweep / sizeof quick_sweep[0];
     size_t nbeyond = sizeof quick_beyond / sizeof quick_beyond[0];
-    if (e->full) {
+    if (e->ctx.full) {
         nsweep = build_full_sweep(full, 256);
         sweep = full;
         beyond = full_beyond;
@@ -492,7 +407,7 @@ static int run(const experiment *e)
     if (rows == NULL || checks == NULL) {
         free(rows);
         free(checks);
-        return cli_status_error(EXP, AR_ENOMEM, NULL, NULL);
+        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     }
     int code = 0;
     size_t done = 0, cdone = 0;
@@ -501,11 +416,11 @@ static int run(const experiment *e)
     for (size_t i = 0; code == 0 && i < nsweep; i++)
         for (size_t s = 0; code == 0 && s < e->seeds; s++) {
             /* full mode: a third seed only where the matrix has <= 1024 rows */
-            if (e->full && s >= 2 && done > 0 && rows[done - 1].r.rows > 1024)
+            if (e->ctx.full && s >= 2 && done > 0 && rows[done - 1].r.rows > 1024)
                 continue;
             code = measure(e, &sweep[i], s, 0, &rows[done]);
             if (code == 0) {
-                progress_row(&rows[done], done + 1, total, "sweep");
+                progress_row(e, &rows[done], done + 1, total, "sweep");
                 size_t sz = rows[done].r.rows * rows[done].r.cols;
                 if (sz > largest) {
                     largest = sz;
@@ -520,38 +435,28 @@ static int run(const experiment *e)
     for (size_t i = 0; code == 0 && i < nbeyond; i++) {
         code = measure(e, &beyond[i], 0, 1, &checks[cdone]);
         if (code == 0) {
-            progress_row(&checks[cdone], cdone + 1, nbeyond, "closed form check");
+            progress_row(e, &checks[cdone], cdone + 1, nbeyond, "closed form check");
             double pred = exp(closed_form_log(beyond[i].d, beyond[i].layers));
             if (fabs(pred - (double)checks[cdone].r.exact_rank) >= 0.5)
                 failures++;
             cdone++;
         }
     }
-    ar_atomic_file af;
-    if (code == 0 && (code = open_csv(&af, e->out, "depth_width_ranks.csv", RANK_HEADER)) == 0) {
-        for (size_t i = 0; i < done; i++)
-            write_rank_row(af.fp, &rows[i]);
-        code = commit_csv(&af);
-    }
-    if (code == 0 &&
-        (code = open_csv(&af, e->out, "depth_width_closed_form.csv", RANK_HEADER)) == 0) {
-        for (size_t i = 0; i < cdone; i++)
-            write_rank_row(af.fp, &checks[i]);
-        code = commit_csv(&af);
-    }
+    if (code == 0)
+        code = write_rank_csv(e, "depth_width_ranks.csv", rows, done);
+    if (code == 0)
+        code = write_rank_csv(e, "depth_width_closed_form.csv", checks, cdone);
     if (code == 0)
         code = write_plot_data(e, rows, done);
     if (code == 0)
         code = write_allocation(e);
     if (code == 0 && done > 0) {
         const row_out *o = &rows[largest_index];
-        fprintf(stderr,
-                EXP ": largest sweep matricisation %zu x %zu (N=%zu L=%zu d=%zu H=%zu) in %.1f s\n",
-                o->r.rows, o->r.cols, o->c.n, o->c.layers, o->c.d, o->c.heads, largest_time);
-        fprintf(stderr, EXP ": closed form C(d + (3^L-1)/2, d) beyond the sweep: %zu of %zu hold\n",
-                cdone - failures, cdone);
-        fprintf(stderr, EXP ": wrote %s/depth_width_{ranks,rank_plot,closed_form,allocation}.csv\n",
-                e->out);
+        exp_progress(&e->ctx, "largest sweep matricisation %zu x %zu (N=%zu L=%zu d=%zu H=%zu) "
+                              "in %.1f s",
+                     o->r.rows, o->r.cols, o->c.n, o->c.layers, o->c.d, o->c.heads, largest_time);
+        exp_progress(&e->ctx, "closed form C(d + (3^L-1)/2, d) beyond the sweep: %zu of %zu hold",
+                     cdone - failures, cdone);
     }
     for (size_t i = 0; i < done; i++)
         ar_seprank_result_free(&rows[i].r);
@@ -570,14 +475,9 @@ static int run(const experiment *e)
 
 int main(int argc, char **argv)
 {
-    cli_setup_process();
-    experiment e = {0};
-    int quick = 0, full = 0;
-    size_t seeds = 0;
-    e.threads = 2;
-    e.out = "out/depth_width";
-    e.figures = "docs/figures";
-    e.plots = AR_SOURCE_ROOT "/experiments/plots";
+    experiment e;
+    memset(&e, 0, sizeof e);
+    size_t seeds = 0, threads = 2;
     static const cli_command_doc doc = {
         EXP,
         EXP " [--quick | --full] [--seed S] [--seeds K] [--out DIR] [--figures DIR|none]",
@@ -587,27 +487,23 @@ int main(int argc, char **argv)
         "matrices <= 1024 x 1024, 2 seeds; full: <= 4096 x 4096 (N = 4: 1024), 3 seeds\n"
         "(2 above 1024 rows), beyond-sweep checks up to 7504 x 7504; tens of minutes.",
     };
-    const cli_option opts[] = {
-        {"--quick", CLI_SWITCH, &quick, NULL, "small sweep (default)", 0, NULL},
-        {"--full", CLI_SWITCH, &full, NULL, "the documented full sweep", 0, NULL},
-        {"--seed", CLI_U64, &e.seed, "S", "base seed (default 0)", 0, NULL},
+    const cli_option extra[] = {
         {"--seeds", CLI_SIZE, &seeds, "K", "seeds per configuration (default 2 quick, 3 full)",
          1, NULL},
-        {"--threads", CLI_SIZE, &e.threads, "T", "grid evaluation threads (default 2)", 1, NULL},
-        {"--out", CLI_STRING, &e.out, "DIR", "CSV directory (default out/depth_width)", 0, NULL},
-        {"--figures", CLI_STRING, &e.figures, "DIR",
-         "figure directory (default docs/figures; 'none' skips)", 0, NULL},
-        {"--plots", CLI_STRING, &e.plots, "DIR", "gnuplot scripts (default experiments/plots)",
-         0, NULL},
+        {"--threads", CLI_SIZE, &threads, "T", "grid evaluation threads (default 2)", 1, NULL},
     };
-    int code = cli_parse(&doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    /* This program's own defaults, kept from before the shared plumbing:
+     * figures go to docs/figures, scripts come from the configured source
+     * tree (so the program renders from any working directory). */
+    static const exp_defaults defaults = {"out/depth_width", "docs/figures",
+                                          AR_SOURCE_ROOT "/experiments/plots"};
+    int code = exp_parse_ex(&e.ctx, &doc, &defaults, argc, argv, extra,
+                            sizeof extra / sizeof extra[0]);
     if (code >= 0)
         return code;
-    if (quick && full)
-        return cli_usage_error(EXP, "--quick and --full exclude each other");
-    e.full = full;
-    e.seeds = seeds ? seeds : (full ? 3 : 2);
-    e.max_dim = full ? 4096 : 1024;
-    e.max_dim_n4 = full ? 1024 : 256;
-    return run(&e);
+    e.threads = threads;
+    e.seeds = seeds ? seeds : (e.ctx.full ? 3 : 2);
+    e.max_dim = e.ctx.full ? 4096 : 1024;
+    e.max_dim_n4 = e.ctx.full ? 1024 : 256;
+    return exp_finish(&e.ctx, run(&e));
 }

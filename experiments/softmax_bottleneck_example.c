@@ -13,12 +13,16 @@
  * (r0 + 1 without bias, which must also carry the Zipf term).
  *
  *   softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR]
+ *                              [--figures DIR|none] [--plots DIR] [--quiet]
  *
  * quick: N = 48, V = 240, r0 = 6 (about 10 s); full: N = 96, V = 600, r0 = 10
  * (about a minute).  Writes DIR/softmax_bottleneck_P.npy (the matrix, for
  * `attnrank softmax-bottleneck`), DIR/softmax_bottleneck.csv (one row per
- * width and bias setting) and DIR/softmax_bottleneck_summary.csv. */
-#include "cli/cli.h"
+ * width and bias setting) and DIR/softmax_bottleneck_summary.csv (default
+ * DIR: out/softmax_bottleneck), then renders
+ * experiments/plots/softmax_bottleneck.gp into the figure directory
+ * (softmax_bottleneck.{png,svg}; default the --out DIR, 'none' skips). */
+#include "common.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -27,15 +31,14 @@
 #include <string.h>
 
 typedef struct example {
+    exp_ctx ctx;
     size_t n, v, r0;
-    uint64_t base_seed;
-    const char *out;
 } example;
 
 static int generate(const example *e, ar_matrix *p)
 {
     uint64_t cfg[3] = {e->n, e->v, e->r0};
-    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(e->base_seed, cfg, 3));
+    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(e->ctx.seed, cfg, 3));
     ar_matrix h0 = ar_matrix_empty(), w0 = ar_matrix_empty();
     int rc = rng ? ar_matrix_alloc(p, e->n, e->v) : AR_ENOMEM;
     if (rc == AR_OK)
@@ -76,115 +79,104 @@ static size_t widths(const example *e, size_t *d, size_t cap)
     return k;
 }
 
+/* One bias setting: the rank summary line, then one line per width. */
+static int sweep_widths(const example *e, ar_sbn_workspace *ws, const ar_matrix *p, int bias,
+                        const size_t *ds, size_t nd, FILE *rows, FILE *summary)
+{
+    ar_sbn_opts o = ar_sbn_opts_default();
+    o.bias = bias;
+    o.fit = 0;
+    o.max_iter = 200;
+    o.grad_tol = 1e-8;
+    o.seed = e->ctx.seed;
+    ar_sbn_result r;
+    ar_error err = {{0}};
+    int rc = ar_sbn_analyze(ws, p, AR_PREC_F64, &o, &r, &err);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, &err, "analysis");
+    fprintf(summary, "%zu,%zu,%zu,%d,%zu,%zu,%zu,%zu,%.17g\n", e->n, e->v, e->r0, bias,
+            r.rank_log, r.rank_centred, r.rank_double_centred, r.required_d, r.threshold);
+    for (size_t t = 0; rc == AR_OK && t < nd; t++) {
+        exp_progress(&e->ctx, "bias %d, d = %zu", bias, ds[t]);
+        ar_sbn_fit f;
+        rc = ar_sbn_fit_run(ws, ds[t], &o, &f, &err);
+        if (rc != AR_OK)
+            break;
+        double le = ar_sbn_logit_error(&r, ds[t]);
+        fprintf(rows, "%d,%zu,%zu,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%d\n", bias,
+                ds[t], r.required_d, ds[t] >= r.required_d, le,
+                r.centred_norm > 0.0 ? le / r.centred_norm : 0.0, f.kl_mean, f.kl_max,
+                f.fro_error, f.max_abs_error, f.start_kl_mean, f.iterations, f.converged);
+    }
+    ar_sbn_result_free(&r);
+    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, &err, "fit");
+}
+
 static int run(const example *e)
 {
     ar_error err = {{0}};
     char path[4096];
-    int rc = ar_mkdir_p(e->out, &err);
-    if (rc != AR_OK)
-        return cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
     ar_matrix p = ar_matrix_empty();
-    rc = generate(e, &p);
+    int rc = generate(e, &p);
     if (rc != AR_OK)
-        return cli_status_error("softmax_bottleneck_example", rc, NULL, "generating P");
-    snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->out);
+        return exp_fail(&e->ctx, rc, NULL, "generating P");
+    snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->ctx.out);
     rc = ar_npy_write(path, &p, &err);
     ar_sbn_workspace *ws = NULL;
     if (rc == AR_OK)
         rc = ar_sbn_workspace_alloc(&ws, e->n, e->v);
     if (rc != AR_OK) {
         ar_matrix_free(&p);
-        return cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
+        return exp_fail(&e->ctx, rc, &err, "writing P");
     }
-    ar_atomic_file af, sf;
-    snprintf(path, sizeof path, "%s/softmax_bottleneck.csv", e->out);
-    rc = ar_atomic_open(&af, path, &err);
-    snprintf(path, sizeof path, "%s/softmax_bottleneck_summary.csv", e->out);
-    if (rc == AR_OK && (rc = ar_atomic_open(&sf, path, &err)) != AR_OK)
-        ar_atomic_abort(&af);
+    exp_csv rows, summary;
+    memset(&rows, 0, sizeof rows);
+    memset(&summary, 0, sizeof summary);
+    int code = exp_csv_open(&e->ctx, &rows, "softmax_bottleneck.csv",
+                            "bias,d,required_d,expressible,logit_error,logit_error_rel,kl_mean,"
+                            "kl_max,fro_error,max_abs_error,start_kl_mean,iterations,converged");
+    if (code == 0)
+        code = exp_csv_open(&e->ctx, &summary, "softmax_bottleneck_summary.csv",
+                            "contexts,vocab,planted_rank,bias,rank_log,rank_centred,"
+                            "rank_double_centred,required_d,threshold");
     size_t ds[128];
     size_t nd = widths(e, ds, 128);
-    if (rc == AR_OK) {
-        fprintf(af.fp, "bias,d,required_d,expressible,logit_error,logit_error_rel,kl_mean,"
-                       "kl_max,fro_error,max_abs_error,start_kl_mean,iterations,converged\n");
-        fprintf(sf.fp, "contexts,vocab,planted_rank,bias,rank_log,rank_centred,"
-                       "rank_double_centred,required_d,threshold\n");
-    }
-    for (int bias = 0; rc == AR_OK && bias <= 1; bias++) {
-        ar_sbn_opts o = ar_sbn_opts_default();
-        o.bias = bias;
-        o.fit = 0;
-        o.max_iter = 200;
-        o.grad_tol = 1e-8;
-        o.seed = e->base_seed;
-        ar_sbn_result r;
-        rc = ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &r, &err);
-        if (rc != AR_OK)
-            break;
-        fprintf(sf.fp, "%zu,%zu,%zu,%d,%zu,%zu,%zu,%zu,%.17g\n", e->n, e->v, e->r0, bias,
-                r.rank_log, r.rank_centred, r.rank_double_centred, r.required_d, r.threshold);
-        for (size_t t = 0; rc == AR_OK && t < nd; t++) {
-            cli_progress(1, "softmax_bottleneck_example: bias %d, d = %zu", bias, ds[t]);
-            ar_sbn_fit f;
-            rc = ar_sbn_fit_run(ws, ds[t], &o, &f, &err);
-            if (rc != AR_OK)
-                break;
-            double le = ar_sbn_logit_error(&r, ds[t]);
-            fprintf(af.fp, "%d,%zu,%zu,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%d\n",
-                    bias, ds[t], r.required_d, ds[t] >= r.required_d, le,
-                    r.centred_norm > 0.0 ? le / r.centred_norm : 0.0, f.kl_mean, f.kl_max,
-                    f.fro_error, f.max_abs_error, f.start_kl_mean, f.iterations, f.converged);
-        }
-        ar_sbn_result_free(&r);
-    }
-    int code = 0;
-    if (rc != AR_OK) {
-        ar_atomic_abort(&af);
-        ar_atomic_abort(&sf);
-        code = cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
-    } else if ((rc = ar_atomic_commit(&af, &err)) != AR_OK ||
-               (rc = ar_atomic_commit(&sf, &err)) != AR_OK) {
-        code = cli_status_error("softmax_bottleneck_example", rc, &err, NULL);
-    }
+    for (int bias = 0; code == 0 && bias <= 1; bias++)
+        code = sweep_widths(e, ws, &p, bias, ds, nd, rows.fp, summary.fp);
+    if (code == 0)
+        code = exp_csv_commit(&e->ctx, &rows);
+    if (code == 0)
+        code = exp_csv_commit(&e->ctx, &summary);
+    exp_csv_abort(&rows);
+    exp_csv_abort(&summary);
     ar_sbn_workspace_free(ws);
     ar_matrix_free(&p);
-    return code;
+    if (code != 0)
+        return code;
+    static const char *const figs[] = {"softmax_bottleneck.png", "softmax_bottleneck.svg"};
+    return exp_render(&e->ctx, "softmax_bottleneck", figs, 2, NULL);
 }
 
 int main(int argc, char **argv)
 {
-    cli_setup_process();
-    int quick = 0, full = 0;
-    example e = {0};
-    e.out = "out/softmax_bottleneck";
+    example e;
+    memset(&e, 0, sizeof e);
     static const cli_command_doc doc = {
         "softmax_bottleneck_example",
-        "softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR]",
+        "softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR] "
+        "[--figures DIR|none]",
         "Errors of an output layer of width d on a generated language-model-like\n"
         "distribution (Zipfian marginals, low-rank context structure plus noise).\n"
         "quick: N=48 contexts, V=240 words, planted rank 6; full: N=96, V=600, rank 10.",
     };
-    const cli_option opts[] = {
-        {"--quick", CLI_SWITCH, &quick, NULL, "small sizes (the default)", 0, NULL},
-        {"--full", CLI_SWITCH, &full, NULL, "the documented sizes", 0, NULL},
-        {"--seed", CLI_U64, &e.base_seed, "S", "base seed (default 0)", 0, NULL},
-        {"--out", CLI_STRING, &e.out, "DIR", "output directory (out/softmax_bottleneck)", 0,
-         NULL},
-    };
-    int code = cli_parse(&doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0, NULL);
+    static const exp_defaults defaults = {"out/softmax_bottleneck", NULL, NULL};
+    int code = exp_parse_ex(&e.ctx, &doc, &defaults, argc, argv, NULL, 0);
     if (code >= 0)
         return code;
-    if (quick && full)
-        return cli_usage_error("softmax_bottleneck_example", "give --quick or --full, not both");
-    if (full) {
+    if (e.ctx.full) {
         e.n = 96, e.v = 600, e.r0 = 10;
     } else {
         e.n = 48, e.v = 240, e.r0 = 6;
     }
-    code = run(&e);
-    if (code == 0)
-        fprintf(stderr, "softmax_bottleneck_example: wrote %s/softmax_bottleneck{,_summary}.csv "
-                        "and softmax_bottleneck_P.npy\n",
-                e.out);
-    return code;
+    return exp_finish(&e.ctx, run(&e));
 }

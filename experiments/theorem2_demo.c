@@ -40,425 +40,24 @@
  *        and the run takes over half an hour.
  * Outputs in DIR: theorem2.csv (every fit), theorem2_summary.csv (best and
  * median over starts), theorem2_target.csv (ranks that certify the
- * assumptions on each input), and the figure theorem2.{png,svg}. */
+ * assumptions on each input), and the figure theorem2.{png,svg}.
+ *
+ * The layer, g_V's construction and the fits are the library's
+ * (include/attnrank/multihead.h: ar_theorem2_target_build, ar_mh_fitter);
+ * this program chooses the sizes, seeds every start and writes the tables. */
 #include "common.h"
 
-#include <gsl/gsl_blas.h>
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_multifit_nlinear.h>
-#include <gsl/gsl_multimin.h>
-#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXP_NAME "theorem2_demo"
-#define MAX_INPUTS 8
 #define NARMS 3
 
 typedef struct config {
     size_t d, h, n, dp;
 } config;
-
-/* One parametrised layer: h heads of size p, parameters packed per head as
- * Q (p x d), K (p x d), V (p x d), O (d x p), column-major. */
-typedef struct layer {
-    size_t d, h, p, n;
-    size_t nparams;
-} layer;
-
-typedef struct fit_problem {
-    layer L;
-    size_t m;                       /* inputs used */
-    const ar_matrix *x;             /* m inputs, d x n */
-    const ar_matrix *target;        /* m outputs of g_V, d x n */
-    double norm2;                   /* sum_m ||g_V(X_m)||_F^2 */
-    /* scratch, n x n and p x n and d x n */
-    ar_matrix f, g, s, pr, dp_, xp, vx, hh, y, r, dh;
-} fit_problem;
-
-static size_t head_block(const layer *L)
-{
-    return 4 * L->p * L->d;
-}
-
-static void head_views(const layer *L, double *theta, size_t i, ar_matrix *q, ar_matrix *k,
-                       ar_matrix *v, ar_matrix *o)
-{
-    size_t pd = L->p * L->d;
-    double *base = theta + i * head_block(L);
-    *q = ar_matrix_view(base, L->p, L->d, L->p);
-    *k = ar_matrix_view(base + pd, L->p, L->d, L->p);
-    *v = ar_matrix_view(base + 2 * pd, L->p, L->d, L->p);
-    *o = ar_matrix_view(base + 3 * pd, L->d, L->p, L->d);
-}
-
-static int scratch_alloc(fit_problem *fp)
-{
-    size_t n = fp->L.n, p = fp->L.p, d = fp->L.d;
-    struct {
-        ar_matrix *m;
-        size_t r, c;
-    } all[] = {{&fp->f, p, n},  {&fp->g, p, n},  {&fp->s, n, n},  {&fp->pr, n, n},
-               {&fp->dp_, n, n}, {&fp->xp, d, n}, {&fp->vx, p, n}, {&fp->hh, p, n},
-               {&fp->y, d, n},  {&fp->r, d, n},  {&fp->dh, p, n}};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (ar_matrix_alloc(all[i].m, all[i].r, all[i].c) != AR_OK)
-            return AR_ENOMEM;
-    return AR_OK;
-}
-
-static void scratch_free(fit_problem *fp)
-{
-    ar_matrix *all[] = {&fp->f, &fp->g, &fp->s, &fp->pr, &fp->dp_, &fp->xp,
-                        &fp->vx, &fp->hh, &fp->y, &fp->r, &fp->dh};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        ar_matrix_free(all[i]);
-}
-
-/* Scores of one head: pr = softmax((K X)^T (Q X) / sqrt(p)), column axis;
- * keeps F = K X and G = Q X in fp->f, fp->g. */
-static int head_scores(fit_problem *fp, const ar_matrix *q, const ar_matrix *k,
-                       const ar_matrix *x)
-{
-    ar_matrix_gemm(0, 0, 1.0, k, x, 0.0, &fp->f);
-    ar_matrix_gemm(0, 0, 1.0, q, x, 0.0, &fp->g);
-    ar_matrix_gemm(1, 0, 1.0 / sqrt((double)fp->L.p), &fp->f, &fp->g, 0.0, &fp->pr);
-    return ar_softmax(&fp->pr, AR_AXIS_COL);
-}
-
-/* Loss E and (grad != NULL) its gradient.  Non-finite logits give +inf. */
-static double loss_grad(fit_problem *fp, const double *theta_c, double *grad)
-{
-    double *theta = (double *)theta_c;
-    const layer *L = &fp->L;
-    double scale = 1.0 / sqrt((double)L->p);
-    double loss = 0.0;
-    if (grad != NULL)
-        memset(grad, 0, L->nparams * sizeof *grad);
-    for (size_t m = 0; m < fp->m; m++) {
-        const ar_matrix *x = &fp->x[m];
-        ar_matrix_copy(&fp->r, &fp->target[m]);
-        for (size_t e = 0; e < fp->r.rows * fp->r.cols; e++)
-            fp->r.data[e] = -fp->r.data[e];
-        /* forward: r = f(X) - target */
-        for (size_t i = 0; i < L->h; i++) {
-            ar_matrix q, k, v, o;
-            head_views(L, theta, i, &q, &k, &v, &o);
-            if (head_scores(fp, &q, &k, x) != AR_OK)
-                return GSL_POSINF;
-            ar_matrix_gemm(0, 0, 1.0, &v, x, 0.0, &fp->vx);
-            ar_matrix_gemm(0, 0, 1.0, &fp->vx, &fp->pr, 0.0, &fp->hh);
-            ar_matrix_gemm(0, 0, 1.0, &o, &fp->hh, 1.0, &fp->r);
-        }
-        double sq = 0.0;
-        for (size_t e = 0; e < fp->r.rows * fp->r.cols; e++)
-            sq += fp->r.data[e] * fp->r.data[e];
-        loss += sq;
-        if (grad == NULL)
-            continue;
-        /* backward, dE/dY = 2 r / norm2 */
-        for (size_t e = 0; e < fp->r.rows * fp->r.cols; e++)
-            fp->y.data[e] = 2.0 * fp->r.data[e] / fp->norm2;
-        for (size_t i = 0; i < L->h; i++) {
-            ar_matrix q, k, v, o, gq, gk, gv, go;
-            head_views(L, theta, i, &q, &k, &v, &o);
-            head_views(L, grad, i, &gq, &gk, &gv, &go);
-            head_scores(fp, &q, &k, x);
-            ar_matrix_gemm(0, 0, 1.0, &v, x, 0.0, &fp->vx);
-            ar_matrix_gemm(0, 0, 1.0, &fp->vx, &fp->pr, 0.0, &fp->hh);
-            ar_matrix_gemm(0, 1, 1.0, &fp->y, &fp->hh, 1.0, &go);      /* dO = Ybar H^T */
-            ar_matrix_gemm(1, 0, 1.0, &o, &fp->y, 0.0, &fp->dh);       /* dH = O^T Ybar */
-            ar_matrix_gemm(0, 0, 1.0, x, &fp->pr, 0.0, &fp->xp);       /* X P */
-            ar_matrix_gemm(0, 1, 1.0, &fp->dh, &fp->xp, 1.0, &gv);     /* dV = dH (X P)^T */
-            ar_matrix_gemm(1, 0, 1.0, &fp->vx, &fp->dh, 0.0, &fp->dp_); /* dP = (V X)^T dH */
-            /* column softmax: dS_j = P_j .* (dP_j - <P_j, dP_j>) */
-            for (size_t j = 0; j < L->n; j++) {
-                double dot = 0.0;
-                for (size_t a = 0; a < L->n; a++)
-                    dot += AR_AT(&fp->pr, a, j) * AR_AT(&fp->dp_, a, j);
-                for (size_t a = 0; a < L->n; a++)
-                    AR_AT(&fp->s, a, j) = AR_AT(&fp->pr, a, j) * (AR_AT(&fp->dp_, a, j) - dot);
-            }
-            /* S = F^T G / sqrt(p): dF = G dS^T, dG = F dS (times the scale);
-             * then dK = dF X^T, dQ = dG X^T.  fp->vx and fp->dh are free now. */
-            ar_matrix_gemm(0, 1, scale, &fp->g, &fp->s, 0.0, &fp->vx);
-            ar_matrix_gemm(0, 1, 1.0, &fp->vx, x, 1.0, &gk);
-            ar_matrix_gemm(0, 0, scale, &fp->f, &fp->s, 0.0, &fp->dh);
-            ar_matrix_gemm(0, 1, 1.0, &fp->dh, x, 1.0, &gq);
-        }
-    }
-    loss /= fp->norm2;
-    return isfinite(loss) ? loss : GSL_POSINF;
-}
-
-/* Residuals (f(X_m) - g_V(X_m)) / sqrt(norm2), stacked over the inputs, and
- * zero-padded to out->size (GSL's least-squares solver needs at least as
- * many residuals as parameters; the zeros change nothing). */
-static int residuals(const gsl_vector *v, void *params, gsl_vector *out)
-{
-    fit_problem *fp = params;
-    const layer *L = &fp->L;
-    size_t block = L->d * L->n;
-    gsl_vector_set_zero(out);
-    for (size_t m = 0; m < fp->m; m++) {
-        ar_matrix_copy(&fp->r, &fp->target[m]);
-        for (size_t e = 0; e < block; e++)
-            fp->r.data[e] = -fp->r.data[e];
-        for (size_t i = 0; i < L->h; i++) {
-            ar_matrix q, k, vv, o;
-            head_views(L, v->data, i, &q, &k, &vv, &o);
-            if (head_scores(fp, &q, &k, &fp->x[m]) != AR_OK)
-                return GSL_EBADFUNC;
-            ar_matrix_gemm(0, 0, 1.0, &vv, &fp->x[m], 0.0, &fp->vx);
-            ar_matrix_gemm(0, 0, 1.0, &fp->vx, &fp->pr, 0.0, &fp->hh);
-            ar_matrix_gemm(0, 0, 1.0, &o, &fp->hh, 1.0, &fp->r);
-        }
-        double inv = 1.0 / sqrt(fp->norm2);
-        for (size_t e = 0; e < block; e++)
-            out->data[(m * block + e) * out->stride] = fp->r.data[e] * inv;
-    }
-    return GSL_SUCCESS;
-}
-
-static double gsl_f(const gsl_vector *v, void *params)
-{
-    return loss_grad(params, v->data, NULL);
-}
-
-static void gsl_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *g)
-{
-    *f = loss_grad(params, v->data, g->data);
-}
-
-static void gsl_df(const gsl_vector *v, void *params, gsl_vector *g)
-{
-    loss_grad(params, v->data, g->data);
-}
-
-/* Central differences on a few coordinates: the analytic gradient must
- * agree, or every fit below would be meaningless. */
-static double gradient_check(fit_problem *fp, gsl_rng *rng)
-{
-    size_t np = fp->L.nparams;
-    double *th = malloc(np * sizeof *th), *g = malloc(np * sizeof *g);
-    double worst = INFINITY;
-    if (th == NULL || g == NULL)
-        goto done;
-    for (size_t i = 0; i < np; i++)
-        th[i] = gsl_ran_gaussian_ziggurat(rng, 0.5);
-    loss_grad(fp, th, g);
-    worst = 0.0;
-    double gnorm = 0.0;
-    for (size_t i = 0; i < np; i++)
-        gnorm = fmax(gnorm, fabs(g[i]));
-    for (size_t i = 0; i < np; i += 1 + np / 16) {
-        double h = 1e-6, keep = th[i];
-        th[i] = keep + h;
-        double up = loss_grad(fp, th, NULL);
-        th[i] = keep - h;
-        double down = loss_grad(fp, th, NULL);
-        th[i] = keep;
-        double fd = (up - down) / (2.0 * h);
-        worst = fmax(worst, fabs(fd - g[i]) / fmax(gnorm, 1e-300));
-    }
-done:
-    free(th);
-    free(g);
-    return worst;
-}
-
-typedef struct fit_outcome {
-    double rel_error;        /* after both phases */
-    double bfgs_rel_error;   /* after the BFGS phase */
-    size_t iterations;       /* BFGS */
-    size_t polish_iterations;
-    int converged;           /* E < 1e-28 */
-    int gsl_status;          /* BFGS's last status */
-    int polish_status;
-} fit_outcome;
-
-/* Phase 1, BFGS (vector_bfgs2, analytic gradient) from the random start
- * until the gradient vanishes, E reaches round-off, GSL reports no progress
- * or the iteration budget is spent.  BFGS stalls near E ~ 1e-14 even where
- * the exact minimum is 0, so phase 2 polishes the point reached with GSL's
- * nonlinear least-squares solver (trust region, Levenberg-Marquardt,
- * finite-difference Jacobian), which converges fast on zero-residual
- * problems.  Neither phase can make a non-zero minimum look like zero. */
-static int fit_once(fit_problem *fp, gsl_multimin_fdfminimizer *mz, gsl_vector *x0,
-                    size_t max_iter, fit_outcome *out)
-{
-    gsl_multimin_function_fdf fdf = {gsl_f, gsl_df, gsl_fdf, fp->L.nparams, fp};
-    int status = gsl_multimin_fdfminimizer_set(mz, &fdf, x0, 0.05, 0.1);
-    if (status != GSL_SUCCESS)
-        return AR_ENOCONV;
-    size_t it = 0;
-    out->converged = 0;
-    while (it < max_iter) {
-        it++;
-        status = gsl_multimin_fdfminimizer_iterate(mz);
-        if (status != GSL_SUCCESS)
-            break;
-        if (gsl_multimin_fdfminimizer_minimum(mz) < 1e-28 ||
-            gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(mz), 1e-14) ==
-                GSL_SUCCESS)
-            break;
-    }
-    out->iterations = it;
-    out->gsl_status = status;
-    double e = gsl_multimin_fdfminimizer_minimum(mz);
-    /* phase 2 */
-    size_t np = fp->L.nparams, nres = fp->m * fp->L.d * fp->L.n;
-    if (nres < np)
-        nres = np;
-    gsl_multifit_nlinear_fdf lsq = {residuals, NULL, NULL, nres, np, fp, 0, 0, 0};
-    gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
-    gsl_multifit_nlinear_workspace *w =
-        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, nres, np);
-    if (w == NULL)
-        return AR_ENOMEM;
-    int info = 0;
-    status = gsl_multifit_nlinear_init(gsl_multimin_fdfminimizer_x(mz), &lsq, w);
-    if (status == GSL_SUCCESS)
-        status = gsl_multifit_nlinear_driver(500, 1e-15, 1e-15, 1e-15, NULL, NULL, &info, w);
-    double e2 = INFINITY;
-    if (status == GSL_SUCCESS || status == GSL_EMAXITER || status == GSL_ENOPROG) {
-        gsl_vector *r = gsl_multifit_nlinear_residual(w);
-        double nr = gsl_blas_dnrm2(r);
-        e2 = nr * nr;
-        out->polish_iterations = gsl_multifit_nlinear_niter(w);
-        out->polish_status = status;
-    }
-    gsl_multifit_nlinear_free(w);
-    out->bfgs_rel_error = sqrt(fmax(e, 0.0));
-    if (e2 < e)
-        e = e2;
-    out->rel_error = sqrt(fmax(e, 0.0));
-    out->converged = e < 1e-28;
-    return isfinite(e) ? AR_OK : AR_ENOCONV;
-}
-
-/* ---- the target g_V ---- */
-
-typedef struct target {
-    config c;
-    ar_heads heads;          /* the library's FixedMultiHead weights (Q, K) */
-    layer L;                 /* the same layer in the packed parametrisation */
-    double *theta;           /* packed Q, K, V, O of g_V */
-    ar_matrix x[MAX_INPUTS];
-    ar_matrix y[MAX_INPUTS]; /* g_V(X_m) */
-} target;
-
-/* Orthogonal Householder reflection G = I - 2 w w^T / w^T w. */
-static void householder(ar_matrix *g, gsl_rng *rng)
-{
-    size_t k = g->rows;
-    double w[64], ww = 0.0;
-    for (size_t i = 0; i < k; i++) {
-        w[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
-        ww += w[i] * w[i];
-    }
-    for (size_t j = 0; j < k; j++)
-        for (size_t i = 0; i < k; i++)
-            AR_AT(g, i, j) = (i == j) - 2.0 * w[i] * w[j] / ww;
-}
-
-/* A random orthogonal k x k matrix: the product of k reflections. */
-static void random_orthogonal(ar_matrix *q, gsl_rng *rng)
-{
-    size_t k = q->rows;
-    double a[64 * 64], b[64 * 64];
-    ar_matrix acc = ar_matrix_view(a, k, k, k), out = ar_matrix_view(b, k, k, k);
-    ar_matrix_identity(&acc);
-    for (size_t r = 0; r < k; r++) {
-        householder(q, rng);
-        ar_matrix_gemm(0, 0, 1.0, q, &acc, 0.0, &out);
-        ar_matrix_copy(&acc, &out);
-    }
-    ar_matrix_copy(q, &acc);
-}
-
-static int target_build(target *t, const config *c, uint64_t seed, size_t m_max,
-                        gsl_rng *rng)
-{
-    memset(t, 0, sizeof *t);
-    t->c = *c;
-    gsl_rng_set(rng, (unsigned long)seed);
-    int rc = ar_heads_alloc(&t->heads, AR_HEADS_FIXED, c->d, c->h, c->dp);
-    if (rc != AR_OK)
-        return rc;
-    ar_matrix g = ar_matrix_empty(), tmp = ar_matrix_empty();
-    rc = ar_matrix_alloc(&g, c->dp, c->dp);
-    if (rc == AR_OK)
-        rc = ar_matrix_alloc(&tmp, c->d, c->d);
-    /* Q_0, K_0: orthonormal rows (the first d_p rows of random orthogonal
-     * matrices), so U = K_0^T Q_0 has d_p singular values equal to 1: the
-     * rank d_p of the logits is well conditioned, not barely above the
-     * tolerance. */
-    for (int which = 0; rc == AR_OK && which < 2; which++) {
-        random_orthogonal(&tmp, rng);
-        ar_matrix *w = which ? &t->heads.wk[0] : &t->heads.wq[0];
-        for (size_t j = 0; j < c->d; j++)
-            for (size_t i = 0; i < c->dp; i++)
-                AR_AT(w, i, j) = AR_AT(&tmp, i, j);
-    }
-    /* heads i > 0: K_i = G_i K_0, Q_i = G_i Q_0 with G_i orthogonal, so
-     * K_i^T Q_i = K_0^T Q_0 = U: every head has the same attention */
-    for (size_t i = 1; rc == AR_OK && i < c->h; i++) {
-        householder(&g, rng);
-        ar_matrix_gemm(0, 0, 1.0, &g, &t->heads.wk[0], 0.0, &t->heads.wk[i]);
-        ar_matrix_gemm(0, 0, 1.0, &g, &t->heads.wq[0], 0.0, &t->heads.wq[i]);
-    }
-    ar_matrix_free(&g);
-    ar_matrix_free(&tmp);
-    if (rc != AR_OK)
-        return rc;
-    t->L = (layer){c->d, c->h, c->dp, c->n, 4 * c->h * c->dp * c->d};
-    t->theta = malloc(t->L.nparams * sizeof *t->theta);
-    if (t->theta == NULL)
-        return AR_ENOMEM;
-    for (size_t i = 0; i < c->h; i++) {
-        ar_matrix q, k, v, o;
-        head_views(&t->L, t->theta, i, &q, &k, &v, &o);
-        ar_matrix_copy(&q, &t->heads.wq[i]);
-        ar_matrix_copy(&k, &t->heads.wk[i]);
-        ar_matrix_fill_gaussian(&v, rng, 1.0 / sqrt((double)c->d));
-        ar_matrix_fill_gaussian(&o, rng, 1.0 / sqrt((double)(c->h * c->dp)));
-    }
-    for (size_t m = 0; m < m_max; m++) {
-        if ((rc = ar_matrix_alloc(&t->x[m], c->d, c->n)) != AR_OK ||
-            (rc = ar_matrix_alloc(&t->y[m], c->d, c->n)) != AR_OK)
-            return rc;
-        ar_matrix_fill_gaussian(&t->x[m], rng, 1.0);
-    }
-    return AR_OK;
-}
-
-static void target_free(target *t)
-{
-    ar_heads_free(&t->heads);
-    free(t->theta);
-    for (size_t m = 0; m < MAX_INPUTS; m++) {
-        ar_matrix_free(&t->x[m]);
-        ar_matrix_free(&t->y[m]);
-    }
-}
-
-/* Numerical rank of a small matrix (default tolerance) and its smallest
- * kept / largest dropped singular values. */
-static int small_rank(const ar_matrix *a, size_t *rank, double *s_kept, double *s_cut)
-{
-    size_t k = a->rows < a->cols ? a->rows : a->cols;
-    double s[64];
-    int rc = ar_spectrum_svals(a, s);
-    if (rc == AR_OK)
-        rc = ar_rank_numerical(s, k, a->rows, a->cols, NULL, rank, NULL);
-    if (rc == AR_OK) {
-        *s_kept = *rank > 0 ? s[*rank - 1] : 0.0;
-        *s_cut = *rank < k ? s[*rank] : 0.0;
-    }
-    return rc;
-}
 
 typedef struct experiment {
     exp_ctx ctx;
@@ -470,85 +69,50 @@ typedef struct experiment {
     exp_csv fits, summary, checks;
 } experiment;
 
-/* Evaluate g_V on every input, and check the theorem's assumptions: rank U,
- * rank of V_o [V_1; ...; V_h], rank of every head's logits on every input,
- * and that the library's scores (ar_heads_scores) agree with this file's
- * forward pass. */
-static int target_outputs(experiment *e, target *t, size_t m_max)
+/* One line per input and head: the theorem's assumptions (rank U, rank of
+ * V_o [V_1; ...; V_h], rank of the head's logits) and the largest gap
+ * between the library's attention scores (ar_heads_scores, from the heads
+ * alone) and the layer's forward pass (ar_mh_head_scores, packed weights). */
+static int write_target_checks(experiment *e, const ar_theorem2_target *t)
 {
-    const config *c = &t->c;
-    fit_problem fp = {0};
-    fp.L = t->L;
-    int rc = scratch_alloc(&fp);
-    ar_matrix u = ar_matrix_empty(), vov = ar_matrix_empty(), sc = ar_matrix_empty();
+    ar_theorem2_assumptions a;
+    ar_mh_workspace *ws = NULL;
+    ar_matrix sc = ar_matrix_empty(), pr = ar_matrix_empty();
+    int rc = ar_theorem2_check(t, &a);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, c->d, c->d);
+        rc = ar_mh_workspace_alloc(&ws, &t->shape);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vov, c->d, c->d);
+        rc = ar_matrix_alloc(&sc, t->n, t->n);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&sc, c->n, c->n);
-    size_t rank_u = 0, rank_vov = 0;
-    double ku = 0, cu = 0, kv = 0, cv = 0;
-    if (rc == AR_OK) {
-        ar_matrix_gemm(1, 0, 1.0, &t->heads.wk[0], &t->heads.wq[0], 0.0, &u);
-        for (size_t i = 0; i < c->h; i++) {
-            ar_matrix q, k, v, o;
-            head_views(&t->L, t->theta, i, &q, &k, &v, &o);
-            ar_matrix_gemm(0, 0, 1.0, &o, &v, i > 0 ? 1.0 : 0.0, &vov);
-        }
-        rc = small_rank(&u, &rank_u, &ku, &cu);
-    }
-    if (rc == AR_OK)
-        rc = small_rank(&vov, &rank_vov, &kv, &cv);
-    for (size_t m = 0; rc == AR_OK && m < m_max; m++) {
-        ar_matrix_fill(&t->y[m], 0.0);
-        for (size_t i = 0; rc == AR_OK && i < c->h; i++) {
-            ar_matrix q, k, v, o;
-            head_views(&t->L, t->theta, i, &q, &k, &v, &o);
-            rc = head_scores(&fp, &q, &k, &t->x[m]);
-            ar_matrix_gemm(0, 0, 1.0, &v, &t->x[m], 0.0, &fp.vx);
-            ar_matrix_gemm(0, 0, 1.0, &fp.vx, &fp.pr, 0.0, &fp.hh);
-            ar_matrix_gemm(0, 0, 1.0, &o, &fp.hh, 1.0, &t->y[m]);
-            /* the library's view of the same head */
+        rc = ar_matrix_alloc(&pr, t->n, t->n);
+    for (size_t m = 0; rc == AR_OK && m < t->m; m++)
+        for (size_t i = 0; rc == AR_OK && i < t->h; i++) {
             size_t rank_s = 0;
             double ks = 0, cs = 0;
+            rc = ar_theorem2_logit_rank(t, m, i, &rank_s, &ks, &cs);
             if (rc == AR_OK)
-                rc = ar_heads_logits(&t->heads, i, &t->x[m], &fp.s);
-            if (rc == AR_OK)
-                rc = small_rank(&fp.s, &rank_s, &ks, &cs);
+                rc = ar_mh_head_scores(ws, t->theta, i, &t->x[m], &pr);
             if (rc == AR_OK)
                 rc = ar_heads_scores(&t->heads, i, &t->x[m], AR_AXIS_COL, &sc);
             if (rc != AR_OK)
                 break;
-            fprintf(e->checks.fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", c->d, c->h, c->n, c->dp,
-                    m, i, rank_u, rank_vov, rank_s);
+            fprintf(e->checks.fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp,
+                    m, i, a.rank_u, a.rank_vov, rank_s);
             exp_csv_real(e->checks.fp, ks);
             fputc(',', e->checks.fp);
             exp_csv_real(e->checks.fp, cs);
             fputc(',', e->checks.fp);
-            exp_csv_real(e->checks.fp, ar_matrix_max_abs_diff(&sc, &fp.pr));
+            exp_csv_real(e->checks.fp, ar_matrix_max_abs_diff(&sc, &pr));
             fputc('\n', e->checks.fp);
         }
-    }
-    ar_matrix_free(&u);
-    ar_matrix_free(&vov);
     ar_matrix_free(&sc);
-    scratch_free(&fp);
+    ar_matrix_free(&pr);
+    ar_mh_workspace_free(ws);
     return rc;
 }
 
-static const char *const arm_names[NARMS] = {"standard", "fixed", "standard-1head"};
-
-static layer arm_layer(const config *c, int arm)
-{
-    layer L = {c->d, c->h, c->d / c->h, c->n, 0};
-    if (arm == 1)
-        L.p = c->dp;
-    else if (arm == 2)
-        L.h = 1, L.p = c->d;
-    L.nparams = 4 * L.h * L.p * L.d;
-    return L;
-}
+static const ar_theorem2_model arms[NARMS] = {AR_THEOREM2_STANDARD, AR_THEOREM2_FIXED,
+                                              AR_THEOREM2_STANDARD_ONE_HEAD};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -556,79 +120,91 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int run_arm(experiment *e, target *t, size_t ci, int arm, size_t mi, gsl_rng *rng)
+static void write_fit_row(experiment *e, const ar_theorem2_target *t, int arm,
+                          const ar_mh_shape *sh, size_t m, size_t s, uint64_t seed,
+                          const ar_mh_fit_outcome *out)
 {
-    const config *c = &t->c;
+    FILE *fp = e->fits.fp;
+    fprintf(fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,%llu,", t->d, t->h, t->n, t->dp,
+            ar_theorem2_model_name(arms[arm]), sh->h, sh->p, ar_mh_nparams(sh), m, s,
+            (unsigned long long)seed);
+    exp_csv_real(fp, out->rel_error);
+    fputc(',', fp);
+    exp_csv_real(fp, out->bfgs_rel_error);
+    fprintf(fp, ",%zu,%d,%zu,%d,%d\n", out->iterations, out->bfgs_status,
+            out->polish_iterations, out->polish_status, out->converged);
+}
+
+static void write_summary_row(experiment *e, const ar_theorem2_target *t, int arm,
+                              const ar_mh_shape *sh, size_t m, double *errs)
+{
+    size_t S = e->starts;
+    qsort(errs, S, sizeof *errs, cmp_double);
+    double med = S % 2 ? errs[S / 2] : 0.5 * (errs[S / 2 - 1] + errs[S / 2]);
+    FILE *fp = e->summary.fp;
+    fprintf(fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp,
+            ar_theorem2_model_name(arms[arm]), sh->h, sh->p, ar_mh_nparams(sh), m, S);
+    exp_csv_real(fp, errs[0]);
+    fputc(',', fp);
+    exp_csv_real(fp, med);
+    fputc(',', fp);
+    exp_csv_real(fp, errs[S - 1]);
+    fputc('\n', fp);
+    exp_progress(&e->ctx, "d=%zu h=%zu n=%zu d_p=%zu %-14s m=%zu: best rel. error %.3g", t->d,
+                 t->h, t->n, t->dp, ar_theorem2_model_name(arms[arm]), m, errs[0]);
+}
+
+/* Fit one model on the first m inputs from e->starts random starts, each
+ * seeded from (config, model, m, start), after checking the analytic
+ * gradient against finite differences (every fit would be meaningless
+ * otherwise). */
+static int run_arm(experiment *e, const ar_theorem2_target *t, size_t ci, int arm, size_t mi,
+                   gsl_rng *rng)
+{
     size_t m = e->ms[mi];
-    fit_problem fp = {0};
-    fp.L = arm_layer(c, arm);
-    fp.m = m;
-    fp.x = t->x;
-    fp.target = t->y;
-    for (size_t k = 0; k < m; k++) {
-        double nf = ar_matrix_norm_fro(&t->y[k]);
-        fp.norm2 += nf * nf;
-    }
-    int rc = scratch_alloc(&fp);
-    gsl_multimin_fdfminimizer *mz =
-        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, fp.L.nparams);
-    gsl_vector *x0 = gsl_vector_alloc(fp.L.nparams);
+    ar_mh_shape sh;
+    ar_mh_fitter *f = NULL;
+    int rc = ar_theorem2_model_shape(t, arms[arm], &sh);
+    if (rc == AR_OK)
+        rc = ar_mh_fitter_alloc(&f, &sh);
+    if (rc == AR_OK)
+        rc = ar_mh_fitter_set_data(f, t->x, t->y, m);
     double *errs = malloc(e->starts * sizeof *errs);
-    if (rc != AR_OK || mz == NULL || x0 == NULL || errs == NULL)
+    double *theta0 = malloc(ar_mh_nparams(&sh) * sizeof *theta0);
+    if (rc == AR_OK && (errs == NULL || theta0 == NULL))
         rc = AR_ENOMEM;
-    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "fitter");
     if (code == 0) {
         uint64_t cfg[4] = {ci, (uint64_t)arm, m, 7};
         gsl_rng_set(rng, (unsigned long)ar_seed_derive(e->ctx.seed, cfg, 4));
-        double gerr = gradient_check(&fp, rng);
-        if (!(gerr < 1e-5))
-            code = exp_fail(&e->ctx, AR_ENOCONV, NULL, "analytic gradient disagrees with "
-                                                       "finite differences");
+        double gerr = INFINITY;
+        rc = ar_mh_gradient_check(f, rng, &gerr);
+        if (rc != AR_OK || !(gerr < 1e-5))
+            code = exp_fail(&e->ctx, AR_ENOCONV, NULL,
+                            "analytic gradient disagrees with finite differences");
     }
+    ar_mh_fit_opts opts = ar_mh_fit_opts_default();
+    opts.max_iter = e->max_iter;
+    double sigma = 1.0 / sqrt((double)t->d);
     for (size_t s = 0; code == 0 && s < e->starts; s++) {
         uint64_t cfg[4] = {ci, (uint64_t)arm, m, s};
         uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 4);
         gsl_rng_set(rng, (unsigned long)seed);
-        double sigma = 1.0 / sqrt((double)c->d);
-        for (size_t i = 0; i < fp.L.nparams; i++)
-            x0->data[i] = gsl_ran_gaussian_ziggurat(rng, sigma);
-        fit_outcome out = {0};
-        rc = fit_once(&fp, mz, x0, e->max_iter, &out);
+        ar_mh_random_start(&sh, rng, sigma, theta0);
+        ar_mh_fit_outcome out;
+        rc = ar_mh_fit_from(f, &opts, theta0, NULL, &out);
         if (rc != AR_OK) {
             code = exp_fail(&e->ctx, rc, NULL, "fit");
             break;
         }
         errs[s] = out.rel_error;
-        fprintf(e->fits.fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,%llu,", c->d, c->h, c->n,
-                c->dp, arm_names[arm], fp.L.h, fp.L.p, fp.L.nparams, m, s,
-                (unsigned long long)seed);
-        exp_csv_real(e->fits.fp, out.rel_error);
-        fputc(',', e->fits.fp);
-        exp_csv_real(e->fits.fp, out.bfgs_rel_error);
-        fprintf(e->fits.fp, ",%zu,%d,%zu,%d,%d\n", out.iterations, out.gsl_status,
-                out.polish_iterations, out.polish_status, out.converged);
+        write_fit_row(e, t, arm, &sh, m, s, seed, &out);
     }
-    if (code == 0) {
-        qsort(errs, e->starts, sizeof *errs, cmp_double);
-        size_t S = e->starts;
-        double med = S % 2 ? errs[S / 2] : 0.5 * (errs[S / 2 - 1] + errs[S / 2]);
-        fprintf(e->summary.fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,", c->d, c->h, c->n, c->dp,
-                arm_names[arm], fp.L.h, fp.L.p, fp.L.nparams, m, S);
-        exp_csv_real(e->summary.fp, errs[0]);
-        fputc(',', e->summary.fp);
-        exp_csv_real(e->summary.fp, med);
-        fputc(',', e->summary.fp);
-        exp_csv_real(e->summary.fp, errs[S - 1]);
-        fputc('\n', e->summary.fp);
-        exp_progress(&e->ctx, "d=%zu h=%zu n=%zu d_p=%zu %-14s m=%zu: best rel. error %.3g", c->d,
-                     c->h, c->n, c->dp, arm_names[arm], m, errs[0]);
-    }
-    if (mz != NULL)
-        gsl_multimin_fdfminimizer_free(mz);
-    if (x0 != NULL)
-        gsl_vector_free(x0);
+    if (code == 0)
+        write_summary_row(e, t, arm, &sh, m, errs);
+    ar_mh_fitter_free(f);
     free(errs);
-    scratch_free(&fp);
+    free(theta0);
     return code;
 }
 
@@ -636,17 +212,18 @@ static int run_config(experiment *e, size_t ci, gsl_rng *rng)
 {
     const config *c = &e->configs[ci];
     size_t m_max = e->ms[e->nms - 1];
-    target t;
+    ar_theorem2_target t;
     uint64_t cfg[5] = {c->d, c->h, c->n, c->dp, 99};
-    int rc = target_build(&t, c, ar_seed_derive(e->ctx.seed, cfg, 5), m_max, rng);
+    int rc = ar_theorem2_target_build(&t, c->d, c->h, c->n, c->dp, m_max,
+                                      ar_seed_derive(e->ctx.seed, cfg, 5));
     if (rc == AR_OK)
-        rc = target_outputs(e, &t, m_max);
+        rc = write_target_checks(e, &t);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "target g_V");
     /* arm-major, so each curve of the figure is one run of lines */
     for (int arm = 0; code == 0 && arm < NARMS; arm++)
         for (size_t mi = 0; code == 0 && mi < e->nms; mi++)
             code = run_arm(e, &t, ci, arm, mi, rng);
-    target_free(&t);
+    ar_theorem2_target_free(&t);
     return code;
 }
 

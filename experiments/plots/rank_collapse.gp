@@ -1,6 +1,7 @@
 # Rank collapse: median relative residual ||X_l - 1 x^T||_F / ||X_l||_F against
 # depth (log scale), min..max over seeds as error bars, for the four variants.
-#   build/experiments/rank_collapse --full --out out/rank_collapse
+#   build/experiments/rank_collapse --full --out out/rank_collapse --figures docs/figures
+# renders this itself; by hand:
 #   gnuplot -e "datadir='out/rank_collapse'; outdir='docs/figures'" experiments/plots/rank_collapse.gp
 # Exact zeros (rows identical to the last bit) are drawn at the floor 1e-17.
 if (!exists("datadir")) datadir = 'out/rank_collapse'

@@ -4,7 +4,8 @@
 # Left: relative logit-space error (Eckart-Young on the centred log, exact).
 # Right: mean KL(P_i || P_hat_i) of the probability-space fit (BFGS, an
 # upper bound on the best KL when not converged).
-#   build/experiments/softmax_bottleneck_example --full --out out/softmax_bottleneck
+#   build/experiments/softmax_bottleneck_example --full --out out/softmax_bottleneck --figures docs/figures
+# renders this itself; by hand:
 #   gnuplot -e "datadir='out/softmax_bottleneck'; outdir='docs/figures'" experiments/plots/softmax_bottleneck.gp
 # Exact zeros (d >= the required width) are drawn at the floor 1e-17.
 if (!exists("datadir")) datadir = 'out/softmax_bottleneck'

@@ -18,5 +18,6 @@
 #include "seprank.h"
 #include "depthwidth.h"
 #include "weights.h"
+#include "multihead.h"
 
 #endif

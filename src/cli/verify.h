@@ -62,6 +62,7 @@ int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r);
 int vcheck_planted_rank(const verify_ctx *ctx, verify_result *r);
 int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r);
 int vcheck_paper_params(const verify_ctx *ctx, verify_result *r);
+int vcheck_theorem2_separation(const verify_ctx *ctx, verify_result *r);
 int vcheck_collapse_no_skip(const verify_ctx *ctx, verify_result *r);
 int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r);
 int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r);

@@ -34,6 +34,11 @@ const verify_check verify_checks[] = {
     {"bottleneck", "paper_params",
      "BERT parameter counts of the paper's 15 configurations within 0.5% (THEORY.md s.5)",
      vcheck_paper_params},
+    {"bottleneck", "theorem2_separation",
+     "FixedMultiHead with d_p > d/h is strictly more expressive: on m inputs the best standard "
+     "MultiHead stays bounded away from g_V while a fitted FixedMultiHead reaches ~0 "
+     "(Theorem 2, THEORY.md s.4)",
+     vcheck_theorem2_separation},
     {"depthwidth", "transition_widths",
      "fitted law ln d = 5.039 + 0.0555 L gives transition widths 215/300/585/2215 at "
      "L = 6/12/24/48 within 2% (THEORY.md s.6)",

@@ -1,0 +1,463 @@
+/* Multi-head layers as functions and Theorem 2 (THEORY.md s. 1, s. 4): the
+ * forward pass against an independent one, the analytic gradient against
+ * finite differences, g_V's assumptions, and the separation itself: the
+ * standard layer matches g_V on one input, stays away on four, and the
+ * FixedMultiHead control fits to ~0.  Every error path. */
+#include "attnrank/multihead.h"
+#include "testutil.h"
+
+/* The small instance of the separation: heads of size d/h = 1 against
+ * g_V's heads of size d_p = 2 (d = 2, h = 2, n = 4).  Fits take well under
+ * a second here. */
+#define SD 2
+#define SH 2
+#define SN 4
+#define SDP 2
+#define SEED 20240611u
+
+static double *random_theta(const ar_mh_shape *s, gsl_rng *rng, double sigma)
+{
+    double *theta = malloc(ar_mh_nparams(s) * sizeof *theta);
+    assert_non_null(theta);
+    ar_mh_random_start(s, rng, sigma, theta);
+    return theta;
+}
+
+/* f(X) recomputed from ar_attention_logits, ar_softmax and explicit loops
+ * (no shared code with the library's forward pass beyond the softmax). */
+static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix *x, ar_matrix *y)
+{
+    ar_matrix sc = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&sc, s->n, s->n));
+    ar_matrix_fill(y, 0.0);
+    for (size_t i = 0; i < s->h; i++) {
+        ar_matrix q, k, v, o;
+        assert_ok(ar_mh_head_views(s, theta, i, &q, &k, &v, &o));
+        assert_ok(ar_attention_logits(x, &q, &k, &sc));
+        assert_ok(ar_softmax(&sc, AR_AXIS_COL));
+        for (size_t c = 0; c < s->n; c++)
+            for (size_t r = 0; r < s->d; r++) {
+                double acc = 0.0;
+                for (size_t a = 0; a < s->p; a++)
+                    for (size_t b = 0; b < s->d; b++)
+                        for (size_t t = 0; t < s->n; t++)
+                            acc += AR_AT(&o, r, a) * AR_AT(&v, a, b) * AR_AT(x, b, t) *
+                                   AR_AT(&sc, t, c);
+                AR_AT(y, r, c) += acc;
+            }
+    }
+    ar_matrix_free(&sc);
+}
+
+static void check_forward(size_t d, size_t h, size_t p, size_t n, uint64_t seed)
+{
+    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_mh_shape s;
+    assert_ok(ar_mh_shape_init(&s, d, h, p, n));
+    assert_int_equal(ar_mh_nparams(&s), 4 * h * p * d);
+    double *theta = random_theta(&s, rng, 0.7);
+    ar_matrix x = tu_gaussian(d, n, rng), y = ar_matrix_empty(), z = ar_matrix_empty(),
+              pr = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&y, d, n));
+    assert_ok(ar_matrix_alloc(&z, d, n));
+    assert_ok(ar_matrix_alloc(&pr, n, n));
+    ar_mh_workspace *ws = NULL;
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    forward_direct(&s, theta, &x, &z);
+    assert_true(ar_matrix_max_abs_diff(&y, &z) <= 1e-13 * (1.0 + ar_matrix_max_abs(&z)));
+    for (size_t i = 0; i < h; i++) { /* scores are column-stochastic */
+        assert_ok(ar_mh_head_scores(ws, theta, i, &x, &pr));
+        assert_true(ar_stochastic_defect(&pr, AR_AXIS_COL) <= 1e-15 * (double)n);
+    }
+    ar_mh_workspace_free(ws);
+    ar_matrix_free(&x);
+    ar_matrix_free(&y);
+    ar_matrix_free(&z);
+    ar_matrix_free(&pr);
+    free(theta);
+    ar_rng_free(rng);
+}
+
+static void test_forward_matches_direct(void **state)
+{
+    (void)state;
+    check_forward(4, 2, 2, 6, 11);  /* standard: p = d / h */
+    check_forward(4, 2, 4, 6, 12);  /* fixed: p = d */
+    check_forward(3, 3, 5, 2, 13);  /* head size above d */
+    check_forward(1, 1, 1, 1, 14);  /* edge: one position, softmax = 1 */
+    check_forward(2, 1, 1, 3, 15);
+}
+
+/* n = 1: every score is 1, so f(X) = sum_i O_i V_i X exactly. */
+static void test_single_position_is_linear(void **state)
+{
+    (void)state;
+    double theta[] = {0.5, -1.25, /* Q (1 x 2) */ 2.385, 0.75, /* K */
+                      1.5, -0.5,  /* V */ 0.25, -2.0 /* O (2 x 1) */};
+    double xd[] = {1.75, -0.625}, yd[2];
+    ar_mh_shape s;
+    assert_ok(ar_mh_shape_init(&s, 2, 1, 1, 1));
+    ar_matrix x = ar_matrix_view(xd, 2, 1, 2), y = ar_matrix_view(yd, 2, 1, 2);
+    ar_mh_workspace *ws = NULL;
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    double vx = 1.5 * 1.75 + (-0.5) * (-0.625);
+    assert_close(yd[0], 0.25 * vx, 1e-15);
+    assert_close(yd[1], -2.0 * vx, 1e-15);
+    ar_mh_workspace_free(ws);
+}
+
+static void test_loss_and_gradient(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(21);
+    ar_mh_shape s;
+    assert_ok(ar_mh_shape_init(&s, 3, 2, 2, 5));
+    size_t np = ar_mh_nparams(&s), m = 3;
+    double *theta = random_theta(&s, rng, 0.6), *other = random_theta(&s, rng, 0.6);
+    double *grad = malloc(np * sizeof *grad);
+    assert_non_null(grad);
+    ar_matrix x[3], y[3];
+    ar_mh_workspace *ws = NULL;
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    double norm2 = 0.0;
+    for (size_t k = 0; k < m; k++) {
+        x[k] = tu_gaussian(3, 5, rng);
+        y[k] = ar_matrix_empty();
+        assert_ok(ar_matrix_alloc(&y[k], 3, 5));
+        assert_ok(ar_mh_forward(ws, theta, &x[k], &y[k]));
+        norm2 += pow(ar_matrix_norm_fro(&y[k]), 2);
+    }
+    /* the outputs' own parameters have zero loss and zero gradient (to
+     * round-off: the residual sums the heads in another order) */
+    double loss = -1.0;
+    assert_ok(ar_mh_loss(ws, theta, x, y, m, norm2, &loss, grad));
+    assert_true(loss >= 0.0 && loss <= 1e-28);
+    for (size_t i = 0; i < np; i++)
+        assert_close(grad[i], 0.0, 1e-13);
+    /* elsewhere: central differences on every coordinate */
+    assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &loss, grad));
+    assert_true(loss > 0.01);
+    double gmax = 0.0;
+    for (size_t i = 0; i < np; i++)
+        gmax = fmax(gmax, fabs(grad[i]));
+    for (size_t i = 0; i < np; i++) {
+        double keep = other[i], h = 1e-6, up, down;
+        other[i] = keep + h;
+        assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &up, NULL));
+        other[i] = keep - h;
+        assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &down, NULL));
+        other[i] = keep;
+        assert_close((up - down) / (2 * h), grad[i], 1e-7 * gmax);
+    }
+    /* the fitter's own check agrees */
+    ar_mh_fitter *f = NULL;
+    assert_ok(ar_mh_fitter_alloc(&f, &s));
+    assert_ok(ar_mh_fitter_set_data(f, x, y, m));
+    double worst = 1.0;
+    assert_ok(ar_mh_gradient_check(f, rng, &worst));
+    assert_true(worst < 1e-7);
+    ar_mh_fitter_free(f);
+    /* overflowing logits: +inf loss, not NaN; NaN weights are refused */
+    for (size_t i = 0; i < np; i++)
+        other[i] = 1e200;
+    assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &loss, NULL));
+    assert_true(isinf(loss) && loss > 0);
+    other[0] = NAN;
+    assert_int_equal(ar_mh_forward(ws, other, &x[0], &y[0]), AR_ENONFINITE);
+    for (size_t k = 0; k < m; k++) {
+        ar_matrix_free(&x[k]);
+        ar_matrix_free(&y[k]);
+    }
+    ar_mh_workspace_free(ws);
+    free(theta);
+    free(other);
+    free(grad);
+    ar_rng_free(rng);
+}
+
+static void test_target_meets_assumptions(void **state)
+{
+    (void)state;
+    const size_t sizes[][4] = {{4, 2, 6, 4}, {6, 3, 8, 4}, {SD, SH, SN, SDP}, {3, 2, 2, 2}};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        size_t d = sizes[c][0], h = sizes[c][1], n = sizes[c][2], dp = sizes[c][3];
+        ar_theorem2_target t;
+        assert_ok(ar_theorem2_target_build(&t, d, h, n, dp, 3, 100 + c));
+        ar_theorem2_assumptions a;
+        assert_ok(ar_theorem2_check(&t, &a));
+        assert_int_equal(a.rank_u, dp);
+        assert_int_equal(a.rank_vov, d);
+        assert_true(a.u_shared_defect <= 1e-14);
+        size_t want = dp < n ? dp : n; /* logits are n x n */
+        assert_int_equal(a.logit_rank_min, want);
+        assert_int_equal(a.logit_rank_max, want);
+        assert_int_equal(a.hold, want == dp);
+        /* outputs are the forward pass; the heads' scores are the layer's */
+        ar_mh_workspace *ws = NULL;
+        ar_matrix y = ar_matrix_empty(), p1 = ar_matrix_empty(), p2 = ar_matrix_empty();
+        assert_ok(ar_mh_workspace_alloc(&ws, &t.shape));
+        assert_ok(ar_matrix_alloc(&y, d, n));
+        assert_ok(ar_matrix_alloc(&p1, n, n));
+        assert_ok(ar_matrix_alloc(&p2, n, n));
+        for (size_t k = 0; k < t.m; k++) {
+            forward_direct(&t.shape, t.theta, &t.x[k], &y);
+            assert_true(ar_matrix_max_abs_diff(&y, &t.y[k]) <= 1e-13);
+            for (size_t i = 0; i < h; i++) {
+                assert_ok(ar_mh_head_scores(ws, t.theta, i, &t.x[k], &p1));
+                assert_ok(ar_heads_scores(&t.heads, i, &t.x[k], AR_AXIS_COL, &p2));
+                assert_true(ar_matrix_max_abs_diff(&p1, &p2) <= 1e-14);
+            }
+        }
+        ar_matrix_free(&y);
+        ar_matrix_free(&p1);
+        ar_matrix_free(&p2);
+        ar_mh_workspace_free(ws);
+        /* the same seed draws the same g_V; fewer inputs are a prefix */
+        ar_theorem2_target u;
+        assert_ok(ar_theorem2_target_build(&u, d, h, n, dp, 1, 100 + c));
+        assert_true(ar_matrix_max_abs_diff(&u.x[0], &t.x[0]) == 0.0);
+        assert_true(ar_matrix_max_abs_diff(&u.y[0], &t.y[0]) == 0.0);
+        ar_theorem2_target_free(&u);
+        ar_theorem2_target_free(&t);
+    }
+}
+
+/* A fit's result is a real point: its reported error is the loss there. */
+static void check_reported_error(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
+                                 const double *theta, double rel_error)
+{
+    ar_mh_shape s;
+    assert_ok(ar_theorem2_model_shape(t, model, &s));
+    ar_mh_workspace *ws = NULL;
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    double norm2 = 0.0, loss = 0.0;
+    for (size_t k = 0; k < m; k++)
+        norm2 += pow(ar_matrix_norm_fro(&t->y[k]), 2);
+    assert_ok(ar_mh_loss(ws, theta, t->x, t->y, m, norm2, &loss, NULL));
+    assert_close(sqrt(loss), rel_error, 1e-9 * rel_error + 1e-15);
+    ar_mh_workspace_free(ws);
+}
+
+static double fit_model(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
+                        size_t starts, int check_point)
+{
+    ar_mh_shape s;
+    assert_ok(ar_theorem2_model_shape(t, model, &s));
+    ar_mh_fitter *f = NULL;
+    assert_ok(ar_mh_fitter_alloc(&f, &s));
+    assert_ok(ar_mh_fitter_set_data(f, t->x, t->y, m));
+    ar_mh_fit_opts o = ar_mh_fit_opts_default();
+    o.starts = starts;
+    o.seed = SEED;
+    double errs[8], *best = malloc(ar_mh_nparams(&s) * sizeof *best);
+    assert_non_null(best);
+    ar_mh_fit_result r;
+    assert_ok(ar_mh_fit_best(f, &o, errs, best, &r));
+    assert_int_equal(r.starts_run, starts);
+    assert_int_equal(r.inputs, m);
+    assert_int_equal(r.opts.seed, SEED);
+    double lo = INFINITY, hi = 0.0;
+    for (size_t i = 0; i < starts; i++) {
+        lo = fmin(lo, errs[i]);
+        hi = fmax(hi, errs[i]);
+    }
+    assert_true(lo == r.best_rel_error && hi == r.worst_rel_error);
+    assert_true(errs[r.best_start] == r.best_rel_error);
+    if (check_point)
+        check_reported_error(t, model, m, best, r.best_rel_error);
+    /* the same seed reproduces the run */
+    ar_mh_fit_result again;
+    assert_ok(ar_mh_fit_best(f, &o, NULL, NULL, &again));
+    assert_true(again.best_rel_error == r.best_rel_error);
+    free(best);
+    ar_mh_fitter_free(f);
+    return r.best_rel_error;
+}
+
+/* m = 1: the d x n output has too few entries to expose the rank of the
+ * scores, and the standard layer matches g_V exactly. */
+static void test_standard_matches_one_input(void **state)
+{
+    (void)state;
+    ar_theorem2_target t;
+    assert_ok(ar_theorem2_target_build(&t, SD, SH, SN, SDP, 1, SEED));
+    double e = fit_model(&t, AR_THEOREM2_STANDARD, 1, 4, 1);
+    assert_true(e < 1e-10);
+    ar_theorem2_target_free(&t);
+}
+
+/* m = 4: the standard layer stays away from g_V while both controls (the
+ * FixedMultiHead and one head of size d) fit it to round-off. */
+static void test_separation_on_four_inputs(void **state)
+{
+    (void)state;
+    ar_theorem2_target t;
+    assert_ok(ar_theorem2_target_build(&t, SD, SH, SN, SDP, 4, SEED));
+    double std_err = fit_model(&t, AR_THEOREM2_STANDARD, 4, 4, 1);
+    double fixed_err = fit_model(&t, AR_THEOREM2_FIXED, 4, 2, 1);
+    double one_err = fit_model(&t, AR_THEOREM2_STANDARD_ONE_HEAD, 4, 2, 0);
+    print_message("theorem 2, m = 4: standard %.3g, fixed %.3g, one head %.3g\n", std_err,
+                  fixed_err, one_err);
+    assert_true(std_err > 1e-3);
+    assert_true(fixed_err < 1e-10);
+    assert_true(one_err < 1e-10);
+    /* more inputs can only make the standard layer's task harder: the best
+     * error on 4 inputs is at least the one on 1 (here ~0) */
+    ar_mh_fit_result r;
+    ar_mh_fit_opts o = ar_mh_fit_opts_default();
+    o.seed = SEED;
+    o.starts = 8;
+    o.stop_below = 1e-10; /* the allocating level, stopping at the first exact fit */
+    assert_ok(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 4, &o, &r));
+    assert_true(r.best_rel_error < 1e-10);
+    assert_true(r.starts_run >= 1 && r.starts_run <= 8);
+    assert_true(r.converged_starts >= 1 || r.best_rel_error < 1e-14);
+    ar_theorem2_target_free(&t);
+}
+
+static void test_model_shapes_and_names(void **state)
+{
+    (void)state;
+    ar_theorem2_target t;
+    assert_ok(ar_theorem2_target_build(&t, 4, 2, 6, 4, 1, 3));
+    ar_mh_shape s;
+    assert_ok(ar_theorem2_model_shape(&t, AR_THEOREM2_STANDARD, &s));
+    assert_true(s.d == 4 && s.h == 2 && s.p == 2 && s.n == 6);
+    assert_ok(ar_theorem2_model_shape(&t, AR_THEOREM2_FIXED, &s));
+    assert_true(s.h == 2 && s.p == 4);
+    assert_ok(ar_theorem2_model_shape(&t, AR_THEOREM2_STANDARD_ONE_HEAD, &s));
+    assert_true(s.h == 1 && s.p == 4 && ar_mh_nparams(&s) == 4 * 4 * 4);
+    assert_int_equal(ar_theorem2_model_shape(&t, (ar_theorem2_model)7, &s), AR_EINVAL);
+    assert_string_equal(ar_theorem2_model_name(AR_THEOREM2_STANDARD), "standard");
+    assert_string_equal(ar_theorem2_model_name(AR_THEOREM2_FIXED), "fixed");
+    assert_string_equal(ar_theorem2_model_name(AR_THEOREM2_STANDARD_ONE_HEAD), "standard-1head");
+    assert_string_equal(ar_theorem2_model_name((ar_theorem2_model)7), "unknown");
+    ar_theorem2_target_free(&t);
+    /* h does not divide d: no standard layer, the others exist */
+    assert_ok(ar_theorem2_target_build(&t, 3, 2, 3, 2, 1, 4));
+    assert_int_equal(ar_theorem2_model_shape(&t, AR_THEOREM2_STANDARD, &s), AR_EINVAL);
+    assert_ok(ar_theorem2_model_shape(&t, AR_THEOREM2_FIXED, &s));
+    ar_theorem2_target_free(&t);
+}
+
+static void test_error_paths(void **state)
+{
+    (void)state;
+    ar_mh_shape s;
+    assert_int_equal(ar_mh_shape_init(&s, 0, 1, 1, 1), AR_EINVAL);
+    assert_int_equal(ar_mh_shape_init(&s, 1, 0, 1, 1), AR_EINVAL);
+    assert_int_equal(ar_mh_shape_init(&s, 1, 1, 0, 1), AR_EINVAL);
+    assert_int_equal(ar_mh_shape_init(&s, 1, 1, 1, 0), AR_EINVAL);
+    assert_int_equal(ar_mh_shape_init(NULL, 1, 1, 1, 1), AR_EINVAL);
+    assert_int_equal(ar_mh_nparams(NULL), 0);
+    assert_ok(ar_mh_shape_init(&s, 2, 2, 1, 3));
+    double theta[16] = {0.25, -0.5, 1.5, 0.75, -1.25, 2.385, 0.5, -0.125,
+                        1.0,  0.3,  -0.7, 0.9, 0.4,   -0.6,  0.8, 0.2};
+    ar_matrix q, k, v, o;
+    assert_int_equal(ar_mh_head_views(&s, theta, 2, &q, &k, &v, &o), AR_EINVAL);
+    assert_int_equal(ar_mh_head_views(&s, NULL, 0, &q, &k, &v, &o), AR_EINVAL);
+    assert_ok(ar_mh_head_views(&s, theta, 1, &q, &k, &v, &o));
+    assert_true(q.data == theta + 8 && o.rows == 2 && o.cols == 1);
+    ar_mh_workspace *ws = NULL;
+    assert_int_equal(ar_mh_workspace_alloc(NULL, &s), AR_EINVAL);
+    assert_int_equal(ar_mh_workspace_alloc(&ws, NULL), AR_EINVAL);
+    ar_mh_workspace_free(NULL);
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    double xd[6] = {1, 2, 3, 4, 5, 6}, yd[6], pd[9];
+    ar_matrix x = ar_matrix_view(xd, 2, 3, 2), y = ar_matrix_view(yd, 2, 3, 2);
+    ar_matrix bad = ar_matrix_view(yd, 3, 2, 3), p = ar_matrix_view(pd, 3, 3, 3);
+    assert_int_equal(ar_mh_forward(ws, theta, &x, &bad), AR_ESIZE);
+    assert_int_equal(ar_mh_forward(ws, theta, &bad, &y), AR_ESIZE);
+    assert_int_equal(ar_mh_forward(NULL, theta, &x, &y), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 2, &x, &p), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 0, &x, &bad), AR_ESIZE);
+    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    double loss;
+    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 1, 0.0, &loss, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 1, NAN, &loss, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 0, 1.0, &loss, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_loss(ws, theta, &x, &bad, 1, 1.0, &loss, NULL), AR_ESIZE);
+    ar_mh_workspace_free(ws);
+
+    ar_mh_fitter *f = NULL;
+    assert_int_equal(ar_mh_fitter_alloc(&f, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_fitter_alloc(NULL, &s), AR_EINVAL);
+    ar_mh_fitter_free(NULL);
+    assert_ok(ar_mh_fitter_alloc(&f, &s));
+    ar_mh_fit_opts fo = ar_mh_fit_opts_default();
+    ar_mh_fit_outcome out;
+    ar_mh_fit_result res;
+    double worst;
+    /* no data attached yet */
+    assert_int_equal(ar_mh_fit_from(f, &fo, theta, NULL, &out), AR_EINVAL);
+    assert_int_equal(ar_mh_fit_best(f, &fo, NULL, NULL, &res), AR_EINVAL);
+    gsl_rng *rng = ar_rng_alloc(1);
+    assert_int_equal(ar_mh_gradient_check(f, rng, &worst), AR_EINVAL);
+    assert_int_equal(ar_mh_fitter_set_data(f, &x, &y, 0), AR_EINVAL);
+    assert_int_equal(ar_mh_fitter_set_data(f, &x, &bad, 1), AR_ESIZE);
+    double zd[6] = {0};
+    ar_matrix z = ar_matrix_view(zd, 2, 3, 2);
+    assert_int_equal(ar_mh_fitter_set_data(f, &x, &z, 1), AR_EINVAL); /* zero outputs */
+    assert_ok(ar_mh_fitter_set_data(f, &x, &y, 1));
+    ar_mh_fit_opts o2 = fo;
+    o2.max_iter = 0;
+    assert_int_equal(ar_mh_fit_from(f, &o2, theta, NULL, &out), AR_EINVAL);
+    o2 = fo;
+    o2.start_sigma = -1.0;
+    assert_int_equal(ar_mh_fit_best(f, &o2, NULL, NULL, &res), AR_EINVAL);
+    o2 = fo;
+    o2.starts = 0;
+    assert_int_equal(ar_mh_fit_best(f, &o2, NULL, NULL, &res), AR_EINVAL);
+    assert_int_equal(ar_mh_fit_from(f, NULL, theta, NULL, &out), AR_EINVAL);
+    assert_int_equal(ar_mh_gradient_check(f, NULL, &worst), AR_EINVAL);
+    /* a start at the outputs' own parameters is already exact (to round-off) */
+    assert_ok(ar_mh_fit_from(f, &fo, theta, NULL, &out));
+    assert_true(out.converged && out.rel_error <= 1e-15 && out.iterations <= 1);
+    ar_mh_fitter_free(f);
+    ar_rng_free(rng);
+
+    ar_theorem2_target t;
+    assert_int_equal(ar_theorem2_target_build(NULL, 4, 2, 6, 4, 1, 0), AR_EINVAL);
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 2, 1, 4, 1, 0), AR_EINVAL); /* n < 2 */
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 2, 6, 5, 1, 0), AR_EINVAL); /* d_p > d */
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 2, 6, 2, 1, 0), AR_EINVAL); /* h d_p = d */
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 2, 6, 0, 1, 0), AR_EINVAL);
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 0, 6, 4, 1, 0), AR_EINVAL);
+    assert_int_equal(ar_theorem2_target_build(&t, 4, 2, 6, 4, 0, 0), AR_EINVAL); /* m = 0 */
+    assert_null(t.theta); /* left empty: freeing it is harmless */
+    ar_theorem2_target_free(&t);
+    ar_theorem2_target_free(NULL);
+    ar_theorem2_assumptions a;
+    assert_int_equal(ar_theorem2_check(&t, &a), AR_EINVAL);
+    assert_ok(ar_theorem2_target_build(&t, 2, 2, 4, 2, 2, 9));
+    size_t rank;
+    double kept, cut;
+    assert_int_equal(ar_theorem2_logit_rank(&t, 2, 0, &rank, &kept, &cut), AR_EINVAL);
+    assert_int_equal(ar_theorem2_logit_rank(&t, 0, 2, &rank, &kept, &cut), AR_EINVAL);
+    assert_ok(ar_theorem2_logit_rank(&t, 1, 1, &rank, &kept, &cut));
+    assert_int_equal(rank, 2);
+    assert_true(kept > 1e-3 && cut <= 1e-12 * kept);
+    assert_int_equal(ar_theorem2_check(&t, NULL), AR_EINVAL);
+    assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 3, NULL, &res), AR_EINVAL); /* m > 2 */
+    assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 0, NULL, &res), AR_EINVAL);
+    assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 1, NULL, NULL), AR_EINVAL);
+    ar_theorem2_target_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_forward_matches_direct),
+        cmocka_unit_test(test_single_position_is_linear),
+        cmocka_unit_test(test_loss_and_gradient),
+        cmocka_unit_test(test_target_meets_assumptions),
+        cmocka_unit_test(test_standard_matches_one_input),
+        cmocka_unit_test(test_separation_on_four_inputs),
+        cmocka_unit_test(test_model_shapes_and_names),
+        cmocka_unit_test(test_error_paths),
+    };
+    gsl_set_error_handler_off(); /* the library checks GSL's return codes */
+    return cmocka_run_group_tests_name("multihead", tests, NULL, NULL);
+}
