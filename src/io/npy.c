@@ -602,9 +602,97 @@ static int check_trailing(npy_source *src, const npy_header *h, size_t declared,
                         src->name, extra, declared, declared + extra, h->data_offset);
 }
 
+/* ---- fast path: native little-endian float64 ---- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* The common export ('<f8' on a little-endian host) needs no decoding: the
+ * bytes of each slice go straight into place and C-order slices are
+ * transposed to column-major in cache-sized blocks.  Element-by-element
+ * decoding with strided stores is ~40x slower on large stacks. */
+static int fast_path_applies(const npy_header *h)
+{
+    return h->itemsize == 8 && !h->big_endian && host_is_little_endian() &&
+           (!h->fortran || h->ndim <= 2);
+}
+
+#define NPY_BLOCK 32
+
+/* dst (rows x cols, column-major) = src (rows x cols, row-major). */
+static void transpose_blocked(const double *src, double *dst, size_t rows, size_t cols)
+{
+    for (size_t i0 = 0; i0 < rows; i0 += NPY_BLOCK)
+        for (size_t j0 = 0; j0 < cols; j0 += NPY_BLOCK) {
+            size_t i1 = i0 + NPY_BLOCK < rows ? i0 + NPY_BLOCK : rows;
+            size_t j1 = j0 + NPY_BLOCK < cols ? j0 + NPY_BLOCK : cols;
+            for (size_t i = i0; i < i1; i++)
+                for (size_t j = j0; j < j1; j++)
+                    dst[i + j * rows] = src[i * cols + j];
+        }
+}
+
+/* In-place transpose of a square n x n block, swapping across the diagonal. */
+static void transpose_square_inplace(double *a, size_t n)
+{
+    for (size_t i0 = 0; i0 < n; i0 += NPY_BLOCK)
+        for (size_t j0 = i0; j0 < n; j0 += NPY_BLOCK) {
+            size_t i1 = i0 + NPY_BLOCK < n ? i0 + NPY_BLOCK : n;
+            size_t j1 = j0 + NPY_BLOCK < n ? j0 + NPY_BLOCK : n;
+            for (size_t i = i0; i < i1; i++)
+                for (size_t j = (j0 == i0 ? i + 1 : j0); j < j1; j++) {
+                    double t = a[i * n + j];
+                    a[i * n + j] = a[j * n + i];
+                    a[j * n + i] = t;
+                }
+        }
+}
+
+static int read_data_native_f8(npy_source *src, const npy_header *h, size_t data_bytes,
+                               ar_array *out, ar_error *err)
+{
+    size_t slice = out->rows * out->cols, slice_bytes = slice * sizeof(double);
+    int c_order = !h->fortran && out->rows > 1 && out->cols > 1;
+    double *tmp = NULL;
+    if (c_order && out->rows != out->cols) {
+        tmp = malloc(slice_bytes);
+        if (tmp == NULL)
+            return ar_error_set(err, AR_ENOMEM, "%s: out of memory", src->name);
+    }
+    int rc = AR_OK;
+    for (size_t k = 0, done = 0; rc == AR_OK && k < out->count; k++, done += slice_bytes) {
+        double *dst = out->data + k * slice;
+        size_t got = 0;
+        rc = source_read(src, tmp != NULL ? (void *)tmp : (void *)dst, slice_bytes, &got, err);
+        if (rc == AR_OK && got < slice_bytes)
+            rc = truncated_stream(src, h, data_bytes, done + got, err);
+        if (rc != AR_OK || !c_order)
+            continue;
+        if (tmp != NULL)
+            transpose_blocked(tmp, dst, out->rows, out->cols);
+        else
+            transpose_square_inplace(dst, out->rows);
+    }
+    free(tmp);
+    unsigned char *chunk = rc == AR_OK ? malloc(NPY_CHUNK_BYTES) : NULL;
+    if (rc == AR_OK && chunk == NULL)
+        rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", src->name);
+    if (rc == AR_OK)
+        rc = check_trailing(src, h, data_bytes, chunk, err);
+    free(chunk);
+    return rc;
+}
+
 static int read_data(npy_source *src, const npy_header *h, size_t data_bytes, ar_array *out,
                      ar_error *err)
 {
+    if (fast_path_applies(h))
+        return read_data_native_f8(src, h, data_bytes, out, err);
     unsigned char *chunk = malloc(NPY_CHUNK_BYTES);
     if (chunk == NULL)
         return ar_error_set(err, AR_ENOMEM, "%s: out of memory", src->name);
