@@ -8,6 +8,7 @@
 #include "attnrank/bottleneck.h"
 #include "attnrank/spectrum.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,47 @@ static void centre_columns(ar_matrix *cen, const ar_matrix *l0)
         for (size_t i = 0; i < n; i++)
             AR_AT(cen, i, j) = AR_AT(l0, i, j) - mean;
     }
+}
+
+/* ||L0||_2 from the thin SVD A = U S V^T of the centred A = Pi L0, in O(n^2)
+ * instead of a second SVD.  L0 = A + 1 m^T (m: column means) and 1^T A = 0,
+ * so L0^T L0 = V (S^2 + z z^T) V^T with z = sqrt(n) V^T m: the largest root
+ * of the secular equation 1 = sum_i z_i^2 / (lambda - s_i^2), found by
+ * bisection on [s_1^2, s_1^2 + ||z||^2] (the equation's left side minus its
+ * right is increasing there). */
+static double log_norm2_from_centred(const ar_matrix *l0, const ar_matrix *vt, const double *s,
+                                     size_t n)
+{
+    double zz = 0.0, d1 = s[0] * s[0];
+    double *z = malloc(n * sizeof *z);
+    if (z == NULL)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        z[i] = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double mean = 0.0;
+        for (size_t i = 0; i < n; i++)
+            mean += AR_AT(l0, i, j);
+        mean /= (double)n;
+        for (size_t i = 0; i < n; i++)
+            z[i] += AR_AT(vt, i, j) * mean;
+    }
+    for (size_t i = 0; i < n; i++) {
+        z[i] *= sqrt((double)n);
+        zz += z[i] * z[i];
+    }
+    double lo = d1, hi = d1 + zz;
+    for (int it = 0; it < 200 && hi - lo > 4 * DBL_EPSILON * hi; it++) {
+        double mid = 0.5 * (lo + hi), f = 1.0;
+        for (size_t i = 0; i < n; i++)
+            f -= z[i] * z[i] / (mid - s[i] * s[i]);
+        if (f < 0.0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    free(z);
+    return sqrt(hi);
 }
 
 /* ---- input X: rank, projector R onto range(X^T), pinv(X) ---- */
@@ -304,13 +346,15 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
 
     /* Tolerance hazard (THEORY.md s. 3): centring cancels the large common
      * part of log P, so the rank cut is relative to ||log P||_2, not to the
-     * largest singular value of the centred matrix. */
-    rc = ar_spectrum_svals_ws(&ws->l0, ws->s, ws->svd_vals);
-    if (rc != AR_OK)
-        return ar_error_set(err, rc, "SVD of log P failed: %s", ar_strerror(rc));
-    r.log_norm2 = ws->s[0];
+     * largest singular value of the centred matrix.  Without X, ||log P||_2
+     * comes from the SVD of the centred matrix below (no second SVD). */
+    if (x != NULL) {
+        rc = ar_spectrum_svals_ws(&ws->l0, ws->s, ws->svd_vals);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "SVD of log P failed: %s", ar_strerror(rc));
+        r.log_norm2 = ws->s[0];
+    }
     r.log_norm_fro = ar_matrix_norm_fro(&ws->l0);
-    r.threshold = r.rtol * r.log_norm2 > r.atol ? r.rtol * r.log_norm2 : r.atol;
 
     centre_columns(&ws->cen, &ws->l0);
     if (x == NULL) {
@@ -339,6 +383,12 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
     rc = ar_spectrum_svd_ws(&ws->lstar, &ws->u, ws->s, &ws->vt, ws->svd_thin);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the logits failed: %s", ar_strerror(rc));
+    if (x == NULL) {
+        r.log_norm2 = log_norm2_from_centred(&ws->l0, &ws->vt, ws->s, n);
+        if (isnan(r.log_norm2))
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
+    }
+    r.threshold = r.rtol * r.log_norm2 > r.atol ? r.rtol * r.log_norm2 : r.atol;
     if (x == NULL)
         memcpy(ws->csv, ws->s, n * sizeof(double));
     r.centred_rank = ar_rank_count_above(ws->csv, n, r.threshold);
@@ -385,23 +435,30 @@ void ar_certificate_free(ar_certificate *cert)
 
 /* W = k^{1/4} S_m^{1/2} F^T pinv(X), F = U_m (keys) or V_m (queries): the
  * balanced split of L* = U S V^T, padded with zero rows up to k. */
-static void certificate_factor(const ar_represent_workspace *ws, size_t m, size_t k, int keys,
-                               const ar_matrix *pinv, ar_matrix *w)
+static int certificate_factor(const ar_represent_workspace *ws, size_t m, size_t k, int keys,
+                              const ar_matrix *pinv, ar_matrix *w)
 {
     size_t n = ws->n, d = w->cols;
-    double scale = sqrt(sqrt((double)k));
     ar_matrix_fill(w, 0.0);
-    for (size_t t = 0; t < m; t++) {
-        double st = scale * sqrt(ws->s[t]);
-        for (size_t j = 0; j < d; j++) {
-            double acc = 0.0;
-            for (size_t i = 0; i < n; i++) {
-                double f = keys ? AR_AT(&ws->u, i, t) : AR_AT(&ws->vt, t, i);
-                acc += f * (pinv != NULL ? AR_AT(pinv, i, j) : (i == j ? 1.0 : 0.0));
-            }
-            AR_AT(w, t, j) = st * acc;
-        }
-    }
+    if (m == 0)
+        return AR_OK;
+    /* F^T = U_m^T (keys) or V_m^T = the first m rows of V^T (queries). */
+    ar_matrix wm = ar_matrix_view(w->data, m, d, w->ld);
+    ar_matrix um = ar_matrix_view(ws->u.data, n, m, ws->u.ld);
+    ar_matrix vtm = ar_matrix_view(ws->vt.data, m, n, ws->vt.ld);
+    int rc = AR_OK;
+    if (pinv != NULL) /* one GEMM: F^T pinv(X) */
+        rc = keys ? ar_matrix_gemm(1, 0, 1.0, &um, pinv, 0.0, &wm)
+                  : ar_matrix_gemm(0, 0, 1.0, &vtm, pinv, 0.0, &wm);
+    else /* X = I: pinv(X) = I, so W is F^T itself */
+        for (size_t j = 0; j < d; j++)
+            for (size_t t = 0; t < m; t++)
+                AR_AT(&wm, t, j) = keys ? AR_AT(&um, j, t) : AR_AT(&vtm, t, j);
+    double scale = sqrt(sqrt((double)k));
+    for (size_t j = 0; rc == AR_OK && j < d; j++)
+        for (size_t t = 0; t < m; t++)
+            AR_AT(&wm, t, j) *= scale * sqrt(ws->s[t]);
+    return rc;
 }
 
 /* Forward check in the column convention: logits of the certificate (c) vs
@@ -471,8 +528,14 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
         ar_matrix_free(&wqc);
         return ar_error_set(err, rc, "out of memory");
     }
-    certificate_factor(ws, m, k, 1, pinv, &wkc);
-    certificate_factor(ws, m, k, 0, pinv, &wqc);
+    rc = certificate_factor(ws, m, k, 1, pinv, &wkc);
+    if (rc == AR_OK)
+        rc = certificate_factor(ws, m, k, 0, pinv, &wqc);
+    if (rc != AR_OK) {
+        ar_matrix_free(&wkc);
+        ar_matrix_free(&wqc);
+        return ar_error_set(err, rc, "building the certificate failed: %s", ar_strerror(rc));
+    }
     cert->axis = r->axis;
     cert->head_size = k;
     cert->d = d;
@@ -481,8 +544,13 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     int row = r->axis == AR_AXIS_ROW;
     cert->wq = row ? wkc : wqc;
     cert->wk = row ? wqc : wkc;
-    /* Forward pass exactly as a model would run it. */
-    rc = ar_attention_logits(x, &cert->wq, &cert->wk, &ws->scratch);
+    /* Forward pass as a model would run it; with X = I the logits
+     * (W_k I)^T (W_q I) / sqrt(k) are one GEMM instead of three n x n ones. */
+    if (r->x_given)
+        rc = ar_attention_logits(x, &cert->wq, &cert->wk, &ws->scratch);
+    else
+        rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), &cert->wk, &cert->wq, 0.0,
+                            &ws->scratch);
     if (rc != AR_OK) {
         ar_certificate_free(cert);
         return ar_error_set(err, rc, "forward logits failed: %s", ar_strerror(rc));
