@@ -157,21 +157,6 @@ static int file_exists(const char *path)
     return access(path, R_OK) == 0;
 }
 
-static int have_program(const char *name)
-{
-    const char *path = getenv("PATH");
-    char buf[4096];
-    for (const char *p = path; p != NULL && *p;) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
-        if (access(buf, X_OK) == 0)
-            return 1;
-        p = colon ? colon + 1 : NULL;
-    }
-    return 0;
-}
-
 static int script_in(const char *dir, const char *script, char *buf, size_t len)
 {
     char path[4096];
@@ -242,7 +227,7 @@ int exp_render(const exp_ctx *ctx, const char *script, const char *const *output
     const char *figdir = ctx->figures != NULL ? ctx->figures : ctx->out;
     if (strcmp(figdir, "none") == 0)
         return 0;
-    if (!have_program("gnuplot")) {
+    if (!cli_have_program("gnuplot")) {
         fprintf(stderr, "%s: warning: gnuplot not found, figure %s skipped (data in %s)\n",
                 ctx->name, script, ctx->out);
         return 0;

@@ -99,6 +99,8 @@ void cli_progress(int enabled, const char *fmt, ...)
 /* Process-wide settings of the dependencies: GSL's abort handler off, BLAS
  * threads.  Called once by ar_cli_main, never by the library. */
 void cli_setup_process(void);
+/* 1 when an executable of that name is on PATH (gnuplot for figures). */
+int cli_have_program(const char *name);
 /* Set the BLAS thread count when the BLAS in use is OpenBLAS (found at run
  * time, so another BLAS still works); returns the count now in force or 0
  * when it cannot be controlled. */

@@ -482,21 +482,6 @@ static int write_csv(const char *path, const ar_weights_report *r)
     return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
 }
 
-static int have_program(const char *name)
-{
-    const char *path = getenv("PATH");
-    char buf[4096];
-    for (const char *p = path; p != NULL && *p;) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
-        if (access(buf, X_OK) == 0)
-            return 1;
-        p = colon ? colon + 1 : NULL;
-    }
-    return 0;
-}
-
 /* The gnuplot script, data inline ($grid datablock), output into tmp. */
 static void write_heatmap_script(FILE *fp, const ar_weights_report *r, heat_metric metric,
                                  const char *out)
@@ -573,7 +558,7 @@ static int run_gnuplot(const ar_weights_report *r, heat_metric metric, const cha
 
 static int write_heatmap(const char *path, const ar_weights_report *r, heat_metric metric)
 {
-    if (!have_program("gnuplot")) {
+    if (!cli_have_program("gnuplot")) {
         fprintf(stderr, "attnrank weights: warning: gnuplot not found, heat map %s skipped\n",
                 path);
         return -1;

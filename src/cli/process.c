@@ -6,6 +6,8 @@
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 void cli_setup_process(void)
 {
@@ -44,6 +46,21 @@ int cli_memory_guard(const char *cmd, const char *what, double need_bytes)
                            "%s needs about %.3g GB of memory, more than the %.3g GB available "
                            "(set ATTNRANK_MAX_MEMORY to change the limit)",
                            what, need_bytes / 1e9, limit / 1e9);
+}
+
+int cli_have_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path; p != NULL && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p = colon ? colon + 1 : NULL;
+    }
+    return 0;
 }
 
 int cli_set_blas_threads(int threads)

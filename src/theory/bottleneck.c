@@ -21,7 +21,6 @@ struct ar_represent_workspace {
     ar_matrix lstar;     /* the forced logits L* */
     ar_matrix u, vt;     /* thin SVD of L* */
     ar_matrix scratch;   /* n x n: logits of a certificate */
-    ar_matrix ident;     /* I_n: the input when X is not given */
     double *s;           /* singular values of L* */
     double *csv;         /* singular values of Pi log P */
     double *ones_p;      /* (I - R) 1 */
@@ -60,7 +59,7 @@ void ar_represent_workspace_free(ar_represent_workspace *ws)
     if (ws == NULL)
         return;
     ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->lstar, &ws->u,
-                         &ws->vt, &ws->scratch, &ws->ident};
+                         &ws->vt, &ws->scratch};
     for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
         ar_matrix_free(mats[i]);
     free_x_buffers(ws);
@@ -82,7 +81,7 @@ int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n)
         return AR_ENOMEM;
     ws->n = n;
     ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->lstar, &ws->u,
-                         &ws->vt, &ws->scratch, &ws->ident};
+                         &ws->vt, &ws->scratch};
     int rc = AR_OK;
     for (size_t i = 0; rc == AR_OK && i < sizeof mats / sizeof mats[0]; i++)
         rc = ar_matrix_alloc(mats[i], n, n);
@@ -101,7 +100,6 @@ int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n)
         ar_represent_workspace_free(ws);
         return rc;
     }
-    ar_matrix_identity(&ws->ident);
     *out = ws;
     return AR_OK;
 }
@@ -518,7 +516,6 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
         k = 1; /* uniform P: one head with zero weights */
     size_t d = r->d;
     const ar_matrix *pinv = r->x_given ? &ws->xpinv : NULL;
-    const ar_matrix *x = r->x_given ? &ws->x : &ws->ident;
     ar_matrix wkc = ar_matrix_empty(), wqc = ar_matrix_empty();
     int rc = ar_matrix_alloc(&wkc, k, d);
     if (rc == AR_OK)
@@ -547,7 +544,7 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     /* Forward pass as a model would run it; with X = I the logits
      * (W_k I)^T (W_q I) / sqrt(k) are one GEMM instead of three n x n ones. */
     if (r->x_given)
-        rc = ar_attention_logits(x, &cert->wq, &cert->wk, &ws->scratch);
+        rc = ar_attention_logits(&ws->x, &cert->wq, &cert->wk, &ws->scratch);
     else
         rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), &cert->wk, &cert->wq, 0.0,
                             &ws->scratch);
