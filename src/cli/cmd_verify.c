@@ -141,8 +141,8 @@ int cmd_verify(int argc, char **argv)
     uint64_t seed = 0;
     const cli_option opts[] = {
         {"--suite", CLI_STRING, &suite, "NAME", "run one suite (default all)", 0, NULL},
-        {"--quick", CLI_SWITCH, &quick, NULL, "small instances (default)", 0, NULL},
-        {"--full", CLI_SWITCH, &full, NULL, "larger instances (see docs/cli.md for time)", 0,
+        {"--quick", CLI_SWITCH, &quick, NULL, "small instances (default; a few seconds)", 0, NULL},
+        {"--full", CLI_SWITCH, &full, NULL, "larger instances (under 30 s on 2 cores)", 0,
          NULL},
         {"--seed", CLI_U64, &seed, "S", "base seed (default 0)", 0, NULL},
         {"--list", CLI_SWITCH, &list, NULL, "list the checks and exit", 0, NULL},
