@@ -1,5 +1,6 @@
 /* Shared plumbing of the experiment programs (see common.h). */
 #include "common.h"
+#include "sweep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,35 @@ int exp_parse(exp_ctx *ctx, const cli_command_doc *doc, int argc, char **argv,
               const cli_option *extra, size_t nextra)
 {
     return exp_parse_ex(ctx, doc, NULL, argc, argv, extra, nextra);
+}
+
+/* --shard I/K: two decimal integers, 0 <= I < K.  Returns -1 when fine. */
+static int parse_shard(exp_ctx *ctx)
+{
+    if (ctx->merge && (ctx->resume || ctx->shard != NULL))
+        return cli_usage_error(ctx->name, "--merge computes nothing: not with --resume or --shard");
+    if (ctx->shard == NULL)
+        return -1;
+    const char *p = ctx->shard;
+    size_t v[2] = {0, 0};
+    for (int part = 0; part < 2; part++) {
+        if (*p < '0' || *p > '9')
+            return cli_usage_error(ctx->name, "--shard: '%s' is not I/K (e.g. 0/4)", ctx->shard);
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (v[part] > 100000000)
+                return cli_usage_error(ctx->name, "--shard: '%s' is too large", ctx->shard);
+            v[part] = v[part] * 10 + (size_t)(*p - '0');
+        }
+        if (part == 0 && *p++ != '/')
+            return cli_usage_error(ctx->name, "--shard: '%s' is not I/K (e.g. 0/4)", ctx->shard);
+    }
+    if (*p != '\0')
+        return cli_usage_error(ctx->name, "--shard: '%s' is not I/K (e.g. 0/4)", ctx->shard);
+    if (v[1] == 0 || v[0] >= v[1])
+        return cli_usage_error(ctx->name, "--shard %s: need 0 <= I < K", ctx->shard);
+    ctx->shard_i = v[0];
+    ctx->shard_k = v[1];
+    return -1;
 }
 
 int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *defaults,
@@ -62,6 +92,12 @@ int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *d
         {"--figures", CLI_STRING, &ctx->figures, "DIR", ctx->help_figures, 0, NULL},
         {"--plots", CLI_STRING, &ctx->plots, "DIR", ctx->help_plots, 0, NULL},
         {"--quiet", CLI_SWITCH, &ctx->quiet, NULL, "no progress lines on stderr", 0, NULL},
+        {"--resume", CLI_SWITCH, &ctx->resume, NULL,
+         "reuse the configurations finished by an interrupted run (journals in DIR)", 0, NULL},
+        {"--shard", CLI_STRING, &ctx->shard, "I/K",
+         "compute only shard I of K (0 <= I < K); then write the CSVs with --merge", 0, NULL},
+        {"--merge", CLI_SWITCH, &ctx->merge, NULL,
+         "write the CSVs from the shards' journals in DIR, computing nothing", 0, NULL},
     };
     size_t ncommon = sizeof common / sizeof common[0];
     if (ncommon + nextra > EXP_MAX_OPTIONS)
@@ -74,6 +110,11 @@ int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *d
         return code;
     if (ctx->quick && ctx->full)
         return cli_usage_error(ctx->name, "give --quick or --full, not both");
+    ctx->argc = argc;
+    ctx->argv = argv;
+    code = parse_shard(ctx);
+    if (code >= 0)
+        return code;
     if (ctx->out[0] == '\0')
         return cli_usage_error(ctx->name, "--out needs a directory");
     ar_error err = {{0}};
@@ -89,7 +130,7 @@ void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", ctx->name);
+    fprintf(stderr, "%s%s: ", ctx->name, ctx->tag);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -286,8 +327,12 @@ int exp_render(const exp_ctx *ctx, const char *script, const char *const *output
 
 int exp_finish(const exp_ctx *ctx, int code)
 {
+    if (code == EXP_SWEEP_NOT_ROOT)
+        code = 0;
     if (!ctx->quiet)
-        fprintf(stderr, "%s: %s in %.1f s (%s mode)\n", ctx->name, code == 0 ? "done" : "FAILED",
-                exp_now() - ctx->t_start, ctx->full ? "full" : "quick");
+        fprintf(stderr, "%s%s: %s in %.1f s (%s mode)\n", ctx->name, ctx->tag,
+                code == 0 ? "done" : code > 128 ? "stopped" : "FAILED", exp_now() - ctx->t_start,
+                ctx->full ? "full" : "quick");
+    exp_sweep_shutdown();
     return code;
 }

@@ -2,12 +2,14 @@
  *
  * Every experiment is a program
  *     NAME [--quick | --full] [--seed S] [--out DIR] [--figures DIR|none]
- *          [--plots DIR] [--quiet] [experiment options]
+ *          [--plots DIR] [--quiet] [--resume | --shard I/K | --merge]
+ *          [experiment options]
  * that writes its CSVs atomically into --out DIR, renders its gnuplot
  * scripts (experiments/plots/<script>.gp) into the figure directory (the
  * same DIR unless --figures says otherwise) and reports progress on stderr.
  * Data files carry no timings, so two runs with the same seed write
- * byte-identical CSVs; the wall time goes to stderr only.
+ * byte-identical CSVs; the wall time goes to stderr only.  Sweeps run
+ * through the sweep engine (sweep.h): journaled, resumable, shardable.
  *
  * Use:
  *     exp_ctx ctx;
@@ -37,6 +39,12 @@ typedef struct exp_ctx {
     const char *figures; /* figure directory: NULL = out, "none" = skip figures */
     const char *plots;   /* gnuplot script directory: NULL = search (see exp_plots_dir) */
     int quiet;           /* no progress lines */
+    int resume, merge;   /* sweep engine: reuse journals / only assemble (sweep.h) */
+    const char *shard;   /* --shard I/K as given, NULL without */
+    size_t shard_i, shard_k;
+    int argc;            /* the command line, for the journal signature */
+    char **argv;
+    char tag[32];        /* "[rank r/P]" under MPI, printed after the name */
     double t_start;      /* monotonic clock at exp_parse, for the final wall time */
     char out_default[256];
     char help_out[320], help_figures[320], help_plots[320]; /* --help texts */

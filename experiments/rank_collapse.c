@@ -15,8 +15,10 @@
  * DIR/rank_collapse_summary.csv (per variant and depth: median, min, max) and
  * DIR/rank_collapse_fits.csv (per run: the measured decay fits), then renders
  * experiments/plots/rank_collapse.gp into the figure directory
- * (rank_collapse.{png,svg}; default the --out DIR, 'none' skips). */
+ * (rank_collapse.{png,svg}; default the --out DIR, 'none' skips).
+ * One configuration of the sweep engine (sweep.h) = one variant and seed. */
 #include "common.h"
+#include "sweep.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@
 typedef struct experiment {
     exp_ctx ctx;
     size_t n, d, heads, layers, seeds;
+    double *rel; /* [configuration][depth]: relative residual, from the journal records */
+    size_t *rank;
 } experiment;
 
 static const char *const variant_names[4] = {"pure", "mlp", "skip", "skip_mlp"};
@@ -77,12 +81,20 @@ static int write_summary(const experiment *e, const double *rel, const size_t *r
     return code;
 }
 
-/* One run of variant v with the s-th seed: every depth into the main CSV,
- * the decay fits into the fits CSV, the residuals and ranks into rel, rank. */
-static int run_one(const experiment *e, size_t v, size_t s, FILE *all, FILE *fits, double *rel,
-                   size_t *rank)
+/* Configuration i = variant i / seeds, seed index i % seeds. */
+static void describe(void *user, size_t i, char *buf, size_t len)
 {
-    size_t L1 = e->layers + 1;
+    const experiment *e = user;
+    snprintf(buf, len, "%s seed %zu/%zu", variant_names[i / e->seeds], i % e->seeds + 1,
+             e->seeds);
+}
+
+/* One run: every depth into the main CSV, the decay fits into the fits CSV,
+ * the residual and rank at each depth as the state (for the summary). */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
+{
+    experiment *e = user;
+    size_t v = i / e->seeds, s = i % e->seeds, L1 = e->layers + 1;
     ar_collapse_opts o = ar_collapse_opts_default();
     o.n = e->n;
     o.d = e->d;
@@ -92,59 +104,68 @@ static int run_one(const experiment *e, size_t v, size_t s, FILE *all, FILE *fit
     o.skip = v >= 2;
     uint64_t cfg[4] = {e->n, e->d, e->heads, s};
     o.seed = ar_seed_derive(e->ctx.seed, cfg, 4);
-    exp_progress(&e->ctx, "%s seed %zu/%zu", variant_names[v], s + 1, e->seeds);
     ar_collapse_result r;
     ar_error err = {{0}};
     int rc = ar_collapse_run(&o, NULL, &r, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "collapse run");
+    double *state = malloc(2 * L1 * sizeof *state);
+    if (state == NULL) {
+        ar_collapse_result_free(&r);
+        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    }
     for (size_t l = 0; l < L1; l++) {
         const ar_collapse_depth *dp = &r.depths[l];
-        rel[(v * e->seeds + s) * L1 + l] = dp->norms.rel_res_fro;
-        rank[(v * e->seeds + s) * L1 + l] = dp->rank.rank;
-        fprintf(all, "%s,%d,%d,%zu,%llu,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%.17g\n",
+        state[l] = dp->norms.rel_res_fro;
+        state[L1 + l] = (double)dp->rank.rank; /* exact: ranks are far below 2^53 */
+        fprintf(rec->fp[0], "%s,%d,%d,%zu,%llu,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%.17g\n",
                 variant_names[v], o.skip, o.mlp, s, (unsigned long long)o.seed, l,
                 dp->norms.norm_fro, dp->norms.res_fro, dp->norms.rel_res_fro,
                 dp->norms.res_1inf, dp->norms.rel_res_1inf, dp->ratio, dp->rank.rank,
                 dp->rank.threshold);
     }
-    fprintf(fits, "%s,%zu,%llu,%zu,%.17g,%.17g,%.17g,%zu\n", variant_names[v], s,
+    fprintf(rec->fp[1], "%s,%zu,%llu,%zu,%.17g,%.17g,%.17g,%zu\n", variant_names[v], s,
             (unsigned long long)o.seed, r.fit_last, r.geometric_slope, r.geometric_factor,
             r.order, r.order_pairs);
     ar_collapse_result_free(&r);
+    rc = exp_sweep_state(rec, state, 2 * L1 * sizeof *state);
+    free(state);
+    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+}
+
+/* Rebuild the summary's inputs from configuration i's state. */
+static int absorb(void *user, size_t i, const void *state, size_t len)
+{
+    experiment *e = user;
+    size_t L1 = e->layers + 1;
+    if (state == NULL || len != 2 * L1 * sizeof(double))
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of the wrong size");
+    const double *st = state;
+    for (size_t l = 0; l < L1; l++) {
+        e->rel[i * L1 + l] = st[l];
+        e->rank[i * L1 + l] = (size_t)st[L1 + l];
+    }
     return 0;
 }
 
-static int run(const experiment *e)
+static int run(experiment *e)
 {
     size_t L1 = e->layers + 1;
-    double *rel = malloc(4 * e->seeds * L1 * sizeof *rel);
-    size_t *rank = malloc(4 * e->seeds * L1 * sizeof *rank);
-    exp_csv all, fits;
-    memset(&all, 0, sizeof all);
-    memset(&fits, 0, sizeof fits);
-    int code = (rel && rank) ? 0 : exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    e->rel = malloc(4 * e->seeds * L1 * sizeof *e->rel);
+    e->rank = malloc(4 * e->seeds * L1 * sizeof *e->rank);
+    static const char *const files[] = {"rank_collapse.csv", "rank_collapse_fits.csv"};
+    static const char *const headers[] = {
+        "variant,skip,mlp,seed_index,seed,depth,norm_fro,res_fro,rel_res_fro,"
+        "res_1inf,rel_res_1inf,ratio,rank,threshold",
+        "variant,seed_index,seed,fit_last_depth,geometric_slope,"
+        "geometric_factor,order,order_pairs"};
+    exp_sweep_spec spec = {4 * e->seeds, 2, files, headers, run_one, absorb, NULL, describe};
+    int code = (e->rel && e->rank) ? exp_sweep_run(&e->ctx, &spec, e)
+                                   : exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     if (code == 0)
-        code = exp_csv_open(&e->ctx, &all, "rank_collapse.csv",
-                            "variant,skip,mlp,seed_index,seed,depth,norm_fro,res_fro,rel_res_fro,"
-                            "res_1inf,rel_res_1inf,ratio,rank,threshold");
-    if (code == 0)
-        code = exp_csv_open(&e->ctx, &fits, "rank_collapse_fits.csv",
-                            "variant,seed_index,seed,fit_last_depth,geometric_slope,"
-                            "geometric_factor,order,order_pairs");
-    for (size_t v = 0; code == 0 && v < 4; v++)
-        for (size_t s = 0; code == 0 && s < e->seeds; s++)
-            code = run_one(e, v, s, all.fp, fits.fp, rel, rank);
-    if (code == 0)
-        code = exp_csv_commit(&e->ctx, &all);
-    if (code == 0)
-        code = exp_csv_commit(&e->ctx, &fits);
-    exp_csv_abort(&all);
-    exp_csv_abort(&fits);
-    if (code == 0)
-        code = write_summary(e, rel, rank);
-    free(rel);
-    free(rank);
+        code = write_summary(e, e->rel, e->rank);
+    free(e->rel);
+    free(e->rank);
     if (code != 0)
         return code;
     static const char *const figs[] = {"rank_collapse.png", "rank_collapse.svg"};
