@@ -63,6 +63,7 @@ int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *d
     ctx->t_start = exp_now();
     snprintf(ctx->out_default, sizeof ctx->out_default, "out/%s", doc->name);
     ctx->out = ctx->out_default;
+    ctx->threads = 1;
     if (defaults != NULL) {
         if (defaults->out != NULL)
             ctx->out = defaults->out;
@@ -92,6 +93,8 @@ int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *d
         {"--figures", CLI_STRING, &ctx->figures, "DIR", ctx->help_figures, 0, NULL},
         {"--plots", CLI_STRING, &ctx->plots, "DIR", ctx->help_plots, 0, NULL},
         {"--quiet", CLI_SWITCH, &ctx->quiet, NULL, "no progress lines on stderr", 0, NULL},
+        {"--threads", CLI_SIZE, &ctx->threads, "T",
+         "BLAS threads (default 1); byte-identical reruns need the same T", 1, NULL},
         {"--resume", CLI_SWITCH, &ctx->resume, NULL,
          "reuse the configurations finished by an interrupted run (journals in DIR)", 0, NULL},
         {"--shard", CLI_STRING, &ctx->shard, "I/K",
@@ -112,6 +115,7 @@ int exp_parse_ex(exp_ctx *ctx, const cli_command_doc *doc, const exp_defaults *d
         return cli_usage_error(ctx->name, "give --quick or --full, not both");
     ctx->argc = argc;
     ctx->argv = argv;
+    cli_set_blas_threads((int)(ctx->threads < 64 ? ctx->threads : 64));
     code = parse_shard(ctx);
     if (code >= 0)
         return code;

@@ -39,6 +39,7 @@ typedef struct exp_ctx {
     const char *figures; /* figure directory: NULL = out, "none" = skip figures */
     const char *plots;   /* gnuplot script directory: NULL = search (see exp_plots_dir) */
     int quiet;           /* no progress lines */
+    size_t threads;      /* BLAS threads (default 1: results depend on it) */
     int resume, merge;   /* sweep engine: reuse journals / only assemble (sweep.h) */
     const char *shard;   /* --shard I/K as given, NULL without */
     size_t shard_i, shard_k;

@@ -39,6 +39,20 @@ AR_API int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_err
 /* Parse a .npy image already in memory (for fuzzing and tests). */
 AR_API int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, size_t max_bytes,
                         ar_error *err);
+/* What a .npy header says, checked against the file (size on disk equals
+ * the data the header declares), without reading the data: for readers
+ * that place the data themselves (MPI-IO).  rows, cols, count as in ar_array. */
+typedef struct ar_npy_info {
+    size_t data_offset;              /* first data byte */
+    size_t itemsize;                 /* 4 (float32) or 8 (float64) */
+    int big_endian;
+    int fortran;                     /* 1: column-major on disk */
+    size_t ndim;
+    size_t shape[AR_ARRAY_MAX_DIMS];
+    size_t rows, cols, count;
+} ar_npy_info;
+
+AR_API int ar_npy_read_info(const char *path, ar_npy_info *info, ar_error *err);
 /* Write one matrix as a little-endian float64 .npy in Fortran order (atomic). */
 AR_API int ar_npy_write(const char *path, const ar_matrix *m, ar_error *err);
 

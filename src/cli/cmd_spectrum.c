@@ -1,6 +1,7 @@
 /* attnrank spectrum: singular spectrum, numerical rank and every rank metric
  * of matrices from a file (.npy stacks, CSV) or of generated attention heads. */
 #include "cli.h"
+#include "spectrum_dist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,11 @@ typedef struct spectrum_args {
     const char *csv;
     size_t max_print;
     size_t threads;
+    int distributed;       /* --distributed: ScaLAPACK under mpirun */
+    size_t block;          /* its block size (0: default) */
+    const char *grid;      /* its process grid "RxC" (NULL: chosen) */
+    cli_dist_opts dist;    /* parsed from block and grid */
+    int mpi_rank;          /* 0 unless distributed; only rank 0 prints */
 } spectrum_args;
 
 /* One analysed matrix: its label, spectrum and metrics. */
@@ -114,12 +120,16 @@ static int write_csv(const char *path, const spectrum_item *items, size_t count)
     return rc == AR_OK ? 0 : cli_status_error("spectrum", rc, &err, NULL);
 }
 
+static void free_items_one(spectrum_item *it)
+{
+    free(it->s);
+    json_decref(it->index);
+}
+
 static void free_items(spectrum_item *items, size_t count)
 {
-    for (size_t t = 0; t < count; t++) {
-        free(items[t].s);
-        json_decref(items[t].index);
-    }
+    for (size_t t = 0; t < count; t++)
+        free_items_one(&items[t]);
     free(items);
 }
 
@@ -290,10 +300,87 @@ static int run_file(const spectrum_args *args)
     return code;
 }
 
+static int run_random(const spectrum_args *args);
+
+/* --distributed FILE: one matrix, ScaLAPACK over the MPI processes; rank 0
+ * reports exactly as for a serial run. */
+static int run_file_distributed(const spectrum_args *args)
+{
+    cli_dist_result res;
+    ar_error err = {{0}};
+    int rc = cli_dist_svals_npy(args->file, &args->dist, &res, &err);
+    if (rc != AR_OK) {
+        free(res.s);
+        return args->mpi_rank == 0 ? cli_status_error("spectrum", rc, &err, NULL)
+                                   : cli_exit_code(rc);
+    }
+    spectrum_item item;
+    memset(&item, 0, sizeof item);
+    snprintf(item.label, sizeof item.label, "%s (ScaLAPACK, %zu x %zu processes, block %zu)",
+             args->file, res.grid_rows, res.grid_cols, res.block);
+    item.index = json_array();
+    item.rows = res.rows;
+    item.cols = res.cols;
+    item.k = res.k;
+    item.s = res.s;
+    item.expected_rank = -1;
+    ar_rank_opts opts;
+    int code = resolve_opts(args, res.precision, &opts);
+    if (code < 0) {
+        rc = ar_rank_metrics_compute(item.s, item.k, item.rows, item.cols, &opts, &item.metrics);
+        code = rc != AR_OK ? cli_status_error("spectrum", rc, NULL, args->file)
+               : args->mpi_rank == 0 ? report(args, args->file, &item, 1)
+                                     : 0;
+    }
+    free_items_one(&item);
+    return code;
+}
+
+/* Options of --distributed: --block NB, --grid RxC. */
+static int parse_dist_opts(spectrum_args *args)
+{
+    args->dist.block = args->block;
+    if (args->grid == NULL)
+        return -1;
+    char tail = 0;
+    unsigned long r = 0, c = 0;
+    if (sscanf(args->grid, "%lux%lu%c", &r, &c, &tail) != 2 || r == 0 || c == 0 ||
+        r > 65536 || c > 65536)
+        return cli_usage_error("spectrum", "--grid: expected RxC with R, C >= 1, got '%s'",
+                               args->grid);
+    args->dist.grid_rows = r;
+    args->dist.grid_cols = c;
+    return -1;
+}
+
+static int run_distributed(spectrum_args *args)
+{
+    int code = parse_dist_opts(args);
+    if (code >= 0)
+        return code;
+    if (args->random_attention && strcmp(args->of, "logits") != 0)
+        return cli_usage_error("spectrum",
+                               "--distributed with --random-attention takes --of logits (write "
+                               "scores to a .npy and pass the file)");
+    ar_error err = {{0}};
+    int size = 1;
+    int rc = cli_dist_begin(&args->mpi_rank, &size, &err);
+    if (rc != AR_OK)
+        return cli_status_error("spectrum", rc, &err, NULL);
+    if (args->random_attention)
+        code = run_random(args);
+    else if (args->file == NULL)
+        code = cli_usage_error("spectrum", "missing FILE (or --random-attention; see --help)");
+    else
+        code = run_file_distributed(args);
+    cli_dist_end();
+    return code;
+}
+
 /* Logit spectrum of one head from its factors, never forming the n x n
  * matrix: O(n d_p^2) instead of O(n^3). */
-static int head_logit_spectrum(const ar_heads *heads, size_t k, const ar_matrix *x,
-                               const ar_rank_opts *opts, spectrum_item *it)
+static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads, size_t k,
+                               const ar_matrix *x, const ar_rank_opts *opts, spectrum_item *it)
 {
     size_t n = x->cols;
     ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
@@ -304,8 +391,18 @@ static int head_logit_spectrum(const ar_heads *heads, size_t k, const ar_matrix 
         rc = ar_matrix_alloc(&g, heads->dp, n);
     if (rc == AR_OK)
         rc = ar_attention_logit_factors(x, &heads->wq[k], &heads->wk[k], &f, &g);
-    if (rc == AR_OK)
+    if (rc == AR_OK && args->distributed) {
+        cli_dist_result res;
+        ar_error err = {{0}};
+        rc = cli_dist_svals_factored(&f, &g, &args->dist, &res, &err);
+        if (rc == AR_OK)
+            memcpy(it->s, res.s, n * sizeof(double));
+        else if (args->mpi_rank == 0)
+            cli_status_error("spectrum", rc, &err, "distributed logits");
+        free(res.s);
+    } else if (rc == AR_OK) {
         rc = ar_spectrum_svals_factored(&f, &g, it->s);
+    }
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(it->s, n, n, n, opts, &it->metrics);
     ar_matrix_free(&f);
@@ -401,11 +498,15 @@ static int run_random(const spectrum_args *args)
         size_t bound = dp < args->d ? dp : args->d;
         it->expected_rank = scores ? -1 : (long)(bound < args->n ? bound : args->n);
         rc = scores ? head_score_spectrum(&heads, k, &x, axis, ws, &opts, it)
-                    : head_logit_spectrum(&heads, k, &x, &opts, it);
+                    : head_logit_spectrum(args, &heads, k, &x, &opts, it);
     }
-    if (rc == AR_OK)
+    if (rc == AR_OK && args->mpi_rank == 0)
         code = report(args, scores ? "random attention scores" : "random attention logits",
                       items, count);
+    else if (rc == AR_OK)
+        code = 0;
+    else if (args->distributed)
+        code = cli_exit_code(rc); /* rank 0 printed the agreed message */
     else
         code = cli_status_error("spectrum", rc, NULL, "random attention");
     if (items)
@@ -451,6 +552,14 @@ int cmd_spectrum(int argc, char **argv)
         {"--threads", CLI_SIZE, &a.threads, "T",
          "threads over the matrices of a stack (0 = all CPUs; BLAS then runs 1 thread each)", 0,
          NULL},
+        {"--distributed", CLI_SWITCH, &a.distributed, NULL,
+         "under mpirun: ScaLAPACK over all processes (one .npy matrix read with MPI-IO, or "
+         "--random-attention logits from their factors); needs a -Dmpi=enabled build", 0, NULL},
+        {"--block", CLI_SIZE, &a.block, "NB", "block size of the distributed layout (64)", 1,
+         NULL},
+        {"--grid", CLI_STRING, &a.grid, "RxC",
+         "process grid of --distributed (default: as square as the process count allows)", 0,
+         NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON on stdout", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE",
          "write plot data: slice,index,sigma,sigma_normalised,cumulative_energy", 0, NULL},
@@ -462,6 +571,10 @@ int cmd_spectrum(int argc, char **argv)
     if (code >= 0)
         return code;
     a.file = npos > 0 ? pos[0] : NULL;
+    if ((a.block != 0 || a.grid != NULL) && !a.distributed)
+        return cli_usage_error("spectrum", "--block and --grid belong to --distributed");
+    if (a.distributed)
+        return run_distributed(&a);
     if (a.random_attention)
         return run_random(&a);
     if (a.file == NULL)

@@ -369,7 +369,7 @@ static int read_preamble(npy_source *src, size_t *header_start, size_t *header_l
                          ar_error *err)
 {
     unsigned char pre[12];
-    size_t got;
+    size_t got = 0;
     int rc = source_read(src, pre, 8, &got, err);
     if (rc != AR_OK)
         return rc;
@@ -776,15 +776,13 @@ int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, size_t max
     return npy_load(&src, out, max_bytes, err);
 }
 
-int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err)
+/* Open path as an npy_source with its size when it is a regular file. */
+static int source_open(const char *path, npy_source *src, ar_error *err)
 {
-    if (out == NULL || path == NULL)
-        return ar_error_set(err, AR_EINVAL, "ar_npy_read: NULL argument");
-    array_reset(out);
     FILE *fp = fopen(path, "rb");
     if (fp == NULL)
         return ar_error_set(err, AR_EIO, "%s: cannot open: %s", path, strerror(errno));
-    npy_source src = {path, fp, NULL, 0, 0, 0, 0};
+    npy_source s = {path, fp, NULL, 0, 0, 0, 0};
     struct stat st;
     int rc = AR_OK;
     if (fstat(fileno(fp), &st) != 0)
@@ -792,12 +790,67 @@ int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err
     else if (S_ISDIR(st.st_mode))
         rc = ar_error_set(err, AR_EIO, "%s: is a directory", path);
     else if (S_ISREG(st.st_mode) && st.st_size >= 0 && (uintmax_t)st.st_size <= SIZE_MAX) {
-        src.size_known = 1;
-        src.size = (size_t)st.st_size;
+        s.size_known = 1;
+        s.size = (size_t)st.st_size;
     }
+    if (rc != AR_OK) {
+        fclose(fp);
+        return rc;
+    }
+    *src = s;
+    return AR_OK;
+}
+
+int ar_npy_read_info(const char *path, ar_npy_info *info, ar_error *err)
+{
+    if (info == NULL || path == NULL)
+        return ar_error_set(err, AR_EINVAL, "ar_npy_read_info: NULL argument");
+    memset(info, 0, sizeof *info);
+    npy_source src;
+    int rc = source_open(path, &src, err);
+    if (rc != AR_OK)
+        return rc;
+    npy_header h;
+    memset(&h, 0, sizeof h);
+    size_t elements = 0, data_bytes = 0, alloc_bytes = 0;
+    if (!src.size_known)
+        rc = ar_error_set(err, AR_EIO, "%s: not a regular file (its size is needed)", path);
     if (rc == AR_OK)
-        rc = npy_load(&src, out, max_bytes, err);
-    fclose(fp);
+        rc = read_header(&src, &h, err);
+    if (rc == AR_OK)
+        rc = header_sizes(&src, &h, &elements, &data_bytes, &alloc_bytes, err);
+    if (rc == AR_OK)
+        rc = check_sizes(&src, &h, data_bytes, alloc_bytes, 0, err);
+    fclose(src.fp);
+    if (rc != AR_OK)
+        return rc;
+    ar_array dims;
+    memset(&dims, 0, sizeof dims);
+    fill_dims(&dims, &h);
+    info->data_offset = h.data_offset;
+    info->itemsize = h.itemsize;
+    info->big_endian = h.big_endian;
+    info->fortran = h.fortran;
+    info->ndim = h.ndim;
+    memcpy(info->shape, h.shape, sizeof h.shape);
+    info->rows = dims.rows;
+    info->cols = dims.cols;
+    info->count = dims.count;
+    return AR_OK;
+}
+
+int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err)
+{
+    if (out == NULL || path == NULL)
+        return ar_error_set(err, AR_EINVAL, "ar_npy_read: NULL argument");
+    array_reset(out);
+    npy_source src;
+    memset(&src, 0, sizeof src);
+    int rc = source_open(path, &src, err);
+    if (rc != AR_OK)
+        return rc;
+    rc = npy_load(&src, out, max_bytes, err);
+    fclose(src.fp);
     return rc;
 }
 
