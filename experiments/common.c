@@ -132,12 +132,22 @@ void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
 {
     if (ctx->quiet)
         return;
+    /* One write per line, so the lines of MPI ranks sharing stderr do not
+     * interleave. */
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s%s: ", ctx->name, ctx->tag);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s%s: ", ctx->name, ctx->tag);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    fwrite(line, 1, len, stderr);
+    fflush(stderr);
 }
 
 int exp_fail(const exp_ctx *ctx, int status, const ar_error *err, const char *what)

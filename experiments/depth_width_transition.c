@@ -5,7 +5,7 @@
  * beyond the sweep; and the allocation curve of the fitted transition law.
  *
  *   depth_width_transition [--quick | --full] [--seed S] [--seeds K]
- *                          [--out DIR] [--figures DIR|none] [--threads T]
+ *                          [--out DIR] [--figures DIR|none] [--grid-threads T]
  *                          [--plots DIR] [--quiet]
  *
  * Size budget: every matricisation has at most max_dim rows and columns
@@ -25,8 +25,11 @@
  * DIR: out/depth_width), then renders depth_width_rank, depth_width_ratio and
  * depth_width_allocation (PNG, SVG) with gnuplot into the figure directory
  * (default docs/figures; 'none' skips; skipped with a warning if gnuplot is
- * absent).  Options, CSVs and figures go through experiments/common.c. */
+ * absent).  Options, CSVs and figures go through experiments/common.c.
+ * One configuration of the sweep engine (sweep.h) = one seed of a sweep
+ * configuration, or one closed-form check beyond the sweep. */
 #include "common.h"
+#include "sweep.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,9 +47,34 @@ typedef struct dw_config {
     int residual;
 } dw_config;
 
+/* One measurement: a sweep configuration with seed index s, or a
+ * closed-form check beyond the sweep (s = 0).  rows x cols is the size of
+ * its matricisation at the template budget (for N >= 3 the template search
+ * may stop below it). */
+typedef struct dw_item {
+    dw_config c;
+    size_t s;
+    int beyond;
+    size_t rows, cols;
+} dw_item;
+
+/* What the summaries need of one measurement: the journal's state record
+ * (flat, no pointers). */
+typedef struct dw_state {
+    dw_config c;
+    uint64_t seed;
+    size_t rows, cols, exact_rank, float_rank;
+    int have_float, saturated;
+    double seconds; /* for the progress line about the largest matricisation only */
+} dw_state;
+
 typedef struct experiment {
     exp_ctx ctx;
     size_t seeds, threads, max_dim, max_dim_n4;
+    dw_item *items;    /* the sweep's configurations: items[0..nsweep) the sweep, */
+    size_t nitems;     /* then the checks beyond it */
+    size_t nsweep;
+    dw_state *states;  /* per item, rebuilt from the journal records */
 } experiment;
 
 /* ---- the sweeps ---- */
@@ -132,13 +160,30 @@ static ar_seprank_config base_config(const dw_config *c, uint64_t seed, size_t t
     return cfg;
 }
 
+/* The automatic template count within the size budget: the M of N = 2, the
+ * upper end of the search for N >= 3.  Depends on the configuration only,
+ * not on the seed. */
+static size_t template_budget(const experiment *e, ar_seprank_config *cfg,
+                              const ar_partition *part)
+{
+    cfg->max_dim = cfg->n >= 4 ? e->max_dim_n4 : e->max_dim;
+    return ar_seprank_auto_templates(cfg, part);
+}
+
+/* Templates of a check beyond the sweep: enough to see the predicted rank,
+ * whatever the budget. */
+static size_t beyond_templates(const dw_config *c)
+{
+    double pred = exp(closed_form_log(c->d, c->layers));
+    return (size_t)floor(pred + 0.5) + 1;
+}
+
 /* Templates for one configuration: see the header comment. */
 static int choose_templates(const experiment *e, ar_seprank_config *cfg, size_t *m_out)
 {
     ar_partition part;
     ar_partition_half(cfg->n, &part);
-    cfg->max_dim = cfg->n >= 4 ? e->max_dim_n4 : e->max_dim;
-    size_t cap = ar_seprank_auto_templates(cfg, &part);
+    size_t cap = template_budget(e, cfg, &part);
     if (cfg->n == 2) {
         *m_out = cap;
         return AR_OK;
@@ -177,9 +222,7 @@ static int measure(const experiment *e, const dw_config *c, size_t s, int beyond
     double t0 = exp_now();
     size_t m = 0;
     if (beyond) {
-        /* Enough templates to see the predicted rank, whatever the budget. */
-        double pred = exp(closed_form_log(c->d, c->layers));
-        m = (size_t)floor(pred + 0.5) + 1;
+        m = beyond_templates(c);
         cfg.nprimes = 1;
         cfg.do_float = 0;
     } else {
@@ -199,19 +242,16 @@ static int measure(const experiment *e, const dw_config *c, size_t s, int beyond
     return 0;
 }
 
-static void progress_row(const experiment *e, const row_out *o, size_t index, size_t total,
-                         const char *what)
+/* The result line after the engine's "[k/K] <describe>" line. */
+static void progress_row(const experiment *e, const row_out *o)
 {
     const ar_seprank_result *r = &o->r;
     char fl[64] = "";
     if (r->have_float)
         snprintf(fl, sizeof fl, ", float %zu", r->float_rank);
-    exp_progress(&e->ctx,
-                 "[%zu/%zu] %s N=%zu L=%zu d=%zu H=%zu%s seed %llu: %zu x %zu, exact %zu%s, "
-                 "bound e^%.3g%s (%.2f s)",
-                 index, total, what, o->c.n, o->c.layers, o->c.d, o->c.heads,
-                 o->c.residual ? " residual" : "", (unsigned long long)o->seed, r->rows, r->cols,
-                 r->exact_rank, fl, r->bound_log, r->saturated ? ", SATURATED" : "", o->seconds);
+    exp_progress(&e->ctx, "  seed %llu: %zu x %zu, exact %zu%s, bound e^%.3g%s (%.2f s)",
+                 (unsigned long long)o->seed, r->rows, r->cols, r->exact_rank, fl, r->bound_log,
+                 r->saturated ? ", SATURATED" : "", o->seconds);
 }
 
 static void write_rank_row(FILE *fp, const row_out *o)
@@ -243,7 +283,7 @@ static void write_rank_row(FILE *fp, const row_out *o)
 /* Figure data: per width (N = 2, H = 1, no residual), a block per width with
  * depths 1..6: ln of the mean measured exact and float ranks (blank where
  * not measured or saturated), the three bounds and the closed form. */
-static int write_plot_data(const experiment *e, const row_out *rows, size_t count)
+static int write_plot_data(const experiment *e, const dw_state *rows, size_t count)
 {
     exp_csv csv;
     int code = exp_csv_open(&e->ctx, &csv, "depth_width_rank_plot.csv",
@@ -255,7 +295,7 @@ static int write_plot_data(const experiment *e, const row_out *rows, size_t coun
     FILE *fp = csv.fp;
     size_t widths[64], nw = 0;
     for (size_t i = 0; i < count; i++) {
-        const row_out *o = &rows[i];
+        const dw_state *o = &rows[i];
         if (o->c.n != 2 || o->c.heads != 1 || o->c.residual || o->c.d > 16)
             continue;
         size_t j = 0;
@@ -278,14 +318,14 @@ static int write_plot_data(const experiment *e, const row_out *rows, size_t coun
             double se = 0.0, sf = 0.0;
             size_t ke = 0, kf = 0;
             for (size_t i = 0; i < count; i++) {
-                const row_out *o = &rows[i];
+                const dw_state *o = &rows[i];
                 if (o->c.n != 2 || o->c.heads != 1 || o->c.residual || o->c.d != d ||
-                    o->c.layers != L || o->r.saturated)
+                    o->c.layers != L || o->saturated)
                     continue;
-                se += log((double)o->r.exact_rank);
+                se += log((double)o->exact_rank);
                 ke++;
-                if (o->r.have_float && o->r.float_rank > 0) {
-                    sf += log((double)o->r.float_rank);
+                if (o->have_float && o->float_rank > 0) {
+                    sf += log((double)o->float_rank);
                     kf++;
                 }
             }
@@ -372,24 +412,27 @@ static int render_figures(const experiment *e)
     return code;
 }
 
-/* ---- main ---- */
+/* ---- the sweep's configurations ---- */
 
-/* One CSV of rank rows (the sweep, or the checks beyond it). */
-static int write_rank_csv(const experiment *e, const char *file, const row_out *rows,
-                          size_t count)
+/* rows x cols of an item's matricisation: exact for N = 2 and the checks
+ * beyond the sweep, the template budget's for N >= 3; 0 x 0 when the shape
+ * is out of range (the measurement then reports the error). */
+static void item_shape(const experiment *e, dw_item *it)
 {
-    exp_csv csv;
-    int code = exp_csv_open(&e->ctx, &csv, file, RANK_HEADER);
-    if (code != 0)
-        return code;
-    for (size_t i = 0; i < count; i++)
-        write_rank_row(csv.fp, &rows[i]);
-    code = exp_csv_commit(&e->ctx, &csv);
-    exp_csv_abort(&csv);
-    return code;
+    ar_seprank_config cfg = base_config(&it->c, 0, 1);
+    ar_partition part;
+    it->rows = it->cols = 0;
+    if (ar_partition_half(it->c.n, &part) != AR_OK)
+        return;
+    size_t m = it->beyond ? beyond_templates(&it->c) : template_budget(e, &cfg, &part);
+    if (ar_grid_shape(&part, m, 0, &it->rows, &it->cols) != AR_OK)
+        it->rows = it->cols = 0;
 }
 
-static int run(const experiment *e)
+/* Every measurement, in the order of the CSVs: the sweep configurations
+ * with their seeds, then the checks beyond the sweep.  Decided from the
+ * options alone, so every shard and MPI rank lists the same items. */
+static int build_items(experiment *e)
 {
     dw_config full[256];
     const dw_config *sweep = quick_sweep, *beyond = quick_beyond;
@@ -401,69 +444,147 @@ static int run(const experiment *e)
         beyond = full_beyond;
         nbeyond = sizeof full_beyond / sizeof full_beyond[0];
     }
-    size_t total = nsweep * e->seeds;
-    row_out *rows = calloc(total, sizeof *rows);
-    row_out *checks = calloc(nbeyond, sizeof *checks);
-    if (rows == NULL || checks == NULL) {
-        free(rows);
-        free(checks);
+    size_t cap = nsweep * e->seeds + nbeyond;
+    e->items = calloc(cap, sizeof *e->items);
+    e->states = calloc(cap, sizeof *e->states);
+    if (e->items == NULL || e->states == NULL)
         return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
-    }
-    int code = 0;
-    size_t done = 0, cdone = 0;
-    double largest_time = 0.0;
-    size_t largest = 0, largest_index = 0;
-    for (size_t i = 0; code == 0 && i < nsweep; i++)
-        for (size_t s = 0; code == 0 && s < e->seeds; s++) {
-            /* full mode: a third seed only where the matrix has <= 1024 rows */
-            if (e->ctx.full && s >= 2 && done > 0 && rows[done - 1].r.rows > 1024)
+    size_t k = 0;
+    for (size_t i = 0; i < nsweep; i++)
+        for (size_t s = 0; s < e->seeds; s++) {
+            dw_item it = {sweep[i], s, 0, 0, 0};
+            item_shape(e, &it);
+            /* full mode: a third seed only where the matrix has <= 1024 rows.
+             * Decided on the budget's rows, known before any measurement:
+             * exact for N = 2; for N >= 3 a bound that never exceeds 1024
+             * here (N = 3: M <= 64 rows; N = 4: M^2 <= 1024). */
+            if (e->ctx.full && s >= 2 && it.rows > 1024)
                 continue;
-            code = measure(e, &sweep[i], s, 0, &rows[done]);
-            if (code == 0) {
-                progress_row(e, &rows[done], done + 1, total, "sweep");
-                size_t sz = rows[done].r.rows * rows[done].r.cols;
-                if (sz > largest) {
-                    largest = sz;
-                    largest_index = done;
-                    largest_time = rows[done].seconds;
-                }
-                done++;
-            }
+            e->items[k++] = it;
         }
-    /* The N = 2 closed form, beyond the sweep. */
-    size_t failures = 0;
-    for (size_t i = 0; code == 0 && i < nbeyond; i++) {
-        code = measure(e, &beyond[i], 0, 1, &checks[cdone]);
-        if (code == 0) {
-            progress_row(e, &checks[cdone], cdone + 1, nbeyond, "closed form check");
-            double pred = exp(closed_form_log(beyond[i].d, beyond[i].layers));
-            if (fabs(pred - (double)checks[cdone].r.exact_rank) >= 0.5)
-                failures++;
-            cdone++;
-        }
+    e->nsweep = k;
+    for (size_t i = 0; i < nbeyond; i++) {
+        dw_item it = {beyond[i], 0, 1, 0, 0};
+        item_shape(e, &it);
+        e->items[k++] = it;
     }
-    if (code == 0)
-        code = write_rank_csv(e, "depth_width_ranks.csv", rows, done);
-    if (code == 0)
-        code = write_rank_csv(e, "depth_width_closed_form.csv", checks, cdone);
-    if (code == 0)
-        code = write_plot_data(e, rows, done);
+    e->nitems = k;
+    return 0;
+}
+
+static void describe(void *user, size_t i, char *buf, size_t len)
+{
+    const experiment *e = user;
+    const dw_item *it = &e->items[i];
+    char seed[32] = "";
+    if (!it->beyond)
+        snprintf(seed, sizeof seed, " seed index %zu", it->s);
+    snprintf(buf, len, "%s N=%zu L=%zu d=%zu H=%zu%s%s (%s%zu x %zu)",
+             it->beyond ? "closed form check" : "sweep", it->c.n, it->c.layers, it->c.d,
+             it->c.heads, it->c.residual ? " residual" : "", seed,
+             !it->beyond && it->c.n >= 3 ? "at most " : "", it->rows, it->cols);
+}
+
+/* Elimination on the matricisation: rows x cols x min(rows, cols). */
+static double cost(void *user, size_t i)
+{
+    const experiment *e = user;
+    const dw_item *it = &e->items[i];
+    double r = (double)it->rows, c = (double)it->cols;
+    return r * c * (r < c ? r : c);
+}
+
+/* One measurement: its rank row into the sweep's CSV (fp[0]) or the
+ * closed-form CSV (fp[1]), what the summaries need as the state. */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
+{
+    experiment *e = user;
+    const dw_item *it = &e->items[i];
+    row_out o;
+    memset(&o, 0, sizeof o);
+    int code = measure(e, &it->c, it->s, it->beyond, &o);
+    if (code != 0)
+        return code;
+    progress_row(e, &o);
+    write_rank_row(rec->fp[it->beyond ? 1 : 0], &o);
+    /* Zeroed and filled member by member: no uninitialised padding bytes
+     * go into the journal. */
+    dw_state st;
+    memset(&st, 0, sizeof st);
+    st.c.n = it->c.n;
+    st.c.layers = it->c.layers;
+    st.c.d = it->c.d;
+    st.c.heads = it->c.heads;
+    st.c.residual = it->c.residual;
+    st.seed = o.seed;
+    st.rows = o.r.rows;
+    st.cols = o.r.cols;
+    st.exact_rank = o.r.exact_rank;
+    st.float_rank = o.r.float_rank;
+    st.have_float = o.r.have_float;
+    st.saturated = o.r.saturated;
+    st.seconds = o.seconds;
+    ar_seprank_result_free(&o.r);
+    int rc = exp_sweep_state(rec, &st, sizeof st);
+    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+}
+
+static int absorb(void *user, size_t i, const void *state, size_t len)
+{
+    experiment *e = user;
+    if (state == NULL || len != sizeof(dw_state))
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of the wrong size");
+    memcpy(&e->states[i], state, sizeof(dw_state));
+    return 0;
+}
+
+/* The summaries after the sweep: plot data, allocation, the largest
+ * matricisation and the closed-form tally (stderr).  *failures counts the
+ * checks the closed form missed. */
+static int write_summaries(const experiment *e, size_t *failures)
+{
+    const dw_state *rows = e->states, *checks = e->states + e->nsweep;
+    size_t nchecks = e->nitems - e->nsweep;
+    *failures = 0;
+    for (size_t i = 0; i < nchecks; i++) {
+        double pred = exp(closed_form_log(checks[i].c.d, checks[i].c.layers));
+        if (fabs(pred - (double)checks[i].exact_rank) >= 0.5)
+            (*failures)++;
+    }
+    int code = write_plot_data(e, rows, e->nsweep);
     if (code == 0)
         code = write_allocation(e);
-    if (code == 0 && done > 0) {
-        const row_out *o = &rows[largest_index];
+    if (code == 0 && e->nsweep > 0) {
+        size_t largest = 0, li = 0;
+        for (size_t i = 0; i < e->nsweep; i++)
+            if (rows[i].rows * rows[i].cols > largest) {
+                largest = rows[i].rows * rows[i].cols;
+                li = i;
+            }
+        const dw_state *o = &rows[li];
         exp_progress(&e->ctx, "largest sweep matricisation %zu x %zu (N=%zu L=%zu d=%zu H=%zu) "
                               "in %.1f s",
-                     o->r.rows, o->r.cols, o->c.n, o->c.layers, o->c.d, o->c.heads, largest_time);
+                     o->rows, o->cols, o->c.n, o->c.layers, o->c.d, o->c.heads, o->seconds);
         exp_progress(&e->ctx, "closed form C(d + (3^L-1)/2, d) beyond the sweep: %zu of %zu hold",
-                     cdone - failures, cdone);
+                     nchecks - *failures, nchecks);
     }
-    for (size_t i = 0; i < done; i++)
-        ar_seprank_result_free(&rows[i].r);
-    for (size_t i = 0; i < cdone; i++)
-        ar_seprank_result_free(&checks[i].r);
-    free(rows);
-    free(checks);
+    return code;
+}
+
+static int run(experiment *e)
+{
+    static const char *const files[] = {"depth_width_ranks.csv", "depth_width_closed_form.csv"};
+    static const char *const headers[] = {RANK_HEADER, RANK_HEADER};
+    int code = build_items(e);
+    if (code == 0) {
+        exp_sweep_spec spec = {e->nitems, 2, files, headers, run_one, absorb, cost, describe};
+        code = exp_sweep_run(&e->ctx, &spec, e);
+    }
+    size_t failures = 0;
+    if (code == 0)
+        code = write_summaries(e, &failures);
+    free(e->items);
+    free(e->states);
     if (code == 0)
         code = render_figures(e);
     if (code == 0 && failures > 0) {
@@ -490,7 +611,9 @@ int main(int argc, char **argv)
     const cli_option extra[] = {
         {"--seeds", CLI_SIZE, &seeds, "K", "seeds per configuration (default 2 quick, 3 full)",
          1, NULL},
-        {"--threads", CLI_SIZE, &threads, "T", "grid evaluation threads (default 2)", 1, NULL},
+        /* not --threads: that is the common option for BLAS threads (common.c) */
+        {"--grid-threads", CLI_SIZE, &threads, "T",
+         "grid evaluation threads (default 2; results do not depend on it)", 1, NULL},
     };
     /* This program's own defaults, kept from before the shared plumbing:
      * figures go to docs/figures, scripts come from the configured source

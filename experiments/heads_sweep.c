@@ -23,10 +23,13 @@
  *        fits on 1 (about a second).
  * Outputs in DIR: heads_sweep.csv (one line per d, h, layer kind, family),
  * heads_sweep_configs.csv (per d: the largest bottleneck-free head counts),
- * and the figure heads_sweep.{png,svg}. */
+ * and the figure heads_sweep.{png,svg}.
+ * One configuration of the sweep engine (sweep.h) = one target (family, sample). */
 #include "common.h"
+#include "sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,14 +52,25 @@ static const family_spec families[] = {
 };
 #define NFAM (sizeof families / sizeof families[0])
 
+/* What one target gives at one head size k (NaN when not measured). */
+typedef struct cell_state {
+    double logit_rel, kl, max_abs;
+} cell_state;
+
+/* A configuration's state blob: this header, then n + 1 cell_state (k = 0..n). */
+typedef struct target_state {
+    uint64_t n, min_head_size;
+} target_state;
+
 typedef struct experiment {
     exp_ctx ctx;
     size_t n;
     size_t ds[2];
     size_t targets;      /* per family, for ranks and logit errors */
     size_t fit_targets;  /* per family, the first ones, for KL */
-    /* per family and target: minimal head size; per head size 0..n: relative
-     * logit error, and KL / max-abs error (NaN when not measured) */
+    /* per family and target (from the journal records): minimal head size;
+     * per head size 0..n: relative logit error, and KL / max-abs error (NaN
+     * when not measured) */
     size_t *min_size;
     double *logit_rel, *kl, *max_abs;
     unsigned char *need;  /* head sizes some configuration uses */
@@ -86,89 +100,168 @@ static void mark_needed(experiment *e)
     }
 }
 
-/* Analyse one target at every needed head size. */
-static int measure_target(experiment *e, size_t f, size_t s, ar_represent_workspace *rws,
-                          ar_fit_workspace *fws, ar_matrix *p, gsl_rng *rng)
+/* The workspaces of one target. */
+typedef struct target_ws {
+    ar_represent_workspace *rws;
+    ar_fit_workspace *fws;
+    ar_matrix p;
+    gsl_rng *rng;
+} target_ws;
+
+/* Analyse target s of family f at every needed head size into cells
+ * (n + 1 of them, NaN on entry). */
+static int measure_target(const experiment *e, size_t f, size_t s, target_ws *w,
+                          cell_state *cells, size_t *min_size)
 {
     const family_spec *fs = &families[f];
     size_t n = e->n;
     ar_error err = {{0}};
     uint64_t cfg[3] = {f, n, s};
     uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 3);
-    gsl_rng_set(rng, (unsigned long)seed);
+    gsl_rng_set(w->rng, (unsigned long)seed);
     ar_target_opts to = ar_target_opts_default();
     to.noise = fs->noise;
     if (fs->rank_div > 0)
         to.rank = n / fs->rank_div > 0 ? n / fs->rank_div : 1;
-    int rc = ar_target_generate(fs->family, &to, rng, p);
+    int rc = ar_target_generate(fs->family, &to, w->rng, &w->p);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
-    rc = ar_represent_analyze(rws, p, NULL, NULL, &rr, &err);
+    rc = ar_represent_analyze(w->rws, &w->p, NULL, NULL, &rr, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "representability analysis");
-    e->min_size[f * e->targets + s] = rr.min_head_size;
+    *min_size = rr.min_head_size;
     int fit = s < e->fit_targets;
-    if (fit && (rc = ar_fit_set_target(fws, p, NULL, &err)) != AR_OK)
+    if (fit && (rc = ar_fit_set_target(w->fws, &w->p, NULL, &err)) != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "fit target");
     for (size_t k = 1; k <= n; k++) {
         if (!e->need[k])
             continue;
-        size_t c = cell(e, f, s, k);
-        e->logit_rel[c] = ar_represent_logit_error_rel(&rr, k);
+        cell_state *c = &cells[k];
+        c->logit_rel = ar_represent_logit_error_rel(&rr, k);
         if (!fit)
             continue;
         if (k >= rr.min_head_size) {
             ar_certificate cert;
-            if ((rc = ar_represent_certificate(rws, k, &cert, &err)) != AR_OK)
+            if ((rc = ar_represent_certificate(w->rws, k, &cert, &err)) != AR_OK)
                 return exp_fail(&e->ctx, rc, &err, "certificate");
-            e->kl[c] = cert.kl_mean;
-            e->max_abs[c] = cert.max_abs;
+            c->kl = cert.kl_mean;
+            c->max_abs = cert.max_abs;
             ar_certificate_free(&cert);
-            e->certificates++;
         } else {
             ar_fit_opts fo = ar_fit_opts_default();
             uint64_t fcfg[5] = {f, n, s, k, 1};
             fo.seed = ar_seed_derive(e->ctx.seed, fcfg, 5);
             ar_fit_result fr;
-            if ((rc = ar_fit_run(fws, k, &fo, &fr, &err)) != AR_OK)
+            if ((rc = ar_fit_run(w->fws, k, &fo, &fr, &err)) != AR_OK)
                 return exp_fail(&e->ctx, rc, &err, "probability-space fit");
-            e->kl[c] = fr.kl_mean;
-            e->max_abs[c] = fr.max_abs_error;
-            e->fits++;
+            c->kl = fr.kl_mean;
+            c->max_abs = fr.max_abs_error;
         }
     }
     return 0;
 }
 
-static int measure_all(experiment *e)
+/* Serialise the state: header, then the head sizes 0..n. */
+static int store_state(const experiment *e, exp_sweep_record *rec, size_t min_size,
+                       const cell_state *cells)
 {
+    target_state hdr = {e->n, min_size};
+    size_t len = sizeof hdr + (e->n + 1) * sizeof *cells;
+    unsigned char *blob = malloc(len);
+    if (blob == NULL)
+        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    memcpy(blob, &hdr, sizeof hdr);
+    memcpy(blob + sizeof hdr, cells, (e->n + 1) * sizeof *cells);
+    int rc = exp_sweep_state(rec, blob, len);
+    free(blob);
+    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+}
+
+/* Configuration i = target i % targets of family i / targets, with its own
+ * workspaces (the engine may run any subset, in any order).  No CSV rows:
+ * every row of the outputs averages over targets, so they are written from
+ * the states once all are in. */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
+{
+    const experiment *e = user;
     size_t n = e->n;
-    ar_represent_workspace *rws = NULL;
-    ar_fit_workspace *fws = NULL;
-    ar_matrix p = ar_matrix_empty();
-    gsl_rng *rng = ar_rng_alloc(0);
-    int rc = rng ? AR_OK : AR_ENOMEM;
+    target_ws w = {NULL, NULL, ar_matrix_empty(), ar_rng_alloc(0)};
+    cell_state *cells = malloc((n + 1) * sizeof *cells);
+    int rc = w.rng != NULL && cells != NULL ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&rws, n);
+        rc = ar_represent_workspace_alloc(&w.rws, n);
     if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc(&fws, n);
+        rc = ar_fit_workspace_alloc(&w.fws, n);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&w.p, n, n);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
-    for (size_t f = 0; code == 0 && f < NFAM; f++) {
-        double t0 = exp_now();
-        for (size_t s = 0; code == 0 && s < e->targets; s++)
-            code = measure_target(e, f, s, rws, fws, &p, rng);
-        if (code == 0)
-            exp_progress(&e->ctx, "%s: %zu targets at n = %zu (%.1f s; %zu fits so far)",
-                         families[f].label, e->targets, n, exp_now() - t0, e->fits);
-    }
-    ar_matrix_free(&p);
-    ar_fit_workspace_free(fws);
-    ar_represent_workspace_free(rws);
-    ar_rng_free(rng);
+    for (size_t k = 0; code == 0 && k <= n; k++)
+        cells[k] = (cell_state){NAN, NAN, NAN};
+    size_t min_size = 0;
+    if (code == 0)
+        code = measure_target(e, i / e->targets, i % e->targets, &w, cells, &min_size);
+    if (code == 0)
+        code = store_state(e, rec, min_size, cells);
+    ar_matrix_free(&w.p);
+    ar_fit_workspace_free(w.fws);
+    ar_represent_workspace_free(w.rws);
+    ar_rng_free(w.rng);
+    free(cells);
     return code;
+}
+
+/* Copy configuration i's state into the tables; count its fits and
+ * certificates. */
+static int absorb(void *user, size_t i, const void *state, size_t len)
+{
+    experiment *e = user;
+    size_t n = e->n, f = i / e->targets, s = i % e->targets;
+    target_state hdr;
+    if (state == NULL || len != sizeof hdr + (n + 1) * sizeof(cell_state))
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of the wrong size");
+    memcpy(&hdr, state, sizeof hdr);
+    if (hdr.n != n || hdr.min_head_size > n)
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of another configuration");
+    e->min_size[i] = (size_t)hdr.min_head_size;
+    const unsigned char *p = (const unsigned char *)state + sizeof hdr;
+    for (size_t k = 0; k <= n; k++) {
+        cell_state c;
+        memcpy(&c, p + k * sizeof c, sizeof c);
+        size_t at = cell(e, f, s, k);
+        e->logit_rel[at] = c.logit_rel;
+        e->kl[at] = c.kl;
+        e->max_abs[at] = c.max_abs;
+        if (s < e->fit_targets && e->need[k] && k >= 1) {
+            if (k >= e->min_size[i])
+                e->certificates++;
+            else
+                e->fits++;
+        }
+    }
+    return 0;
+}
+
+/* Roughly n^3 per analysis, certificate or fit: the fitted targets
+ * measure every needed head size, the others only analyse. */
+static double cost(void *user, size_t i)
+{
+    const experiment *e = user;
+    double n3 = (double)e->n * (double)e->n * (double)e->n;
+    if (i % e->targets >= e->fit_targets)
+        return n3;
+    size_t needed = 0;
+    for (size_t k = 1; k <= e->n; k++)
+        needed += e->need[k];
+    return n3 * (double)(1 + needed);
+}
+
+static void describe(void *user, size_t i, char *buf, size_t len)
+{
+    const experiment *e = user;
+    size_t s = i % e->targets;
+    snprintf(buf, len, "%s target %zu/%zu at n = %zu%s", families[i / e->targets].label, s + 1,
+             e->targets, e->n, s < e->fit_targets ? " with fits" : "");
 }
 
 /* One line: one family on one layer configuration. */
@@ -267,7 +360,6 @@ static int write_outputs(experiment *e)
 
 static int run(experiment *e)
 {
-    cli_set_blas_threads(1); /* n <= 128: one BLAS thread is faster */
     size_t cells = NFAM * e->targets * (e->n + 1);
     e->min_size = calloc(NFAM * e->targets, sizeof *e->min_size);
     e->logit_rel = malloc(cells * sizeof *e->logit_rel);
@@ -279,9 +371,10 @@ static int run(experiment *e)
         code = exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     for (size_t i = 0; code == 0 && i < cells; i++)
         e->logit_rel[i] = e->kl[i] = e->max_abs[i] = NAN;
+    exp_sweep_spec spec = {NFAM * e->targets, 0, NULL, NULL, run_one, absorb, cost, describe};
     if (code == 0) {
         mark_needed(e);
-        code = measure_all(e);
+        code = exp_sweep_run(&e->ctx, &spec, e);
     }
     if (code == 0)
         code = write_outputs(e);

@@ -25,10 +25,13 @@
  * lowrank_bottleneck_summary.csv (means per family, n, head size),
  * lowrank_bottleneck_targets.csv (one line per target with its certificate),
  * lowrank_thresholds.csv (measured minimal head size per family and n),
- * and the figure lowrank_bottleneck.{png,svg}. */
+ * and the figure lowrank_bottleneck.{png,svg}.
+ * One configuration of the sweep engine (sweep.h) = one target (n, family, sample). */
 #include "common.h"
+#include "sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,27 +59,55 @@ static const variant variants[] = {
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
+/* What one head size of one target measured, kept in the configuration's
+ * state for the summaries. */
+typedef struct head_state {
+    double logit_rel;      /* relative logit error */
+    double kl, max_abs;    /* probability-space errors; NaN off the grid */
+} head_state;
+
+/* A configuration's state blob: this header, then n head_state (k = 1..n). */
+typedef struct target_state {
+    uint64_t n, min_head_size;
+} target_state;
+
 typedef struct experiment {
     exp_ctx ctx;
     const size_t *ns;
     size_t nn;
     size_t dirichlet_samples, structured_samples;
     size_t fit_all_max;    /* fit every head size up to this n, a grid above */
-    /* outputs */
-    exp_csv rows, summary, targets, thresholds;
-    /* per-n workspaces */
-    ar_represent_workspace *rws;
-    ar_fit_workspace *fws;
-    ar_matrix p;
-    gsl_rng *rng;
-    /* per (variant, n): accumulators indexed by head size 0..n */
-    size_t *acc_count, *acc_kl_count;
-    double *acc_logit, *acc_logit_min, *acc_logit_max, *acc_kl, *acc_kl_min, *acc_kl_max,
-        *acc_abs;
-    size_t *thr;           /* minimal head sizes of this (variant, n) */
-    size_t *thr_table;     /* per (variant, n): count, min, median, max */
-    size_t fits, certificates;
+    size_t per_n;          /* configurations (targets) per n */
+    size_t nmax;           /* the largest n: stride of heads */
+    /* from the journal records, per configuration: the minimal head size and
+     * the measurements at head sizes 1..n (heads[i * nmax + k - 1]) */
+    size_t *min_size;
+    head_state *heads;
 } experiment;
+
+/* Configuration i = one target: n-major, then family, then sample, the
+ * order of the rows in the CSVs. */
+typedef struct target_id {
+    size_t ni, vi, sample;
+} target_id;
+
+static target_id target_of(const experiment *e, size_t i)
+{
+    target_id t = {i / e->per_n, 0, i % e->per_n};
+    if (t.sample >= e->dirichlet_samples) {
+        size_t r = t.sample - e->dirichlet_samples;
+        t.vi = 1 + r / e->structured_samples;
+        t.sample = r % e->structured_samples;
+    }
+    return t;
+}
+
+static size_t config_of(const experiment *e, size_t ni, size_t vi, size_t sample)
+{
+    size_t r = vi == 0 ? sample
+                       : e->dirichlet_samples + (vi - 1) * e->structured_samples + sample;
+    return ni * e->per_n + r;
+}
 
 static size_t planted_rank(const variant *v, size_t n)
 {
@@ -115,105 +146,62 @@ static void print_real_or_empty(FILE *fp, int have, double x)
         exp_csv_real(fp, x);
 }
 
-static int alloc_acc(experiment *e, size_t n)
-{
-    size_t m = n + 1;
-    e->acc_count = calloc(m, sizeof *e->acc_count);
-    e->acc_kl_count = calloc(m, sizeof *e->acc_kl_count);
-    double **d[] = {&e->acc_logit, &e->acc_logit_min, &e->acc_logit_max, &e->acc_kl,
-                    &e->acc_kl_min, &e->acc_kl_max, &e->acc_abs};
-    int ok = e->acc_count != NULL && e->acc_kl_count != NULL;
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
-        *d[i] = calloc(m, sizeof(double));
-        ok = ok && *d[i] != NULL;
-    }
-    e->thr = calloc(e->dirichlet_samples + e->structured_samples + 1, sizeof *e->thr);
-    return ok && e->thr != NULL ? AR_OK : AR_ENOMEM;
-}
+/* ---- one configuration ---- */
 
-static void free_acc(experiment *e)
-{
-    free(e->acc_count);
-    free(e->acc_kl_count);
-    double *d[] = {e->acc_logit, e->acc_logit_min, e->acc_logit_max, e->acc_kl,
-                   e->acc_kl_min, e->acc_kl_max, e->acc_abs};
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
-        free(d[i]);
-    free(e->thr);
-    e->acc_count = e->acc_kl_count = e->thr = NULL;
-}
-
-static void reset_acc(experiment *e, size_t n)
-{
-    for (size_t k = 0; k <= n; k++) {
-        e->acc_count[k] = e->acc_kl_count[k] = 0;
-        e->acc_logit[k] = e->acc_kl[k] = e->acc_abs[k] = 0.0;
-        e->acc_logit_min[k] = e->acc_kl_min[k] = INFINITY;
-        e->acc_logit_max[k] = e->acc_kl_max[k] = -INFINITY;
-    }
-}
-
-static void add_logit(experiment *e, size_t k, double rel)
-{
-    e->acc_count[k]++;
-    e->acc_logit[k] += rel;
-    e->acc_logit_min[k] = fmin(e->acc_logit_min[k], rel);
-    e->acc_logit_max[k] = fmax(e->acc_logit_max[k], rel);
-}
-
-static void add_kl(experiment *e, size_t k, double kl, double max_abs)
-{
-    e->acc_kl_count[k]++;
-    e->acc_kl[k] += kl;
-    e->acc_abs[k] += max_abs;
-    e->acc_kl_min[k] = fmin(e->acc_kl_min[k], kl);
-    e->acc_kl_max[k] = fmax(e->acc_kl_max[k], kl);
-}
+/* One target's run: what it computes with and where its results go. */
+typedef struct target_run {
+    const experiment *e;
+    size_t vi, n, sample;
+    uint64_t seed;
+    ar_represent_workspace *rws;
+    ar_fit_workspace *fws;
+    ar_matrix p;
+    gsl_rng *rng;
+    FILE *rows, *targets;  /* the record's lowrank_bottleneck{,_targets}.csv rows */
+    head_state *hs;        /* [k - 1] */
+} target_run;
 
 /* One head size of one target: the logit error always, the probability
  * error on the grid (certificate when representable, else a fit). */
-static int measure_head_size(experiment *e, const ar_represent_result *rr, size_t vi, size_t n,
-                             size_t sample, uint64_t seed, size_t k)
+static int measure_head_size(target_run *t, const ar_represent_result *rr, size_t k)
 {
+    const experiment *e = t->e;
     ar_error err = {{0}};
     double lerr = ar_represent_logit_error(rr, k);
     double lrel = ar_represent_logit_error_rel(rr, k);
-    add_logit(e, k, lrel);
     int have = 0, converged = 0;
     const char *source = "none";
     double kl = NAN, kl_max = NAN, max_abs = NAN, fro = NAN;
     size_t iters = 0;
-    if (in_grid(e, n, k)) {
+    if (in_grid(e, t->n, k)) {
         if (k >= rr->min_head_size) {
             ar_certificate cert;
-            int rc = ar_represent_certificate(e->rws, k, &cert, &err);
+            int rc = ar_represent_certificate(t->rws, k, &cert, &err);
             if (rc != AR_OK)
                 return exp_fail(&e->ctx, rc, &err, "certificate");
             kl = cert.kl_mean, kl_max = cert.kl_max, max_abs = cert.max_abs;
             ar_certificate_free(&cert);
             source = "certificate";
             converged = 1;
-            e->certificates++;
         } else {
             ar_fit_opts fo = ar_fit_opts_default();
-            uint64_t cfg[5] = {vi, n, sample, k, 1};
+            uint64_t cfg[5] = {t->vi, t->n, t->sample, k, 1};
             fo.seed = ar_seed_derive(e->ctx.seed, cfg, 5);
             ar_fit_result fr;
-            int rc = ar_fit_run(e->fws, k, &fo, &fr, &err);
+            int rc = ar_fit_run(t->fws, k, &fo, &fr, &err);
             if (rc != AR_OK)
                 return exp_fail(&e->ctx, rc, &err, "probability-space fit");
             kl = fr.kl_mean, kl_max = fr.kl_max, max_abs = fr.max_abs_error, fro = fr.fro_error;
             converged = fr.converged;
             iters = fr.iterations;
             source = "fit";
-            e->fits++;
         }
         have = 1;
-        add_kl(e, k, kl, max_abs);
     }
-    FILE *fp = e->rows.fp;
-    fprintf(fp, "%s,%zu,%zu,%llu,%zu,%zu", variants[vi].label, n, sample,
-            (unsigned long long)seed, rr->min_head_size, k);
+    t->hs[k - 1] = (head_state){lrel, kl, max_abs};
+    FILE *fp = t->rows;
+    fprintf(fp, "%s,%zu,%zu,%llu,%zu,%zu", variants[t->vi].label, t->n, t->sample,
+            (unsigned long long)t->seed, rr->min_head_size, k);
     print_real_or_empty(fp, 1, lerr);
     print_real_or_empty(fp, 1, lrel);
     fprintf(fp, ",%s", source);
@@ -225,35 +213,39 @@ static int measure_head_size(experiment *e, const ar_represent_result *rr, size_
     return 0;
 }
 
-static int run_target(experiment *e, size_t vi, size_t n, size_t sample, size_t slot)
+/* Generate, analyse and certify the target, then measure every head size.
+ * *min_head_size receives the exact minimal head size. */
+static int run_target(target_run *t, size_t *min_head_size)
 {
-    const variant *v = &variants[vi];
+    const experiment *e = t->e;
+    const variant *v = &variants[t->vi];
+    size_t n = t->n;
     ar_error err = {{0}};
-    uint64_t cfg[3] = {vi, n, sample};
-    uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 3);
-    gsl_rng_set(e->rng, (unsigned long)seed);
+    uint64_t cfg[3] = {t->vi, n, t->sample};
+    t->seed = ar_seed_derive(e->ctx.seed, cfg, 3);
+    gsl_rng_set(t->rng, (unsigned long)t->seed);
     ar_target_opts to = ar_target_opts_default();
     to.noise = v->noise;
     to.rank = planted_rank(v, n);
-    int rc = ar_target_generate(v->family, &to, e->rng, &e->p);
+    int rc = ar_target_generate(v->family, &to, t->rng, &t->p);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
-    rc = ar_represent_analyze(e->rws, &e->p, NULL, NULL, &rr, &err);
+    rc = ar_represent_analyze(t->rws, &t->p, NULL, NULL, &rr, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "representability analysis");
-    e->thr[slot] = rr.min_head_size;
+    *min_head_size = rr.min_head_size;
     /* The certificate at the minimal head size, and the spectral gap that
      * makes the rank decision robust: sigma_m against the cut, sigma_{m+1}. */
     ar_certificate cert;
-    rc = ar_represent_certificate(e->rws, 0, &cert, &err);
+    rc = ar_represent_certificate(t->rws, 0, &cert, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "certificate");
     size_t m = rr.min_head_size;
     double s_last = m > 0 ? rr.centred_svals[m - 1] : NAN;
     double s_next = m < n ? rr.centred_svals[m] : 0.0;
-    FILE *fp = e->targets.fp;
-    fprintf(fp, "%s,%zu,%zu,%llu,%zu,", v->label, n, sample, (unsigned long long)seed, m);
+    FILE *fp = t->targets;
+    fprintf(fp, "%s,%zu,%zu,%llu,%zu,", v->label, n, t->sample, (unsigned long long)t->seed, m);
     size_t ex = expected_threshold(v, n);
     if (ex > 0)
         fprintf(fp, "%zu", ex);
@@ -269,15 +261,161 @@ static int run_target(experiment *e, size_t vi, size_t n, size_t sample, size_t 
     /* The fit workspace needs the target loaded once; ar_fit_run then takes
      * every head size from the same SVD. */
     ar_fit_opts fo = ar_fit_opts_default();
-    rc = ar_fit_set_target(e->fws, &e->p, &fo, &err);
+    rc = ar_fit_set_target(t->fws, &t->p, &fo, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "fit target");
     for (size_t k = 1; k <= n; k++) {
-        int code = measure_head_size(e, &rr, vi, n, sample, seed, k);
+        int code = measure_head_size(t, &rr, k);
         if (code != 0)
             return code;
     }
     return 0;
+}
+
+/* Serialise the state: header, then the head sizes. */
+static int store_state(const experiment *e, exp_sweep_record *rec, size_t n,
+                       size_t min_head_size, const head_state *hs)
+{
+    target_state hdr = {n, min_head_size};
+    size_t len = sizeof hdr + n * sizeof *hs;
+    unsigned char *blob = malloc(len);
+    if (blob == NULL)
+        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    memcpy(blob, &hdr, sizeof hdr);
+    memcpy(blob + sizeof hdr, hs, n * sizeof *hs);
+    int rc = exp_sweep_state(rec, blob, len);
+    free(blob);
+    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+}
+
+/* Configuration i: one target with its own workspaces (the engine may run
+ * any subset of targets, in any order, so nothing carries over). */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
+{
+    const experiment *e = user;
+    target_id id = target_of(e, i);
+    target_run t;
+    memset(&t, 0, sizeof t);
+    t.e = e;
+    t.vi = id.vi, t.n = e->ns[id.ni], t.sample = id.sample;
+    t.p = ar_matrix_empty();
+    t.rows = rec->fp[0], t.targets = rec->fp[1];
+    t.hs = malloc(t.n * sizeof *t.hs);
+    t.rng = ar_rng_alloc(0);
+    int rc = t.hs != NULL && t.rng != NULL ? AR_OK : AR_ENOMEM;
+    if (rc == AR_OK)
+        rc = ar_represent_workspace_alloc(&t.rws, t.n);
+    if (rc == AR_OK)
+        rc = ar_fit_workspace_alloc(&t.fws, t.n);
+    if (rc == AR_OK)
+        rc = ar_matrix_alloc(&t.p, t.n, t.n);
+    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
+    size_t min_head_size = 0;
+    if (code == 0)
+        code = run_target(&t, &min_head_size);
+    if (code == 0)
+        code = store_state(e, rec, t.n, min_head_size, t.hs);
+    ar_matrix_free(&t.p);
+    ar_fit_workspace_free(t.fws);
+    ar_represent_workspace_free(t.rws);
+    ar_rng_free(t.rng);
+    free(t.hs);
+    return code;
+}
+
+static int absorb(void *user, size_t i, const void *state, size_t len)
+{
+    experiment *e = user;
+    size_t n = e->ns[target_of(e, i).ni];
+    target_state hdr;
+    if (state == NULL || len != sizeof hdr + n * sizeof(head_state))
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of the wrong size");
+    memcpy(&hdr, state, sizeof hdr);
+    if (hdr.n != n || hdr.min_head_size > n)
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of another configuration");
+    e->min_size[i] = (size_t)hdr.min_head_size;
+    memcpy(&e->heads[i * e->nmax], (const unsigned char *)state + sizeof hdr,
+           n * sizeof(head_state));
+    return 0;
+}
+
+/* Fits cost far more than the rest: roughly n^3 per fitted head size. */
+static double cost(void *user, size_t i)
+{
+    const experiment *e = user;
+    size_t n = e->ns[target_of(e, i).ni], grid = 0;
+    for (size_t k = 1; k <= n; k++)
+        grid += (size_t)in_grid(e, n, k);
+    return (double)n * (double)n * (double)n * (double)grid;
+}
+
+static void describe(void *user, size_t i, char *buf, size_t len)
+{
+    const experiment *e = user;
+    target_id id = target_of(e, i);
+    snprintf(buf, len, "n = %zu, %s sample %zu/%zu", e->ns[id.ni], variants[id.vi].label,
+             id.sample + 1, id.vi == 0 ? e->dirichlet_samples : e->structured_samples);
+}
+
+/* ---- summaries ---- */
+
+/* Per head size 0..n of one (family, n): sums, minima and maxima over its
+ * targets, accumulated in sample order. */
+typedef struct accum {
+    size_t *count, *kl_count;
+    double *logit, *logit_min, *logit_max, *kl, *kl_min, *kl_max, *abs;
+} accum;
+
+static int alloc_acc(accum *a, size_t n)
+{
+    size_t m = n + 1;
+    a->count = calloc(m, sizeof *a->count);
+    a->kl_count = calloc(m, sizeof *a->kl_count);
+    double **d[] = {&a->logit, &a->logit_min, &a->logit_max, &a->kl,
+                    &a->kl_min, &a->kl_max, &a->abs};
+    int ok = a->count != NULL && a->kl_count != NULL;
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        *d[i] = calloc(m, sizeof(double));
+        ok = ok && *d[i] != NULL;
+    }
+    return ok ? AR_OK : AR_ENOMEM;
+}
+
+static void free_acc(accum *a)
+{
+    free(a->count);
+    free(a->kl_count);
+    double *d[] = {a->logit, a->logit_min, a->logit_max, a->kl, a->kl_min, a->kl_max, a->abs};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        free(d[i]);
+    memset(a, 0, sizeof *a);
+}
+
+static void reset_acc(accum *a, size_t n)
+{
+    for (size_t k = 0; k <= n; k++) {
+        a->count[k] = a->kl_count[k] = 0;
+        a->logit[k] = a->kl[k] = a->abs[k] = 0.0;
+        a->logit_min[k] = a->kl_min[k] = INFINITY;
+        a->logit_max[k] = a->kl_max[k] = -INFINITY;
+    }
+}
+
+static void add_logit(accum *a, size_t k, double rel)
+{
+    a->count[k]++;
+    a->logit[k] += rel;
+    a->logit_min[k] = fmin(a->logit_min[k], rel);
+    a->logit_max[k] = fmax(a->logit_max[k], rel);
+}
+
+static void add_kl(accum *a, size_t k, double kl, double max_abs)
+{
+    a->kl_count[k]++;
+    a->kl[k] += kl;
+    a->abs[k] += max_abs;
+    a->kl_min[k] = fmin(a->kl_min[k], kl);
+    a->kl_max[k] = fmax(a->kl_max[k], kl);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -286,42 +424,66 @@ static int cmp_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void write_variant_summary(experiment *e, size_t vi, size_t ni, size_t n, size_t count)
+/* Accumulate the count targets of one (family, n) from their states into
+ * a and thr; tally the fits and certificates. */
+static void gather_variant(const experiment *e, accum *a, size_t *thr, size_t vi, size_t ni,
+                           size_t count, size_t *fits, size_t *certificates)
 {
-    FILE *fp = e->summary.fp;
+    size_t n = e->ns[ni];
+    reset_acc(a, n);
+    for (size_t s = 0; s < count; s++) {
+        size_t c = config_of(e, ni, vi, s);
+        thr[s] = e->min_size[c];
+        for (size_t k = 1; k <= n; k++) {
+            const head_state *hs = &e->heads[c * e->nmax + k - 1];
+            add_logit(a, k, hs->logit_rel);
+            if (!in_grid(e, n, k))
+                continue;
+            add_kl(a, k, hs->kl, hs->max_abs);
+            if (k >= thr[s])
+                (*certificates)++;
+            else
+                (*fits)++;
+        }
+    }
+}
+
+static void write_variant_summary(const experiment *e, FILE *fp, const accum *a, size_t *thr,
+                                  size_t *thr_table, size_t vi, size_t ni, size_t count)
+{
+    size_t n = e->ns[ni];
     double thr_mean = 0.0;
     for (size_t s = 0; s < count; s++)
-        thr_mean += (double)e->thr[s];
+        thr_mean += (double)thr[s];
     thr_mean /= (double)count;
     for (size_t k = 1; k <= n; k++) {
-        fprintf(fp, "%s,%zu,%zu,%zu,", variants[vi].label, n, k, e->acc_count[k]);
+        fprintf(fp, "%s,%zu,%zu,%zu,", variants[vi].label, n, k, a->count[k]);
         exp_csv_real(fp, thr_mean);
-        double c = (double)e->acc_count[k];
-        print_real_or_empty(fp, 1, e->acc_logit[k] / c);
-        print_real_or_empty(fp, 1, e->acc_logit_min[k]);
-        print_real_or_empty(fp, 1, e->acc_logit_max[k]);
-        size_t kc = e->acc_kl_count[k];
+        double c = (double)a->count[k];
+        print_real_or_empty(fp, 1, a->logit[k] / c);
+        print_real_or_empty(fp, 1, a->logit_min[k]);
+        print_real_or_empty(fp, 1, a->logit_max[k]);
+        size_t kc = a->kl_count[k];
         fprintf(fp, ",%zu", kc);
-        print_real_or_empty(fp, kc > 0, e->acc_kl[k] / (double)kc);
-        print_real_or_empty(fp, kc > 0, e->acc_kl_min[k]);
-        print_real_or_empty(fp, kc > 0, e->acc_kl_max[k]);
-        print_real_or_empty(fp, kc > 0, e->acc_abs[k] / (double)kc);
+        print_real_or_empty(fp, kc > 0, a->kl[k] / (double)kc);
+        print_real_or_empty(fp, kc > 0, a->kl_min[k]);
+        print_real_or_empty(fp, kc > 0, a->kl_max[k]);
+        print_real_or_empty(fp, kc > 0, a->abs[k] / (double)kc);
         fputc('\n', fp);
     }
-    qsort(e->thr, count, sizeof *e->thr, cmp_size);
-    size_t *t = &e->thr_table[(vi * e->nn + ni) * 4];
-    t[0] = count, t[1] = e->thr[0], t[2] = e->thr[count / 2], t[3] = e->thr[count - 1];
+    qsort(thr, count, sizeof *thr, cmp_size);
+    size_t *t = &thr_table[(vi * e->nn + ni) * 4];
+    t[0] = count, t[1] = thr[0], t[2] = thr[count / 2], t[3] = thr[count - 1];
 }
 
 /* Grouped by family, so each family's rows are consecutive (one line per
  * family in gnuplot). */
-static void write_thresholds(experiment *e)
+static void write_thresholds(const experiment *e, FILE *fp, const size_t *thr_table)
 {
-    FILE *fp = e->thresholds.fp;
     for (size_t vi = 0; vi < NVARIANTS; vi++)
         for (size_t ni = 0; ni < e->nn; ni++) {
             size_t n = e->ns[ni];
-            const size_t *t = &e->thr_table[(vi * e->nn + ni) * 4];
+            const size_t *t = &thr_table[(vi * e->nn + ni) * 4];
             fprintf(fp, "%s,%zu,%zu,%zu,%zu,%zu,", variants[vi].label, n, t[0], t[1], t[2], t[3]);
             size_t ex = expected_threshold(&variants[vi], n);
             if (ex > 0)
@@ -330,93 +492,74 @@ static void write_thresholds(experiment *e)
         }
 }
 
-static int run_size(experiment *e, size_t ni)
+/* lowrank_bottleneck_summary.csv (n-major, then family) and
+ * lowrank_thresholds.csv from the absorbed states. */
+static int write_summaries(const experiment *e)
 {
-    size_t n = e->ns[ni];
-    double t0 = exp_now();
-    int rc = ar_represent_workspace_alloc(&e->rws, n);
-    if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc(&e->fws, n);
-    if (rc == AR_OK)
-        rc = ar_matrix_alloc(&e->p, n, n);
-    if (rc == AR_OK)
-        rc = alloc_acc(e, n);
-    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
-    for (size_t vi = 0; code == 0 && vi < NVARIANTS; vi++) {
-        size_t count = vi == 0 ? e->dirichlet_samples : e->structured_samples;
-        reset_acc(e, n);
-        for (size_t s = 0; code == 0 && s < count; s++)
-            code = run_target(e, vi, n, s, s);
-        if (code == 0)
-            write_variant_summary(e, vi, ni, n, count);
-    }
+    exp_csv summary, thresholds;
+    memset(&summary, 0, sizeof summary);
+    memset(&thresholds, 0, sizeof thresholds);
+    accum a;
+    memset(&a, 0, sizeof a);
+    size_t *thr = calloc(e->dirichlet_samples + e->structured_samples + 1, sizeof *thr);
+    size_t *thr_table = calloc(NVARIANTS * e->nn * 4, sizeof *thr_table);
+    int code = thr != NULL && thr_table != NULL && alloc_acc(&a, e->nmax) == AR_OK
+                   ? 0
+                   : exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     if (code == 0)
-        exp_progress(&e->ctx, "n = %zu done (%.1f s, %zu fits, %zu certificates so far)", n,
-                     exp_now() - t0, e->fits, e->certificates);
-    free_acc(e);
-    ar_matrix_free(&e->p);
-    ar_fit_workspace_free(e->fws);
-    ar_represent_workspace_free(e->rws);
-    e->fws = NULL;
-    e->rws = NULL;
-    return code;
-}
-
-static int open_outputs(experiment *e)
-{
-    int code = exp_csv_open(&e->ctx, &e->rows, "lowrank_bottleneck.csv",
-                            "family,n,sample,seed,min_head_size,head_size,logit_error,"
-                            "logit_error_rel,prob_source,kl_mean,kl_max,max_abs_error,"
-                            "fro_error,converged,iterations");
-    if (code == 0)
-        code = exp_csv_open(&e->ctx, &e->summary, "lowrank_bottleneck_summary.csv",
+        code = exp_csv_open(&e->ctx, &summary, "lowrank_bottleneck_summary.csv",
                             "family,n,head_size,samples,min_head_size_mean,logit_error_rel_mean,"
                             "logit_error_rel_min,logit_error_rel_max,prob_samples,kl_mean,"
                             "kl_mean_min,kl_mean_max,max_abs_error_mean");
     if (code == 0)
-        code = exp_csv_open(&e->ctx, &e->targets, "lowrank_bottleneck_targets.csv",
-                            "family,n,sample,seed,min_head_size,expected,rank_threshold,"
-                            "log_norm2,sigma_last_kept,sigma_first_cut,certificate_max_abs,"
-                            "certificate_kl_max,certificate_logit_max_abs");
-    if (code == 0)
-        code = exp_csv_open(&e->ctx, &e->thresholds, "lowrank_thresholds.csv",
+        code = exp_csv_open(&e->ctx, &thresholds, "lowrank_thresholds.csv",
                             "family,n,samples,min_head_size_min,min_head_size_median,"
                             "min_head_size_max,expected,exact_generic,paper");
+    size_t fits = 0, certificates = 0;
+    for (size_t ni = 0; code == 0 && ni < e->nn; ni++)
+        for (size_t vi = 0; vi < NVARIANTS; vi++) {
+            size_t count = vi == 0 ? e->dirichlet_samples : e->structured_samples;
+            gather_variant(e, &a, thr, vi, ni, count, &fits, &certificates);
+            write_variant_summary(e, summary.fp, &a, thr, thr_table, vi, ni, count);
+        }
+    if (code == 0) {
+        write_thresholds(e, thresholds.fp, thr_table);
+        code = exp_csv_commit(&e->ctx, &summary);
+    }
+    if (code == 0)
+        code = exp_csv_commit(&e->ctx, &thresholds);
+    if (code == 0)
+        exp_progress(&e->ctx, "%zu fits, %zu certificates", fits, certificates);
+    exp_csv_abort(&summary);
+    exp_csv_abort(&thresholds);
+    free_acc(&a);
+    free(thr);
+    free(thr_table);
     return code;
-}
-
-static void abort_outputs(experiment *e)
-{
-    exp_csv_abort(&e->rows);
-    exp_csv_abort(&e->summary);
-    exp_csv_abort(&e->targets);
-    exp_csv_abort(&e->thresholds);
 }
 
 static int run(experiment *e)
 {
-    cli_set_blas_threads(1); /* n <= 128: one BLAS thread is faster */
-    e->thr_table = calloc(NVARIANTS * e->nn * 4, sizeof *e->thr_table);
-    if (e->thr_table == NULL || (e->rng = ar_rng_alloc(0)) == NULL) {
-        free(e->thr_table);
-        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "rng");
-    }
-    int code = open_outputs(e);
-    for (size_t i = 0; code == 0 && i < e->nn; i++)
-        code = run_size(e, i);
+    e->per_n = e->dirichlet_samples + (NVARIANTS - 1) * e->structured_samples;
+    for (size_t i = 0; i < e->nn; i++)
+        e->nmax = e->ns[i] > e->nmax ? e->ns[i] : e->nmax;
+    size_t nconfigs = e->nn * e->per_n;
+    e->min_size = calloc(nconfigs, sizeof *e->min_size);
+    e->heads = calloc(nconfigs * e->nmax, sizeof *e->heads);
+    static const char *const files[] = {"lowrank_bottleneck.csv", "lowrank_bottleneck_targets.csv"};
+    static const char *const headers[] = {
+        "family,n,sample,seed,min_head_size,head_size,logit_error,logit_error_rel,prob_source,"
+        "kl_mean,kl_max,max_abs_error,fro_error,converged,iterations",
+        "family,n,sample,seed,min_head_size,expected,rank_threshold,log_norm2,sigma_last_kept,"
+        "sigma_first_cut,certificate_max_abs,certificate_kl_max,certificate_logit_max_abs"};
+    exp_sweep_spec spec = {nconfigs, 2, files, headers, run_one, absorb, cost, describe};
+    int code = e->min_size != NULL && e->heads != NULL
+                   ? exp_sweep_run(&e->ctx, &spec, e)
+                   : exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     if (code == 0)
-        write_thresholds(e);
-    ar_rng_free(e->rng);
-    free(e->thr_table);
-    if (code != 0) {
-        abort_outputs(e);
-        return code;
-    }
-    exp_csv *all[] = {&e->rows, &e->summary, &e->targets, &e->thresholds};
-    for (size_t i = 0; i < 4; i++)
-        if (code == 0)
-            code = exp_csv_commit(&e->ctx, all[i]);
-    abort_outputs(e);
+        code = write_summaries(e);
+    free(e->min_size);
+    free(e->heads);
     if (code != 0)
         return code;
     /* The structured panel shows logit errors (every head size) at the

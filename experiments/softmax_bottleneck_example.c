@@ -21,8 +21,10 @@
  * width and bias setting) and DIR/softmax_bottleneck_summary.csv (default
  * DIR: out/softmax_bottleneck), then renders
  * experiments/plots/softmax_bottleneck.gp into the figure directory
- * (softmax_bottleneck.{png,svg}; default the --out DIR, 'none' skips). */
+ * (softmax_bottleneck.{png,svg}; default the --out DIR, 'none' skips).
+ * One configuration of the sweep engine (sweep.h) = one fit (width, bias). */
 #include "common.h"
+#include "sweep.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -33,6 +35,11 @@
 typedef struct example {
     exp_ctx ctx;
     size_t n, v, r0;
+    /* Set up by every process before the sweep (seconds at most): */
+    ar_matrix p;           /* the distribution */
+    ar_sbn_workspace *ws;  /* P as the fits' target */
+    ar_sbn_result an[2];   /* the analysis without and with bias */
+    size_t ds[128], nd;    /* the widths */
 } example;
 
 static int generate(const example *e, ar_matrix *p)
@@ -79,9 +86,8 @@ static size_t widths(const example *e, size_t *d, size_t cap)
     return k;
 }
 
-/* One bias setting: the rank summary line, then one line per width. */
-static int sweep_widths(const example *e, ar_sbn_workspace *ws, const ar_matrix *p, int bias,
-                        const size_t *ds, size_t nd, FILE *rows, FILE *summary)
+/* The analysis and fit options of one bias setting. */
+static ar_sbn_opts sbn_opts(const example *e, int bias)
 {
     ar_sbn_opts o = ar_sbn_opts_default();
     o.bias = bias;
@@ -89,68 +95,110 @@ static int sweep_widths(const example *e, ar_sbn_workspace *ws, const ar_matrix 
     o.max_iter = 200;
     o.grad_tol = 1e-8;
     o.seed = e->ctx.seed;
-    ar_sbn_result r;
-    ar_error err = {{0}};
-    int rc = ar_sbn_analyze(ws, p, AR_PREC_F64, &o, &r, &err);
-    if (rc != AR_OK)
-        return exp_fail(&e->ctx, rc, &err, "analysis");
-    fprintf(summary, "%zu,%zu,%zu,%d,%zu,%zu,%zu,%zu,%.17g\n", e->n, e->v, e->r0, bias,
-            r.rank_log, r.rank_centred, r.rank_double_centred, r.required_d, r.threshold);
-    for (size_t t = 0; rc == AR_OK && t < nd; t++) {
-        exp_progress(&e->ctx, "bias %d, d = %zu", bias, ds[t]);
-        ar_sbn_fit f;
-        rc = ar_sbn_fit_run(ws, ds[t], &o, &f, &err);
-        if (rc != AR_OK)
-            break;
-        double le = ar_sbn_logit_error(&r, ds[t]);
-        fprintf(rows, "%d,%zu,%zu,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%d\n", bias,
-                ds[t], r.required_d, ds[t] >= r.required_d, le,
-                r.centred_norm > 0.0 ? le / r.centred_norm : 0.0, f.kl_mean, f.kl_max,
-                f.fro_error, f.max_abs_error, f.start_kl_mean, f.iterations, f.converged);
-    }
-    ar_sbn_result_free(&r);
-    return rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, &err, "fit");
+    return o;
 }
 
-static int run(const example *e)
+/* P, the workspace, both analyses and the widths.  A fit depends only on P,
+ * the width and the bias setting (the workspace recomputes the start when the
+ * bias changes), so the fits can run in any order and on any process. */
+static int setup(example *e)
 {
-    ar_error err = {{0}};
-    char path[4096];
-    ar_matrix p = ar_matrix_empty();
-    int rc = generate(e, &p);
+    int rc = generate(e, &e->p);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "generating P");
-    snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->ctx.out);
-    rc = ar_npy_write(path, &p, &err);
-    ar_sbn_workspace *ws = NULL;
-    if (rc == AR_OK)
-        rc = ar_sbn_workspace_alloc(&ws, e->n, e->v);
-    if (rc != AR_OK) {
-        ar_matrix_free(&p);
-        return exp_fail(&e->ctx, rc, &err, "writing P");
+    rc = ar_sbn_workspace_alloc(&e->ws, e->n, e->v);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, NULL, "allocation");
+    for (int bias = 0; bias <= 1; bias++) {
+        ar_sbn_opts o = sbn_opts(e, bias);
+        ar_error err = {{0}};
+        rc = ar_sbn_analyze(e->ws, &e->p, AR_PREC_F64, &o, &e->an[bias], &err);
+        if (rc != AR_OK)
+            return exp_fail(&e->ctx, rc, &err, "analysis");
     }
-    exp_csv rows, summary;
-    memset(&rows, 0, sizeof rows);
-    memset(&summary, 0, sizeof summary);
-    int code = exp_csv_open(&e->ctx, &rows, "softmax_bottleneck.csv",
-                            "bias,d,required_d,expressible,logit_error,logit_error_rel,kl_mean,"
-                            "kl_max,fro_error,max_abs_error,start_kl_mean,iterations,converged");
-    if (code == 0)
-        code = exp_csv_open(&e->ctx, &summary, "softmax_bottleneck_summary.csv",
+    e->nd = widths(e, e->ds, sizeof e->ds / sizeof e->ds[0]);
+    return 0;
+}
+
+/* Configuration i: bias i / nd, width ds[i % nd]. */
+static void describe(void *user, size_t i, char *buf, size_t len)
+{
+    const example *e = user;
+    snprintf(buf, len, "bias %d, d = %zu", (int)(i / e->nd), e->ds[i % e->nd]);
+}
+
+/* The fit's variables, (N + V) d plus V biases: what one BFGS step costs. */
+static double cost(void *user, size_t i)
+{
+    const example *e = user;
+    return (double)((e->n + e->v) * e->ds[i % e->nd] + (i / e->nd ? e->v : 0));
+}
+
+/* One fit: its row of softmax_bottleneck.csv. */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
+{
+    example *e = user;
+    int bias = (int)(i / e->nd);
+    size_t d = e->ds[i % e->nd];
+    const ar_sbn_result *r = &e->an[bias];
+    ar_sbn_opts o = sbn_opts(e, bias);
+    ar_sbn_fit f;
+    ar_error err = {{0}};
+    int rc = ar_sbn_fit_run(e->ws, d, &o, &f, &err);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, &err, "fit");
+    double le = ar_sbn_logit_error(r, d);
+    fprintf(rec->fp[0], "%d,%zu,%zu,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%d\n", bias,
+            d, r->required_d, d >= r->required_d, le,
+            r->centred_norm > 0.0 ? le / r->centred_norm : 0.0, f.kl_mean, f.kl_max,
+            f.fro_error, f.max_abs_error, f.start_kl_mean, f.iterations, f.converged);
+    return 0;
+}
+
+/* After the sweep: P for `attnrank softmax-bottleneck`, the rank summary per
+ * bias setting. */
+static int write_summaries(const example *e)
+{
+    char path[4096];
+    ar_error err = {{0}};
+    snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->ctx.out);
+    int rc = ar_npy_write(path, &e->p, &err);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, &err, "writing P");
+    exp_csv csv;
+    int code = exp_csv_open(&e->ctx, &csv, "softmax_bottleneck_summary.csv",
                             "contexts,vocab,planted_rank,bias,rank_log,rank_centred,"
                             "rank_double_centred,required_d,threshold");
-    size_t ds[128];
-    size_t nd = widths(e, ds, 128);
-    for (int bias = 0; code == 0 && bias <= 1; bias++)
-        code = sweep_widths(e, ws, &p, bias, ds, nd, rows.fp, summary.fp);
+    if (code != 0)
+        return code;
+    for (int bias = 0; bias <= 1; bias++) {
+        const ar_sbn_result *r = &e->an[bias];
+        fprintf(csv.fp, "%zu,%zu,%zu,%d,%zu,%zu,%zu,%zu,%.17g\n", e->n, e->v, e->r0, bias,
+                r->rank_log, r->rank_centred, r->rank_double_centred, r->required_d,
+                r->threshold);
+    }
+    code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
+    return code;
+}
+
+static int run(example *e)
+{
+    static const char *const files[] = {"softmax_bottleneck.csv"};
+    static const char *const headers[] = {
+        "bias,d,required_d,expressible,logit_error,logit_error_rel,kl_mean,"
+        "kl_max,fro_error,max_abs_error,start_kl_mean,iterations,converged"};
+    int code = setup(e);
+    if (code == 0) {
+        exp_sweep_spec spec = {2 * e->nd, 1, files, headers, run_one, NULL, cost, describe};
+        code = exp_sweep_run(&e->ctx, &spec, e);
+    }
     if (code == 0)
-        code = exp_csv_commit(&e->ctx, &rows);
-    if (code == 0)
-        code = exp_csv_commit(&e->ctx, &summary);
-    exp_csv_abort(&rows);
-    exp_csv_abort(&summary);
-    ar_sbn_workspace_free(ws);
-    ar_matrix_free(&p);
+        code = write_summaries(e);
+    ar_sbn_result_free(&e->an[0]);
+    ar_sbn_result_free(&e->an[1]);
+    ar_sbn_workspace_free(e->ws);
+    ar_matrix_free(&e->p);
     if (code != 0)
         return code;
     static const char *const figs[] = {"softmax_bottleneck.png", "softmax_bottleneck.svg"};
@@ -161,6 +209,7 @@ int main(int argc, char **argv)
 {
     example e;
     memset(&e, 0, sizeof e);
+    e.p = ar_matrix_empty();
     static const cli_command_doc doc = {
         "softmax_bottleneck_example",
         "softmax_bottleneck_example [--quick | --full] [--seed S] [--out DIR] "

@@ -44,11 +44,14 @@
  *
  * The layer, g_V's construction and the fits are the library's
  * (include/attnrank/multihead.h: ar_theorem2_target_build, ar_mh_fitter);
- * this program chooses the sizes, seeds every start and writes the tables. */
+ * this program chooses the sizes, seeds every start and writes the tables.
+ * Sweep engine (sweep.h) configurations: one per fit (model, m, start), one for the checks. */
 #include "common.h"
+#include "sweep.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +62,12 @@ typedef struct config {
     size_t d, h, n, dp;
 } config;
 
+/* What one fit leaves for the summary (its configuration's state). */
+typedef struct fit_state {
+    double rel_error;
+    uint64_t heads, head_size, params;
+} fit_state;
+
 typedef struct experiment {
     exp_ctx ctx;
     const config *configs;
@@ -66,14 +75,44 @@ typedef struct experiment {
     const size_t *ms;
     size_t nms;
     size_t starts, max_iter;
-    exp_csv fits, summary, checks;
+    size_t per_config;   /* sweep configurations per layer configuration */
+    fit_state *fits;     /* per sweep configuration, from the journal records */
 } experiment;
+
+static const ar_theorem2_model arms[NARMS] = {AR_THEOREM2_STANDARD, AR_THEOREM2_FIXED,
+                                              AR_THEOREM2_STANDARD_ONE_HEAD};
+
+/* Sweep configuration i: within layer configuration ci = i / per_config,
+ * position 0 builds g_V and writes its checks, then one fit per (model,
+ * m, start), model-major, the order of the rows in theorem2.csv. */
+typedef struct job {
+    size_t ci;
+    int target;          /* 1: the target checks, no fit */
+    int arm;
+    size_t mi, start;
+} job;
+
+static job job_of(const experiment *e, size_t i)
+{
+    job j = {i / e->per_config, 0, 0, 0, 0};
+    size_t r = i % e->per_config;
+    if (r == 0) {
+        j.target = 1;
+        return j;
+    }
+    r--;
+    j.start = r % e->starts;
+    r /= e->starts;
+    j.mi = r % e->nms;
+    j.arm = (int)(r / e->nms);
+    return j;
+}
 
 /* One line per input and head: the theorem's assumptions (rank U, rank of
  * V_o [V_1; ...; V_h], rank of the head's logits) and the largest gap
  * between the library's attention scores (ar_heads_scores, from the heads
  * alone) and the layer's forward pass (ar_mh_head_scores, packed weights). */
-static int write_target_checks(experiment *e, const ar_theorem2_target *t)
+static int write_target_checks(FILE *fp, const ar_theorem2_target *t)
 {
     ar_theorem2_assumptions a;
     ar_mh_workspace *ws = NULL;
@@ -96,14 +135,14 @@ static int write_target_checks(experiment *e, const ar_theorem2_target *t)
                 rc = ar_heads_scores(&t->heads, i, &t->x[m], AR_AXIS_COL, &sc);
             if (rc != AR_OK)
                 break;
-            fprintf(e->checks.fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp,
-                    m, i, a.rank_u, a.rank_vov, rank_s);
-            exp_csv_real(e->checks.fp, ks);
-            fputc(',', e->checks.fp);
-            exp_csv_real(e->checks.fp, cs);
-            fputc(',', e->checks.fp);
-            exp_csv_real(e->checks.fp, ar_matrix_max_abs_diff(&sc, &pr));
-            fputc('\n', e->checks.fp);
+            fprintf(fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp, m, i,
+                    a.rank_u, a.rank_vov, rank_s);
+            exp_csv_real(fp, ks);
+            fputc(',', fp);
+            exp_csv_real(fp, cs);
+            fputc(',', fp);
+            exp_csv_real(fp, ar_matrix_max_abs_diff(&sc, &pr));
+            fputc('\n', fp);
         }
     ar_matrix_free(&sc);
     ar_matrix_free(&pr);
@@ -111,20 +150,15 @@ static int write_target_checks(experiment *e, const ar_theorem2_target *t)
     return rc;
 }
 
-static const ar_theorem2_model arms[NARMS] = {AR_THEOREM2_STANDARD, AR_THEOREM2_FIXED,
-                                              AR_THEOREM2_STANDARD_ONE_HEAD};
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static void write_fit_row(experiment *e, const ar_theorem2_target *t, int arm,
-                          const ar_mh_shape *sh, size_t m, size_t s, uint64_t seed,
-                          const ar_mh_fit_outcome *out)
+static void write_fit_row(FILE *fp, const ar_theorem2_target *t, int arm, const ar_mh_shape *sh,
+                          size_t m, size_t s, uint64_t seed, const ar_mh_fit_outcome *out)
 {
-    FILE *fp = e->fits.fp;
     fprintf(fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,%llu,", t->d, t->h, t->n, t->dp,
             ar_theorem2_model_name(arms[arm]), sh->h, sh->p, ar_mh_nparams(sh), m, s,
             (unsigned long long)seed);
@@ -135,47 +169,28 @@ static void write_fit_row(experiment *e, const ar_theorem2_target *t, int arm,
             out->polish_iterations, out->polish_status, out->converged);
 }
 
-static void write_summary_row(experiment *e, const ar_theorem2_target *t, int arm,
-                              const ar_mh_shape *sh, size_t m, double *errs)
+/* One model on the first m inputs from one random start seeded from
+ * (config, model, m, start), after checking the analytic gradient against
+ * finite differences (every fit would be meaningless otherwise; each fit
+ * checks, so any subset of fits computed alone is checked too). */
+static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *j, FILE *fp,
+                   fit_state *st)
 {
-    size_t S = e->starts;
-    qsort(errs, S, sizeof *errs, cmp_double);
-    double med = S % 2 ? errs[S / 2] : 0.5 * (errs[S / 2 - 1] + errs[S / 2]);
-    FILE *fp = e->summary.fp;
-    fprintf(fp, "%zu,%zu,%zu,%zu,%s,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp,
-            ar_theorem2_model_name(arms[arm]), sh->h, sh->p, ar_mh_nparams(sh), m, S);
-    exp_csv_real(fp, errs[0]);
-    fputc(',', fp);
-    exp_csv_real(fp, med);
-    fputc(',', fp);
-    exp_csv_real(fp, errs[S - 1]);
-    fputc('\n', fp);
-    exp_progress(&e->ctx, "d=%zu h=%zu n=%zu d_p=%zu %-14s m=%zu: best rel. error %.3g", t->d,
-                 t->h, t->n, t->dp, ar_theorem2_model_name(arms[arm]), m, errs[0]);
-}
-
-/* Fit one model on the first m inputs from e->starts random starts, each
- * seeded from (config, model, m, start), after checking the analytic
- * gradient against finite differences (every fit would be meaningless
- * otherwise). */
-static int run_arm(experiment *e, const ar_theorem2_target *t, size_t ci, int arm, size_t mi,
-                   gsl_rng *rng)
-{
-    size_t m = e->ms[mi];
+    size_t m = e->ms[j->mi];
     ar_mh_shape sh;
     ar_mh_fitter *f = NULL;
-    int rc = ar_theorem2_model_shape(t, arms[arm], &sh);
+    gsl_rng *rng = ar_rng_alloc(0);
+    int rc = ar_theorem2_model_shape(t, arms[j->arm], &sh);
     if (rc == AR_OK)
         rc = ar_mh_fitter_alloc(&f, &sh);
     if (rc == AR_OK)
         rc = ar_mh_fitter_set_data(f, t->x, t->y, m);
-    double *errs = malloc(e->starts * sizeof *errs);
-    double *theta0 = malloc(ar_mh_nparams(&sh) * sizeof *theta0);
-    if (rc == AR_OK && (errs == NULL || theta0 == NULL))
+    double *theta0 = rc == AR_OK ? malloc(ar_mh_nparams(&sh) * sizeof *theta0) : NULL;
+    if (rc == AR_OK && (rng == NULL || theta0 == NULL))
         rc = AR_ENOMEM;
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "fitter");
     if (code == 0) {
-        uint64_t cfg[4] = {ci, (uint64_t)arm, m, 7};
+        uint64_t cfg[4] = {j->ci, (uint64_t)j->arm, m, 7};
         gsl_rng_set(rng, (unsigned long)ar_seed_derive(e->ctx.seed, cfg, 4));
         double gerr = INFINITY;
         rc = ar_mh_gradient_check(f, rng, &gerr);
@@ -183,78 +198,156 @@ static int run_arm(experiment *e, const ar_theorem2_target *t, size_t ci, int ar
             code = exp_fail(&e->ctx, AR_ENOCONV, NULL,
                             "analytic gradient disagrees with finite differences");
     }
-    ar_mh_fit_opts opts = ar_mh_fit_opts_default();
-    opts.max_iter = e->max_iter;
-    double sigma = 1.0 / sqrt((double)t->d);
-    for (size_t s = 0; code == 0 && s < e->starts; s++) {
-        uint64_t cfg[4] = {ci, (uint64_t)arm, m, s};
+    if (code == 0) {
+        ar_mh_fit_opts opts = ar_mh_fit_opts_default();
+        opts.max_iter = e->max_iter;
+        uint64_t cfg[4] = {j->ci, (uint64_t)j->arm, m, j->start};
         uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 4);
         gsl_rng_set(rng, (unsigned long)seed);
-        ar_mh_random_start(&sh, rng, sigma, theta0);
+        ar_mh_random_start(&sh, rng, 1.0 / sqrt((double)t->d), theta0);
         ar_mh_fit_outcome out;
         rc = ar_mh_fit_from(f, &opts, theta0, NULL, &out);
-        if (rc != AR_OK) {
+        if (rc != AR_OK)
             code = exp_fail(&e->ctx, rc, NULL, "fit");
-            break;
+        else {
+            write_fit_row(fp, t, j->arm, &sh, m, j->start, seed, &out);
+            *st = (fit_state){out.rel_error, sh.h, sh.p, ar_mh_nparams(&sh)};
         }
-        errs[s] = out.rel_error;
-        write_fit_row(e, t, arm, &sh, m, s, seed, &out);
     }
-    if (code == 0)
-        write_summary_row(e, t, arm, &sh, m, errs);
     ar_mh_fitter_free(f);
-    free(errs);
+    ar_rng_free(rng);
     free(theta0);
     return code;
 }
 
-static int run_config(experiment *e, size_t ci, gsl_rng *rng)
+/* Every configuration builds g_V from the layer configuration's seed with
+ * the inputs of the largest m, so each fit sees the same data whichever
+ * process computes it. */
+static int run_one(void *user, size_t i, exp_sweep_record *rec)
 {
-    const config *c = &e->configs[ci];
-    size_t m_max = e->ms[e->nms - 1];
+    const experiment *e = user;
+    job j = job_of(e, i);
+    const config *c = &e->configs[j.ci];
     ar_theorem2_target t;
     uint64_t cfg[5] = {c->d, c->h, c->n, c->dp, 99};
-    int rc = ar_theorem2_target_build(&t, c->d, c->h, c->n, c->dp, m_max,
+    int rc = ar_theorem2_target_build(&t, c->d, c->h, c->n, c->dp, e->ms[e->nms - 1],
                                       ar_seed_derive(e->ctx.seed, cfg, 5));
-    if (rc == AR_OK)
-        rc = write_target_checks(e, &t);
-    int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "target g_V");
-    /* arm-major, so each curve of the figure is one run of lines */
-    for (int arm = 0; code == 0 && arm < NARMS; arm++)
-        for (size_t mi = 0; code == 0 && mi < e->nms; mi++)
-            code = run_arm(e, &t, ci, arm, mi, rng);
+    if (rc != AR_OK)
+        return exp_fail(&e->ctx, rc, NULL, "target g_V");
+    int code = 0;
+    if (j.target) {
+        rc = write_target_checks(rec->fp[1], &t);
+        code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "target g_V");
+    } else {
+        fit_state st;
+        code = run_fit(e, &t, &j, rec->fp[0], &st);
+        if (code == 0 && (rc = exp_sweep_state(rec, &st, sizeof st)) != AR_OK)
+            code = exp_fail(&e->ctx, rc, NULL, "allocation");
+    }
     ar_theorem2_target_free(&t);
+    return code;
+}
+
+static int absorb(void *user, size_t i, const void *state, size_t len)
+{
+    experiment *e = user;
+    job j = job_of(e, i);
+    size_t want = j.target ? 0 : sizeof(fit_state); /* the checks keep no state */
+    if (len != want || (want > 0 && state == NULL))
+        return exp_fail(&e->ctx, AR_EINVAL, NULL, "journal record of the wrong size");
+    if (j.target)
+        return 0;
+    memcpy(&e->fits[i], state, sizeof(fit_state));
+    return 0;
+}
+
+/* Work per BFGS iteration: m inputs through all the heads' dimensions
+ * (d x total head width x n^2); the target checks are cheap. */
+static double cost(void *user, size_t i)
+{
+    const experiment *e = user;
+    job j = job_of(e, i);
+    const config *c = &e->configs[j.ci];
+    double width = arms[j.arm] == AR_THEOREM2_FIXED ? (double)(c->h * c->dp) : (double)c->d;
+    double per_input = (double)c->d * (double)c->n * (double)c->n;
+    return j.target ? per_input : (double)e->ms[j.mi] * width * per_input;
+}
+
+static void describe(void *user, size_t i, char *buf, size_t len)
+{
+    const experiment *e = user;
+    job j = job_of(e, i);
+    const config *c = &e->configs[j.ci];
+    int at = snprintf(buf, len, "d=%zu h=%zu n=%zu d_p=%zu ", c->d, c->h, c->n, c->dp);
+    if (at < 0 || (size_t)at >= len)
+        return;
+    if (j.target)
+        snprintf(buf + at, len - (size_t)at, "target checks");
+    else
+        snprintf(buf + at, len - (size_t)at, "%s m=%zu start %zu/%zu",
+                 ar_theorem2_model_name(arms[j.arm]), e->ms[j.mi], j.start + 1, e->starts);
+}
+
+/* theorem2_summary.csv: best, median and worst over the starts of each
+ * (config, model, m), in the order of theorem2.csv. */
+static int write_summary(const experiment *e)
+{
+    size_t S = e->starts;
+    double *errs = malloc(S * sizeof *errs);
+    if (errs == NULL)
+        return exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
+    exp_csv csv;
+    int code = exp_csv_open(&e->ctx, &csv, "theorem2_summary.csv",
+                            "d,h,n,d_p,model,heads,head_size,params,inputs,starts,"
+                            "rel_error_best,rel_error_median,rel_error_worst");
+    for (size_t ci = 0; code == 0 && ci < e->nconfigs; ci++)
+        for (int arm = 0; arm < NARMS; arm++)
+            for (size_t mi = 0; mi < e->nms; mi++) {
+                const config *c = &e->configs[ci];
+                size_t first = ci * e->per_config + 1 + ((size_t)arm * e->nms + mi) * S;
+                const fit_state *st = &e->fits[first];
+                for (size_t s = 0; s < S; s++)
+                    errs[s] = st[s].rel_error;
+                qsort(errs, S, sizeof *errs, cmp_double);
+                double med = S % 2 ? errs[S / 2] : 0.5 * (errs[S / 2 - 1] + errs[S / 2]);
+                fprintf(csv.fp, "%zu,%zu,%zu,%zu,%s,%llu,%llu,%llu,%zu,%zu,", c->d, c->h, c->n,
+                        c->dp, ar_theorem2_model_name(arms[arm]),
+                        (unsigned long long)st->heads, (unsigned long long)st->head_size,
+                        (unsigned long long)st->params, e->ms[mi], S);
+                exp_csv_real(csv.fp, errs[0]);
+                fputc(',', csv.fp);
+                exp_csv_real(csv.fp, med);
+                fputc(',', csv.fp);
+                exp_csv_real(csv.fp, errs[S - 1]);
+                fputc('\n', csv.fp);
+                exp_progress(&e->ctx, "d=%zu h=%zu n=%zu d_p=%zu %-14s m=%zu: best rel. error %.3g",
+                             c->d, c->h, c->n, c->dp, ar_theorem2_model_name(arms[arm]),
+                             e->ms[mi], errs[0]);
+            }
+    if (code == 0)
+        code = exp_csv_commit(&e->ctx, &csv);
+    exp_csv_abort(&csv);
+    free(errs);
     return code;
 }
 
 static int run(experiment *e)
 {
-    cli_set_blas_threads(1);
-    int code = exp_csv_open(&e->ctx, &e->fits, "theorem2.csv",
-                            "d,h,n,d_p,model,heads,head_size,params,inputs,start,seed,rel_error,"
-                            "bfgs_rel_error,bfgs_iterations,bfgs_status,lm_iterations,"
-                            "lm_status,converged");
+    e->per_config = 1 + NARMS * e->nms * e->starts;
+    size_t nconfigs = e->nconfigs * e->per_config;
+    e->fits = calloc(nconfigs, sizeof *e->fits);
+    static const char *const files[] = {"theorem2.csv", "theorem2_target.csv"};
+    static const char *const headers[] = {
+        "d,h,n,d_p,model,heads,head_size,params,inputs,start,seed,rel_error,bfgs_rel_error,"
+        "bfgs_iterations,bfgs_status,lm_iterations,lm_status,converged",
+        "d,h,n,d_p,input,head,rank_U,rank_VoVv,logit_rank,logit_sigma_last_kept,"
+        "logit_sigma_first_cut,library_scores_max_abs_diff"};
+    exp_sweep_spec spec = {nconfigs, 2, files, headers, run_one, absorb, cost, describe};
+    int code = e->fits != NULL ? exp_sweep_run(&e->ctx, &spec, e)
+                               : exp_fail(&e->ctx, AR_ENOMEM, NULL, "allocation");
     if (code == 0)
-        code = exp_csv_open(&e->ctx, &e->summary, "theorem2_summary.csv",
-                            "d,h,n,d_p,model,heads,head_size,params,inputs,starts,"
-                            "rel_error_best,rel_error_median,rel_error_worst");
-    if (code == 0)
-        code = exp_csv_open(&e->ctx, &e->checks, "theorem2_target.csv",
-                            "d,h,n,d_p,input,head,rank_U,rank_VoVv,logit_rank,"
-                            "logit_sigma_last_kept,logit_sigma_first_cut,"
-                            "library_scores_max_abs_diff");
-    gsl_rng *rng = ar_rng_alloc(0);
-    if (code == 0 && rng == NULL)
-        code = exp_fail(&e->ctx, AR_ENOMEM, NULL, "rng");
-    for (size_t ci = 0; code == 0 && ci < e->nconfigs; ci++)
-        code = run_config(e, ci, rng);
-    ar_rng_free(rng);
-    exp_csv *all[] = {&e->fits, &e->summary, &e->checks};
-    for (size_t i = 0; i < 3; i++) {
-        if (code == 0)
-            code = exp_csv_commit(&e->ctx, all[i]);
-        exp_csv_abort(all[i]);
-    }
+        code = write_summary(e);
+    free(e->fits);
     if (code != 0)
         return code;
     /* gnuplot gets one word list per size: cd='4 6'; ch='2 3'; ... */

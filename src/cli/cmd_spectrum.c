@@ -355,19 +355,26 @@ static int parse_dist_opts(spectrum_args *args)
 
 static int run_distributed(spectrum_args *args)
 {
-    int code = parse_dist_opts(args);
-    if (code >= 0)
-        return code;
-    if (args->random_attention && strcmp(args->of, "logits") != 0)
-        return cli_usage_error("spectrum",
-                               "--distributed with --random-attention takes --of logits (write "
-                               "scores to a .npy and pass the file)");
     ar_error err = {{0}};
     int size = 1;
     int rc = cli_dist_begin(&args->mpi_rank, &size, &err);
     if (rc != AR_OK)
         return cli_status_error("spectrum", rc, &err, NULL);
-    if (args->random_attention)
+    /* Every rank finds the same usage errors and results: rank 0 speaks
+     * for all, so a message appears once however many processes run. */
+    if (args->mpi_rank != 0) {
+        /* If this fails, messages merely appear more than once. */
+        FILE *out = freopen("/dev/null", "w", stdout), *errs = freopen("/dev/null", "w", stderr);
+        (void)out, (void)errs;
+    }
+    int code = parse_dist_opts(args);
+    if (code < 0 && args->random_attention && strcmp(args->of, "logits") != 0)
+        code = cli_usage_error("spectrum",
+                               "--distributed with --random-attention takes --of logits (write "
+                               "scores to a .npy and pass the file)");
+    if (code >= 0) {
+        /* usage error, reported */
+    } else if (args->random_attention)
         code = run_random(args);
     else if (args->file == NULL)
         code = cli_usage_error("spectrum", "missing FILE (or --random-attention; see --help)");
