@@ -1,5 +1,6 @@
 /* Spectrum core: closed forms, SVD residuals, ordering, edge sizes, errors. */
 #include "testutil.h"
+#include "core/spectrum_internal.h"
 
 /* ||A - U S V^T||_F / (||A||_F max(m, n) eps): the backward error of the SVD
  * in units of the precision; a stable SVD keeps it of order 1. */
@@ -179,6 +180,47 @@ static void test_workspace_reuse_and_fallback(void **state)
     ar_rng_free(rng);
 }
 
+/* The one-shot workspace (gesdd's query only) reaches gesvd's workspace on
+ * its first fallback: values and thin SVD, wide and tall, including sizes
+ * where gesvd needs more work than gesdd. */
+static void test_oneshot_lazy_fallback(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(23);
+    /* 1000 x 10 and 10 x 1000: OpenBLAS's gesvd wants more work than gesdd (thin). */
+    const size_t shapes[][2] = {{1, 1},   {2, 3},    {37, 11},  {11, 37},
+                                {64, 64}, {1000, 10}, {10, 1000}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        size_t m = shapes[t][0], n = shapes[t][1], k = m < n ? m : n;
+        ar_matrix a = tu_gaussian(m, n, rng), u = ar_matrix_empty(), vt = ar_matrix_empty();
+        double s_ref[64], s_lazy[64], s_thin[64];
+        assert_ok(ar_spectrum_svals(&a, s_ref));
+        for (int job = 0; job < 2; job++) {
+            ar_svd_workspace *ws = NULL;
+            assert_ok(ar_svd_workspace_alloc_oneshot(&ws, m, n, job ? AR_SVD_THIN : AR_SVD_VALUES));
+            ar_svd_workspace_force_fallback(ws, 1);
+            for (int rep = 0; rep < 2; rep++) { /* the second reuses the lazy workspace */
+                if (job) {
+                    assert_ok(ar_matrix_alloc(&u, m, k));
+                    assert_ok(ar_matrix_alloc(&vt, k, n));
+                    assert_ok(ar_spectrum_svd_ws(&a, &u, s_thin, &vt, ws));
+                    assert_true(svd_residual(&a, &u, s_thin, &vt) < 10.0);
+                    ar_matrix_free(&u);
+                    ar_matrix_free(&vt);
+                } else {
+                    assert_ok(ar_spectrum_svals_ws(&a, s_lazy, ws));
+                    for (size_t i = 0; i < k; i++)
+                        assert_close(s_lazy[i], s_ref[i], 1e-13 * s_ref[0]);
+                }
+            }
+            assert_int_equal(ar_svd_workspace_fallbacks(ws), 2);
+            ar_svd_workspace_free(ws);
+        }
+        ar_matrix_free(&a);
+    }
+    ar_rng_free(rng);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -340,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_orthogonal_all_ones),
         cmocka_unit_test(test_rank_k_products),
         cmocka_unit_test(test_workspace_reuse_and_fallback),
+        cmocka_unit_test(test_oneshot_lazy_fallback),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_factored_matches_dense),
         cmocka_unit_test(test_matrix_basics),

@@ -27,7 +27,10 @@ AR_API void ar_svd_workspace_free(ar_svd_workspace *ws);
 AR_API void ar_svd_workspace_force_fallback(ar_svd_workspace *ws, int force);
 AR_API size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws);
 
-/* s (length min(m, n)) = singular values of a, descending. */
+/* s (length min(m, n)) = singular values of a, descending.  The one-shot
+ * entries (without _ws) allocate a workspace per call; loops over many
+ * matrices should allocate one with ar_svd_workspace_alloc and call the _ws
+ * entries, which then never allocate (not even for the gesvd fallback). */
 AR_API int ar_spectrum_svals(const ar_matrix *a, double *s);
 AR_API int ar_spectrum_svals_ws(const ar_matrix *a, double *s, ar_svd_workspace *ws);
 

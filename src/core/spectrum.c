@@ -1,5 +1,6 @@
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "core/spectrum_internal.h"
 
 #include <lapacke.h>
 #include <limits.h>
@@ -9,10 +10,14 @@
 struct ar_svd_workspace {
     size_t m, n;
     ar_svd_job job;
+    void *block;        /* a, work and iwork in one allocation */
     double *a;          /* copy of the input: gesdd/gesvd destroy it */
     double *work;
     lapack_int lwork;
     lapack_int *iwork;  /* 8 min(m, n), for gesdd */
+    int fallback_ready; /* work is big enough for gesvd too */
+    double *fallback_work; /* one-shot workspaces: gesvd's, allocated on first need */
+    lapack_int fallback_lwork;
     int force_fallback;
     size_t fallbacks;
 };
@@ -44,7 +49,31 @@ static int query_lwork(ar_svd_workspace *ws, int use_gesvd, lapack_int *lwork)
     return AR_OK;
 }
 
-int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+/* One block for the copy of A, the work array and iwork: one allocation
+ * instead of three, and all of it reused across calls of a _ws loop. */
+static int workspace_buffers(ar_svd_workspace *ws)
+{
+    size_t k = ws->m < ws->n ? ws->m : ws->n;
+    size_t a_bytes = ws->m * ws->n * sizeof(double);
+    size_t work_bytes = (size_t)ws->lwork * sizeof(double);
+    size_t iwork_bytes = 8 * k * sizeof(lapack_int);
+    if (work_bytes > SIZE_MAX - a_bytes - iwork_bytes)
+        return AR_ENOMEM;
+    ws->block = malloc(a_bytes + work_bytes + iwork_bytes);
+    if (ws->block == NULL)
+        return AR_ENOMEM;
+    ws->a = ws->block;
+    ws->work = ws->a + ws->m * ws->n;
+    ws->iwork = (lapack_int *)(ws->work + ws->lwork);
+    return AR_OK;
+}
+
+/* fallback_ready: size the work array for gesvd as well, so a workspace
+ * reused in a loop never allocates, even when gesdd fails to converge.  A
+ * one-shot call skips gesvd's query and allocates its workspace only if the
+ * fallback actually runs (it almost never does). */
+static int workspace_create(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job,
+                            int fallback_ready)
 {
     if (out == NULL || m == 0 || n == 0 || (job != AR_SVD_VALUES && job != AR_SVD_THIN))
         return AR_EINVAL;
@@ -57,36 +86,38 @@ int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_jo
     ws->m = m;
     ws->n = n;
     ws->job = job;
+    ws->fallback_ready = fallback_ready;
     lapack_int lw_sdd = 0, lw_svd = 0;
     int rc = query_lwork(ws, 0, &lw_sdd);
-    if (rc == AR_OK)
+    if (rc == AR_OK && fallback_ready)
         rc = query_lwork(ws, 1, &lw_svd);
+    ws->lwork = lw_sdd > lw_svd ? lw_sdd : lw_svd;
+    if (rc == AR_OK)
+        rc = workspace_buffers(ws);
     if (rc != AR_OK) {
         free(ws);
         return rc;
     }
-    /* One buffer big enough for either routine, so the fallback never
-     * allocates. */
-    ws->lwork = lw_sdd > lw_svd ? lw_sdd : lw_svd;
-    size_t k = m < n ? m : n;
-    ws->a = malloc(m * n * sizeof(double));
-    ws->work = malloc((size_t)ws->lwork * sizeof(double));
-    ws->iwork = malloc(8 * k * sizeof(lapack_int));
-    if (ws->a == NULL || ws->work == NULL || ws->iwork == NULL) {
-        ar_svd_workspace_free(ws);
-        return AR_ENOMEM;
-    }
     *out = ws;
     return AR_OK;
+}
+
+int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+{
+    return workspace_create(out, m, n, job, 1);
+}
+
+int ar_svd_workspace_alloc_oneshot(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+{
+    return workspace_create(out, m, n, job, 0);
 }
 
 void ar_svd_workspace_free(ar_svd_workspace *ws)
 {
     if (ws == NULL)
         return;
-    free(ws->a);
-    free(ws->work);
-    free(ws->iwork);
+    free(ws->block);
+    free(ws->fallback_work);
     free(ws);
 }
 
@@ -116,6 +147,27 @@ static int load_input(ar_svd_workspace *ws, const ar_matrix *a)
     return AR_OK;
 }
 
+/* gesvd's workspace of a one-shot workspace, queried and allocated on the
+ * first fallback. */
+static int fallback_workspace(ar_svd_workspace *ws, double **work, lapack_int *lwork)
+{
+    if (ws->fallback_work == NULL) {
+        lapack_int lw = 0;
+        int rc = query_lwork(ws, 1, &lw);
+        if (rc != AR_OK)
+            return rc;
+        if (lw <= ws->lwork)
+            return AR_OK; /* gesdd's is big enough */
+        ws->fallback_work = malloc((size_t)lw * sizeof(double));
+        if (ws->fallback_work == NULL)
+            return AR_ENOMEM;
+        ws->fallback_lwork = lw;
+    }
+    *work = ws->fallback_work;
+    *lwork = ws->fallback_lwork;
+    return AR_OK;
+}
+
 /* Run gesdd on the loaded copy; on non-convergence (info > 0) reload the
  * input and run gesvd, whose QR iteration converges where divide and conquer
  * occasionally fails. */
@@ -134,10 +186,14 @@ static int run_svd(ar_svd_workspace *ws, const ar_matrix *a, double *s, double *
         return AR_OK;
     ws->fallbacks++;
     int rc = load_input(ws, a);
+    double *work = ws->work;
+    lapack_int lwork = ws->lwork;
+    if (rc == AR_OK && !ws->fallback_ready)
+        rc = fallback_workspace(ws, &work, &lwork);
     if (rc != AR_OK)
         return rc;
     info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, thin ? 'S' : 'N', thin ? 'S' : 'N', m, n, ws->a,
-                               m, s, u, ldu, vt, ldvt, ws->work, ws->lwork);
+                               m, s, u, ldu, vt, ldvt, work, lwork);
     if (info < 0)
         return AR_ELAPACK;
     return info == 0 ? AR_OK : AR_ENOCONV;
@@ -190,7 +246,7 @@ int ar_spectrum_svals(const ar_matrix *a, double *s)
     if (a == NULL)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc(&ws, a->rows, a->cols, AR_SVD_VALUES);
+    int rc = ar_svd_workspace_alloc_oneshot(&ws, a->rows, a->cols, AR_SVD_VALUES);
     if (rc == AR_OK)
         rc = ar_spectrum_svals_ws(a, s, ws);
     ar_svd_workspace_free(ws);
@@ -202,7 +258,7 @@ int ar_spectrum_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
     if (a == NULL)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc(&ws, a->rows, a->cols, AR_SVD_THIN);
+    int rc = ar_svd_workspace_alloc_oneshot(&ws, a->rows, a->cols, AR_SVD_THIN);
     if (rc == AR_OK)
         rc = ar_spectrum_svd_ws(a, u, s, vt, ws);
     ar_svd_workspace_free(ws);
