@@ -33,7 +33,9 @@ typedef struct spectrum_args {
 /* One analysed matrix: its label, spectrum and metrics. */
 typedef struct spectrum_item {
     char label[128];
-    json_t *index;        /* JSON array of slice indices or head number */
+    size_t index[AR_ARRAY_MAX_DIMS]; /* slice indices, or the head number */
+    size_t nindex;
+    int s_borrowed;       /* s points into a block owned elsewhere (stacks) */
     size_t rows, cols;
     double *s;            /* min(rows, cols) values */
     size_t k;
@@ -83,7 +85,10 @@ static json_t *item_json(const spectrum_item *it)
 {
     json_t *o = json_object();
     json_object_set_new(o, "label", json_string(it->label));
-    json_object_set(o, "index", it->index);
+    json_t *index = json_array();
+    for (size_t i = 0; i < it->nindex; i++)
+        json_array_append_new(index, json_integer((json_int_t)it->index[i]));
+    json_object_set_new(o, "index", index);
     json_object_set_new(o, "rows", json_integer((json_int_t)it->rows));
     json_object_set_new(o, "cols", json_integer((json_int_t)it->cols));
     json_t *metrics = cli_json_rank_metrics(&it->metrics);
@@ -122,8 +127,9 @@ static int write_csv(const char *path, const spectrum_item *items, size_t count)
 
 static void free_items_one(spectrum_item *it)
 {
-    free(it->s);
-    json_decref(it->index);
+    if (!it->s_borrowed)
+        free(it->s);
+    it->s = NULL;
 }
 
 static void free_items(spectrum_item *items, size_t count)
@@ -199,12 +205,12 @@ static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const 
     size_t idx[AR_ARRAY_MAX_DIMS];
     size_t lead = arr->ndim > 2 ? arr->ndim - 2 : 0;
     ar_array_slice_index(arr, t, idx);
-    it->index = json_array();
+    it->nindex = lead;
     int off = snprintf(it->label, sizeof it->label, "%s", file);
     if (lead > 0 && off > 0 && (size_t)off < sizeof it->label)
         off += snprintf(it->label + off, sizeof it->label - (size_t)off, " [");
     for (size_t i = 0; i < lead; i++) {
-        json_array_append_new(it->index, json_integer((json_int_t)idx[i]));
+        it->index[i] = idx[i];
         if (off > 0 && (size_t)off < sizeof it->label)
             off += snprintf(it->label + off, sizeof it->label - (size_t)off, "%s%zu",
                             i ? "," : "", idx[i]);
@@ -224,7 +230,6 @@ static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
         if (ar_matrix_check_finite(&a, &bi, &bj) != AR_OK) {
             spectrum_item tmp = {0};
             label_slice(arr, t, &tmp, args->file);
-            json_decref(tmp.index);
             return cli_usage_error("spectrum", "%s: non-finite value %g at row %zu, column %zu",
                                    tmp.label, AR_AT(&a, bi, bj), bi, bj);
         }
@@ -232,13 +237,16 @@ static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
     return -1;
 }
 
-/* Spectra of every slice (parallel over slices), then metrics per slice. */
+/* Spectra of every slice (parallel over slices), then metrics per slice.
+ * The items' singular values point into one block, *svals (the caller
+ * frees it after the report): no allocation per matrix. */
 static int analyse_stack(const spectrum_args *args, const ar_array *arr, const ar_rank_opts *opts,
-                         spectrum_item *items)
+                         spectrum_item *items, double **svals)
 {
     size_t k = arr->rows < arr->cols ? arr->rows : arr->cols;
     ar_matrix *mats = calloc(arr->count, sizeof *mats);
     double *s = malloc(arr->count * k * sizeof *s);
+    *svals = s;
     int rc = (mats && s) ? AR_OK : AR_ENOMEM;
     for (size_t t = 0; rc == AR_OK && t < arr->count; t++)
         mats[t] = ar_array_slice(arr, t);
@@ -252,18 +260,12 @@ static int analyse_stack(const spectrum_args *args, const ar_array *arr, const a
         items[t].rows = arr->rows;
         items[t].cols = arr->cols;
         items[t].k = k;
-        items[t].s = malloc(k * sizeof(double));
-        if (items[t].s == NULL) {
-            rc = AR_ENOMEM;
-            break;
-        }
-        for (size_t i = 0; i < k; i++)
-            items[t].s[i] = s[t * k + i];
+        items[t].s = s + t * k;
+        items[t].s_borrowed = 1;
         rc = ar_rank_metrics_compute(items[t].s, k, arr->rows, arr->cols, opts, &items[t].metrics);
         failed = t;
     }
     free(mats);
-    free(s);
     return rc == AR_OK ? -1 : cli_status_error("spectrum", rc, NULL, items[failed].label);
 }
 
@@ -290,12 +292,14 @@ static int run_file(const spectrum_args *args)
     }
     for (size_t t = 0; code < 0 && t < arr.count; t++)
         label_slice(&arr, t, &items[t], args->file);
+    double *svals = NULL;
     if (code < 0)
-        code = analyse_stack(args, &arr, &opts, items);
+        code = analyse_stack(args, &arr, &opts, items, &svals);
     if (code < 0)
         code = report(args, args->file, items, arr.count);
     if (items != NULL)
         free_items(items, arr.count);
+    free(svals);
     ar_array_free(&arr);
     return code;
 }
@@ -318,7 +322,6 @@ static int run_file_distributed(const spectrum_args *args)
     memset(&item, 0, sizeof item);
     snprintf(item.label, sizeof item.label, "%s (ScaLAPACK, %zu x %zu processes, block %zu)",
              args->file, res.grid_rows, res.grid_cols, res.block);
-    item.index = json_array();
     item.rows = res.rows;
     item.cols = res.cols;
     item.k = res.k;
@@ -501,7 +504,8 @@ static int run_random(const spectrum_args *args)
         snprintf(it->label, sizeof it->label, "head %zu %s (d=%zu, h=%zu, d_p=%zu, n=%zu, seed=%llu)",
                  k, scores ? "scores" : "logits", args->d, args->heads, dp, args->n,
                  (unsigned long long)args->seed);
-        it->index = json_pack("[I]", (json_int_t)k);
+        it->index[0] = k;
+        it->nindex = 1;
         size_t bound = dp < args->d ? dp : args->d;
         it->expected_rank = scores ? -1 : (long)(bound < args->n ? bound : args->n);
         rc = scores ? head_score_spectrum(&heads, k, &x, axis, ws, &opts, it)
