@@ -1,6 +1,8 @@
 /* Rank metrics against hand-computed values and threshold behaviour. */
 #include "testutil.h"
 
+#include <lapacke.h>
+
 static void test_metrics_hand_computed(void **state)
 {
     (void)state;
@@ -126,6 +128,263 @@ static void test_seed_derive(void **state)
     assert_true(a <= 0xffffffffULL);
 }
 
+/* ---- Ill-conditioned inputs (issue 8): Hilbert and Vandermonde matrices.
+ * Expected values come from closed forms or from LAPACK's symmetric
+ * eigensolver (dsyev), never from the code under test. */
+
+#define TR_MAXN 30
+
+/* H_n, H_ij = 1 / (i + j + 1) with 0-based i, j. */
+static ar_matrix tr_hilbert(size_t n)
+{
+    ar_matrix h = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&h, n, n));
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++)
+            AR_AT(&h, i, j) = 1.0 / (double)(i + j + 1);
+    return h;
+}
+
+/* m x n Vandermonde matrix V_ij = x_i^j in the monomial basis. */
+static ar_matrix tr_vandermonde(const double *x, size_t m, size_t n)
+{
+    ar_matrix v = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&v, m, n));
+    for (size_t i = 0; i < m; i++) {
+        double p = 1.0;
+        for (size_t j = 0; j < n; j++, p *= x[i])
+            AR_AT(&v, i, j) = p;
+    }
+    return v;
+}
+
+/* Eigenvalues (ascending) of a symmetric matrix by dsyev, on a copy.  For an
+ * SPD matrix they are its singular values, from an independent algorithm. */
+static void tr_sym_eigvals(const ar_matrix *a, double *w)
+{
+    ar_matrix c = ar_matrix_empty();
+    assert_ok(ar_matrix_clone(&c, a));
+    lapack_int n = (lapack_int)a->rows;
+    assert_int_equal(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, c.data, (lapack_int)c.ld, w), 0);
+    ar_matrix_free(&c);
+}
+
+/* Binomial coefficient, exact in double for the small arguments used here
+ * (every partial product is an integer below 2^53). */
+static double tr_binom(size_t n, size_t k)
+{
+    if (k > n)
+        return 0.0;
+    double r = 1.0;
+    for (size_t i = 1; i <= k; i++)
+        r = r * (double)(n - k + i) / (double)i;
+    return r;
+}
+
+/* ||H_n^{-1}||_F from the closed-form integer inverse of the Hilbert matrix,
+ * (H^{-1})_ij = (-1)^{i+j} (i+j+1) C(n+i, n-j-1) C(n+j, n-i-1) C(i+j, i)^2.
+ * Since lambda_max(H^-1) lies in [||H^-1||_F / sqrt(n), ||H^-1||_F], the
+ * smallest singular value of the exact H_n lies in [1/F, sqrt(n)/F]. */
+static double tr_hilbert_inv_fro(size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double c = tr_binom(i + j, i);
+            double e = (double)(i + j + 1) * tr_binom(n + i, n - j - 1) *
+                       tr_binom(n + j, n - i - 1) * c * c;
+            sum += e * e;
+        }
+    return sqrt(sum);
+}
+
+/* Values of v[0..k-1] strictly above cut, in any order (the test's own count,
+ * independent of ar_rank_count_above). */
+static size_t tr_count_above(const double *v, size_t k, double cut)
+{
+    size_t r = 0;
+    for (size_t i = 0; i < k; i++)
+        r += v[i] > cut;
+    return r;
+}
+
+/* The contract of a reported rank on a descending spectrum s[0..k-1]: the
+ * threshold is max(atol, rtol * sigma_1) with the rtol it reports, every
+ * counted value is above it and every other one is not. */
+static void tr_assert_rank_consistent(const double *s, size_t k, const ar_rank_metrics *m)
+{
+    assert_close(m->threshold, fmax(m->atol, m->rtol * s[0]), 0.0);
+    assert_int_equal(m->rank, tr_count_above(s, k, m->threshold));
+    for (size_t i = 0; i < m->rank; i++)
+        assert_true(s[i] > m->threshold);
+    for (size_t i = m->rank; i < k; i++)
+        assert_true(s[i] <= m->threshold);
+}
+
+/* Spectrum of a and its metrics under opts (NULL: defaults). */
+static void tr_spectrum_metrics(const ar_matrix *a, const ar_rank_opts *opts, double *s,
+                                ar_rank_metrics *m)
+{
+    assert_ok(ar_spectrum_svals(a, s));
+    size_t k = a->rows < a->cols ? a->rows : a->cols;
+    assert_ok(ar_rank_metrics_compute(s, k, a->rows, a->cols, opts, m));
+}
+
+/* Computed singular values of fl(H_n) differ from the exact ones by the
+ * rounding of H's entries plus the SVD's backward error, each a small
+ * multiple of eps * sigma_1 = threshold / n.  So a closed-form lambda_min
+ * more than 100x above the threshold forces rank n, and one more than 8x
+ * below it forces rank < n; the n tested here are all decisively one or the
+ * other (cond(H_n) grows like e^{3.5 n}, passing 1/(n eps) between 10 and 11).
+ * Returns 1 when the closed form forced full rank, 0 when it forced rank < n. */
+static int check_hilbert_default(size_t n)
+{
+    ar_matrix h = tr_hilbert(n);
+    double s[TR_MAXN], w[TR_MAXN];
+    ar_rank_metrics m;
+    tr_spectrum_metrics(&h, NULL, s, &m);
+    tr_sym_eigvals(&h, w);
+    assert_close(m.rtol, (double)n * DBL_EPSILON, 0.0);
+    assert_close(m.atol, 0.0, 0.0);
+    assert_int_equal(m.precision, AR_PREC_F64);
+    tr_assert_rank_consistent(s, n, &m);
+    assert_close(s[0], w[n - 1], 1e-13 * w[n - 1]);
+
+    double inv_fro = tr_hilbert_inv_fro(n);
+    double lo = 1.0 / inv_fro, hi = sqrt((double)n) / inv_fro;
+    int full = lo > 100.0 * m.threshold, deficient = hi < m.threshold / 8.0;
+    assert_true(full || deficient);
+    if (full) {
+        assert_int_equal(m.rank, n);
+        /* Two backward-stable solvers agree to O(n eps sigma_1). */
+        assert_close(s[n - 1], w[0], m.threshold);
+        assert_true(s[n - 1] >= lo * (1.0 - 1e-6) && s[n - 1] <= hi * (1.0 + 1e-6));
+    } else {
+        assert_true(m.rank < n);
+    }
+    ar_matrix_free(&h);
+    return full;
+}
+
+static void test_hilbert_rank_matches_threshold(void **state)
+{
+    (void)state;
+    const size_t ns[] = {4, 8, 12, 16, 20};
+    int full[5];
+    for (size_t t = 0; t < 5; t++)
+        full[t] = check_hilbert_default(ns[t]);
+    /* Both branches run: H_4 and H_8 (cond 1.6e4, 1.5e10) are well inside
+     * full rank, H_12..H_20 (cond >= 1.7e16 > 1/(12 eps)) well outside. */
+    assert_true(full[0] && full[1]);
+    assert_true(!full[2] && !full[3] && !full[4]);
+}
+
+/* A looser rtol cuts more: with rtol 1e-6 the rank of H_12 is the number of
+ * its eigenvalues (dsyev) above 1e-6 * lambda_max, fewer than by default. */
+static void test_hilbert_rtol_moves_rank(void **state)
+{
+    (void)state;
+    const size_t n = 12;
+    ar_matrix h = tr_hilbert(n);
+    double s[TR_MAXN], w[TR_MAXN];
+    ar_rank_metrics def, loose;
+    ar_rank_opts o = ar_rank_opts_default();
+    o.rtol = 1e-6;
+    tr_spectrum_metrics(&h, NULL, s, &def);
+    tr_spectrum_metrics(&h, &o, s, &loose);
+    tr_sym_eigvals(&h, w);
+    double cut = 1e-6 * w[n - 1];
+    /* No eigenvalue sits near the cut, so the two solvers must agree. */
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(w[i] - cut) > 1e-3 * cut);
+    assert_close(loose.rtol, 1e-6, 0.0);
+    tr_assert_rank_consistent(s, n, &loose);
+    assert_int_equal(loose.rank, tr_count_above(w, n, cut));
+    assert_true(loose.rank < def.rank);
+    ar_matrix_free(&h);
+}
+
+/* Monomial Vandermonde on 30 equispaced nodes in [0, 1]: exact rank n (the
+ * nodes are distinct), numerical rank lower once the basis degenerates.
+ * Why n = 30 must be deficient: the shifted Chebyshev polynomial
+ * T_{n-1}(2x - 1) is bounded by 1 on [0, 1] and has leading coefficient
+ * 2^{2n-3}, so its coefficient vector c gives ||V c|| <= sqrt(m) with
+ * ||c|| >= 2^{2n-3}: sigma_min <= sqrt(m) 2^{3-2n}.  The all-ones column
+ * gives sigma_1 >= sqrt(m), so the cut is at least max(m, n) eps sqrt(m).
+ * At n = m = 30 the bound is ~1e-3 of the cut, far below rounding noise. */
+static void test_vandermonde_equispaced_rank(void **state)
+{
+    (void)state;
+    const size_t m = 30, ns[] = {5, 10, 20, 30};
+    double x[TR_MAXN], s[TR_MAXN];
+    for (size_t i = 0; i < m; i++)
+        x[i] = (double)i / (double)(m - 1);
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        size_t n = ns[t];
+        ar_matrix v = tr_vandermonde(x, m, n);
+        ar_rank_metrics r;
+        tr_spectrum_metrics(&v, NULL, s, &r);
+        assert_close(r.rtol, (double)m * DBL_EPSILON, 0.0);
+        tr_assert_rank_consistent(s, n, &r);
+        if (s[n - 1] > 100.0 * r.threshold)
+            assert_int_equal(r.rank, n);
+        if (n <= 10) /* cond(V) <= ~1e7 here: the full-rank branch must run */
+            assert_true(s[n - 1] > 100.0 * r.threshold);
+        double cheb_bound = sqrt((double)m) * ldexp(1.0, 3 - 2 * (int)n);
+        if (n == 30)
+            assert_true(cheb_bound < r.threshold / 8.0);
+        if (cheb_bound < r.threshold / 8.0)
+            assert_true(r.rank < n);
+        ar_matrix_free(&v);
+    }
+}
+
+/* Control: the same basis on Chebyshev nodes in [-1, 1] is well conditioned
+ * at n = 10, so the rank is full with a wide margin. */
+static void test_vandermonde_chebyshev_control(void **state)
+{
+    (void)state;
+    const size_t m = 30, n = 10;
+    double x[TR_MAXN], s[TR_MAXN];
+    for (size_t i = 0; i < m; i++)
+        x[i] = cos(acos(-1.0) * ((double)i + 0.5) / (double)m);
+    ar_matrix v = tr_vandermonde(x, m, n);
+    ar_rank_metrics r;
+    tr_spectrum_metrics(&v, NULL, s, &r);
+    tr_assert_rank_consistent(s, n, &r);
+    assert_int_equal(r.rank, n);
+    assert_true(s[n - 1] / r.threshold > 1e6);
+    ar_matrix_free(&v);
+}
+
+/* Data stored in float32: the default rtol is 8 * 2^-23 for H_8, whose
+ * condition number (>= sigma_1 / (sqrt(8) / ||H^-1||_F) by the closed form)
+ * exceeds 1 / (8 eps_32), so the rank must fall below 8.  The exact count is
+ * that of dsyev's eigenvalues above the float32 cut. */
+static void test_hilbert_float32_threshold(void **state)
+{
+    (void)state;
+    const size_t n = 8;
+    ar_matrix h = tr_hilbert(n);
+    double s[TR_MAXN], w[TR_MAXN];
+    ar_rank_metrics r;
+    ar_rank_opts o = ar_rank_opts_default();
+    o.precision = AR_PREC_F32;
+    tr_spectrum_metrics(&h, &o, s, &r);
+    tr_sym_eigvals(&h, w);
+    assert_int_equal(r.precision, AR_PREC_F32);
+    assert_close(r.rtol, (double)n * FLT_EPSILON, 0.0);
+    tr_assert_rank_consistent(s, n, &r);
+    double cut = (double)n * FLT_EPSILON * w[n - 1];
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(w[i] - cut) > 1e-3 * cut);
+    assert_int_equal(r.rank, tr_count_above(w, n, cut));
+    double cond_lower = s[0] * tr_hilbert_inv_fro(n) / sqrt((double)n);
+    assert_true(cond_lower > 1.0 / ((double)n * FLT_EPSILON));
+    assert_true(r.rank < n);
+    ar_matrix_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +394,11 @@ int main(void)
         cmocka_unit_test(test_threshold_edges),
         cmocka_unit_test(test_rank_errors),
         cmocka_unit_test(test_seed_derive),
+        cmocka_unit_test(test_hilbert_rank_matches_threshold),
+        cmocka_unit_test(test_hilbert_rtol_moves_rank),
+        cmocka_unit_test(test_vandermonde_equispaced_rank),
+        cmocka_unit_test(test_vandermonde_chebyshev_control),
+        cmocka_unit_test(test_hilbert_float32_threshold),
     };
     return cmocka_run_group_tests_name("rank", tests, NULL, NULL);
 }
