@@ -771,22 +771,41 @@ static void missing_message(const sweep *s, const char *how)
             s->ctx->name, how, n - s->present, n, s->ctx->out, first, what);
 }
 
+/* Hand every configuration's state to absorb, in index order.  The state
+ * sits after the texts in the payload, at any byte offset: it is copied into
+ * a malloc'd buffer, aligned for any type, before absorb reads it. */
+static int absorb_all(sweep *s)
+{
+    const exp_sweep_spec *spec = s->spec;
+    if (spec->absorb == NULL)
+        return 0;
+    size_t cap = 0;
+    for (size_t i = 0; i < spec->nconfigs; i++)
+        if (s->entries[i].len[spec->nfiles] > cap)
+            cap = s->entries[i].len[spec->nfiles];
+    unsigned char *aligned = malloc(cap > 0 ? cap : 1);
+    if (aligned == NULL)
+        return exp_fail(s->ctx, AR_ENOMEM, NULL, "allocation");
+    int code = 0;
+    for (size_t i = 0; code == 0 && i < spec->nconfigs; i++) {
+        const sweep_entry *en = &s->entries[i];
+        size_t len = en->len[spec->nfiles], off = entry_total(s, en) - len;
+        if (len > 0)
+            memcpy(aligned, en->payload + off, len);
+        code = spec->absorb(s->user, i, len > 0 ? aligned : NULL, len);
+    }
+    free(aligned);
+    return code;
+}
+
 static int write_outputs(sweep *s)
 {
     const exp_sweep_spec *spec = s->spec;
-    for (size_t i = 0; i < spec->nconfigs; i++) {
-        sweep_entry *en = &s->entries[i];
-        if (spec->absorb == NULL)
-            continue;
-        size_t off = entry_total(s, en) - en->len[spec->nfiles];
-        int code = spec->absorb(s->user, i, en->len[spec->nfiles] ? en->payload + off : NULL,
-                                en->len[spec->nfiles]);
-        if (code != 0)
-            return code;
-    }
+    int code = absorb_all(s);
+    if (code != 0)
+        return code;
     exp_csv csv[EXP_SWEEP_MAX_FILES];
     memset(csv, 0, sizeof csv);
-    int code = 0;
     for (size_t k = 0; code == 0 && k < spec->nfiles; k++) {
         code = exp_csv_open(s->ctx, &csv[k], spec->files[k], spec->headers[k]);
         size_t off = 0;

@@ -61,7 +61,7 @@ typedef struct exp_sweep_record {
 
 typedef struct exp_sweep_spec {
     size_t nconfigs;
-    size_t nfiles;                   /* per-configuration CSVs, <= EXP_SWEEP_MAX_FILES */
+    size_t nfiles;                   /* per-configuration CSVs, 0..EXP_SWEEP_MAX_FILES */
     const char *const *files;        /* their names in --out DIR */
     const char *const *headers;      /* their header lines (no newline) */
     /* Compute configuration i: rows into rec->fp[k], state with
@@ -69,7 +69,8 @@ typedef struct exp_sweep_spec {
     int (*run)(void *user, size_t i, exp_sweep_record *rec);
     /* Optional: called for every configuration in index order, after all
      * are present and before the CSVs are written, with the state that run
-     * stored (NULL, 0 when none). */
+     * stored (NULL, 0 when none), aligned for any type (a copy valid only
+     * during the call). */
     int (*absorb)(void *user, size_t i, const void *state, size_t len);
     /* Optional: relative cost of configuration i; MPI ranks and shards take
      * the most expensive first (ties: lower index first). */
