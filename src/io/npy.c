@@ -7,6 +7,7 @@
  * explicit length (it is not NUL-terminated).  The data is streamed through a
  * small buffer straight into the column-major result, so a large file is never
  * held in memory twice. */
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "attnrank/io.h"
 #include "attnrank/status.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define NPY_MAGIC "\x93NUMPY"
@@ -734,6 +736,25 @@ static void fill_dims(ar_array *out, const npy_header *h)
     out->precision = h->itemsize == 4 ? AR_PREC_F32 : AR_PREC_F64;
 }
 
+/* Large arrays on 2 MB boundaries, with transparent huge pages asked for
+ * (Linux, THP in "madvise" mode as on Debian): filling a 327 MB stack then
+ * takes ~160 page faults instead of ~80,000, which on a virtual machine was
+ * most of the read time (1.55 s vs 0.38 s for numpy.load + transpose, which
+ * does the same).  Freed with free(). */
+static void *alloc_array_data(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+#if defined(MADV_HUGEPAGE)
+    (void)madvise(p, bytes - bytes % huge, MADV_HUGEPAGE); /* advice only: ignore failure */
+#endif
+    return p;
+}
+
 static int npy_load(npy_source *src, ar_array *out, size_t max_bytes, ar_error *err)
 {
     npy_header h;
@@ -747,7 +768,7 @@ static int npy_load(npy_source *src, ar_array *out, size_t max_bytes, ar_error *
     if (rc != AR_OK)
         return rc;
     fill_dims(out, &h);
-    out->data = malloc(alloc_bytes);
+    out->data = alloc_array_data(alloc_bytes);
     if (out->data == NULL)
         rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory for %zu bytes", src->name,
                           alloc_bytes);
