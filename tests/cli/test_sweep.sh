@@ -142,4 +142,19 @@ run_exp "$victim" "$d" --seed 3 --resume
 check "torn journal: --resume exits 0" [ $? -eq 0 ]
 check "torn journal: the result equals the uninterrupted run" same_csvs "$ref" "$d"
 
+# A corrupted byte inside a record (bit rot, a bad copy) fails its checksum:
+# that record and everything after it are computed again.
+d=$TMP/corrupt
+status=$(interrupt INT "$d")
+j="$d/$victim.journal"
+header=$(head -n 1 "$j" | wc -c)
+byte=$((header + 60))
+printf 'Z' | dd of="$j" bs=1 seek=$byte conv=notrunc status=none
+"$build/experiments/$victim" --quick --out "$d" --plots "$plots" --figures none --seed 3 \
+    --resume 2> "$d.resume.stderr"
+check "corrupt journal: --resume exits 0" [ $? -eq 0 ]
+check "corrupt journal: nothing is taken from it (0 already in journals)" \
+    bash -c "! grep -q 'already in journals' '$d.resume.stderr' || grep -q '(0 already' '$d.resume.stderr'"
+check "corrupt journal: the result equals the uninterrupted run" same_csvs "$ref" "$d"
+
 finish
