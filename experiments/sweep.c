@@ -344,6 +344,11 @@ static int journal_load(sweep *s, const char *path, size_t *valid_end)
     return code;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int sweep_load_journals(sweep *s)
 {
     DIR *dir = opendir(s->ctx->out);
@@ -351,33 +356,34 @@ static int sweep_load_journals(sweep *s)
         fprintf(stderr, "%s: cannot list %s: %s\n", s->ctx->name, s->ctx->out, strerror(errno));
         return CLI_EXIT_USAGE;
     }
-    /* Sorted names: the first record of a configuration wins, so the choice
-     * must not depend on readdir's order. */
     char *names[MAX_JOURNALS];
     size_t count = 0;
-    struct dirent *de;
-    while ((de = readdir(dir)) != NULL)
-        if (journal_name(s, de->d_name) && count < MAX_JOURNALS)
-            names[count++] = strdup(de->d_name);
-    closedir(dir);
-    for (size_t i = 1; i < count; i++)
-        for (size_t j = i; j > 0 && names[j] && names[j - 1] && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char *t = names[j];
-            names[j] = names[j - 1];
-            names[j - 1] = t;
-        }
     int code = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (names[i] == NULL) {
-            code = code ? code : CLI_EXIT_INTERNAL;
+    struct dirent *de;
+    while (code == 0 && (de = readdir(dir)) != NULL) {
+        if (!journal_name(s, de->d_name))
             continue;
-        }
+        if (count == MAX_JOURNALS)
+            code = CLI_EXIT_USAGE;
+        else if ((names[count++] = strdup(de->d_name)) == NULL)
+            code = exp_fail(s->ctx, AR_ENOMEM, NULL, "allocation");
+    }
+    closedir(dir);
+    if (code == CLI_EXIT_USAGE)
+        fprintf(stderr, "%s: more than %d journals of this experiment in %s\n", s->ctx->name,
+                MAX_JOURNALS, s->ctx->out);
+    /* Sorted: the first record of a configuration wins, so the choice must
+     * not depend on readdir's order. */
+    if (code == 0)
+        qsort(names, count, sizeof *names, cmp_names);
+    for (size_t i = 0; i < count; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", s->ctx->out, names[i]);
+        snprintf(path, sizeof path, "%s/%s", s->ctx->out, names[i] ? names[i] : "");
         size_t end;
         if (code == 0)
             code = journal_load(s, path, &end);
-        s->loaded[s->nloaded++] = strdup(path);
+        if (code == 0 && (s->loaded[s->nloaded++] = strdup(path)) == NULL)
+            code = exp_fail(s->ctx, AR_ENOMEM, NULL, "allocation");
         free(names[i]);
     }
     return code;
