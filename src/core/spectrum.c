@@ -10,7 +10,7 @@
 struct ar_svd_workspace {
     size_t m, n;
     ar_svd_job job;
-    void *block;        /* a, work and iwork in one allocation */
+    void *block;        /* a, work and iwork in one allocation, or NULL */
     double *a;          /* copy of the input: gesdd/gesvd destroy it */
     double *work;
     lapack_int lwork;
@@ -49,23 +49,34 @@ static int query_lwork(ar_svd_workspace *ws, int use_gesvd, lapack_int *lwork)
     return AR_OK;
 }
 
-/* One block for the copy of A, the work array and iwork: one allocation
- * instead of three, and all of it reused across calls of a _ws loop. */
+/* glibc serves a request above its largest dynamic mmap threshold (32 MB
+ * on 64-bit) with a fresh mmap every time, which the kernel then
+ * page-faults in: on this virtual machine that cost 1.2x LAPACKE for a
+ * one-shot thin SVD of 1024 x 1024 (33 MB as one block; 0.99x as three
+ * buffers, each recycled by the heap).  Below it, one block for the copy
+ * of A, work and iwork is the cheaper layout (256 x 256 values with two
+ * BLAS threads: 1.01-1.02x LAPACKE as one block, 1.24-1.32x as three). */
+#define ONE_BLOCK_LIMIT ((size_t)32 << 20)
+
 static int workspace_buffers(ar_svd_workspace *ws)
 {
     size_t k = ws->m < ws->n ? ws->m : ws->n;
     size_t a_bytes = ws->m * ws->n * sizeof(double);
     size_t work_bytes = (size_t)ws->lwork * sizeof(double);
     size_t iwork_bytes = 8 * k * sizeof(lapack_int);
-    if (work_bytes > SIZE_MAX - a_bytes - iwork_bytes)
-        return AR_ENOMEM;
-    ws->block = malloc(a_bytes + work_bytes + iwork_bytes);
-    if (ws->block == NULL)
-        return AR_ENOMEM;
-    ws->a = ws->block;
-    ws->work = ws->a + ws->m * ws->n;
-    ws->iwork = (lapack_int *)(ws->work + ws->lwork);
-    return AR_OK;
+    if (a_bytes + work_bytes + iwork_bytes < ONE_BLOCK_LIMIT) {
+        ws->block = malloc(a_bytes + work_bytes + iwork_bytes);
+        if (ws->block == NULL)
+            return AR_ENOMEM;
+        ws->a = ws->block;
+        ws->work = ws->a + ws->m * ws->n;
+        ws->iwork = (lapack_int *)(ws->work + ws->lwork);
+        return AR_OK;
+    }
+    ws->a = malloc(a_bytes);
+    ws->work = malloc(work_bytes);
+    ws->iwork = malloc(iwork_bytes);
+    return ws->a && ws->work && ws->iwork ? AR_OK : AR_ENOMEM;
 }
 
 /* fallback_ready: size the work array for gesvd as well, so a workspace
@@ -95,7 +106,7 @@ static int workspace_create(ar_svd_workspace **out, size_t m, size_t n, ar_svd_j
     if (rc == AR_OK)
         rc = workspace_buffers(ws);
     if (rc != AR_OK) {
-        free(ws);
+        ar_svd_workspace_free(ws);
         return rc;
     }
     *out = ws;
@@ -116,7 +127,13 @@ void ar_svd_workspace_free(ar_svd_workspace *ws)
 {
     if (ws == NULL)
         return;
-    free(ws->block);
+    if (ws->block != NULL) {
+        free(ws->block);
+    } else {
+        free(ws->a);
+        free(ws->work);
+        free(ws->iwork);
+    }
     free(ws->fallback_work);
     free(ws);
 }
