@@ -603,9 +603,10 @@ def report(res, cfg, command, mode):
     A("| python one-liner, OPENBLAS_NUM_THREADS=2 | %s | %s | %.2f |" % (
         fmt_s(bw["python2"]), fmt_s(bw["python2_cpu"]), bw["python2"] / bw["attnrank"]))
     A("")
-    A("Reading the stack: attnrank's `ar_npy_read` %.3g s (element-by-element decoding and "
+    A("Reading the stack (first read in its process, huge pages asked for; the kernel may "
+      "compact memory to provide them): attnrank's `ar_npy_read` %.3g s (read and "
       "transposition to column-major), `numpy.load` %.3g s." % (b.get("read_s", 0.0),
-                                                                 bn.get("load_s", 0.0)))
+                                                                bn.get("load_s", 0.0)))
     A("")
     A("CPU-time ratio numpy (1 thread) / attnrank (2 threads, both cores' CPU added): %.2f "
       "in process, %.2f whole process: the work per matrix is the same or less; the wall "
