@@ -135,6 +135,7 @@ typedef struct sweep {
     size_t present;
     uint64_t signature;
     char journal[4096]; /* this process's journal */
+    size_t journal_keep; /* its intact prefix when --resume loaded it, else 0 */
     int jfd;
     char *loaded[MAX_JOURNALS]; /* journals read by --resume or --merge */
     size_t nloaded;
@@ -379,9 +380,11 @@ static int sweep_load_journals(sweep *s)
     for (size_t i = 0; i < count; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", s->ctx->out, names[i] ? names[i] : "");
-        size_t end;
+        size_t end = 0;
         if (code == 0)
             code = journal_load(s, path, &end);
+        if (code == 0 && strcmp(path, s->journal) == 0)
+            s->journal_keep = end; /* appending continues after the intact records */
         if (code == 0 && (s->loaded[s->nloaded++] = strdup(path)) == NULL)
             code = exp_fail(s->ctx, AR_ENOMEM, NULL, "allocation");
         free(names[i]);
@@ -417,30 +420,14 @@ static int write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
-/* Open this process's journal for appending: keep its intact records when
- * resuming (cut a torn tail), else start it afresh with the header line. */
+/* Open this process's journal for appending: keep the intact records that
+ * --resume loaded (cutting a torn tail), else start it afresh with the
+ * header line. */
 static int journal_open(sweep *s)
 {
-    sweep_journal_path(s);
     char header[512];
     journal_header(s, header, sizeof header);
-    size_t keep = 0;
-    if (s->ctx->resume) {
-        char *buf = NULL;
-        size_t n = 0;
-        if (read_file(s->journal, &buf, &n) == 0) {
-            size_t hl = strlen(header);
-            if (n >= hl && memcmp(buf, header, hl) == 0) {
-                sweep tmp = *s; /* measure only; the records are already loaded */
-                keep = hl;
-                size_t index;
-                sweep_entry en;
-                while (keep < n && record_read(&tmp, buf, n, &keep, &index, &en))
-                    entry_clear(&en);
-            }
-            free(buf);
-        }
-    }
+    size_t keep = s->journal_keep;
     s->jfd = open(s->journal, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (s->jfd < 0 || ftruncate(s->jfd, (off_t)keep) != 0 || lseek(s->jfd, 0, SEEK_END) < 0 ||
         (keep == 0 && write_all(s->jfd, header, strlen(header)) != 0) || fsync(s->jfd) != 0) {
@@ -925,6 +912,8 @@ int exp_sweep_run(exp_ctx *ctx, const exp_sweep_spec *spec, void *user)
         return exp_fail(ctx, AR_ENOMEM, NULL, "allocation");
     }
     int code = 0, sig = 0;
+    if (!ctx->merge)
+        sweep_journal_path(&s);
     if (ctx->resume || ctx->merge)
         code = sweep_load_journals(&s);
 #ifdef EXP_HAVE_MPI

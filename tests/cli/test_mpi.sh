@@ -102,6 +102,7 @@ mpi_error "non-finite value inf at row 5, column 7" "$TMP/inf.npy" --distributed
 mpi_error "takes one matrix" "$TMP/stack.npy" --distributed
 mpi_error "cannot open" "$TMP/missing.npy" --distributed
 mpi_error "--grid 3x1 needs 3 processes" "$TMP/tall.npy" --distributed --grid 3x1
+mpi_error "--grid: expected RxC" "$TMP/tall.npy" --distributed --grid 2by1
 mpi_error "need n >= d_p" --random-attention --n 8 --d 32 --heads 1 --distributed
 mpi_error "takes --of logits" --random-attention --n 8 --d 32 --heads 1 --of scores --distributed
 

@@ -94,4 +94,12 @@ expect_error 2 "GB of memory" -- "$AR" spectrum --random-attention --n 100000000
 expect_error 2 "--csv needs a value" -- "$AR" spectrum "$TMP/diag.csv" --csv
 mkdir -p "$TMP/ro"; : >"$TMP/regular"
 expect_error 2 "cannot create" -- "$AR" spectrum "$TMP/diag.csv" --csv "$TMP/regular/out.csv"
+# --distributed options (their MPI runs: tests/cli/test_mpi.sh)
+expect_error 2 "--block and --grid belong to --distributed" -- "$AR" spectrum "$TMP/diag.csv" --block 8
+expect_error 2 "--block and --grid belong to --distributed" -- "$AR" spectrum "$TMP/diag.csv" --grid 2x2
+if ! "$AR" spectrum "$TMP/diag.csv" --distributed > /dev/null 2>&1 &&
+    "$AR" spectrum "$TMP/diag.csv" --distributed 2>&1 | grep -q "no MPI support"; then
+    expect_error 2 "rebuild with meson configure -Dmpi=enabled" -- \
+        "$AR" spectrum "$TMP/diag.csv" --distributed
+fi
 finish
