@@ -49,7 +49,12 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
     }
     assert_int_equal(c->wq.rows, c->head_size);
     assert_int_equal(c->wq.cols, x->rows);
-    assert_int_equal(ar_attention_logits(x, &c->wq, &c->wk, &s), AR_OK);
+    /* Columns as queries: S = (W_k X)^T (W_q X); rows as queries (PyTorch):
+     * S = (W_q X)^T (W_k X), i.e. the same call with the roles exchanged. */
+    if (axis == AR_AXIS_COL)
+        assert_int_equal(ar_attention_logits(x, &c->wq, &c->wk, &s), AR_OK);
+    else
+        assert_int_equal(ar_attention_logits(x, &c->wk, &c->wq, &s), AR_OK);
     assert_int_equal(ar_softmax(&s, axis), AR_OK);
     double e = ar_matrix_max_abs_diff(&s, p);
     ar_matrix_free(&s);
@@ -171,7 +176,8 @@ static void test_certificate_n256(void **state)
     check_generic(256, 4242, AR_AXIS_COL);
 }
 
-/* Row axis is the transpose: same threshold, W_q and W_k swap roles. */
+/* Row axis is the transpose: same threshold, and the same W_q, W_k (W_q is
+ * always the query projection; only the forward formula is transposed). */
 static void test_row_axis_transpose(void **state)
 {
     (void)state;
@@ -190,8 +196,8 @@ static void test_row_axis_transpose(void **state)
     assert_int_equal(ar_represent_certificate(ws, 0, &cr, &err), AR_OK);
     assert_int_equal(rc_.min_head_size, 3);
     assert_int_equal(rr.min_head_size, 3);
-    assert_true(ar_matrix_max_abs_diff(&cc.wq, &cr.wk) < 1e-12);
-    assert_true(ar_matrix_max_abs_diff(&cc.wk, &cr.wq) < 1e-12);
+    assert_true(ar_matrix_max_abs_diff(&cc.wq, &cr.wq) < 1e-12);
+    assert_true(ar_matrix_max_abs_diff(&cc.wk, &cr.wk) < 1e-12);
     assert_true(forward_error(&cr, NULL, &pt, AR_AXIS_ROW) < 1e-12);
     /* The column-stochastic matrix is not row-stochastic. */
     assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_ROW, &rr, &err), AR_EDOMAIN);

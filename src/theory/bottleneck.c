@@ -536,18 +536,22 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     cert->axis = r->axis;
     cert->head_size = k;
     cert->d = d;
-    /* Row axis: the column problem solved P^T, whose logits are S^T, so
-     * the key and query weights trade places. */
+    /* W_q is always the query projection.  The row axis was solved as the
+     * column problem of P^T, whose key factor holds the keys of P too, so
+     * the factors keep their roles; only the forward formula changes. */
+    cert->wq = wqc;
+    cert->wk = wkc;
     int row = r->axis == AR_AXIS_ROW;
-    cert->wq = row ? wkc : wqc;
-    cert->wk = row ? wqc : wkc;
-    /* Forward pass as a model would run it; with X = I the logits
-     * (W_k I)^T (W_q I) / sqrt(k) are one GEMM instead of three n x n ones. */
+    /* Forward pass as a model would run it: columns as queries
+     * S = (W_k X)^T (W_q X) / sqrt(k); rows as queries (PyTorch)
+     * S' = (W_q X)^T (W_k X) / sqrt(k), compared after transposing.  With
+     * X = I the logits are one GEMM instead of three n x n ones. */
+    const ar_matrix *left = row ? &cert->wq : &cert->wk;
+    const ar_matrix *right = row ? &cert->wk : &cert->wq;
     if (r->x_given)
-        rc = ar_attention_logits(&ws->x, &cert->wq, &cert->wk, &ws->scratch);
+        rc = ar_attention_logits(&ws->x, right, left, &ws->scratch);
     else
-        rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), &cert->wk, &cert->wq, 0.0,
-                            &ws->scratch);
+        rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), left, right, 0.0, &ws->scratch);
     if (rc != AR_OK) {
         ar_certificate_free(cert);
         return ar_error_set(err, rc, "forward logits failed: %s", ar_strerror(rc));

@@ -142,6 +142,28 @@ assert wq.shape == (3, 24) and np.abs(E - P).max() < 1e-12, np.abs(E - P).max()
 ' "$TMP"
 expect 0 "W_q, W_k are 5 x 24" -- "$AR" represent "$TMP/lr3.npy" --head-size 5
 expect 0 "minimal head size: 3" -- "$AR" represent "$TMP/lr3_row.npy" --axis row
+# Rows as queries (PyTorch): W_q is the query projection, S = (W_q X)^T (W_k X),
+# i.e. Q = X^T W_q^T, K = X^T W_k^T and S = Q K^T / sqrt(k), checked by an
+# independent numpy forward pass; the swapped roles must NOT reproduce P.
+expect 0 "minimal head size: 3" -- "$AR" represent "$TMP/lr3_row.npy" --axis row --weights-out "$TMP/lr3r"
+$PY -c '
+import numpy as np, sys
+rng = np.random.default_rng(5); np.save(sys.argv[1] + "/xrow.npy", rng.standard_normal((30, 24)))
+' "$TMP"
+expect 0 "minimal head size: 3" -- "$AR" represent "$TMP/lr3_row.npy" --axis row --X "$TMP/xrow.npy" --weights-out "$TMP/lr3rx"
+check "row-axis certificate in PyTorch layout" $PY -c '
+import numpy as np, sys
+d = sys.argv[1]
+P = np.load(d + "/lr3_row.npy")
+def rowsoft(S):
+    E = np.exp(S - S.max(1, keepdims=True)); return E / E.sum(1, keepdims=True)
+for pre, X in (("lr3r", np.eye(24)), ("lr3rx", np.load(d + "/xrow.npy"))):
+    wq, wk = np.load(d + "/" + pre + "_wq.npy"), np.load(d + "/" + pre + "_wk.npy")
+    Q, K = X.T @ wq.T, X.T @ wk.T            # tokens as rows, as nn.Linear computes
+    err = np.abs(rowsoft(Q @ K.T / np.sqrt(wq.shape[0])) - P).max()
+    bad = np.abs(rowsoft(K @ Q.T / np.sqrt(wq.shape[0])) - P).max()
+    assert err < 1e-12 and bad > 1e-3, (pre, err, bad)
+' "$TMP"
 expect 0 "stored as float32" -- "$AR" represent "$TMP/lr3_f32.npy"
 expect 0 "minimal head size: 3" -- "$AR" represent "$TMP/lr3_f32.npy"
 # too small a head: Eckart-Young error matches numpy's tail singular values
