@@ -13,6 +13,8 @@
 #include "attention.h"
 #include "io.h"
 #include "bottleneck.h"
+#include "mask.h"
+#include "masked.h"
 #include "collapse.h"
 #include "softmax_bottleneck.h"
 #include "seprank.h"

@@ -1,0 +1,160 @@
+/* Attention masks: which keys each query may attend to.
+ *
+ * A mask is a set M of allowed (query, key) pairs of an n-token sequence.
+ * The kinds below are the masks of today's models; an arbitrary pattern
+ * (AR_MASK_PATTERN) covers the rest.  Queries and keys are token positions
+ * 0..n-1 whatever the matrix layout:
+ *   none       every pair (bidirectional, encoders);
+ *   causal     key <= query (decoders);
+ *   window W   query - W < key <= query: W keys including the query's own;
+ *   band W     |query - key| < W (bidirectional local attention);
+ *   prefix P   key < P, or key <= query (prefix-LM);
+ *   sink S + window W   key < S, or query - W < key <= query;
+ *   documents  causal inside each of consecutive documents of the given
+ *              lengths (summing to n), nothing across documents;
+ *   pattern    an explicit n x n boolean matrix.
+ * A matrix stores the pattern in the caller's convention: rows as queries
+ * (PyTorch, AR_AXIS_ROW: a causal map is lower triangular) or columns as
+ * queries (the paper, AR_AXIS_COL: a causal map is upper triangular).
+ * Textual syntax (no commas, so it fits CSV cells): none, causal, window:W,
+ * band:W, prefix:P, sink:S+window:W, sink:S+causal (= causal),
+ * docs:N1/N2/...; "auto" and "file:PATH" are resolved by the caller
+ * (ar_mask_infer, and a pattern read from a file). */
+#ifndef ATTNRANK_MASK_H
+#define ATTNRANK_MASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "matrix.h"
+#include "status.h"
+#include "attention.h"
+
+typedef enum ar_mask_kind {
+    AR_MASK_NONE = 0,
+    AR_MASK_CAUSAL,
+    AR_MASK_WINDOW,
+    AR_MASK_BAND,
+    AR_MASK_PREFIX,
+    AR_MASK_SINK_WINDOW,
+    AR_MASK_DOCUMENTS,
+    AR_MASK_PATTERN,
+    AR_MASK_NKINDS
+} ar_mask_kind;
+
+typedef struct ar_mask {
+    ar_mask_kind kind;
+    size_t w;             /* window / band width (>= 1) */
+    size_t p;             /* prefix length (>= 1) */
+    size_t sinks;         /* sink keys (>= 1) */
+    size_t ndocs;         /* documents: count and lengths (owned) */
+    size_t *lengths;
+    size_t n;             /* pattern: size; 0 for the parametric kinds */
+    unsigned char *allowed; /* pattern: n * n, allowed[query * n + key] (owned) */
+} ar_mask;
+
+/* The bidirectional mask (kind none, nothing owned). */
+AR_API ar_mask ar_mask_none(void);
+/* Release what the mask owns and reset it to none.  NULL is fine. */
+AR_API void ar_mask_free(ar_mask *mask);
+/* dst = an independent copy of src (dst is overwritten, not freed). */
+AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src);
+
+/* JSON name of a kind: none, causal, window, band, prefix, sink_window,
+ * documents, file (a pattern). */
+AR_API const char *ar_mask_kind_name(ar_mask_kind kind);
+/* Parse the textual syntax above.  AR_EINVAL with a message naming the
+ * offending part ("auto" and "file:" are refused here: the caller resolves
+ * them). */
+AR_API int ar_mask_parse(const char *text, ar_mask *mask, ar_error *err);
+/* Canonical text of a mask ("window:16", "docs:3/5", "file" for a pattern);
+ * truncated to len - 1 characters. */
+AR_API void ar_mask_format(const ar_mask *mask, char *buf, size_t len);
+
+/* AR_OK when the mask can be used at sequence length n: documents must sum
+ * to n, a pattern must be n x n; n >= 1.  AR_ESIZE / AR_EINVAL otherwise. */
+AR_API int ar_mask_check_size(const ar_mask *mask, size_t n, ar_error *err);
+/* 1 when query may attend to key (both < n; the mask fits n). */
+AR_API int ar_mask_allows(const ar_mask *mask, size_t n, size_t query, size_t key);
+/* Fill allowed[query * n + key] (n * n bytes) with 0/1. */
+AR_API int ar_mask_fill_pattern(const ar_mask *mask, size_t n, unsigned char *allowed,
+                                ar_error *err);
+/* A pattern mask owning a copy of allowed (n * n, query-major).  Refuses a
+ * query with no allowed key (AR_EDOMAIN, naming it). */
+AR_API int ar_mask_from_pattern(ar_mask *mask, const unsigned char *allowed, size_t n,
+                                ar_error *err);
+/* Replace a pattern mask by the parametric kind it equals, when one does
+ * (so an inferred causal map says "causal", not "file"); otherwise leave it.
+ * Checks none, causal, window, band, prefix, sink + window, documents. */
+AR_API void ar_mask_simplify(ar_mask *mask);
+
+/* The mask of a map from its exact zero pattern: allowed = positive
+ * entries, simplified to a named kind when it equals one.  p is n x n in the
+ * layout of axis (rows as queries for AR_AXIS_ROW).  Refuses negative or
+ * non-finite entries and queries with no positive entry (padding: the count
+ * and the first such query are named).  A pattern that is a named kind
+ * (causal, a window, a band) with a few zeros inside is refused (AR_EDOMAIN)
+ * naming the first zero: such zeros are usually float16 underflow, and
+ * guessing a strange mask from them would change the answer; the message
+ * says to state the mask and smooth, or to pass the pattern explicitly. */
+AR_API int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err);
+
+/* Check a map against a mask: every allowed entry positive (a zero inside
+ * the mask is named with row, column and value, with the hint that float16
+ * probabilities underflow and --smooth helps), every other entry exactly 0
+ * (a positive entry outside is named), no negative or non-finite entry, no
+ * query without an allowed key. */
+AR_API int ar_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask,
+                             ar_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Generic thresholds: the minimal head size of a generic map under a    */
+/* mask, as a function of (mask, n), for models without a matrix.        */
+/* ------------------------------------------------------------------ */
+
+typedef enum ar_generic_status {
+    AR_GENERIC_PROVED = 0,     /* a theorem (staircase masks, band lower = upper) */
+    AR_GENERIC_VERIFIED = 1,   /* the upper-bound recursion ran over F_p for these sizes
+                                  with no singular system: exact for generic maps */
+    AR_GENERIC_CONJECTURAL = 2 /* only the lower bound is proved here */
+} ar_generic_status;
+
+AR_API const char *ar_generic_status_name(ar_generic_status status);
+
+typedef struct ar_mask_generic {
+    size_t n;
+    size_t value;              /* generic minimal head size (full-column-rank input) */
+    ar_generic_status status;
+    size_t lower;              /* proved lower bound for generic maps (= value unless
+                                  conjectural) */
+    size_t worst_lower;        /* the largest minimal head size over all maps: bounds */
+    size_t worst_upper;        /* (equal when known exactly, e.g. n - 1 for causal) */
+    const char *formula;       /* e.g. "floor(n/2)", "floor(min(n, w)/2)" */
+} ar_mask_generic;
+
+/* The generic minimal head size of the mask at length n, with the status
+ * given by theory alone: staircase masks (none, causal, prefix, documents)
+ * are proved; windows, bands and sink + window are proved when n <= w
+ * (causal or unmasked there) and otherwise rest on a proved lower bound
+ * (value = lower, status conjectural) until ar_mask_generic_verify runs the
+ * upper-bound recursion over F_p for this n.  A pattern: AR_EUNSUPPORTED. */
+AR_API int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic *out,
+                                 ar_error *err);
+
+/* Raise g (from ar_mask_generic at length n) from conjectural to verified
+ * by running the upper-bound recursion over F_p on random data at rank
+ * g->value, when its estimated time is within seconds (0: never): verified
+ * only when no system was singular, a proof for generic maps of this n.
+ * Unaffordable or failed runs leave g conjectural. */
+AR_API int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
+                                  ar_mask_generic *g, ar_error *err);
+
+/* The longest n at which a head of size head_size represents every generic
+ * map under the mask.  *unbounded = 1 when every n fits (a window or band
+ * whose generic value never exceeds head_size); else *n_max is that n.
+ * *status is the status of the generic value the answer rests on.
+ * Documents and patterns have a fixed n: AR_EUNSUPPORTED. */
+AR_API int ar_mask_longest_context(const ar_mask *mask, size_t head_size, size_t *n_max,
+                                   int *unbounded, ar_generic_status *status, ar_error *err);
+
+#endif

@@ -1,0 +1,124 @@
+/* Masked attention: the minimal head size that reproduces an attention map
+ * under a mask (causal, sliding window, band, prefix, sinks, documents, any
+ * pattern), with certificates (docs/theory/masked-attention.md).
+ *
+ * Softmax under a mask fixes the logits only on the allowed pairs M and
+ * only up to one constant per query, so with a full-column-rank input X
+ * (d >= n) the minimal head size is
+ *     h*(P, M) = min { rank S : S_ij = log P_ij + c_i on M, some c },
+ * a minimal-rank completion with a per-query shift.
+ *   - Staircase masks (every query's keys form a chain under inclusion:
+ *     causal, prefix, sink + causal; documents are independent blocks of
+ *     these): EXACT.  A key visible to every query removes the shift, and
+ *     the column-innovation greedy counts Woerdeman's minimal rank.
+ *   - Windows, bands, sink + window and other patterns: a proved lower bound
+ *     (causal and fully specified blocks inside the mask) and an upper bound
+ *     from the best certificate the forward check confirmed.
+ * Queries are rows in the rows-as-queries convention (PyTorch) and columns
+ * in the paper's; the mask is stated in the caller's convention.  The
+ * certificate W_q, W_k (head_size x d) always has W_q as the query
+ * projection: rows as queries S = (W_q X)^T (W_k X) / sqrt(k), columns as
+ * queries S = (W_k X)^T (W_q X) / sqrt(k). */
+#ifndef ATTNRANK_MASKED_H
+#define ATTNRANK_MASKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "matrix.h"
+#include "rank.h"
+#include "status.h"
+#include "attention.h"
+#include "bottleneck.h"
+#include "mask.h"
+
+typedef struct ar_masked_opts {
+    ar_axis axis;
+    ar_precision precision;   /* storage precision of P */
+    double tau;               /* innovation tolerance on a column residual's 2-norm, in nats;
+                                 < 0: max(1e-9, 10 sqrt(n) u) * max(1, max |log P|),
+                                 u = eps(precision) / 2 */
+    double accuracy;          /* a certificate is confirmed when its forward max-abs error
+                                 is <= accuracy; < 0: max(1e-8, 10 sqrt(n) eps(precision)) */
+    double sum_tol;           /* |row sum - 1| over the mask; < 0: the unmasked default */
+    double smooth;            /* > 0: P <- (P + smooth) renormalised, inside the mask only */
+    ar_precision x_precision; /* storage precision of X */
+    double x_rtol;            /* rank of X relative to sigma_1(X); < 0: max(d, n) eps */
+    uint64_t seed;            /* random parts of the non-staircase recursion */
+    size_t extra_rank;        /* non-staircase masks: certificates tried at r = lower ..
+                                 lower + extra_rank (default 4) */
+    size_t polish_iter;       /* Levenberg-Marquardt iterations per certificate (default 200) */
+    double verify_seconds;    /* budget of the F_p check of the generic value (default 1;
+                                 0: skip) */
+} ar_masked_opts;
+
+AR_API ar_masked_opts ar_masked_opts_default(void);
+
+typedef enum ar_masked_method {
+    AR_MASKED_STAIRCASE = 0,  /* every block a staircase: exact */
+    AR_MASKED_BOUNDS = 1      /* lower bound and confirmed certificate */
+} ar_masked_method;
+
+typedef struct ar_masked_result {
+    /* what was used */
+    ar_axis axis;
+    size_t n, d;
+    int x_given;
+    size_t x_rank;
+    double x_threshold;
+    const ar_mask *mask;      /* the mask used (owned by the workspace) */
+    int mask_inferred;        /* 1: from the zero pattern of P */
+    ar_precision precision;
+    double tau, accuracy;
+    double sum_tol, max_sum_defect;
+    int smoothed;
+    ar_smooth_report smooth;  /* valid when smoothed (zeros counted inside the mask) */
+    double log_max_abs;       /* max |log P| over the mask */
+    /* the answer */
+    ar_masked_method method;
+    size_t blocks;            /* independent blocks (documents): 1 for connected masks */
+    int exact;                /* 1: min_head_size is exact (staircase, certificate confirmed) */
+    size_t min_head_size;     /* valid when exact */
+    size_t lower;             /* proved lower bound (exact: = min_head_size) */
+    size_t upper;             /* head size of the best confirmed certificate; n when none */
+    int certified;            /* a certificate of size upper passed the forward check */
+    size_t block_lower;       /* tau-robust lower bound: #{sigma_k(A Pi) > tau sqrt(p q)}
+                                 over the fully specified blocks A examined */
+    double min_innovative;    /* innovation gap: smallest residual counted (inf: none) */
+    double max_not_innovative;/* and largest not counted (0: none) */
+    int generic_known;        /* generic value for this mask kind and n */
+    ar_mask_generic generic;
+} ar_masked_result;
+
+typedef struct ar_masked_workspace ar_masked_workspace;
+
+/* Workspace for n x n maps, n >= 1. */
+AR_API int ar_masked_workspace_alloc(ar_masked_workspace **ws, size_t n);
+AR_API void ar_masked_workspace_free(ar_masked_workspace *ws);
+
+/* Analyse P (n x n, stochastic along opts->axis on the mask) under mask
+ * (NULL: inferred from P's exact zeros).  x: d x n of full column rank
+ * (NULL: any such input; a rank-deficient X is refused with AR_EDOMAIN).
+ * Checks P against the mask (ar_mask_check_map), finds the minimal head
+ * size or its bounds, and keeps the best confirmed completion in ws for
+ * ar_masked_certificate.  P, X and mask are not modified. */
+AR_API int ar_masked_analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix *x,
+                             const ar_mask *mask, const ar_masked_opts *opts,
+                             ar_masked_result *res, ar_error *err);
+
+/* W_q, W_k of size head_size (0: the certified size res->upper; >= it
+ * otherwise, extra rows zero) from the last analysis, checked by an
+ * independent masked forward softmax on X (or X = I): max-abs error and
+ * KL(P || softmax) per query (mean, max) in cert.  AR_EDOMAIN when no
+ * certificate was confirmed or head_size < res->upper. */
+AR_API int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size, ar_certificate *cert,
+                                 ar_error *err);
+
+/* A lower bound on the logit-space error of any head of size k under the
+ * mask: min over c and rank-k S of the Frobenius norm of S - log P - c 1^T
+ * on the mask is at least sqrt(sum_{i > k} sigma_i(A Pi)^2) for every fully
+ * specified block A (Pi centres each block row), the largest of those over
+ * the blocks examined is returned.  0 when k >= the block ranks. */
+AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound);
+
+#endif

@@ -1,0 +1,679 @@
+/* Tests of masked attention (docs/theory/masked-attention.md): the mask
+ * kinds and their syntax, inference from zero patterns, the exact causal /
+ * prefix / document minimal head sizes against closed forms and against
+ * Woerdeman's block-rank formula, planted ranks, certificates checked by an
+ * independent masked forward pass written here, both conventions, bounds
+ * for windows and bands, and every error path. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gsl/gsl_randist.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnrank/attnrank.h"
+#include "theory/masked_internal.h"
+
+/* ---- helpers ---- */
+
+static ar_mask parse(const char *text)
+{
+    ar_mask m;
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_parse(text, &m, &err), AR_OK);
+    return m;
+}
+
+/* Row-query logits: Gaussian (rank 0 = full), or A B^T of rank r. */
+static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
+{
+    ar_matrix s = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(seed);
+    if (rank == 0) {
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < n; i++)
+                AR_AT(&s, i, j) = scale * gsl_ran_gaussian(rng, 1.0);
+    } else {
+        double *a = malloc(n * rank * sizeof *a), *b = malloc(n * rank * sizeof *b);
+        for (size_t t = 0; t < n * rank; t++) {
+            a[t] = gsl_ran_gaussian(rng, 1.0);
+            b[t] = gsl_ran_gaussian(rng, 1.0);
+        }
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < n; i++) {
+                double acc = 0.0;
+                for (size_t t = 0; t < rank; t++)
+                    acc += a[i + t * n] * b[j + t * n];
+                AR_AT(&s, i, j) = scale * acc / sqrt((double)rank);
+            }
+        free(a);
+        free(b);
+    }
+    ar_rng_free(rng);
+    return s;
+}
+
+/* P = masked row softmax of S (rows as queries); transposed for AR_AXIS_COL. */
+static ar_matrix masked_map(const ar_matrix *s, const ar_mask *m, ar_axis axis)
+{
+    size_t n = s->rows;
+    ar_matrix p = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    for (size_t i = 0; i < n; i++) {
+        double top = -INFINITY, z = 0.0;
+        for (size_t j = 0; j < n; j++)
+            if (ar_mask_allows(m, n, i, j) && AR_AT(s, i, j) > top)
+                top = AR_AT(s, i, j);
+        for (size_t j = 0; j < n; j++)
+            if (ar_mask_allows(m, n, i, j))
+                z += exp(AR_AT(s, i, j) - top);
+        for (size_t j = 0; j < n; j++) {
+            double v = ar_mask_allows(m, n, i, j) ? exp(AR_AT(s, i, j) - top) / z : 0.0;
+            if (axis == AR_AXIS_ROW)
+                AR_AT(&p, i, j) = v;
+            else
+                AR_AT(&p, j, i) = v;
+        }
+    }
+    return p;
+}
+
+static ar_matrix generic_map(size_t n, const char *mask, uint64_t seed, ar_axis axis)
+{
+    ar_matrix s = logits(n, 0, 1.0, seed);
+    ar_mask m = parse(mask);
+    ar_matrix p = masked_map(&s, &m, axis);
+    ar_mask_free(&m);
+    ar_matrix_free(&s);
+    return p;
+}
+
+/* Independent masked forward pass of a certificate (X = I or the given X):
+ * rows as queries S = (W_q X)^T (W_k X) / sqrt(k), columns as queries the
+ * transpose; max |softmax - P| with masked entries exactly 0. */
+static double forward_error(const ar_certificate *c, const ar_matrix *x, const ar_matrix *p,
+                            const ar_mask *m, ar_axis axis)
+{
+    size_t n = p->rows, k = c->head_size, d = c->d;
+    double *q = calloc(k * n, sizeof *q), *kk = calloc(k * n, sizeof *kk);
+    for (size_t t = 0; t < n; t++)
+        for (size_t h = 0; h < k; h++)
+            for (size_t e = 0; e < d; e++) {
+                double xv = x == NULL ? (e == t) : AR_AT(x, e, t);
+                q[h + t * k] += AR_AT(&c->wq, h, e) * xv;
+                kk[h + t * k] += AR_AT(&c->wk, h, e) * xv;
+            }
+    double worst = 0.0;
+    double *row = malloc(n * sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        double top = -INFINITY, z = 0.0;
+        for (size_t j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (size_t h = 0; h < k; h++)
+                acc += q[h + i * k] * kk[h + j * k];
+            row[j] = acc / sqrt((double)k);
+            if (ar_mask_allows(m, n, i, j) && row[j] > top)
+                top = row[j];
+        }
+        for (size_t j = 0; j < n; j++)
+            if (ar_mask_allows(m, n, i, j))
+                z += exp(row[j] - top);
+        for (size_t j = 0; j < n; j++) {
+            double v = ar_mask_allows(m, n, i, j) ? exp(row[j] - top) / z : 0.0;
+            double target = axis == AR_AXIS_ROW ? AR_AT(p, i, j) : AR_AT(p, j, i);
+            if (fabs(v - target) > worst)
+                worst = fabs(v - target);
+        }
+    }
+    free(q);
+    free(kk);
+    free(row);
+    return worst;
+}
+
+typedef struct run {
+    ar_masked_result r;
+    ar_certificate c;
+    double forward;
+} run;
+
+/* Analyse, build the certificate and check it forward. */
+static run analyse(const ar_matrix *p, const ar_matrix *x, const char *mask, ar_axis axis)
+{
+    run out;
+    memset(&out, 0, sizeof out);
+    ar_masked_workspace *ws = NULL;
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    ar_masked_opts o = ar_masked_opts_default();
+    o.axis = axis;
+    ar_error err = {{0}};
+    ar_mask m = ar_mask_none();
+    if (mask != NULL)
+        m = parse(mask);
+    int rc = ar_masked_analyze(ws, p, x, mask ? &m : NULL, &o, &out.r, &err);
+    if (rc != AR_OK)
+        fail_msg("analyze: %s", err.msg);
+    if (out.r.certified) {
+        assert_int_equal(ar_masked_certificate(ws, 0, &out.c, &err), AR_OK);
+        ar_mask used;
+        assert_int_equal(ar_mask_copy(&used, out.r.mask), AR_OK);
+        out.forward = forward_error(&out.c, x, p, &used, axis);
+        ar_mask_free(&used);
+    }
+    out.r.mask = NULL; /* owned by the workspace */
+    ar_masked_workspace_free(ws);
+    ar_mask_free(&m);
+    return out;
+}
+
+/* ---- mask kinds ---- */
+
+static void test_parse_and_format(void **state)
+{
+    (void)state;
+    const char *good[] = {"none", "causal", "window:16", "band:4", "prefix:3", "sink:1+window:8",
+                          "docs:3/5/2"};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        ar_mask m = parse(good[k]);
+        char buf[64];
+        ar_mask_format(&m, buf, sizeof buf);
+        assert_string_equal(buf, good[k]);
+        ar_mask_free(&m);
+    }
+    ar_mask m = parse("sink:2+causal");
+    assert_int_equal(m.kind, AR_MASK_CAUSAL);
+    const char *bad[] = {"", "casual", "window:", "window:0", "window:-3", "window:3x", "band:1.5",
+                         "docs:", "docs:3//4", "docs:0/2", "sink:0+window:4", "sink:1+band:4",
+                         "sink:1", "prefix:0", "auto", "file:x.npy"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_parse(bad[k], &m, &err), AR_EINVAL);
+        assert_true(strlen(err.msg) > 0);
+    }
+    assert_string_equal(ar_mask_kind_name(AR_MASK_SINK_WINDOW), "sink_window");
+    assert_string_equal(ar_mask_kind_name(AR_MASK_PATTERN), "file");
+}
+
+static void test_allows(void **state)
+{
+    (void)state;
+    ar_mask w = parse("window:3"), b = parse("band:2"), p = parse("prefix:2"),
+            s = parse("sink:1+window:2"), d = parse("docs:2/3");
+    /* window 3: keys i-2..i */
+    assert_true(ar_mask_allows(&w, 6, 4, 2) && !ar_mask_allows(&w, 6, 4, 1));
+    assert_true(!ar_mask_allows(&w, 6, 2, 3));
+    assert_true(ar_mask_allows(&b, 6, 2, 3) && !ar_mask_allows(&b, 6, 2, 4));
+    assert_true(ar_mask_allows(&p, 6, 0, 1) && !ar_mask_allows(&p, 6, 0, 2));
+    assert_true(ar_mask_allows(&s, 6, 5, 0) && ar_mask_allows(&s, 6, 5, 4) &&
+                !ar_mask_allows(&s, 6, 5, 3));
+    assert_true(ar_mask_allows(&d, 5, 4, 2) && !ar_mask_allows(&d, 5, 4, 1) &&
+                ar_mask_allows(&d, 5, 1, 0));
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_check_size(&d, 6, &err), AR_ESIZE);
+    assert_non_null(strstr(err.msg, "sum to 5"));
+    ar_mask_free(&d);
+}
+
+/* Every named kind survives pattern -> simplify. */
+static void test_simplify_round_trip(void **state)
+{
+    (void)state;
+    const char *kinds[] = {"none",     "causal",          "window:3",  "band:3",
+                           "prefix:4", "sink:1+window:3", "docs:3/2/4"};
+    size_t n = 9;
+    unsigned char *a = malloc(n * n);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        ar_mask m = parse(kinds[k]), pat;
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_fill_pattern(&m, n, a, &err), AR_OK);
+        assert_int_equal(ar_mask_from_pattern(&pat, a, n, &err), AR_OK);
+        ar_mask_simplify(&pat);
+        char buf[64];
+        ar_mask_format(&pat, buf, sizeof buf);
+        assert_string_equal(buf, kinds[k]);
+        ar_mask_free(&m);
+        ar_mask_free(&pat);
+    }
+    /* a pattern that is no kind stays a pattern */
+    memset(a, 1, n * n);
+    a[3 * n + 7] = 0;
+    ar_mask pat;
+    assert_int_equal(ar_mask_from_pattern(&pat, a, n, NULL), AR_OK);
+    ar_mask_simplify(&pat);
+    assert_int_equal(pat.kind, AR_MASK_PATTERN);
+    ar_mask_free(&pat);
+    /* an empty query is refused */
+    memset(a + 2 * n, 0, n);
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_from_pattern(&pat, a, n, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "query 2"));
+    free(a);
+}
+
+/* ---- inference and checks ---- */
+
+static void test_infer(void **state)
+{
+    (void)state;
+    for (int ax = 0; ax < 2; ax++) {
+        ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
+        ar_matrix p = generic_map(12, "window:4", 3, axis);
+        ar_mask m;
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_infer(&p, axis, &m, &err), AR_OK);
+        assert_int_equal(m.kind, AR_MASK_WINDOW);
+        assert_int_equal(m.w, 4);
+        ar_mask_free(&m);
+        /* a hole inside: refused, naming the matrix entry */
+        size_t hr = axis == AR_AXIS_ROW ? 7 : 5, hc = axis == AR_AXIS_ROW ? 5 : 7;
+        AR_AT(&p, hr, hc) = 0.0;
+        assert_int_equal(ar_mask_infer(&p, axis, &m, &err), AR_EDOMAIN);
+        char want[64];
+        snprintf(want, sizeof want, "entry (%zu, %zu) = 0", hr, hc);
+        assert_non_null(strstr(err.msg, want));
+        assert_non_null(strstr(err.msg, "window:4"));
+        ar_matrix_free(&p);
+    }
+    /* padding rows and negatives */
+    ar_matrix p = generic_map(6, "causal", 4, AR_AXIS_ROW);
+    for (size_t j = 0; j < 6; j++)
+        AR_AT(&p, 4, j) = j == 2 ? NAN : 0.0;
+    ar_mask m;
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_infer(&p, AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "1 row is"));
+    assert_non_null(strstr(err.msg, "row 4"));
+    AR_AT(&p, 4, 2) = -0.5;
+    AR_AT(&p, 4, 0) = 1.5;
+    assert_int_equal(ar_mask_infer(&p, AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "negative"));
+    ar_matrix_free(&p);
+}
+
+static void test_check_map(void **state)
+{
+    (void)state;
+    ar_matrix p = generic_map(8, "causal", 5, AR_AXIS_ROW);
+    ar_mask causal = parse("causal"), win = parse("window:3");
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &causal, &err), AR_OK);
+    /* positive entries outside a smaller mask */
+    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &win, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "outside the window:3 mask"));
+    /* the wrong convention: the causal map read with columns as queries */
+    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_COL, &causal, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "outside"));
+    /* an underflowed probability inside */
+    AR_AT(&p, 6, 2) = 0.0;
+    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &causal, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "entry (6, 2) = 0 lies inside"));
+    assert_non_null(strstr(err.msg, "--smooth"));
+    /* wrong shape */
+    ar_mask d = parse("docs:4/5");
+    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &d, &err), AR_ESIZE);
+    ar_mask_free(&d);
+    ar_matrix_free(&p);
+}
+
+/* ---- generic thresholds ---- */
+
+static void test_generic_formulas(void **state)
+{
+    (void)state;
+    struct {
+        const char *mask;
+        size_t n, value;
+        ar_generic_status status;
+    } cases[] = {
+        {"none", 10, 9, AR_GENERIC_PROVED},          {"causal", 1024, 512, AR_GENERIC_PROVED},
+        {"causal", 41, 20, AR_GENERIC_PROVED},       {"causal", 1, 0, AR_GENERIC_PROVED},
+        {"window:16", 8, 4, AR_GENERIC_PROVED},      {"window:16", 100, 8, AR_GENERIC_CONJECTURAL},
+        {"window:4096", 32768, 2048, AR_GENERIC_CONJECTURAL},
+        {"band:4", 100, 3, AR_GENERIC_CONJECTURAL},  {"band:8", 5, 4, AR_GENERIC_PROVED},
+        {"prefix:10", 30, 15, AR_GENERIC_PROVED},    {"prefix:20", 30, 19, AR_GENERIC_PROVED},
+        {"prefix:40", 30, 29, AR_GENERIC_PROVED},    {"sink:1+window:7", 64, 4, AR_GENERIC_CONJECTURAL},
+        {"docs:10/25/29", 64, 14, AR_GENERIC_PROVED},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ar_mask m = parse(cases[k].mask);
+        ar_mask_generic g;
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_generic_value(&m, cases[k].n, &g, &err), AR_OK);
+        if (g.value != cases[k].value || g.status != cases[k].status)
+            fail_msg("%s n=%zu: %zu (%s), expected %zu", cases[k].mask, cases[k].n, g.value,
+                     ar_generic_status_name(g.status), cases[k].value);
+        assert_true(g.lower <= g.value && g.worst_lower <= g.worst_upper);
+        ar_mask_free(&m);
+    }
+    /* longest context: causal 2 d_p + 1, bidirectional d_p + 1 */
+    size_t nmax;
+    int unbounded;
+    ar_generic_status st;
+    ar_mask c = parse("causal"), w = parse("window:16"), none = ar_mask_none();
+    assert_int_equal(ar_mask_longest_context(&c, 64, &nmax, &unbounded, &st, NULL), AR_OK);
+    assert_true(nmax == 129 && !unbounded && st == AR_GENERIC_PROVED);
+    assert_int_equal(ar_mask_longest_context(&none, 64, &nmax, &unbounded, &st, NULL), AR_OK);
+    assert_int_equal(nmax, 65);
+    assert_int_equal(ar_mask_longest_context(&w, 8, &nmax, &unbounded, &st, NULL), AR_OK);
+    assert_true(unbounded && st == AR_GENERIC_CONJECTURAL);
+    assert_int_equal(ar_mask_longest_context(&w, 7, &nmax, &unbounded, &st, NULL), AR_OK);
+    assert_true(!unbounded && nmax == 15);
+    ar_mask d = parse("docs:3/4");
+    assert_int_equal(ar_mask_longest_context(&d, 7, &nmax, &unbounded, &st, NULL),
+                     AR_EUNSUPPORTED);
+    ar_mask_free(&d);
+    /* F_p verification raises a window's value to verified */
+    ar_mask_generic g;
+    assert_int_equal(ar_mask_generic_value(&w, 64, &g, NULL), AR_OK);
+    assert_int_equal(ar_mask_generic_verify(&w, 64, 7, 5.0, &g, NULL), AR_OK);
+    assert_int_equal(g.status, AR_GENERIC_VERIFIED);
+    assert_int_equal(g.value, 8);
+}
+
+/* ---- exact staircase answers ---- */
+
+static void test_causal_generic(void **state)
+{
+    (void)state;
+    for (size_t n = 1; n <= 41; n += (n < 8 ? 1 : 11)) {
+        ar_matrix p = generic_map(n, "causal", 100 + n, AR_AXIS_ROW);
+        run o = analyse(&p, NULL, "causal", AR_AXIS_ROW);
+        if (!o.r.exact || o.r.min_head_size != n / 2)
+            fail_msg("causal n=%zu: %zu (exact %d), expected %zu", n, o.r.min_head_size,
+                     o.r.exact, n / 2);
+        assert_true(o.forward < 1e-10);
+        assert_true(o.r.block_lower <= o.r.min_head_size);
+        assert_true(o.r.generic_known && o.r.generic.value == n / 2);
+        ar_certificate_free(&o.c);
+        ar_matrix_free(&p);
+    }
+}
+
+static void test_planted_rank(void **state)
+{
+    (void)state;
+    const char *masks[] = {"causal", "prefix:5", "docs:9/14/7"};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t r = 1; r <= 6; r += 2) {
+            ar_matrix s = logits(30, r, 2.0, 7 * r + k);
+            ar_mask m = parse(masks[k]);
+            ar_matrix p = masked_map(&s, &m, AR_AXIS_ROW);
+            run o = analyse(&p, NULL, masks[k], AR_AXIS_ROW);
+            if (!o.r.exact || o.r.min_head_size > r)
+                fail_msg("%s planted %zu: %zu", masks[k], r, o.r.min_head_size);
+            /* causal-type masks: the planted rank exactly (generic factors) */
+            assert_int_equal(o.r.min_head_size, r);
+            assert_true(o.forward < 1e-9);
+            ar_certificate_free(&o.c);
+            ar_matrix_free(&p);
+            ar_matrix_free(&s);
+            ar_mask_free(&m);
+        }
+}
+
+static void test_uniform_rows_zero(void **state)
+{
+    (void)state;
+    ar_matrix s = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&s, 10, 10), AR_OK);
+    ar_mask m = parse("causal");
+    ar_matrix p = masked_map(&s, &m, AR_AXIS_ROW);
+    run o = analyse(&p, NULL, NULL, AR_AXIS_ROW);
+    assert_true(o.r.exact && o.r.min_head_size == 0 && o.r.mask_inferred);
+    assert_true(o.forward < 1e-15);
+    ar_certificate_free(&o.c);
+    ar_matrix_free(&p);
+    ar_matrix_free(&s);
+    ar_mask_free(&m);
+}
+
+/* Structured causal heads at n = 32 (beta = 3, slope 0.5). */
+static void test_structured_heads(void **state)
+{
+    (void)state;
+    size_t n = 32;
+    struct {
+        const char *name;
+        size_t want;
+    } heads[] = {{"alibi", 1}, {"self", 31}, {"previous", 30}, {"local4", 28}};
+    for (size_t h = 0; h < 4; h++) {
+        ar_matrix s = ar_matrix_empty();
+        assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j <= i; j++) {
+                double v = 0.0;
+                if (h == 0)
+                    v = -0.5 * (double)(i - j);
+                else if (h == 1)
+                    v = 3.0 * (i == j);
+                else if (h == 2)
+                    v = 3.0 * (j + 1 == i);
+                else
+                    v = 3.0 * (i - j < 4);
+                AR_AT(&s, i, j) = v;
+            }
+        ar_mask m = parse("causal");
+        ar_matrix p = masked_map(&s, &m, AR_AXIS_ROW);
+        run o = analyse(&p, NULL, "causal", AR_AXIS_ROW);
+        if (o.r.min_head_size != heads[h].want)
+            fail_msg("%s: %zu, expected %zu", heads[h].name, o.r.min_head_size, heads[h].want);
+        assert_true(o.r.exact && o.forward < 1e-9);
+        ar_certificate_free(&o.c);
+        ar_matrix_free(&p);
+        ar_matrix_free(&s);
+        ar_mask_free(&m);
+    }
+}
+
+/* Woerdeman (1987): the minimal rank of a lower-triangular completion is
+ * sum_k rank D[k:, :k+1] - sum_k rank D[k+1:, :k+1]; computed here with
+ * LAPACK SVDs and compared with the greedy (fast and reference). */
+static size_t numeric_rank(const ar_matrix *d, size_t r0, size_t c1)
+{
+    size_t rows = d->rows - r0;
+    if (rows == 0 || c1 == 0)
+        return 0;
+    ar_matrix a = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&a, rows, c1), AR_OK);
+    for (size_t j = 0; j < c1; j++)
+        for (size_t i = 0; i < rows; i++)
+            AR_AT(&a, i, j) = AR_AT(d, r0 + i, j);
+    size_t k = rows < c1 ? rows : c1;
+    double *s = malloc(k * sizeof *s);
+    assert_int_equal(ar_spectrum_svals(&a, s), AR_OK);
+    size_t r = ar_rank_count_above(s, k, 1e-8);
+    free(s);
+    ar_matrix_free(&a);
+    return r;
+}
+
+static void test_woerdeman_formula(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(77);
+    for (size_t trial = 0; trial < 12; trial++) {
+        size_t m = 6 + trial * 2, planted = 1 + trial % 4;
+        /* low-rank blocks with random structure: sum of rank-one terms
+         * supported on random trailing rows / leading columns */
+        ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
+        assert_int_equal(ar_matrix_alloc(&d, m, m), AR_OK);
+        for (size_t t = 0; t < planted + trial % 3; t++) {
+            size_t r0 = gsl_rng_uniform_int(rng, m), c1 = 1 + gsl_rng_uniform_int(rng, m);
+            for (size_t j = 0; j < c1; j++)
+                for (size_t i = r0; i < m; i++)
+                    AR_AT(&d, i, j) += gsl_ran_gaussian(rng, 1.0) * (t + 1);
+        }
+        if (trial % 2) /* a rank-2 product on top, so columns repeat spans */
+            for (size_t j = 0; j < m; j++)
+                for (size_t i = 0; i < m; i++)
+                    AR_AT(&d, i, j) += (double)(i + 1) * 0.3 + (double)(j % 3);
+        size_t want = 0;
+        for (size_t k = 0; k < m; k++)
+            want += numeric_rank(&d, k, k + 1) - numeric_rank(&d, k, k);
+        size_t *start = malloc(m * sizeof *start);
+        for (size_t c = 0; c < m; c++)
+            start[c] = c;
+        assert_int_equal(ar_matrix_alloc(&u, m, m), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&v, m, m), AR_OK);
+        ar_staircase_result fast, ref;
+        assert_int_equal(ar_staircase_complete(&d, start, 1e-8, &u, &v, NULL, &fast), AR_OK);
+        /* the completion matches D on the pattern */
+        for (size_t j = 0; j < m; j++)
+            for (size_t i = j; i < m; i++) {
+                double acc = 0.0;
+                for (size_t t = 0; t < fast.rank; t++)
+                    acc += AR_AT(&u, i, t) * AR_AT(&v, j, t);
+                assert_true(fabs(acc - AR_AT(&d, i, j)) < 1e-8);
+            }
+        assert_int_equal(ar_staircase_complete_reference(&d, start, 1e-8, &u, &v, NULL, &ref),
+                         AR_OK);
+        if (fast.rank != want || ref.rank != want)
+            fail_msg("trial %zu: fast %zu reference %zu Woerdeman %zu", trial, fast.rank,
+                     ref.rank, want);
+        free(start);
+        ar_matrix_free(&d);
+        ar_matrix_free(&u);
+        ar_matrix_free(&v);
+    }
+    ar_rng_free(rng);
+}
+
+/* Both conventions, and a given full-column-rank X. */
+static void test_conventions_and_x(void **state)
+{
+    (void)state;
+    size_t n = 20;
+    ar_matrix s = logits(n, 4, 2.0, 31);
+    ar_mask m = parse("causal");
+    ar_matrix prow = masked_map(&s, &m, AR_AXIS_ROW), pcol = masked_map(&s, &m, AR_AXIS_COL);
+    run a = analyse(&prow, NULL, "causal", AR_AXIS_ROW);
+    run b = analyse(&pcol, NULL, "causal", AR_AXIS_COL);
+    assert_true(a.r.min_head_size == 4 && b.r.min_head_size == 4);
+    assert_true(a.forward < 1e-10 && b.forward < 1e-10);
+    /* the same W_q, W_k in both conventions */
+    assert_true(ar_matrix_max_abs_diff(&a.c.wq, &b.c.wq) < 1e-12);
+    assert_true(ar_matrix_max_abs_diff(&a.c.wk, &b.c.wk) < 1e-12);
+    /* inferred from the zero pattern, in both layouts */
+    run c = analyse(&pcol, NULL, NULL, AR_AXIS_COL);
+    assert_true(c.r.mask_inferred && c.r.min_head_size == 4);
+    ar_matrix x = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&x, n + 5, n), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(8);
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n + 5; i++)
+            AR_AT(&x, i, j) = gsl_ran_gaussian(rng, 1.0);
+    ar_rng_free(rng);
+    run d = analyse(&prow, &x, "causal", AR_AXIS_ROW);
+    assert_true(d.r.x_given && d.r.min_head_size == 4 && d.c.wq.cols == n + 5);
+    assert_true(d.forward < 1e-9);
+    ar_certificate_free(&a.c);
+    ar_certificate_free(&b.c);
+    ar_certificate_free(&c.c);
+    ar_certificate_free(&d.c);
+    ar_matrix_free(&x);
+    ar_matrix_free(&prow);
+    ar_matrix_free(&pcol);
+    ar_matrix_free(&s);
+    ar_mask_free(&m);
+}
+
+/* ---- windows and bands: bounds ---- */
+
+static void test_window_bounds(void **state)
+{
+    (void)state;
+    struct {
+        const char *mask;
+        size_t n, generic;
+    } cases[] = {{"window:4", 16, 2}, {"window:5", 20, 2}, {"band:3", 16, 2},
+                 {"sink:1+window:4", 16, 2}};
+    for (size_t k = 0; k < 4; k++) {
+        ar_matrix p = generic_map(cases[k].n, cases[k].mask, 50 + k, AR_AXIS_ROW);
+        run o = analyse(&p, NULL, cases[k].mask, AR_AXIS_ROW);
+        assert_int_equal(o.r.method, AR_MASKED_BOUNDS);
+        if (o.r.lower != cases[k].generic)
+            fail_msg("%s: lower %zu, generic %zu", cases[k].mask, o.r.lower, cases[k].generic);
+        assert_true(o.r.certified && o.r.upper >= o.r.lower);
+        assert_true(o.forward <= o.r.accuracy);
+        assert_true(o.r.generic_known && o.r.generic.status == AR_GENERIC_VERIFIED);
+        ar_certificate_free(&o.c);
+        ar_matrix_free(&p);
+    }
+}
+
+/* ---- errors ---- */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    ar_masked_workspace *ws = NULL;
+    assert_int_equal(ar_masked_workspace_alloc(&ws, 0), AR_EINVAL);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, 6), AR_OK);
+    ar_matrix p = generic_map(6, "causal", 1, AR_AXIS_ROW);
+    ar_masked_result r;
+    ar_error err = {{0}};
+    ar_mask m = parse("causal");
+    assert_int_equal(ar_masked_analyze(ws, NULL, NULL, &m, NULL, &r, &err), AR_EINVAL);
+    ar_certificate c;
+    assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_EINVAL);
+    /* rank-deficient and too-narrow X */
+    ar_matrix x = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&x, 4, 6), AR_OK);
+    assert_int_equal(ar_masked_analyze(ws, &p, &x, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "full-column-rank"));
+    ar_matrix_free(&x);
+    assert_int_equal(ar_matrix_alloc(&x, 8, 6), AR_OK);
+    for (size_t j = 0; j < 6; j++)
+        AR_AT(&x, j % 3, j) = 1.0;
+    assert_int_equal(ar_masked_analyze(ws, &p, &x, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "rank 3"));
+    ar_matrix_free(&x);
+    /* a row that does not sum to 1 */
+    AR_AT(&p, 3, 1) *= 2.0;
+    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "row 3 sums"));
+    /* a zero inside the mask: refused, then smoothed */
+    AR_AT(&p, 3, 1) = 0.0;
+    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "inside"));
+    ar_masked_opts o = ar_masked_opts_default();
+    o.smooth = 1e-3;
+    o.sum_tol = 1.0;
+    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, &o, &r, &err), AR_OK);
+    assert_true(r.smoothed && r.smooth.zeros == 1);
+    /* smoothing stays inside the mask */
+    assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_OK);
+    ar_certificate_free(&c);
+    assert_int_equal(ar_masked_certificate(ws, r.upper > 0 ? r.upper - 1 : 0, &c, &err),
+                     r.upper > 0 ? AR_EDOMAIN : AR_OK);
+    ar_certificate_free(&c);
+    /* shape errors */
+    ar_mask d = parse("docs:2/2");
+    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &d, NULL, &r, &err), AR_ESIZE);
+    ar_mask_free(&d);
+    ar_matrix small = generic_map(5, "causal", 1, AR_AXIS_ROW);
+    assert_int_equal(ar_masked_analyze(ws, &small, NULL, &m, NULL, &r, &err), AR_ESIZE);
+    ar_matrix_free(&small);
+    ar_matrix_free(&p);
+    ar_masked_workspace_free(ws);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_and_format),  cmocka_unit_test(test_allows),
+        cmocka_unit_test(test_simplify_round_trip), cmocka_unit_test(test_infer),
+        cmocka_unit_test(test_check_map),         cmocka_unit_test(test_generic_formulas),
+        cmocka_unit_test(test_causal_generic),    cmocka_unit_test(test_planted_rank),
+        cmocka_unit_test(test_uniform_rows_zero), cmocka_unit_test(test_structured_heads),
+        cmocka_unit_test(test_woerdeman_formula), cmocka_unit_test(test_conventions_and_x),
+        cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
