@@ -246,6 +246,49 @@ static void test_f64_planted(void **state)
     ar_rng_free(rng);
 }
 
+/* A long window one above the generic rank: the exact completion is badly
+ * conditioned in float64, the polish (restarts included) reaches round-off. */
+static void test_f64_long_window(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(SEED + 5);
+    tpat t = window_pattern(64, 16);
+    ar_matrix d = delta_of_gaussian_logits(&t, rng);
+    double raw = complete(&t, &d, 9, 0);
+    double pol = complete(&t, &d, 9, 300);
+    print_message("window n = 64, w = 16, r = 9: recursion %.3g, polished %.3g\n", raw, pol);
+    assert_true(pol < 1e-8);
+    ar_matrix_free(&d);
+    tpat_free(&t);
+    ar_rng_free(rng);
+}
+
+/* Above 20000 parameters the polish is skipped: the residual stays the
+ * recursion's.  A 3 x 3 fully specified block at rank 1 (so a polish would
+ * change the residual) among 100 or 20000 columns, the others unspecified. */
+static void test_f64_polish_cap(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(SEED + 6);
+    const size_t cols[] = {100, 20000};
+    for (size_t k = 0; k < 2; k++) {
+        tpat t = tpat_alloc(3, cols[k]);
+        for (size_t i = 0; i < 3; i++) {
+            t.lo[i] = 0;
+            t.hi[i] = 2;
+        }
+        ar_matrix d = tu_gaussian(3, cols[k], rng);
+        double raw = complete(&t, &d, 1, 0), pol = complete(&t, &d, 1, 20);
+        if (k == 0)
+            assert_true(pol < raw);
+        else
+            assert_true(pol == raw);
+        ar_matrix_free(&d);
+        tpat_free(&t);
+    }
+    ar_rng_free(rng);
+}
+
 /* Same seed, same factors; the polish never makes the residual worse. */
 static void test_f64_deterministic(void **state)
 {
@@ -471,6 +514,8 @@ int main(void)
         cmocka_unit_test(test_f64_window_random),
         cmocka_unit_test(test_f64_band_random),
         cmocka_unit_test(test_f64_planted),
+        cmocka_unit_test(test_f64_long_window),
+        cmocka_unit_test(test_f64_polish_cap),
         cmocka_unit_test(test_f64_deterministic),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),

@@ -34,6 +34,7 @@
 #include "rank.h"
 #include "status.h"
 #include "attention.h"
+#include "mask.h"
 
 /* ------------------------------------------------------------------ */
 /* Stochastic-matrix input checks                                       */
@@ -321,7 +322,12 @@ typedef struct ar_head_config {
     int bottleneck;           /* exact: d_p < n - 1 or d < n (no full-rank X) */
     int bottleneck_paper;     /* paper's informal form: d_p < n (standard: h > d / n) */
     size_t rank_deficit;      /* (n - 1) - min(d_p, d, n - 1) */
-    size_t max_seq_len;       /* longest n without bottleneck: min(d_p + 1, d) */
+    size_t max_seq_len;       /* longest n without bottleneck: min(d_p + 1, d) unmasked; under a
+                                 mask min(longest generic context, d) */
+    int unbounded;            /* under a mask: every n fits the head (only d limits n) */
+    ar_generic_status status; /* of the value the bottleneck verdict rests on: a bottleneck
+                                 rests on the proved lower bound, its absence on the generic
+                                 value's status */
     uint64_t attention_params;/* per layer */
     ar_family_error errors[AR_HEADS_NFAMILIES];
 } ar_head_config;
@@ -334,6 +340,9 @@ typedef struct ar_heads_opts {
     size_t fit_cap;           /* run probability fits only for n <= cap (default 128) */
     int errors;               /* 0: skip the error estimates (default 1) */
     size_t fit_max_iter;      /* iterations per fit (default 200) */
+    const ar_mask *mask;      /* NULL or none: bidirectional; otherwise thresholds under the mask
+                                 (error estimates, for bidirectional targets, are skipped) */
+    double verify_seconds;    /* F_p check of a conjectural generic value (default 1; 0: skip) */
 } ar_heads_opts;
 
 AR_API ar_heads_opts ar_heads_opts_default(void);
@@ -341,7 +350,10 @@ AR_API ar_heads_opts ar_heads_opts_default(void);
 typedef struct ar_heads_report {
     size_t d, h, n;
     int head_size_given;
-    size_t needed_head_size;         /* n - 1: what full-rank inputs need for every P */
+    size_t needed_head_size;         /* generic minimal head size: n - 1 unmasked (every P), e.g.
+                                        floor(n/2) causal */
+    int masked;                      /* a mask other than none was given */
+    ar_mask_generic generic;         /* the value with its status and the worst case */
     size_t max_heads_exact;          /* largest h | d with d / h >= n - 1 and d >= n; 0: none */
     size_t max_heads_paper;          /* largest h | d with d / h >= n; 0: none */
     ar_head_config standard, fixed;

@@ -106,6 +106,18 @@ int cli_have_program(const char *name);
  * when it cannot be controlled. */
 int cli_set_blas_threads(int threads);
 
+/* ---- --mask (mask_args.c) ---- */
+/* Resolve a --mask value for sequence length n (0: not known yet).  for_map:
+ * "auto" (sets *is_auto) and "file:PATH" (a 0/1 matrix in the layout of
+ * axis) are allowed.  Returns -1 to continue or an exit status after a
+ * one-line message. */
+int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n, int for_map,
+                       ar_mask *mask, int *is_auto);
+/* {"kind", "text", "w", "p", "sinks", "lengths"} as the mask has them. */
+json_t *cli_json_mask(const ar_mask *m);
+/* The generic value, its status and the worst case. */
+json_t *cli_json_generic(const ar_mask_generic *g);
+
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

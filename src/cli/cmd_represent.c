@@ -2,7 +2,7 @@
  * Exact criterion of THEORY.md s. 3 (feasibility on X, minimal head size
  * rank(Pi log P)), a certificate W_q, W_k checked by a forward softmax, and
  * the best error when the head is too small. */
-#include "cli.h"
+#include "represent.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -10,35 +10,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct represent_args {
-    const char *p_file, *x_file, *axis_text, *weights_out;
-    size_t head_size;
-    int head_size_seen;
-    double smooth, rtol, atol, sum_tol;
-    int rtol_seen, sum_tol_seen;
-    uint64_t seed;
-    int json;
-} represent_args;
-
 static const cli_command_doc represent_doc = {
     "represent",
-    "attnrank represent P.npy [--X X.npy] [--head-size K] [--axis col|row] [--smooth EPS]\n"
-    "       [--rtol R] [--atol A] [--sum-tol T] [--weights-out PREFIX] [--seed S] [--json]",
-    "Decide whether one attention head reproduces the positive stochastic n x n\n"
-    "matrix P (softmax over columns by default; --axis row for PyTorch's layout),\n"
-    "exactly as THEORY.md s. 3 describes: with any full-column-rank input (default)\n"
-    "the minimal head size is rank(Pi log P) <= n - 1, Pi centring each column; with\n"
-    "a given input X (d x n, tokens as columns) P may be unreachable for every head\n"
-    "size, and the failing constraint is named. When representable, W_q and W_k are\n"
-    "built and checked by a forward softmax (max-abs and KL residuals); --weights-out\n"
-    "writes them to PREFIX_wq.npy and PREFIX_wk.npy (head size K if given, else the\n"
-    "minimal one; X = identity when --X is absent). With --head-size K below the\n"
-    "minimum: the best logit-space error (Eckart-Young) and a probability-space fit\n"
-    "(GSL BFGS from the truncated SVD, seeded jitter).\n"
+    "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K] [--axis col|row]\n"
+    "       [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T] [--tau T] [--accuracy A]\n"
+    "       [--extra-rank R] [--verify-seconds S] [--weights-out PREFIX] [--seed S] [--json]",
+    "Decide whether one attention head reproduces the stochastic n x n matrix P\n"
+    "(softmax over columns by default; --axis row for PyTorch's layout, rows as\n"
+    "queries). Unmasked (docs/theory/low-rank-bottleneck.md): with any full-column-\n"
+    "rank input (default; needs d >= n) the minimal head size is rank(Pi log P) <=\n"
+    "n - 1, Pi centring each column; with a given input X (d x n, tokens as columns)\n"
+    "P may be unreachable for every head size, and the failing constraint is named.\n"
+    "With --mask (docs/theory/masked-attention.md): causal, window:W (W keys including\n"
+    "the query's own), band:W (|i - j| < W), prefix:P, sink:S+window:W, docs:N1/N2/...,\n"
+    "auto (from the exact zeros of P; the output names the mask found) or file:PATH\n"
+    "(a 0/1 matrix in P's layout). Zeros outside the mask are the mask; zeros inside\n"
+    "and positive entries outside are refused. Staircase masks (causal, prefix,\n"
+    "documents, sinks with causal attention) give the EXACT minimal head size (shift\n"
+    "removal and a column-innovation count at tolerance tau, --tau T in nats; default\n"
+    "max(1e-9, 10 sqrt(n) u) max(1, max|log P|)); windows and bands give a proved lower\n"
+    "bound and the smallest certificate the masked forward check confirmed (tried\n"
+    "at the lower bound and up to --extra-rank R more, default 4; a certificate\n"
+    "passes at max-abs error <= --accuracy A), with the generic value of the mask\n"
+    "and its status (proved, verified over F_p within --verify-seconds S, default 1,\n"
+    "or conjectural). A masked X must have full column rank.\n"
+    "When representable, W_q and W_k are built and checked by a forward softmax\n"
+    "(max-abs and KL residuals); --weights-out writes PREFIX_wq.npy and PREFIX_wk.npy\n"
+    "(head size K if given, else the minimal one; X = identity when --X is absent).\n"
+    "Layout: K x d each, W_q always the query projection; columns as queries\n"
+    "S = (W_k X)^T (W_q X) / sqrt(K); rows as queries S = (W_q X)^T (W_k X) / sqrt(K),\n"
+    "i.e. PyTorch's q and k blocks of nn.MultiheadAttention.in_proj_weight.\n"
+    "With --head-size K below the minimum: the best logit-space error (Eckart-Young;\n"
+    "under a mask a lower bound from fully specified blocks) and, unmasked, a\n"
+    "probability-space fit (GSL BFGS from the truncated SVD, seeded jitter).\n"
     "Tolerances default to the stored precision (float32 files get float32's eps):\n"
-    "rank cut rtol * ||log P||_2 with rtol = n eps; column sums within 2 max(n,4) eps.\n"
-    "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised.\n"
-    "Exit status: 0 representable, 1 not representable, 2 bad input, 3 internal error.",
+    "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps.\n"
+    "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised\n"
+    "(inside the mask only, with --mask).\n"
+    "Exit status: 0 representable, 1 not representable (or undecided between the\n"
+    "bounds), 2 bad input, 3 internal error.",
 };
 
 /* Read one matrix; stacks are refused (represent takes one attention map). */
@@ -148,7 +158,7 @@ typedef struct represent_outcome {
     double *svals;             /* copy of res.centred_svals (the workspace is freed) */
 } represent_outcome;
 
-static int write_weights(const char *prefix, const ar_certificate *c)
+int represent_write_weights(const char *prefix, const ar_certificate *c)
 {
     size_t len = strlen(prefix) + 16;
     char *path = malloc(len);
@@ -227,7 +237,7 @@ static int analyse(const represent_args *a, const ar_matrix *p, const ar_matrix 
         else
             out->have_cert = 1;
         if (code < 0 && a->weights_out != NULL)
-            code = write_weights(a->weights_out, &out->cert);
+            code = represent_write_weights(a->weights_out, &out->cert);
     }
     if (code < 0 && r->feasible && !out->representable) {
         out->have_logit_error = 1;
@@ -373,6 +383,21 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
         return cli_usage_error("represent", "--sum-tol: must be >= 0, got %g", a->sum_tol);
     if (a->smooth < 0.0 || a->smooth >= 1.0)
         return cli_usage_error("represent", "--smooth: must be in [0, 1), got %g", a->smooth);
+    const struct {
+        const char *name;
+        int seen;
+        double value;
+    } nonneg[] = {{"--tau", a->tau_seen, a->tau},
+                  {"--accuracy", a->accuracy_seen, a->accuracy},
+                  {"--verify-seconds", a->verify_seen, a->verify_seconds}};
+    for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
+        if (nonneg[k].seen && nonneg[k].value < 0.0)
+            return cli_usage_error("represent", "%s: must be >= 0, got %g", nonneg[k].name,
+                                   nonneg[k].value);
+    int masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
+    if (!masked && (a->tau_seen || a->accuracy_seen || a->verify_seen))
+        return cli_usage_error("represent", "--tau, --accuracy and --verify-seconds apply "
+                               "with --mask only");
     ro->precision = parr->precision;
     ro->x_precision = xarr != NULL ? xarr->precision : AR_PREC_F64;
     if (a->rtol_seen)
@@ -381,6 +406,20 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
     if (a->sum_tol_seen)
         ro->sum_tol = a->sum_tol;
     ro->smooth = a->smooth;
+    return -1;
+}
+
+/* Exact zeros without --mask: most likely a masked (causal) map. */
+static int refuse_masked_zeros(const represent_args *a, const ar_matrix *p)
+{
+    for (size_t j = 0; j < p->cols; j++)
+        for (size_t i = 0; i < p->rows; i++)
+            if (AR_AT(p, i, j) == 0.0)
+                return cli_usage_error("represent",
+                                       "%s: entry (%zu, %zu) = 0: a masked map (causal, "
+                                       "window...)? give --mask auto or the mask; zeros that "
+                                       "are underflow need --smooth EPS",
+                                       a->p_file, i, j);
     return -1;
 }
 
@@ -409,6 +448,17 @@ static int run(const represent_args *a)
         code = cli_usage_error("represent",
                                "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
                                a->x_file, p.cols, x.rows, x.cols);
+    if (code < 0 && a->mask_text != NULL && strcmp(a->mask_text, "none") != 0) {
+        code = represent_masked(a, &p, parr.precision, a->x_file ? &x : NULL, ro.axis);
+        ar_array_free(&parr);
+        ar_array_free(&xarr);
+        return code;
+    }
+    if (code < 0 && !(a->smooth > 0.0) && (code = refuse_masked_zeros(a, &p)) >= 0) {
+        ar_array_free(&parr);
+        ar_array_free(&xarr);
+        return code;
+    }
     represent_outcome out;
     memset(&out, 0, sizeof out);
     if (code < 0 && p.rows < 512)
@@ -441,7 +491,12 @@ int cmd_represent(int argc, char **argv)
     represent_args a;
     memset(&a, 0, sizeof a);
     a.axis_text = "col";
+    a.extra_rank = 4;
     const cli_option opts[] = {
+        {"--mask", CLI_STRING, &a.mask_text, "MASK",
+         "attention mask: none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
+         "docs:N1/N2/..., auto, file:PATH",
+         0, NULL},
         {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
         {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,
          &a.head_size_seen},
@@ -453,6 +508,15 @@ int cmd_represent(int argc, char **argv)
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
         {"--sum-tol", CLI_DOUBLE, &a.sum_tol, "T", "tolerance on |column sum - 1|", 0,
          &a.sum_tol_seen},
+        {"--tau", CLI_DOUBLE, &a.tau, "T", "masked: innovation tolerance in nats", 0,
+         &a.tau_seen},
+        {"--accuracy", CLI_DOUBLE, &a.accuracy, "A",
+         "masked: max-abs error a certificate must reach", 0, &a.accuracy_seen},
+        {"--extra-rank", CLI_SIZE, &a.extra_rank, "R",
+         "masked windows/bands: certificates tried up to lower bound + R (default 4)", 0, NULL},
+        {"--verify-seconds", CLI_DOUBLE, &a.verify_seconds, "S",
+         "masked: time allowed for the F_p check of the generic value (default 1)", 0,
+         &a.verify_seen},
         {"--weights-out", CLI_STRING, &a.weights_out, "PREFIX",
          "write the certificate to PREFIX_wq.npy, PREFIX_wk.npy", 0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's jitter (default 0)", 0, NULL},

@@ -17,6 +17,8 @@ ar_heads_opts ar_heads_opts_default(void)
     o.fit_cap = 128;
     o.errors = 1;
     o.fit_max_iter = 200;
+    o.mask = NULL;
+    o.verify_seconds = 1.0;
     return o;
 }
 
@@ -50,6 +52,28 @@ static void fill_config(ar_head_config *c, ar_head_kind kind, size_t d, size_t n
 }
 
 /* Largest h dividing d whose head size d / h is at least need (0: none). */
+/* Under a mask: the generic value replaces n - 1, the longest context
+ * comes from the mask (and d, since the theorem needs d >= n). */
+static int mask_config(ar_head_config *c, const ar_mask *mask, const ar_mask_generic *g, size_t d,
+                       ar_error *err)
+{
+    c->bottleneck = c->dp < g->value || d < g->n;
+    c->status = c->bottleneck ? AR_GENERIC_PROVED : g->status;
+    size_t reach = c->dp < g->value ? c->dp : g->value;
+    c->rank_deficit = g->value - reach;
+    size_t nmax = 0;
+    ar_generic_status st;
+    int rc = ar_mask_longest_context(mask, c->dp, &nmax, &c->unbounded, &st, err);
+    if (rc == AR_EUNSUPPORTED) { /* documents fix n: the verdict at n is all there is */
+        c->max_seq_len = c->bottleneck ? 0 : g->n;
+        return AR_OK;
+    }
+    if (rc != AR_OK)
+        return rc;
+    c->max_seq_len = c->unbounded || nmax > d ? d : nmax;
+    return AR_OK;
+}
+
 static size_t largest_heads(size_t d, size_t n, size_t need)
 {
     if (d < n)
@@ -173,8 +197,16 @@ int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
     rep->h = h;
     rep->n = n;
     rep->head_size_given = o.head_size > 0;
-    rep->needed_head_size = n - 1;
-    rep->max_heads_exact = largest_heads(d, n, n - 1);
+    ar_mask none = ar_mask_none();
+    const ar_mask *mask = o.mask != NULL ? o.mask : &none;
+    rep->masked = mask->kind != AR_MASK_NONE;
+    int rc = ar_mask_generic_value(mask, n, &rep->generic, err);
+    if (rc == AR_OK)
+        rc = ar_mask_generic_verify(mask, n, o.seed, o.verify_seconds, &rep->generic, err);
+    if (rc != AR_OK)
+        return rc;
+    rep->needed_head_size = rep->generic.value;
+    rep->max_heads_exact = largest_heads(d, n, rep->generic.value);
     rep->max_heads_paper = largest_heads(d, n, n);
     rep->seed = o.seed;
     rep->samples = o.samples;
@@ -186,6 +218,13 @@ int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
     else
         rep->standard.kind = AR_HEADS_MULTI; /* defined = 0 */
     fill_config(&rep->fixed, AR_HEADS_FIXED, d, n, h, o.head_size > 0 ? o.head_size : n);
+    if (rep->masked) {
+        if (divides && (rc = mask_config(&rep->standard, mask, &rep->generic, d, err)) != AR_OK)
+            return rc;
+        if ((rc = mask_config(&rep->fixed, mask, &rep->generic, d, err)) != AR_OK)
+            return rc;
+        return AR_OK; /* the error estimates draw bidirectional targets */
+    }
     if (!o.errors || o.samples == 0)
         return AR_OK;
     if (n > o.logit_cap) {

@@ -18,11 +18,11 @@
  * is matched once every system had a solution.  Short rows (at most r
  * entries) never constrain a v; they are solved last, from all their
  * entries.  Empty rows get u_i = 0 and columns no row specifies v_j = 0.
- * Monotone lo and hi are what makes |R_j| <= r possible for windows and
- * bands; the recursion itself never relies on them.
+ * The recursion itself does not need lo and hi to be monotone; they are
+ * checked because the interface promises them.
  *
  * Underdetermined systems (fewer independent equations than r unknowns, e.g.
- * every v_j before the first long row starts) must not take the minimum-norm
+ * every v_j with R_j empty) must not take the minimum-norm
  * solution alone: v_j = 0 there would make every later oldest-columns system
  * singular.  float64: x = z + A^+ (b - A z) with z ~ N(0, sigma^2 I) (dgelsd),
  * which is the minimum-norm least-squares solution plus the projection of z
@@ -56,9 +56,11 @@
  * from seeded Gaussian starts.  A start is abandoned when 40 steps do not
  * halve its cost or the damping exceeds 1e16.  Why restarts: the exact
  * completion the recursion finds is badly conditioned for long patterns
- * (factors up to 1e10 at n = 64), LM crawls from it, while from a random
- * start it often converges in a few dozen steps (at r = h* + 1 in every
- * window and band case measured with n <= 64).
+ * (factors up to 1e10 at n = 64) and LM crawls from it, while from a random
+ * start it often converges in a few dozen steps (measured with n <= 64: at
+ * r = h* + 1 for every window and band tried but the band n = 64, w = 16,
+ * which needed h* + 2).  If the float64 recursion overflows, zero factors
+ * (residual max|D|) replace its result and only random starts are polished.
  * The Gauss-Newton matrix has block-diagonal U-U and V-V parts, so U is
  * eliminated row by row (r x r Cholesky each) and the Schur complement in V,
  * block-banded with block half-bandwidth max(hi_i - lo_i), is factored by
@@ -84,9 +86,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef IV_DEBUG
-#include <stdio.h>
-#endif
 
 #define FP_PRIME UINT64_C(2147483647) /* 2^31 - 1 */
 #define POLISH_MAX_PARAMS 20000u
@@ -223,7 +222,9 @@ static int lapack_rc(lapack_int info)
 }
 
 /* x = z + A^+ (b - A z) for the k x r system in rec->a, rec->b; see the top
- * of the file for why the random z. */
+ * of the file for why the random z.  AR_ENONFINITE: float64 overflowed (the
+ * recursion's growth is exponential in n / w; LAPACKE would refuse the
+ * input as an illegal argument). */
 static int f64_solve(f64_rec *rec, size_t k)
 {
     size_t r = rec->r;
@@ -236,6 +237,8 @@ static int f64_solve(f64_rec *rec, size_t k)
         for (size_t c = 0; c < r; c++)
             az += rec->a[t + c * k] * rec->x[c];
         rec->b[t] -= az;
+        if (!isfinite(rec->b[t]))
+            return AR_ENONFINITE;
     }
     lapack_int rank;
     size_t ldb = k > r ? k : r;
@@ -243,8 +246,11 @@ static int f64_solve(f64_rec *rec, size_t k)
                                      (lapack_int)k, rec->b, (lapack_int)ldb, rec->s, -1.0, &rank);
     if (info != 0)
         return lapack_rc(info);
-    for (size_t c = 0; c < r; c++)
+    for (size_t c = 0; c < r; c++) {
         rec->x[c] += rec->b[c];
+        if (!isfinite(rec->x[c]))
+            return AR_ENONFINITE;
+    }
     return AR_OK;
 }
 
@@ -373,14 +379,14 @@ typedef struct lm_state {
     double *hv, *gv;    /* per column: sum u u^T, sum e u */
     double *au, *yu;    /* per row: damped factor, A_i^{-1} g_u */
     double *ab, *rhs;   /* banded Schur complement, its right-hand side / dv */
-    double *w, *c;      /* per-row scratch: A_i^{-1} [v ...] (r x maxlen), maxlen^2 */
+    double *w;          /* per-row scratch: A_i^{-1} [v ...] (r x maxlen) */
     double dfloor;      /* smallest diagonal used by the scaling */
 } lm_state;
 
 static void lm_free(lm_state *s)
 {
     double *bufs[] = {s->dat, s->pu, s->pv, s->tu, s->tv, s->e,  s->hu, s->gu,
-                      s->hv,  s->gv, s->au, s->yu, s->ab, s->rhs, s->w,  s->c};
+                      s->hv,  s->gv, s->au, s->yu, s->ab, s->rhs, s->w};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     memset(s, 0, sizeof *s);
@@ -437,9 +443,8 @@ static int lm_alloc(lm_state *s, const ar_interval_pattern *pat, const size_t *o
     s->hv = calloc(nv * r, sizeof(double));
     s->ab = calloc(s->ldab * nv, sizeof(double));
     s->w = calloc(maxlen * r, sizeof(double));
-    s->c = calloc(maxlen * maxlen, sizeof(double));
     double *bufs[] = {s->dat, s->pu, s->pv, s->tu, s->tv, s->e,  s->hu, s->gu,
-                      s->hv,  s->gv, s->au, s->yu, s->ab, s->rhs, s->w,  s->c};
+                      s->hv,  s->gv, s->au, s->yu, s->ab, s->rhs, s->w};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i] == NULL) {
             lm_free(s);
@@ -652,10 +657,6 @@ static int lm_run(lm_state *s, size_t iters, double stop, size_t *used)
             return rc;
         }
         double trial = rc == AR_OK ? lm_cost(s, s->tu, s->tv, NULL) : INFINITY;
-#ifdef IV_DEBUG
-        fprintf(stderr, "it %zu cost %.3e trial %.3e lambda %.1e maxe %.2e\n", it, cost, trial,
-                lambda, max_abs_of(s->e, s->nnz));
-#endif
         if (trial < cost) {
             double *t = s->pu;
             s->pu = s->tu;
@@ -723,8 +724,8 @@ static void lm_store(const lm_state *s, ar_matrix *u, ar_matrix *v)
  * exact completion is often a poor start, a random one a good one).  The
  * factors with the smallest maximum residual are kept. */
 static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz, size_t r,
-                  size_t iters, uint64_t seed, double sigma, ar_matrix *u, ar_matrix *v,
-                  double *resid)
+                  size_t iters, uint64_t seed, double sigma, int from_uv, ar_matrix *u,
+                  ar_matrix *v, double *resid)
 {
     size_t kd, maxlen;
     if (iters == 0 || nnz == 0 || *resid == 0.0 || !lm_affordable(pat, r, &kd, &maxlen))
@@ -745,7 +746,7 @@ static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz
             dmax = fmax(dmax, fabs(s.dat[off[i] + t]));
         }
     double stop = 32.0 * DBL_EPSILON * dmax;
-    for (size_t k = 0; rc == AR_OK && iters > 0 && *resid > stop; k++) {
+    for (size_t k = from_uv ? 0 : 1; rc == AR_OK && iters > 0 && *resid > stop; k++) {
         size_t used = 0;
         rc = lm_load_start(&s, u, v, k, seed, sigma);
         if (rc == AR_OK)
@@ -805,7 +806,9 @@ static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size
     rec.b = malloc(kmax * sizeof(double));
     rec.x = malloc(r * sizeof(double));
     rec.s = malloc(kmax * sizeof(double));
-    rec.rng = ar_rng_alloc(seed);
+    /* Derived, not raw: GSL's mt19937 keeps only 32 bits of a seed. */
+    uint64_t role = 1;
+    rec.rng = ar_rng_alloc(ar_seed_derive(seed, &role, 1));
     unsigned char *fixed = calloc(pat->rows > 0 ? pat->rows : 1, 1);
     if (rec.a == NULL || rec.b == NULL || rec.x == NULL || rec.s == NULL || rec.rng == NULL ||
         fixed == NULL)
@@ -845,14 +848,24 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
         ar_matrix_fill(v, 0.0);
     /* The scale of the random parts: u . v of the size of the data. */
     double sigma = r > 0 && rms > 0.0 ? sqrt(rms / sqrt((double)r)) : 1.0;
+    int from_uv = 1;
     if (r > 0 && pat->rows > 0 && pat->cols > 0) {
         rc = f64_complete(pat, d, r, sigma, seed, u, v);
+        if (rc == AR_ENONFINITE) {
+            /* Overflow: no usable exact completion; return zero factors (their
+             * residual is max|D|) unless a random start of the polish does
+             * better. */
+            ar_matrix_fill(u, 0.0);
+            ar_matrix_fill(v, 0.0);
+            from_uv = 0;
+            rc = AR_OK;
+        }
         if (rc != AR_OK)
             return ar_error_set(err, rc, "oldest-columns recursion at rank %zu: %s", r,
                                 ar_strerror(rc));
     }
     *max_residual = max_residual_of(pat, d, u, v, r);
-    rc = polish(pat, d, nnz, r, polish_iter, seed, sigma, u, v, max_residual);
+    rc = polish(pat, d, nnz, r, polish_iter, seed, sigma, from_uv, u, v, max_residual);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "Levenberg-Marquardt polish at rank %zu: %s", r,
                             ar_strerror(rc));
@@ -998,7 +1011,7 @@ static int fp_run(const ar_interval_pattern *pat, size_t r, size_t nnz, uint64_t
     unsigned char *fixed = calloc(pat->rows, 1);
     /* Data and completing equations from separate streams, so that the data
      * do not depend on how many random equations the recursion drew. */
-    uint64_t role_data = 1, role_aux = 2;
+    uint64_t role_data = 4, role_aux = 5;
     gsl_rng *rd = ar_rng_alloc(ar_seed_derive(seed, &role_data, 1));
     rec.aux = ar_rng_alloc(ar_seed_derive(seed, &role_aux, 1));
     if (off == NULL || rec.u == NULL || rec.v == NULL || rec.dat == NULL || rec.b == NULL ||

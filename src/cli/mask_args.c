@@ -1,0 +1,104 @@
+/* The --mask option shared by represent, heads and check: parsing, files
+ * and JSON (docs/theory/masked-attention.md for the kinds). */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A pattern file: an n x n matrix of 0/1 in the layout of axis. */
+static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t n,
+                        ar_mask *mask)
+{
+    ar_array arr;
+    memset(&arr, 0, sizeof arr);
+    ar_error err = {{0}};
+    int rc = ar_matrix_file_read(path, &arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc != AR_OK)
+        return cli_status_error(cmd, rc, &err, "--mask file");
+    int code = -1;
+    if (arr.count != 1 || arr.rows != n || arr.cols != n)
+        code = cli_usage_error(cmd, "--mask file:%s: expected one %zu x %zu matrix (the map's "
+                               "shape), got %zu x %zu%s",
+                               path, n, n, arr.rows, arr.cols, arr.count != 1 ? " (a stack)" : "");
+    unsigned char *allowed = code < 0 ? malloc(n * n) : NULL;
+    if (code < 0 && allowed == NULL)
+        code = cli_status_error(cmd, AR_ENOMEM, NULL, NULL);
+    ar_matrix m = ar_array_slice(&arr, 0);
+    for (size_t i = 0; code < 0 && i < n; i++)
+        for (size_t j = 0; code < 0 && j < n; j++) {
+            double v = AR_AT(&m, i, j);
+            if (v != 0.0 && v != 1.0)
+                code = cli_usage_error(cmd, "--mask file:%s: entry (%zu, %zu) = %g is not 0 or 1",
+                                       path, i, j, v);
+            size_t q = axis == AR_AXIS_ROW ? i : j, k = axis == AR_AXIS_ROW ? j : i;
+            if (code < 0)
+                allowed[q * n + k] = v == 1.0;
+        }
+    if (code < 0 && (rc = ar_mask_from_pattern(mask, allowed, n, &err)) != AR_OK)
+        code = cli_usage_error(cmd, "--mask file:%s: %s", path, err.msg);
+    if (code < 0)
+        ar_mask_simplify(mask);
+    free(allowed);
+    ar_array_free(&arr);
+    return code;
+}
+
+int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n, int for_map,
+                       ar_mask *mask, int *is_auto)
+{
+    *mask = ar_mask_none();
+    if (is_auto != NULL)
+        *is_auto = 0;
+    if (strcmp(text, "auto") == 0 || strncmp(text, "file:", 5) == 0) {
+        if (!for_map)
+            return cli_usage_error(cmd, "--mask %s needs an attention map; here give a kind "
+                                   "(none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
+                                   "docs:N1/N2/...)",
+                                   text);
+        if (text[0] == 'a') {
+            *is_auto = 1;
+            return -1;
+        }
+        if (text[5] == '\0')
+            return cli_usage_error(cmd, "--mask file: needs a path (file:PATH)");
+        return read_pattern(cmd, text + 5, axis, n, mask);
+    }
+    ar_error err = {{0}};
+    if (ar_mask_parse(text, mask, &err) != AR_OK)
+        return cli_usage_error(cmd, "--mask: %s", err.msg);
+    if (n > 0 && ar_mask_check_size(mask, n, &err) != AR_OK) {
+        ar_mask_free(mask);
+        return cli_usage_error(cmd, "--mask %s: %s", text, err.msg);
+    }
+    return -1;
+}
+
+json_t *cli_json_mask(const ar_mask *m)
+{
+    char text[256];
+    ar_mask_format(m, text, sizeof text);
+    json_t *o = json_pack("{s:s, s:s}", "kind", ar_mask_kind_name(m->kind), "text", text);
+    if (m->kind == AR_MASK_WINDOW || m->kind == AR_MASK_BAND || m->kind == AR_MASK_SINK_WINDOW)
+        json_object_set_new(o, "w", json_integer((json_int_t)m->w));
+    if (m->kind == AR_MASK_PREFIX)
+        json_object_set_new(o, "p", json_integer((json_int_t)m->p));
+    if (m->kind == AR_MASK_SINK_WINDOW)
+        json_object_set_new(o, "sinks", json_integer((json_int_t)m->sinks));
+    if (m->kind == AR_MASK_DOCUMENTS) {
+        json_t *l = json_array();
+        for (size_t k = 0; k < m->ndocs; k++)
+            json_array_append_new(l, json_integer((json_int_t)m->lengths[k]));
+        json_object_set_new(o, "lengths", l);
+    }
+    return o;
+}
+
+json_t *cli_json_generic(const ar_mask_generic *g)
+{
+    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:s}", "generic_min_head_size",
+                     (json_int_t)g->value, "generic_status", ar_generic_status_name(g->status),
+                     "generic_lower", (json_int_t)g->lower, "worst_case_lower",
+                     (json_int_t)g->worst_lower, "worst_case_upper", (json_int_t)g->worst_upper,
+                     "formula", g->formula);
+}

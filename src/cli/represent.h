@@ -1,0 +1,26 @@
+/* attnrank represent: the arguments shared by the unmasked path
+ * (cmd_represent.c) and the masked one (represent_masked.c). */
+#ifndef ATTNRANK_CLI_REPRESENT_H
+#define ATTNRANK_CLI_REPRESENT_H
+
+#include "cli.h"
+
+typedef struct represent_args {
+    const char *p_file, *x_file, *axis_text, *weights_out, *mask_text;
+    size_t head_size;
+    int head_size_seen;
+    double smooth, rtol, atol, sum_tol, tau, accuracy, verify_seconds;
+    int rtol_seen, sum_tol_seen, tau_seen, accuracy_seen, verify_seen;
+    size_t extra_rank;
+    uint64_t seed;
+    int json;
+} represent_args;
+
+/* The masked analysis of P (and X when given); returns the exit status. */
+int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,
+                     const ar_matrix *x, ar_axis axis);
+
+/* Write a certificate to PREFIX_wq.npy and PREFIX_wk.npy; -1 or an exit status. */
+int represent_write_weights(const char *prefix, const ar_certificate *c);
+
+#endif

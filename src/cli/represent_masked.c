@@ -1,0 +1,301 @@
+/* attnrank represent --mask: the minimal head size of a masked attention map
+ * (exact for staircase masks, bounds otherwise), its certificate, and the
+ * generic value of the mask (docs/theory/masked-attention.md). */
+#include "represent.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct masked_outcome {
+    ar_masked_result res;
+    char mask_text[256];
+    size_t head_size;
+    int head_size_given;
+    enum { VERDICT_YES, VERDICT_NO, VERDICT_UNDECIDED } verdict;
+    int have_cert;
+    ar_certificate cert;
+    int have_error_bound;
+    double logit_error_lower;
+    ar_mask mask;          /* copy of the mask used (the result's lives in the workspace) */
+} masked_outcome;
+
+static const char *status_word(const ar_masked_result *r)
+{
+    return r->exact ? "exact" : "bounds";
+}
+
+static const char *axis_line(ar_axis axis)
+{
+    return axis == AR_AXIS_ROW ? "row" : "column";
+}
+
+/* ---- text ---- */
+
+static void print_mask_and_input(const represent_args *a, const masked_outcome *o)
+{
+    const ar_masked_result *r = &o->res;
+    printf("P: %s, %zu x %zu, %s-stochastic on the mask (--axis %s: %ss are queries), stored "
+           "as %s\n",
+           a->p_file, r->n, r->n, axis_line(r->axis), ar_axis_name(r->axis), axis_line(r->axis),
+           ar_precision_name(r->precision));
+    printf("mask: %s (%s)\n", o->mask_text,
+           r->mask_inferred ? "inferred from the exact zeros of P" : "given");
+    printf("  largest |%s sum - 1| = %.3g (tolerance %.3g)\n", axis_line(r->axis),
+           r->max_sum_defect, r->sum_tol);
+    if (r->smoothed)
+        printf("  smoothed inside the mask with eps = %g: %zu zero entries; smallest entry %.3g "
+               "-> %.3g; largest change %.3g\n",
+               r->smooth.eps, r->smooth.zeros, r->smooth.min_before, r->smooth.min_after,
+               r->smooth.max_change);
+    if (r->x_given)
+        printf("X: %s, %zu x %zu, full column rank (threshold %.3g)\n", a->x_file, r->d, r->n,
+               r->x_threshold);
+    else
+        printf("X: not given: any input of full column rank (certificate for X = I_%zu)\n", r->n);
+}
+
+static void print_answer(const masked_outcome *o)
+{
+    const ar_masked_result *r = &o->res;
+    if (r->exact)
+        printf("minimal head size: %zu (exact: %s)\n", r->min_head_size,
+               r->method == AR_MASKED_STAIRCASE
+                   ? "staircase mask, shift removed on a key every query sees, column "
+                     "innovations counted"
+                   : "proved lower bound met by a confirmed certificate");
+    else if (r->certified)
+        printf("minimal head size: between %zu (proved lower bound) and %zu (the smallest "
+               "certificate the forward check confirmed)\n",
+               r->lower, r->upper);
+    else
+        printf("minimal head size: at least %zu (proved lower bound); no certificate passed "
+               "the forward check\n",
+               r->lower);
+    printf("  tolerance tau = %.3g nats on column residuals", r->tau);
+    if (r->method == AR_MASKED_STAIRCASE) {
+        printf("; innovation gap: smallest counted %.3g, largest not counted %.3g", r->min_innovative,
+               r->max_not_innovative);
+    }
+    printf("\n  tau-robust lower bound from fully specified blocks: %zu\n", r->block_lower);
+    if (r->blocks > 1)
+        printf("  %zu independent blocks (documents): the maximum over them\n", r->blocks);
+    if (r->generic_known)
+        printf("  generic value for this mask at n = %zu: %zu = %s (%s); worst case %s%zu\n",
+               r->n, r->generic.value, r->generic.formula,
+               ar_generic_status_name(r->generic.status),
+               r->generic.worst_lower == r->generic.worst_upper ? "" : "between ",
+               r->generic.worst_lower);
+}
+
+static void print_certificate(const represent_args *a, const ar_certificate *c, ar_axis axis)
+{
+    printf("certificate: W_q, W_k are %zu x %zu; masked forward softmax reproduces P with "
+           "max-abs error %.3g,\n  KL(P || softmax) mean %.3g, max %.3g over queries; logit "
+           "error after the best shift %.3g\n",
+           c->head_size, c->d, c->max_abs, c->kl_mean, c->kl_max, c->logit_max_abs);
+    printf("  layout: W_q is the query projection; %s\n",
+           axis == AR_AXIS_ROW
+               ? "rows as queries: S = (W_q X)^T (W_k X) / sqrt(k) (PyTorch's q and k blocks "
+                 "of in_proj_weight)"
+               : "columns as queries: S = (W_k X)^T (W_q X) / sqrt(k)");
+    if (a->weights_out != NULL)
+        printf("  wrote %s_wq.npy and %s_wk.npy\n", a->weights_out, a->weights_out);
+}
+
+static void print_outcome(const represent_args *a, const masked_outcome *o)
+{
+    print_mask_and_input(a, o);
+    print_answer(o);
+    const ar_masked_result *r = &o->res;
+    if (o->verdict == VERDICT_YES) {
+        printf("verdict: representable with head size %zu\n", o->head_size);
+        print_certificate(a, &o->cert, r->axis);
+    } else if (o->verdict == VERDICT_NO) {
+        printf("verdict: NOT representable with head size %zu < %zu (proved lower bound)\n",
+               o->head_size, r->lower);
+        printf("  logit-space error of any head of size %zu >= %.4g (fully specified blocks)\n",
+               o->head_size, o->logit_error_lower);
+    } else if (r->certified) {
+        printf("verdict: undecided for head size %zu: at least the proved lower bound %zu, "
+               "below the smallest confirmed certificate %zu\n",
+               o->head_size, r->lower, r->upper);
+    } else {
+        printf("verdict: undecided for head size %zu: at least the proved lower bound %zu, and "
+               "no certificate passed the forward check\n",
+               o->head_size, r->lower);
+    }
+}
+
+/* ---- JSON ---- */
+
+static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
+{
+    const ar_masked_result *r = &o->res;
+    json_t *j = json_object();
+    json_object_set_new(j, "source", json_string(a->p_file));
+    json_object_set_new(j, "n", json_integer((json_int_t)r->n));
+    json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
+    json_object_set_new(j, "mask", cli_json_mask(r->mask));
+    json_object_set_new(j, "mask_source", json_string(r->mask_inferred ? "inferred" : "given"));
+    json_object_set_new(
+        j, "tolerance",
+        json_pack("{s:o, s:o, s:s, s:o}", "tau", cli_json_real(r->tau), "accuracy",
+                  cli_json_real(r->accuracy), "precision", ar_precision_name(r->precision),
+                  "sum_tol", cli_json_real(r->sum_tol)));
+    json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
+    json_t *x = json_pack("{s:b}", "given", r->x_given);
+    if (r->x_given) {
+        json_object_set_new(x, "source", json_string(a->x_file));
+        json_object_set_new(x, "d", json_integer((json_int_t)r->d));
+        json_object_set_new(x, "rank", json_integer((json_int_t)r->x_rank));
+        json_object_set_new(x, "threshold", cli_json_real(r->x_threshold));
+    }
+    json_object_set_new(j, "x", x);
+    json_object_set_new(j, "method", json_string(r->method == AR_MASKED_STAIRCASE ? "staircase"
+                                                                                  : "bounds"));
+    json_object_set_new(j, "status", json_string(status_word(r)));
+    if (r->exact)
+        json_object_set_new(j, "min_head_size", json_integer((json_int_t)r->min_head_size));
+    json_object_set_new(j, "min_head_size_lower", json_integer((json_int_t)r->lower));
+    json_object_set_new(j, "min_head_size_upper",
+                        r->certified ? json_integer((json_int_t)r->upper) : json_null());
+    json_object_set_new(j, "block_lower", json_integer((json_int_t)r->block_lower));
+    json_object_set_new(j, "blocks", json_integer((json_int_t)r->blocks));
+    json_object_set_new(j, "innovation_gap",
+                        json_pack("{s:o, s:o}", "min_innovative",
+                                  cli_json_real(r->min_innovative), "max_not_innovative",
+                                  cli_json_real(r->max_not_innovative)));
+    if (r->generic_known) {
+        json_t *g = cli_json_generic(&r->generic);
+        json_object_update(j, g);
+        json_decref(g);
+    }
+    json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
+    json_object_set_new(j, "representable", o->verdict == VERDICT_YES    ? json_true()
+                                            : o->verdict == VERDICT_NO ? json_false()
+                                                                       : json_null());
+    if (o->have_cert) {
+        const ar_certificate *c = &o->cert;
+        json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
+                               (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
+                               cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
+                               "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
+                               cli_json_real(c->logit_max_abs));
+        if (a->weights_out != NULL)
+            json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
+        json_object_set_new(j, "certificate", cj);
+    }
+    if (o->have_error_bound)
+        json_object_set_new(j, "logit_error_lower", cli_json_real(o->logit_error_lower));
+    return j;
+}
+
+/* ---- the run ---- */
+
+static ar_masked_opts masked_options(const represent_args *a, ar_precision prec, ar_axis axis)
+{
+    ar_masked_opts o = ar_masked_opts_default();
+    o.axis = axis;
+    o.precision = prec;
+    if (a->tau_seen)
+        o.tau = a->tau;
+    if (a->accuracy_seen)
+        o.accuracy = a->accuracy;
+    if (a->sum_tol_seen)
+        o.sum_tol = a->sum_tol;
+    if (a->verify_seen)
+        o.verify_seconds = a->verify_seconds;
+    o.smooth = a->smooth;
+    o.seed = a->seed;
+    o.extra_rank = a->extra_rank;
+    return o;
+}
+
+static void decide(const represent_args *a, masked_outcome *o)
+{
+    const ar_masked_result *r = &o->res;
+    o->head_size_given = a->head_size_seen;
+    o->head_size = a->head_size_seen ? a->head_size : (r->certified ? r->upper : r->lower);
+    if (r->certified && o->head_size >= r->upper)
+        o->verdict = VERDICT_YES;
+    else if (o->head_size < r->lower)
+        o->verdict = VERDICT_NO;
+    else
+        o->verdict = VERDICT_UNDECIDED;
+}
+
+static int analyse(const represent_args *a, const ar_matrix *p, ar_precision prec,
+                   const ar_matrix *x, ar_axis axis, const ar_mask *mask, masked_outcome *o)
+{
+    ar_masked_workspace *ws = NULL;
+    int rc = ar_masked_workspace_alloc(&ws, p->rows);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, NULL, NULL);
+    ar_masked_opts mo = masked_options(a, prec, axis);
+    ar_error err = {{0}};
+    if (p->rows >= 1024)
+        fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n",
+                p->rows, p->rows);
+    int code = -1;
+    rc = ar_masked_analyze(ws, p, x, mask, &mo, &o->res, &err);
+    if (rc != AR_OK)
+        code = cli_status_error("represent", rc, &err, a->p_file);
+    if (code < 0) {
+        ar_mask_format(o->res.mask, o->mask_text, sizeof o->mask_text);
+        decide(a, o);
+    }
+    if (code < 0 && o->verdict == VERDICT_YES) {
+        rc = ar_masked_certificate(ws, o->head_size, &o->cert, &err);
+        if (rc != AR_OK)
+            code = cli_status_error("represent", rc, &err, "certificate");
+        else
+            o->have_cert = 1;
+        if (code < 0 && a->weights_out != NULL)
+            code = represent_write_weights(a->weights_out, &o->cert);
+    }
+    if (code < 0 && o->verdict == VERDICT_NO) {
+        o->have_error_bound = ar_masked_logit_error_lower(ws, o->head_size,
+                                                          &o->logit_error_lower) == AR_OK;
+    }
+    if (code < 0 && ar_mask_copy(&o->mask, o->res.mask) != AR_OK)
+        code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);
+    o->res.mask = code < 0 ? &o->mask : NULL;
+    ar_masked_workspace_free(ws);
+    return code;
+}
+
+int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,
+                     const ar_matrix *x, ar_axis axis)
+{
+    ar_mask mask;
+    int is_auto = 0;
+    int code = cli_mask_from_text("represent", a->mask_text, axis, p->rows, 1, &mask, &is_auto);
+    if (code >= 0)
+        return code;
+    masked_outcome o;
+    memset(&o, 0, sizeof o);
+    o.mask = ar_mask_none();
+    if (p->rows < 512)
+        cli_set_blas_threads(1);
+    code = analyse(a, p, prec, x, axis, is_auto ? NULL : &mask, &o);
+    ar_mask_free(&mask);
+    if (code < 0) {
+        if (a->json)
+            code = cli_json_print(outcome_json(a, &o));
+        else {
+            print_outcome(a, &o);
+            code = CLI_EXIT_OK;
+        }
+        if (code == CLI_EXIT_OK && o.verdict != VERDICT_YES)
+            code = CLI_EXIT_FAIL;
+        if (o.verdict != VERDICT_YES && a->weights_out != NULL)
+            fprintf(stderr, "attnrank represent: no weights written: no confirmed certificate of "
+                            "head size %zu\n",
+                    o.head_size);
+    }
+    if (o.have_cert)
+        ar_certificate_free(&o.cert);
+    ar_mask_free(&o.mask);
+    return code;
+}
