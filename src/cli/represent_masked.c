@@ -80,12 +80,15 @@ static void print_answer(const masked_outcome *o)
     printf("\n  tau-robust lower bound from fully specified blocks: %zu\n", r->block_lower);
     if (r->blocks > 1)
         printf("  %zu independent blocks (documents): the maximum over them\n", r->blocks);
-    if (r->generic_known)
-        printf("  generic value for this mask at n = %zu: %zu = %s (%s); worst case %s%zu\n",
-               r->n, r->generic.value, r->generic.formula,
-               ar_generic_status_name(r->generic.status),
-               r->generic.worst_lower == r->generic.worst_upper ? "" : "between ",
-               r->generic.worst_lower);
+    if (!r->generic_known)
+        return;
+    const ar_mask_generic *g = &r->generic;
+    printf("  generic value for this mask at n = %zu: %zu = %s (%s); worst case ", r->n, g->value,
+           g->formula, ar_generic_status_name(g->status));
+    if (g->worst_lower == g->worst_upper)
+        printf("%zu\n", g->worst_lower);
+    else
+        printf("between %zu and %zu\n", g->worst_lower, g->worst_upper);
 }
 
 static void print_certificate(const represent_args *a, const ar_certificate *c, ar_axis axis)

@@ -484,8 +484,9 @@ static void rank1_add(double *h, const double *x, double alpha, size_t r)
             h[a + b * r] += alpha * x[a] * x[b];
 }
 
-/* Gauss-Newton blocks and gradient at the current point (e is current). */
-static void lm_linearise(lm_state *s)
+/* Gauss-Newton blocks and gradient at the current point (e is current);
+ * 0 when they overflowed (LAPACKE would reject them). */
+static int lm_linearise(lm_state *s)
 {
     size_t r = s->r;
     memset(s->hu, 0, s->n * r * r * sizeof(double));
@@ -511,12 +512,16 @@ static void lm_linearise(lm_state *s)
     for (size_t k = 0; k < (s->n + s->m) * r; k++) {
         double h = k < s->n * r ? s->hu[(k / r) * r * r + (k % r) * (r + 1)]
                                 : s->hv[(k / r - s->n) * r * r + (k % r) * (r + 1)];
+        double g = k < s->n * r ? s->gu[k] : s->gv[k - s->n * r];
+        if (!isfinite(h) || !isfinite(g))
+            return 0;
         if (h > dmax)
             dmax = h;
     }
     /* Directions with no curvature (the gauge U G, V G^-T, empty rows) still
      * get some damping. */
     s->dfloor = dmax > 0.0 ? 1e-12 * dmax : 1.0;
+    return 1;
 }
 
 static double damped(double h, double lambda, double dfloor)
@@ -648,8 +653,8 @@ static int lm_run(lm_state *s, size_t iters, double stop, size_t *used)
             mark = cost;
             mark_it = it;
         }
-        if (relinearise)
-            lm_linearise(s);
+        if (relinearise && !lm_linearise(s))
+            break; /* off-diagonal blocks are bounded by the diagonal ones */
         relinearise = 0;
         int rc = lm_step(s, lambda);
         if (rc != AR_OK && rc != AR_ENOCONV) {
@@ -684,18 +689,19 @@ static int lm_run(lm_state *s, size_t iters, double stop, size_t *used)
 /* Start k of the polish: 0 is the recursion's (u, v), later ones seeded
  * Gaussian factors of the recursion's scale. */
 static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, size_t k,
-                         uint64_t seed, double sigma)
+                         uint64_t seed, double sigma, double scale)
 {
     size_t r = s->r;
     if (k == 0) {
         for (size_t c = 0; c < r; c++) {
             for (size_t i = 0; i < s->n; i++)
-                s->pu[i * r + c] = AR_AT(u, i, c);
+                s->pu[i * r + c] = AR_AT(u, i, c) * scale;
             for (size_t j = 0; j < s->m; j++)
-                s->pv[j * r + c] = AR_AT(v, j, c);
+                s->pv[j * r + c] = AR_AT(v, j, c) * scale;
         }
         return AR_OK;
     }
+    sigma *= scale;
     uint64_t cfg[2] = {3, (uint64_t)k};
     gsl_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
     if (rng == NULL)
@@ -708,13 +714,13 @@ static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, si
     return AR_OK;
 }
 
-static void lm_store(const lm_state *s, ar_matrix *u, ar_matrix *v)
+static void lm_store(const lm_state *s, ar_matrix *u, ar_matrix *v, double scale)
 {
     for (size_t c = 0; c < s->r; c++) {
         for (size_t i = 0; i < s->n; i++)
-            AR_AT(u, i, c) = s->pu[i * s->r + c];
+            AR_AT(u, i, c) = s->pu[i * s->r + c] * scale;
         for (size_t j = 0; j < s->m; j++)
-            AR_AT(v, j, c) = s->pv[j * s->r + c];
+            AR_AT(v, j, c) = s->pv[j * s->r + c] * scale;
     }
 }
 
@@ -739,26 +745,32 @@ static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz
         free(off);
         return rc;
     }
+    /* LM works on D / max|D| (factors / sqrt(max|D|)): sums of squares of
+     * data near DBL_MAX, and of their Gauss-Newton blocks, stay finite. */
     double dmax = 0.0;
     for (size_t i = 0; i < pat->rows; i++)
-        for (size_t t = 0; t < row_len(pat, i); t++) {
-            s.dat[off[i] + t] = AR_AT(d, i, pat->lo[i] + t);
-            dmax = fmax(dmax, fabs(s.dat[off[i] + t]));
-        }
-    double stop = 32.0 * DBL_EPSILON * dmax;
-    for (size_t k = from_uv ? 0 : 1; rc == AR_OK && iters > 0 && *resid > stop; k++) {
+        for (size_t t = 0; t < row_len(pat, i); t++)
+            dmax = fmax(dmax, fabs(AR_AT(d, i, pat->lo[i] + t)));
+    if (!(dmax > 0.0))
+        dmax = 1.0;
+    double root = sqrt(dmax);
+    for (size_t i = 0; i < pat->rows; i++)
+        for (size_t t = 0; t < row_len(pat, i); t++)
+            s.dat[off[i] + t] = AR_AT(d, i, pat->lo[i] + t) / dmax;
+    double stop = 32.0 * DBL_EPSILON;
+    for (size_t k = from_uv ? 0 : 1; rc == AR_OK && iters > 0 && *resid > stop * dmax; k++) {
         size_t used = 0;
-        rc = lm_load_start(&s, u, v, k, seed, sigma);
+        rc = lm_load_start(&s, u, v, k, seed, sigma, 1.0 / root);
         if (rc == AR_OK)
             rc = lm_run(&s, iters, stop, &used);
         iters -= used < iters ? used : iters;
         if (rc != AR_OK)
             break;
         lm_cost(&s, s.pu, s.pv, s.e);
-        double after = max_abs_of(s.e, nnz);
+        double after = max_abs_of(s.e, nnz) * dmax;
         if (after < *resid) {
             *resid = after;
-            lm_store(&s, u, v);
+            lm_store(&s, u, v, root);
         }
     }
     lm_free(&s);
