@@ -246,6 +246,37 @@ static void test_f64_planted(void **state)
     ar_rng_free(rng);
 }
 
+/* Data near the ends of the float64 range: recursion and polish work on
+ * exactly rescaled data, so the residual relative to the data stays at
+ * round-off (without the rescaling the recursion overflowed at 1e307 / 8). */
+static void test_f64_scale(void **state)
+{
+    (void)state;
+    gsl_rng *rng = ar_rng_alloc(SEED + 7);
+    tpat t = window_pattern(16, 4);
+    ar_matrix d = delta_of_gaussian_logits(&t, rng);
+    const double scales[] = {1e-290, 1e290, 1e307};
+    for (size_t k = 0; k < 3; k++) {
+        ar_matrix ds = ar_matrix_empty();
+        assert_ok(ar_matrix_clone(&ds, &d));
+        for (size_t i = 0; i < ds.rows; i++)
+            for (size_t j = t.lo[i]; j <= t.hi[i] && t.lo[i] <= t.hi[i]; j++)
+                AR_AT(&ds, i, j) *= scales[k] / 8.0;
+        double raw = complete(&t, &ds, 2, 0);
+        double pol = complete(&t, &ds, 2, 50) / scales[k];
+        double low = complete(&t, &ds, 1, 50) / scales[k];
+        print_message("scale %g: recursion %.3g, polished %.3g, rank 1 %.3g (relative)\n",
+                      scales[k], raw / scales[k], pol, low);
+        assert_true(raw / scales[k] < 1e-11);
+        assert_true(pol < 1e-11);
+        assert_true(isfinite(low) && low > 1e-3);
+        ar_matrix_free(&ds);
+    }
+    ar_matrix_free(&d);
+    tpat_free(&t);
+    ar_rng_free(rng);
+}
+
 /* A long window one above the generic rank: the exact completion is badly
  * conditioned in float64, the polish (restarts included) reaches round-off. */
 static void test_f64_long_window(void **state)
@@ -514,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_f64_window_random),
         cmocka_unit_test(test_f64_band_random),
         cmocka_unit_test(test_f64_planted),
+        cmocka_unit_test(test_f64_scale),
         cmocka_unit_test(test_f64_long_window),
         cmocka_unit_test(test_f64_polish_cap),
         cmocka_unit_test(test_f64_deterministic),

@@ -25,15 +25,18 @@ static const struct {
 #define NREQ (sizeof requirement_names / sizeof requirement_names[0])
 
 typedef struct check_config {
-    char label[96];
+    char label[256];
     size_t d, heads, n, head_size, layers;
     int requires;
+    char mask[128];   /* empty: bidirectional */
+    int strict;       /* a verdict resting on a conjectural value fails */
 } check_config;
 
 static const cli_command_doc check_doc = {
     "check",
-    "attnrank check --d D --heads H --n N [--head-size P] [--layers L] --require COND ...\n"
-    "       attnrank check --configs FILE.csv [--require COND ...]",
+    "attnrank check --d D --heads H --n N [--head-size P] [--layers L] [--mask MASK]\n"
+    "       [--strict] --require COND ...\n"
+    "       attnrank check --configs FILE.csv [--require COND ...] [--strict]",
     "Gate a model configuration on theorem conditions, for CI. COND is one of\n"
     "  no-bottleneck            head size d_p >= n - 1 and d >= n: one head can\n"
     "                           produce every attention pattern (exact criterion,\n"
@@ -42,10 +45,16 @@ static const cli_command_doc check_doc = {
     "                           (ln d - 5.039) / 0.0555 (THEORY.md s.6; needs --layers)\n"
     "  near-optimal-allocation  layers within 15% of the optimal depth for the size\n"
     "                           12 L d^2 (needs --layers)\n"
+    "--mask MASK (causal, window:W, band:W, prefix:P, sink:S+window:W, docs:...):\n"
+    "no-bottleneck uses the generic minimal head size under the mask instead of\n"
+    "n - 1 (causal: floor(n/2); docs/theory/masked-attention.md); every verdict\n"
+    "names the status of the value it rests on (proved, verified, conjectural) and\n"
+    "--strict fails a verdict that rests on a conjectural value.\n"
     "--require may be repeated or take a comma-separated list. With --configs, the\n"
-    "CSV header names the columns: d, heads, n, head-size, layers, require (conditions\n"
-    "separated by ';'), name; --require on the command line applies to rows without\n"
-    "a require column. Exit status: 0 all hold, 1 a condition fails, 2 bad input.",
+    "CSV header names the columns: d, heads, n, head-size, layers, mask, require\n"
+    "(conditions separated by ';'), name; --require on the command line applies to\n"
+    "rows without a require column. Exit status: 0 all hold, 1 a condition fails,\n"
+    "2 bad input.",
 };
 
 /* Parse "a,b" or "a;b" into requirement bits; 0 on an unknown name. */
@@ -80,21 +89,39 @@ static json_t *condition_json(const char *name, int holds, const char *why)
 /* Evaluate one requirement; writes the explanation into why. */
 static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, int *holds)
 {
+    ar_mask mask = ar_mask_none();
+    int code = c->mask[0] ? cli_mask_from_text("check", c->mask, AR_AXIS_ROW, c->n, 0, &mask,
+                                               NULL)
+                          : -1;
+    if (code >= 0)
+        return code;
     ar_heads_opts o = ar_heads_opts_default();
     o.errors = 0;
     o.head_size = c->head_size;
+    o.mask = &mask;
     ar_heads_report rep;
     ar_error err = {{0}};
     int rc = ar_heads_analyze(c->d, c->heads, c->n, &o, &rep, &err);
+    ar_mask_free(&mask);
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, c->label);
     const ar_head_config *h = c->head_size ? &rep.fixed : &rep.standard;
     *holds = !h->bottleneck;
-    if (*holds)
-        snprintf(why, len,
-                 "head size %zu >= n - 1 = %zu and d = %zu >= n: one head reaches every "
+    const char *status = ar_generic_status_name(h->status);
+    char need[320];
+    if (rep.masked)
+        snprintf(need, sizeof need, "the generic value %zu = %s under mask %s (%s)",
+                 rep.needed_head_size, rep.generic.formula, c->mask, status);
+    else
+        snprintf(need, sizeof need, "n - 1 = %zu", c->n - 1);
+    if (*holds && c->strict && h->status == AR_GENERIC_CONJECTURAL) {
+        *holds = 0;
+        snprintf(why, len, "head size %zu >= %s, but that value is conjectural (--strict)",
+                 h->dp, need);
+    } else if (*holds)
+        snprintf(why, len, "head size %zu >= %s and d = %zu >= n: one head reaches every %s"
                  "attention pattern",
-                 h->dp, c->n - 1, c->d);
+                 h->dp, need, c->d, rep.masked ? "generic " : "");
     else if (c->d < c->n)
         snprintf(why, len,
                  "d = %zu < n = %zu: X cannot have full column rank, some patterns are "
@@ -102,10 +129,9 @@ static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, 
                  c->d, c->n);
     else
         snprintf(why, len,
-                 "head size %zu < n - 1 = %zu: logit rank <= %zu, deficit %zu; longest "
-                 "sequence without bottleneck %zu; largest head count without it %zu",
-                 h->dp, c->n - 1, h->logit_rank_bound, h->rank_deficit, h->max_seq_len,
-                 rep.max_heads_exact);
+                 "head size %zu < %s: deficit %zu; longest sequence without bottleneck %zu; "
+                 "largest head count without it %zu",
+                 h->dp, need, h->rank_deficit, h->max_seq_len, rep.max_heads_exact);
     return -1;
 }
 
@@ -151,7 +177,7 @@ static int evaluate_config(const check_config *c, int json, json_t *out, size_t 
         int bit = requirement_names[i].bit;
         if (!(c->requires & bit))
             continue;
-        char why[384];
+        char why[768];
         int holds = 0;
         int code = bit == REQ_NO_BOTTLENECK ? evaluate_no_bottleneck(c, why, sizeof why, &holds)
                                             : evaluate_allocation(c, bit, why, sizeof why, &holds);
@@ -167,10 +193,11 @@ static int evaluate_config(const check_config *c, int json, json_t *out, size_t 
     }
     if (json)
         json_array_append_new(
-            out, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "config", c->label, "d",
+            out, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:o}", "config", c->label, "d",
                            (json_int_t)c->d, "heads", (json_int_t)c->heads, "n",
                            (json_int_t)c->n, "head_size", (json_int_t)c->head_size, "layers",
-                           (json_int_t)c->layers, "conditions", conds));
+                           (json_int_t)c->layers, "mask", c->mask[0] ? c->mask : "none",
+                           "conditions", conds));
     else
         json_decref(conds);
     return -1;
@@ -189,7 +216,7 @@ static int validate_config(const check_config *c)
 /* ---- --configs FILE ---- */
 
 typedef struct csv_columns {
-    int d, heads, n, head_size, layers, require, name;
+    int d, heads, n, head_size, layers, require, name, mask;
 } csv_columns;
 
 static void trim(char *s)
@@ -222,18 +249,19 @@ static int split_fields(char *line, char **fields)
 static int map_header(const char *path, char **fields, int nf, csv_columns *col)
 {
     int *slots[] = {&col->d, &col->heads, &col->n, &col->head_size, &col->layers,
-                    &col->require, &col->name};
-    const char *names[] = {"d", "heads", "n", "head-size", "layers", "require", "name"};
-    for (size_t s = 0; s < 7; s++)
+                    &col->require, &col->name, &col->mask};
+    const char *names[] = {"d", "heads", "n", "head-size", "layers", "require", "name", "mask"};
+    const size_t nslots = sizeof names / sizeof names[0];
+    for (size_t s = 0; s < nslots; s++)
         *slots[s] = -1;
     for (int i = 0; i < nf; i++) {
         const char *f = fields[i];
         if (strncmp(f, "--", 2) == 0)
             f += 2; /* accept the flag spelling too */
         size_t s = 0;
-        while (s < 7 && strcmp(f, names[s]) != 0)
+        while (s < nslots && strcmp(f, names[s]) != 0)
             s++;
-        if (s == 7)
+        if (s == nslots)
             return cli_usage_error("check", "%s: line 1: unknown column '%s'", path, fields[i]);
         *slots[s] = i;
     }
@@ -256,9 +284,14 @@ static int parse_size_field(const char *path, size_t line, const char *what, con
 }
 
 static int row_to_config(const char *path, size_t line, char **f, int nf, const csv_columns *col,
-                         int default_requires, check_config *c)
+                         const check_config *defaults, check_config *c)
 {
     memset(c, 0, sizeof *c);
+    int default_requires = defaults->requires;
+    c->strict = defaults->strict;
+    snprintf(c->mask, sizeof c->mask, "%s", defaults->mask);
+    if (col->mask >= 0 && f[col->mask][0] != '\0')
+        snprintf(c->mask, sizeof c->mask, "%s", f[col->mask]);
     struct { int idx; const char *what; size_t *dst; } sizes[] = {
         {col->d, "d", &c->d},           {col->heads, "heads", &c->heads},
         {col->n, "n", &c->n},           {col->head_size, "head-size", &c->head_size},
@@ -288,7 +321,7 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
     return validate_config(c);
 }
 
-static int run_configs(const char *path, int default_requires, int json, json_t *out,
+static int run_configs(const char *path, const check_config *defaults, int json, json_t *out,
                        size_t *failures, size_t *count)
 {
     FILE *fp = fopen(path, "r");
@@ -322,7 +355,7 @@ static int run_configs(const char *path, int default_requires, int json, json_t 
             break;
         }
         check_config c;
-        code = row_to_config(path, lineno, fields, nf, &col, default_requires, &c);
+        code = row_to_config(path, lineno, fields, nf, &col, defaults, &c);
         if (code < 0)
             code = evaluate_config(&c, json, out, failures);
         (*count)++;
@@ -337,7 +370,7 @@ int cmd_check(int argc, char **argv)
 {
     check_config c;
     memset(&c, 0, sizeof c);
-    const char *configs = NULL;
+    const char *configs = NULL, *mask = NULL;
     int json = 0;
     cli_strings require = {{NULL}, 0};
     const char *positional[1];
@@ -350,6 +383,11 @@ int cmd_check(int argc, char **argv)
         {"--layers", CLI_SIZE, &c.layers, "L", "depth", 1, NULL},
         {"--require", CLI_STRINGS, &require, "COND",
          "condition to require (repeatable, or a comma-separated list)", 0, NULL},
+        {"--mask", CLI_STRING, &mask, "MASK",
+         "attention mask (none, causal, window:W, band:W, prefix:P, sink:S+window:W, docs:...)",
+         0, NULL},
+        {"--strict", CLI_SWITCH, &c.strict, NULL,
+         "fail verdicts that rest on a conjectural value", 0, NULL},
         {"--configs", CLI_STRING, &configs, "FILE", "CSV of configurations (header = flags)", 0,
          NULL},
         {"--json", CLI_SWITCH, &json, NULL, "print the verdicts as JSON", 0, NULL},
@@ -363,6 +401,11 @@ int cmd_check(int argc, char **argv)
         if (!parse_requirements(require.items[i], &c.requires, bad, sizeof bad))
             return cli_usage_error("check", "--require: unknown condition '%s' (see --help)", bad);
     }
+    if (mask != NULL) {
+        if (strlen(mask) >= sizeof c.mask)
+            return cli_usage_error("check", "--mask: too long");
+        snprintf(c.mask, sizeof c.mask, "%s", mask);
+    }
     json_t *out = json_array();
     size_t failures = 0, count = 0;
     if (configs != NULL) {
@@ -371,9 +414,10 @@ int cmd_check(int argc, char **argv)
             return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size "
                                             "and --layers");
         }
-        code = run_configs(configs, c.requires, json, out, &failures, &count);
+        code = run_configs(configs, &c, json, out, &failures, &count);
     } else {
-        snprintf(c.label, sizeof c.label, "d=%zu, heads=%zu, n=%zu", c.d, c.heads, c.n);
+        snprintf(c.label, sizeof c.label, "d=%zu, heads=%zu, n=%zu%s%s", c.d, c.heads, c.n,
+                 c.mask[0] ? ", mask=" : "", c.mask);
         if (c.layers)
             snprintf(c.label + strlen(c.label), sizeof c.label - strlen(c.label), ", layers=%zu",
                      c.layers);

@@ -11,12 +11,14 @@ typedef struct heads_args {
     size_t d, heads, n, head_size, samples;
     int d_seen, heads_seen, n_seen, head_size_seen;
     uint64_t seed;
+    const char *mask_text;
     int json;
 } heads_args;
 
 static const cli_command_doc heads_doc = {
     "heads",
-    "attnrank heads --d D --heads H --n N [--head-size P] [--samples S] [--seed S] [--json]",
+    "attnrank heads --d D --heads H --n N [--mask MASK] [--head-size P] [--samples S]\n"
+    "       [--seed S] [--json]",
     "Head-size bound of an attention layer with width d, h heads and sequence\n"
     "length n. With full-column-rank inputs (needs d >= n) a head reaches every\n"
     "positive attention pattern exactly when d_p >= n - 1 (THEORY.md s. 3; the\n"
@@ -28,7 +30,16 @@ static const cli_command_doc heads_doc = {
     "near-permutation targets at that head size: logit-space (Eckart-Young, exact)\n"
     "and probability-space (GSL BFGS fit, an upper bound on the best). Estimates\n"
     "use S seeded targets per family (default 2; 0 skips them); fits run for\n"
-    "n <= 128 and logit errors for n <= 1024.",
+    "n <= 128 and logit errors for n <= 1024.\n"
+    "--mask (causal, window:W, band:W, prefix:P, sink:S+window:W, docs:N1/N2/...):\n"
+    "the threshold becomes the generic minimal head size under the mask (causal\n"
+    "floor(n/2), window floor(min(n, w)/2), band min(n, w) - 1, prefix\n"
+    "max(p - 1, floor(n/2)), sink + window ceil(w/2), documents max_k floor(n_k/2);\n"
+    "docs/theory/masked-attention.md), with its status (proved, verified over F_p,\n"
+    "or conjectural), the worst case, and the longest context without a bottleneck\n"
+    "(causal 2 d_p + 1); a bottleneck verdict rests on a proved lower bound, its\n"
+    "absence on the generic value's status. The error estimates (bidirectional\n"
+    "targets) are skipped under a mask.",
 };
 
 static const char *yes_no(int b)
@@ -53,7 +64,7 @@ static json_t *family_json(const ar_family_error *e)
     return o;
 }
 
-static json_t *config_json(const ar_head_config *c, int with_errors)
+static json_t *config_json(const ar_head_config *c, int with_errors, int masked)
 {
     if (!c->defined)
         return json_pack("{s:b}", "defined", 0);
@@ -63,6 +74,10 @@ static json_t *config_json(const ar_head_config *c, int with_errors)
                           "rank_deficit", (json_int_t)c->rank_deficit, "max_seq_len",
                           (json_int_t)c->max_seq_len, "attention_params",
                           (json_int_t)c->attention_params);
+    if (masked) {
+        json_object_set_new(o, "unbounded", json_boolean(c->unbounded));
+        json_object_set_new(o, "status", json_string(ar_generic_status_name(c->status)));
+    }
     json_t *errs = json_array();
     for (size_t f = 0; with_errors && f < AR_HEADS_NFAMILIES; f++)
         json_array_append_new(errs, family_json(&c->errors[f]));
@@ -93,14 +108,30 @@ static void print_errors(const char *title, const ar_head_config *c, size_t n)
     }
 }
 
-static void print_text(const ar_heads_report *r, int with_errors)
+static void print_mask(const ar_heads_report *r, const char *mask_text)
+{
+    const ar_mask_generic *g = &r->generic;
+    printf("mask %s: a generic attention pattern needs head size %zu = %s (%s), and an input "
+           "of rank n (d >= n)\n",
+           mask_text, g->value, g->formula, ar_generic_status_name(g->status));
+    if (g->worst_lower == g->worst_upper)
+        printf("  worst case over all patterns: %zu\n\n", g->worst_lower);
+    else
+        printf("  worst case over all patterns: between %zu and %zu\n\n", g->worst_lower,
+               g->worst_upper);
+}
+
+static void print_text(const ar_heads_report *r, int with_errors, const char *mask_text)
 {
     const ar_head_config *s = &r->standard, *f = &r->fixed;
     printf("attention layer: d = %zu, h = %zu heads, sequence length n = %zu\n", r->d, r->h,
            r->n);
-    printf("every positive attention pattern needs head size n - 1 = %zu and an input of "
-           "rank n (d >= n)\n\n",
-           r->needed_head_size);
+    if (r->masked)
+        print_mask(r, mask_text);
+    else
+        printf("every positive attention pattern needs head size n - 1 = %zu and an input of "
+               "rank n (d >= n)\n\n",
+               r->needed_head_size);
     char sdp[40] = "undefined (h does not divide d)";
     if (s->defined)
         snprintf(sdp, sizeof sdp, "%zu (= d/h)", s->dp);
@@ -118,17 +149,39 @@ static void print_text(const ar_heads_report *r, int with_errors)
 #define ROW_BOOL(label, field)                                                                  \
     printf("  %-40s %-33s %s\n", label, s->defined ? yes_no(s->field) : "-", yes_no(f->field))
     ROW_SIZE("logit rank bound min(d_p, d, n)", logit_rank_bound);
-    ROW_BOOL("bottleneck (exact: d_p < n-1 or d<n)", bottleneck);
-    ROW_BOOL("bottleneck (paper: d_p < n)", bottleneck_paper);
-    ROW_SIZE("rank deficit (n-1) - min(d_p, d, n-1)", rank_deficit);
-    ROW_SIZE("longest n without bottleneck", max_seq_len);
+    if (r->masked) {
+        ROW_BOOL("bottleneck (d_p < generic value or d<n)", bottleneck);
+        printf("  %-40s %-33s %s\n", "  status of that verdict",
+               s->defined ? ar_generic_status_name(s->status) : "-",
+               ar_generic_status_name(f->status));
+        ROW_SIZE("rank deficit (generic value - d_p)", rank_deficit);
+        ROW_SIZE("longest n without bottleneck (<= d)", max_seq_len);
+    } else {
+        ROW_BOOL("bottleneck (exact: d_p < n-1 or d<n)", bottleneck);
+        ROW_BOOL("bottleneck (paper: d_p < n)", bottleneck_paper);
+        ROW_SIZE("rank deficit (n-1) - min(d_p, d, n-1)", rank_deficit);
+        ROW_SIZE("longest n without bottleneck", max_seq_len);
+    }
     ROW_SIZE("attention params per layer", attention_params);
 #undef ROW_SIZE
 #undef ROW_BOOL
-    printf("\nlargest head count dividing d without bottleneck: %zu exact (d/h >= n - 1), "
-           "%zu paper (d/h >= n)%s\n",
-           r->max_heads_exact, r->max_heads_paper,
-           r->max_heads_exact == 0 ? "; none: d < n, no input has full column rank" : "");
+    if (r->masked)
+        printf("\nlargest head count dividing d without bottleneck: %zu (d/h >= %zu)%s\n",
+               r->max_heads_exact, r->needed_head_size,
+               r->max_heads_exact == 0 ? "; none: d < n, no input has full column rank" : "");
+    else
+        printf("\nlargest head count dividing d without bottleneck: %zu exact (d/h >= n - 1), "
+               "%zu paper (d/h >= n)%s\n",
+               r->max_heads_exact, r->max_heads_paper,
+               r->max_heads_exact == 0 ? "; none: d < n, no input has full column rank" : "");
+    if (r->masked) {
+        if (s->defined && s->unbounded)
+            printf("the standard head covers every generic context under this mask as far as "
+                   "the head size goes (%s); only d limits n\n",
+                   ar_generic_status_name(s->status));
+        printf("error estimates skipped: they draw bidirectional targets\n");
+        return;
+    }
     if (!with_errors)
         return;
     print_errors("standard", s, r->n);
@@ -154,6 +207,10 @@ int cmd_heads(int argc, char **argv)
         {"--n", CLI_SIZE, &a.n, "N", "sequence length", 1, &a.n_seen},
         {"--head-size", CLI_SIZE, &a.head_size, "P",
          "FixedMultiHead head size (default the paper's d_p = n)", 1, &a.head_size_seen},
+        {"--mask", CLI_STRING, &a.mask_text, "MASK",
+         "attention mask: none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
+         "docs:N1/N2/...",
+         0, NULL},
         {"--samples", CLI_SIZE, &a.samples, "S", "targets per family for the error estimates",
          0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "base seed (default 0)", 0, NULL},
@@ -172,29 +229,46 @@ int cmd_heads(int argc, char **argv)
                                a.heads, a.d);
     if (a.n > ((size_t)1 << 24) || a.d > ((size_t)1 << 24) || a.heads > ((size_t)1 << 24))
         return cli_usage_error("heads", "sizes above 2^24 are not supported");
+    ar_mask mask = ar_mask_none();
+    if (a.mask_text != NULL &&
+        (code = cli_mask_from_text("heads", a.mask_text, AR_AXIS_ROW, a.n, 0, &mask, NULL)) >= 0)
+        return code;
     ar_heads_opts o = ar_heads_opts_default();
     o.head_size = a.head_size_seen ? a.head_size : 0;
     o.samples = a.samples;
     o.seed = a.seed;
-    o.errors = a.samples > 0;
+    o.errors = a.samples > 0 && mask.kind == AR_MASK_NONE;
+    o.mask = &mask;
     if (a.n < 512)
         cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
     ar_heads_report r;
     ar_error err = {{0}};
     int rc = ar_heads_analyze(a.d, a.heads, a.n, &o, &r, &err);
-    if (rc != AR_OK)
+    char mask_text[256];
+    ar_mask_format(&mask, mask_text, sizeof mask_text);
+    json_t *mask_json = cli_json_mask(&mask);
+    ar_mask_free(&mask);
+    if (rc != AR_OK) {
+        json_decref(mask_json);
         return cli_status_error("heads", rc, &err, NULL);
+    }
     if (a.json) {
         json_t *out = json_pack(
             "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d", (json_int_t)r.d,
             "heads", (json_int_t)r.h, "n", (json_int_t)r.n, "needed_head_size",
             (json_int_t)r.needed_head_size, "max_heads_exact", (json_int_t)r.max_heads_exact,
             "max_heads_paper", (json_int_t)r.max_heads_paper, "standard",
-            config_json(&r.standard, o.errors), "fixed", config_json(&r.fixed, o.errors), "seed",
+            config_json(&r.standard, o.errors, r.masked), "fixed",
+            config_json(&r.fixed, o.errors, r.masked), "seed",
             cli_json_u64(r.seed), "samples", (json_int_t)r.samples, "errors_capped",
             r.errors_capped);
+        json_object_set_new(out, "mask", mask_json);
+        json_t *g = cli_json_generic(&r.generic);
+        json_object_update(out, g);
+        json_decref(g);
         return cli_json_print(out);
     }
-    print_text(&r, o.errors);
+    json_decref(mask_json);
+    print_text(&r, o.errors, mask_text);
     return CLI_EXIT_OK;
 }

@@ -416,9 +416,10 @@ static int refuse_masked_zeros(const represent_args *a, const ar_matrix *p)
         for (size_t i = 0; i < p->rows; i++)
             if (AR_AT(p, i, j) == 0.0)
                 return cli_usage_error("represent",
-                                       "%s: entry (%zu, %zu) = 0: a masked map (causal, "
-                                       "window...)? give --mask auto or the mask; zeros that "
-                                       "are underflow need --smooth EPS",
+                                       "%s: entry (%zu, %zu) = 0 is not positive: log P is "
+                                       "undefined; a masked map (causal, window...)? give "
+                                       "--mask auto or the mask; zeros that are underflow need "
+                                       "--smooth EPS",
                                        a->p_file, i, j);
     return -1;
 }

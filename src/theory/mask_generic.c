@@ -186,9 +186,15 @@ int ar_mask_longest_context(const ar_mask *mask, size_t head_size, size_t *n_max
     return AR_OK;
 }
 
-/* Measured cost of ar_interval_verify_fp: about this many seconds per
- * n r^3 (see docs/performance.md). */
-#define FP_SECONDS_PER_N_R3 4e-9
+/* Measured time of ar_interval_verify_fp (FLINT nmod solves, one per row and
+ * column of the reduced n x (n - 1) pattern), in seconds:
+ *     2 n (2.6e-10 r^3 + 1.5e-8 r^2 + 1e-6)
+ * (docs/performance.md: e.g. n = 4096, w = 128, r = 64 took 1.0 s). */
+static double fp_seconds(size_t n, size_t r)
+{
+    double rr = (double)r;
+    return 2.0 * (double)n * (2.6e-10 * rr * rr * rr + 1.5e-8 * rr * rr + 1e-6);
+}
 
 int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
                            ar_mask_generic *g, ar_error *err)
@@ -197,8 +203,7 @@ int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double 
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (g->status != AR_GENERIC_CONJECTURAL)
         return AR_OK;
-    double r3 = (double)g->value * (double)g->value * (double)g->value;
-    if (!(seconds > 0.0) || (double)n * r3 * FP_SECONDS_PER_N_R3 > seconds)
+    if (!(seconds > 0.0) || fp_seconds(n, g->value) > seconds)
         return AR_OK; /* not affordable: stays conjectural */
     unsigned char *allowed = malloc(n * n);
     if (allowed == NULL)

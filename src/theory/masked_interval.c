@@ -27,7 +27,9 @@
  * singular.  float64: x = z + A^+ (b - A z) with z ~ N(0, sigma^2 I) (dgelsd),
  * which is the minimum-norm least-squares solution plus the projection of z
  * onto the null space of A; sigma = sqrt(rms(D) / sqrt(r)), so that u . v has
- * the scale of the data.  F_p: the k < r equations are completed by r - k
+ * the scale of the data (computed on D scaled exactly by a power of 4 near
+ * max|D|, as is the polish, so that data near either end of the float64
+ * range behave like data near 1).  F_p: the k < r equations are completed by r - k
  * random equations (random rows, random right-hand side) to a square system;
  * its solution solves the original system, and invertibility of the square
  * matrix certifies that the k rows were independent.
@@ -52,7 +54,7 @@
  * Polish.  Levenberg-Marquardt (Marquardt's diagonal scaling, Nielsen's
  * damping update) on f(U, V) = sum over the pattern (u_i . v_j - D_ij)^2,
  * first from the recursion's factors; while trial steps of the polish_iter
- * budget remain and the residual is above round-off (32 eps max|D|), again
+ * budget remain and the residual is above round-off (about 32 eps max|D|), again
  * from seeded Gaussian starts.  A start is abandoned when 40 steps do not
  * halve its cost or the damping exceeds 1e16.  Why restarts: the exact
  * completion the recursion finds is badly conditioned for long patterns
@@ -209,6 +211,7 @@ typedef struct f64_rec {
     double *a, *b, *x; /* one system: k x r (lda = k), rhs max(k, r), solution r */
     double *s;         /* singular values for dgelsd */
     double sigma;
+    double inv_scale;  /* the systems see D / scale (see unit_scale) */
     gsl_rng *rng;
 } f64_rec;
 
@@ -261,7 +264,7 @@ static void f64_row_system(f64_rec *rec, size_t i, size_t k)
     for (size_t t = 0; t < k; t++) {
         for (size_t c = 0; c < rec->r; c++)
             rec->a[t + c * k] = AR_AT(rec->v, lo + t, c);
-        rec->b[t] = AR_AT(rec->d, i, lo + t);
+        rec->b[t] = AR_AT(rec->d, i, lo + t) * rec->inv_scale;
     }
 }
 
@@ -271,7 +274,7 @@ static void f64_col_system(f64_rec *rec, const size_t *rows, size_t k, size_t j)
     for (size_t t = 0; t < k; t++) {
         for (size_t c = 0; c < rec->r; c++)
             rec->a[t + c * k] = AR_AT(rec->u, rows[t], c);
-        rec->b[t] = AR_AT(rec->d, rows[t], j);
+        rec->b[t] = AR_AT(rec->d, rows[t], j) * rec->inv_scale;
     }
 }
 
@@ -338,9 +341,9 @@ static double max_residual_of(const ar_interval_pattern *pat, const ar_matrix *d
     return worst;
 }
 
-/* RMS of D on the pattern and a finiteness check. */
+/* max |D| and RMS of D on the pattern, and a finiteness check. */
 static int data_scale(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz,
-                      double *rms, ar_error *err)
+                      double *dmax, double *rms, ar_error *err)
 {
     double maxabs = 0.0, ss = 0.0;
     for (size_t i = 0; i < pat->rows; i++) {
@@ -361,7 +364,19 @@ static int data_scale(const ar_interval_pattern *pat, const ar_matrix *d, size_t
             ss += x * x;
         }
     *rms = nnz > 0 ? maxabs * sqrt(ss / (double)nnz) : 0.0;
+    *dmax = maxabs;
     return AR_OK;
+}
+
+/* root, a power of 2, with root^2 within a factor 4 of x (1 for x = 0):
+ * both engines work on D / root^2 and factors / root, an exact scaling that
+ * keeps products, sums of squares and Gauss-Newton blocks of data near
+ * DBL_MAX or DBL_MIN finite and normal. */
+static double unit_root(double x)
+{
+    int ex = 0;
+    frexp(x > 0.0 ? x : 1.0, &ex);
+    return ldexp(1.0, ex / 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -686,8 +701,8 @@ static int lm_run(lm_state *s, size_t iters, double stop, size_t *used)
     return AR_OK;
 }
 
-/* Start k of the polish: 0 is the recursion's (u, v), later ones seeded
- * Gaussian factors of the recursion's scale. */
+/* Start k of the polish: 0 is the recursion's (u, v) times scale, later
+ * ones seeded Gaussian factors of standard deviation sigma. */
 static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, size_t k,
                          uint64_t seed, double sigma, double scale)
 {
@@ -701,7 +716,6 @@ static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, si
         }
         return AR_OK;
     }
-    sigma *= scale;
     uint64_t cfg[2] = {3, (uint64_t)k};
     gsl_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
     if (rng == NULL)
@@ -730,8 +744,8 @@ static void lm_store(const lm_state *s, ar_matrix *u, ar_matrix *v, double scale
  * exact completion is often a poor start, a random one a good one).  The
  * factors with the smallest maximum residual are kept. */
 static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz, size_t r,
-                  size_t iters, uint64_t seed, double sigma, int from_uv, ar_matrix *u,
-                  ar_matrix *v, double *resid)
+                  size_t iters, uint64_t seed, double sigma, double root, int from_uv,
+                  ar_matrix *u, ar_matrix *v, double *resid)
 {
     size_t kd, maxlen;
     if (iters == 0 || nnz == 0 || *resid == 0.0 || !lm_affordable(pat, r, &kd, &maxlen))
@@ -745,20 +759,12 @@ static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz
         free(off);
         return rc;
     }
-    /* LM works on D / max|D| (factors / sqrt(max|D|)): sums of squares of
-     * data near DBL_MAX, and of their Gauss-Newton blocks, stay finite. */
-    double dmax = 0.0;
+    double scale = root * root;
     for (size_t i = 0; i < pat->rows; i++)
         for (size_t t = 0; t < row_len(pat, i); t++)
-            dmax = fmax(dmax, fabs(AR_AT(d, i, pat->lo[i] + t)));
-    if (!(dmax > 0.0))
-        dmax = 1.0;
-    double root = sqrt(dmax);
-    for (size_t i = 0; i < pat->rows; i++)
-        for (size_t t = 0; t < row_len(pat, i); t++)
-            s.dat[off[i] + t] = AR_AT(d, i, pat->lo[i] + t) / dmax;
+            s.dat[off[i] + t] = AR_AT(d, i, pat->lo[i] + t) / scale;
     double stop = 32.0 * DBL_EPSILON;
-    for (size_t k = from_uv ? 0 : 1; rc == AR_OK && iters > 0 && *resid > stop * dmax; k++) {
+    for (size_t k = from_uv ? 0 : 1; rc == AR_OK && iters > 0 && *resid > stop * scale; k++) {
         size_t used = 0;
         rc = lm_load_start(&s, u, v, k, seed, sigma, 1.0 / root);
         if (rc == AR_OK)
@@ -767,7 +773,7 @@ static int polish(const ar_interval_pattern *pat, const ar_matrix *d, size_t nnz
         if (rc != AR_OK)
             break;
         lm_cost(&s, s.pu, s.pv, s.e);
-        double after = max_abs_of(s.e, nnz) * dmax;
+        double after = max_abs_of(s.e, nnz) * scale;
         if (after < *resid) {
             *resid = after;
             lm_store(&s, u, v, root);
@@ -801,8 +807,9 @@ static int check_factors(const ar_interval_pattern *pat, const ar_matrix *d, siz
     return AR_OK;
 }
 
+/* The recursion on D / root^2; the factors are multiplied back by root. */
 static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size_t r,
-                        double sigma, uint64_t seed, ar_matrix *u, ar_matrix *v)
+                        double sigma, double root, uint64_t seed, ar_matrix *u, ar_matrix *v)
 {
     col_sets cs;
     int rc = col_sets_build(pat, r, &cs);
@@ -813,7 +820,7 @@ static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size
         col_sets_free(&cs);
         return AR_ENOMEM;
     }
-    f64_rec rec = {pat, d, u, v, r, NULL, NULL, NULL, NULL, sigma, NULL};
+    f64_rec rec = {pat, d, u, v, r, NULL, NULL, NULL, NULL, sigma, 1.0 / (root * root), NULL};
     rec.a = malloc(kmax * r * sizeof(double));
     rec.b = malloc(kmax * sizeof(double));
     rec.x = malloc(r * sizeof(double));
@@ -827,6 +834,12 @@ static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size
         rc = AR_ENOMEM;
     if (rc == AR_OK)
         rc = f64_recursion(&rec, &cs, fixed);
+    for (size_t c = 0; rc == AR_OK && c < r; c++) {
+        for (size_t i = 0; i < pat->rows; i++)
+            AR_AT(u, i, c) *= root;
+        for (size_t j = 0; j < pat->cols; j++)
+            AR_AT(v, j, c) *= root;
+    }
     free(rec.a);
     free(rec.b);
     free(rec.x);
@@ -848,9 +861,9 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
     if (max_residual == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL max_residual");
     rc = check_factors(pat, d, r, u, v, err);
-    double rms = 0.0;
+    double dmax = 0.0, rms = 0.0;
     if (rc == AR_OK)
-        rc = data_scale(pat, d, nnz, &rms, err);
+        rc = data_scale(pat, d, nnz, &dmax, &rms, err);
     if (rc != AR_OK)
         return rc;
     /* Columns beyond r (a caller's capacity) are left zero. */
@@ -858,11 +871,13 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
         ar_matrix_fill(u, 0.0);
     if (pat->cols > 0 && v->cols > 0)
         ar_matrix_fill(v, 0.0);
-    /* The scale of the random parts: u . v of the size of the data. */
-    double sigma = r > 0 && rms > 0.0 ? sqrt(rms / sqrt((double)r)) : 1.0;
+    /* The scale of the random parts, in units of root: u . v of the size of
+     * the data. */
+    double root = unit_root(dmax), rel = rms / (root * root);
+    double sigma = r > 0 && rel > 0.0 ? sqrt(rel / sqrt((double)r)) : 1.0;
     int from_uv = 1;
     if (r > 0 && pat->rows > 0 && pat->cols > 0) {
-        rc = f64_complete(pat, d, r, sigma, seed, u, v);
+        rc = f64_complete(pat, d, r, sigma, root, seed, u, v);
         if (rc == AR_ENONFINITE) {
             /* Overflow: no usable exact completion; return zero factors (their
              * residual is max|D|) unless a random start of the polish does
@@ -877,7 +892,7 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
                                 ar_strerror(rc));
     }
     *max_residual = max_residual_of(pat, d, u, v, r);
-    rc = polish(pat, d, nnz, r, polish_iter, seed, sigma, from_uv, u, v, max_residual);
+    rc = polish(pat, d, nnz, r, polish_iter, seed, sigma, root, from_uv, u, v, max_residual);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "Levenberg-Marquardt polish at rank %zu: %s", r,
                             ar_strerror(rc));
