@@ -62,25 +62,9 @@ static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
 /* P = masked row softmax of S (rows as queries); transposed for AR_AXIS_COL. */
 static ar_matrix masked_map(const ar_matrix *s, const ar_mask *m, ar_axis axis)
 {
-    size_t n = s->rows;
     ar_matrix p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
-    for (size_t i = 0; i < n; i++) {
-        double top = -INFINITY, z = 0.0;
-        for (size_t j = 0; j < n; j++)
-            if (ar_mask_allows(m, n, i, j) && AR_AT(s, i, j) > top)
-                top = AR_AT(s, i, j);
-        for (size_t j = 0; j < n; j++)
-            if (ar_mask_allows(m, n, i, j))
-                z += exp(AR_AT(s, i, j) - top);
-        for (size_t j = 0; j < n; j++) {
-            double v = ar_mask_allows(m, n, i, j) ? exp(AR_AT(s, i, j) - top) / z : 0.0;
-            if (axis == AR_AXIS_ROW)
-                AR_AT(&p, i, j) = v;
-            else
-                AR_AT(&p, j, i) = v;
-        }
-    }
+    assert_int_equal(ar_matrix_alloc(&p, s->rows, s->rows), AR_OK);
+    assert_int_equal(ar_mask_softmax(s, m, axis, &p), AR_OK);
     return p;
 }
 

@@ -107,6 +107,13 @@ AR_API int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_err
 AR_API int ar_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask,
                              ar_error *err);
 
+/* The map a head produces under the mask: P_ij = exp(S_ij) / sum over the
+ * allowed keys of query i, 0 outside the mask.  s: n x n row-query logits
+ * (query i = row i); p (n x n, preallocated, not s) receives P in the layout
+ * of axis (the transpose for AR_AXIS_COL).  AR_EDOMAIN when a query has no
+ * allowed key, AR_ENONFINITE on a non-finite allowed logit. */
+AR_API int ar_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar_matrix *p);
+
 /* ------------------------------------------------------------------ */
 /* Generic thresholds: the minimal head size of a generic map under a    */
 /* mask, as a function of (mask, n), for models without a matrix.        */

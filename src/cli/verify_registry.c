@@ -39,6 +39,25 @@ const verify_check verify_checks[] = {
      "MultiHead stays bounded away from g_V while a fitted FixedMultiHead reaches ~0 "
      "(Theorem 2, THEORY.md s.4)",
      vcheck_theorem2_separation},
+    {"masked", "causal_generic",
+     "a generic causal map needs exactly floor(n/2) at n = 40 and 41 (staircase count, "
+     "docs/theory/masked-attention.md)",
+     vcheck_masked_causal_generic},
+    {"masked", "causal_certificate",
+     "the causal certificate reproduces the map to 1e-10 in an independent masked forward pass "
+     "(docs/theory/masked-attention.md)",
+     vcheck_masked_causal_certificate},
+    {"masked", "causal_planted_rank",
+     "a causal map of planted logit rank 5 needs exactly 5 (docs/theory/masked-attention.md)",
+     vcheck_masked_planted},
+    {"masked", "prefix_documents",
+     "prefix:8 at n = 40 needs max(p - 1, floor(n/2)) = 20; documents 10/25/29 need "
+     "max floor(n_k/2) = 14 (docs/theory/masked-attention.md)",
+     vcheck_masked_prefix_documents},
+    {"masked", "window_lower_bound",
+     "a window:8 map at n = 48 has proved lower bound floor(w/2) = 4, its generic value, with a "
+     "confirmed certificate (docs/theory/masked-attention.md)",
+     vcheck_masked_window_lower},
     {"depthwidth", "transition_widths",
      "fitted law ln d = 5.039 + 0.0555 L gives transition widths 215/300/585/2215 at "
      "L = 6/12/24/48 within 2% (THEORY.md s.6)",
