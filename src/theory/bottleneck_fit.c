@@ -16,8 +16,15 @@
  * q = softmax(s); then dA = G B, dB = G^T A, db = G 1 (all divided by c).
  * The reported KL is computed separately as sum_i t_ij (log t_ij - log q_ij)
  * with log q_ij = s_i - logsumexp(s), which cancels far less (see
- * fit_metrics). */
+ * fit_metrics).
+ *
+ * Masked targets (bottleneck_fit_mask.h; masked attention,
+ * docs/theory/masked-attention.md): column j is softmaxed over its allowed
+ * outcomes only, so masked-out entries have probability exactly 0 (logit
+ * -inf) and contribute nothing to f_j, G or the metrics.  The unmasked path
+ * (allowed = NULL) runs the same arithmetic as before, bit for bit. */
 #include "attnrank/bottleneck.h"
+#include "bottleneck_fit_mask.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 
@@ -52,6 +59,12 @@ struct ar_fit_workspace {
     int loaded;
     ar_axis axis;
     int start_bias;      /* centring that cen, u, sv, vt hold; -1: none */
+    /* masked target: allowed[i + j m] says whether outcome i of distribution
+     * j is allowed (m x c column-major: query-major for a square map with
+     * queries as distributions); NULL: unmasked.  mask_buf is allocated on
+     * the first masked target and kept. */
+    const unsigned char *allowed;
+    unsigned char *mask_buf;
     /* parameter layout of the current run */
     size_t k;
     int bias;
@@ -147,6 +160,7 @@ void ar_fit_workspace_free(ar_fit_workspace *ws)
     free(ws->weight);
     free(ws->negent);
     free(ws->bias0);
+    free(ws->mask_buf);
     ar_svd_workspace_free(ws->svd_thin);
     free_minimizer(ws);
     free(ws);
@@ -222,7 +236,22 @@ static int load_start(ar_fit_workspace *ws, int bias)
     if (ws->start_bias == bias)
         return AR_OK;
     size_t m = ws->m, c = ws->c;
-    for (size_t j = 0; j < c; j++) {
+    for (size_t j = 0; ws->allowed != NULL && j < c; j++) {
+        /* masked: the disallowed logits filled by the mean of the allowed
+         * ones, then centred: cen = log t - that mean on the mask, 0 off it */
+        const unsigned char *a = ws->allowed + j * m;
+        double mean = 0.0;
+        size_t count = 0;
+        for (size_t i = 0; i < m; i++)
+            if (a[i]) {
+                mean += AR_AT(&ws->l0, i, j);
+                count++;
+            }
+        mean /= (double)count;
+        for (size_t i = 0; i < m; i++)
+            AR_AT(&ws->cen, i, j) = a[i] ? AR_AT(&ws->l0, i, j) - mean : 0.0;
+    }
+    for (size_t j = 0; ws->allowed == NULL && j < c; j++) {
         double mean = 0.0;
         for (size_t i = 0; i < m; i++)
             mean += AR_AT(&ws->l0, i, j);
@@ -273,6 +302,7 @@ int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opt
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
     ws->loaded = 0;
+    ws->allowed = NULL;
     int rc = p->rows == p->cols
                  ? ar_stochastic_check(p, o.axis, o.sum_tol, o.precision, 0, NULL, err)
                  : ar_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
@@ -303,6 +333,136 @@ int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opt
         return ar_error_set(err, rc, "SVD of the centred log failed: %s", ar_strerror(rc));
     ws->axis = o.axis;
     ws->loaded = 1;
+    return AR_OK;
+}
+
+/* ---- masked targets (bottleneck_fit_mask.h) ---- */
+
+/* Preconditions of a masked target: positive finite entries on the mask,
+ * exact zeros off it, an allowed outcome in every distribution and sums of
+ * 1 within the tolerance. */
+static int check_masked_target(const ar_matrix *p, const unsigned char *allowed, ar_axis axis,
+                               double tol, ar_error *err)
+{
+    size_t n = p->rows;
+    int col = axis == AR_AXIS_COL;
+    for (size_t j = 0; j < n; j++) {
+        const unsigned char *a = allowed + j * n;
+        double sum = 0.0;
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t row = col ? i : j, column = col ? j : i;
+            double x = AR_AT(p, row, column);
+            if (!isfinite(x))
+                return ar_error_set(err, AR_ENONFINITE, "non-finite entry %g at row %zu, column %zu",
+                                    x, row, column);
+            if (a[i] && !(x > 0.0))
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry %g at row %zu, column %zu inside the mask is not "
+                                    "positive (log P undefined)",
+                                    x, row, column);
+            if (!a[i] && x != 0.0)
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry %g at row %zu, column %zu outside the mask is not 0",
+                                    x, row, column);
+            count += a[i] != 0;
+            sum += a[i] ? x : 0.0;
+        }
+        if (count == 0)
+            return ar_error_set(err, AR_EDOMAIN, "query %zu has no allowed key", j);
+        if (!(fabs(sum - 1.0) <= tol))
+            return ar_error_set(err, AR_EDOMAIN,
+                                "%s %zu sums to %.17g on the mask, not 1 (tolerance %.3g)",
+                                col ? "column" : "row", j, sum, tol);
+    }
+    return AR_OK;
+}
+
+int ar_fit_set_target_masked(ar_fit_workspace *ws, const ar_matrix *p,
+                             const unsigned char *allowed, const ar_fit_opts *opts, ar_error *err)
+{
+    if (ws == NULL || p == NULL || p->data == NULL || allowed == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
+    ws->loaded = 0;
+    ws->allowed = NULL;
+    if (o.axis != AR_AXIS_COL && o.axis != AR_AXIS_ROW)
+        return ar_error_set(err, AR_EINVAL, "bad axis");
+    if (ws->rows != ws->cols || p->rows != ws->rows || p->cols != ws->cols)
+        return ar_error_set(err, AR_ESIZE,
+                            "a masked target must be square and match the workspace (%zu x %zu), "
+                            "got %zu x %zu",
+                            ws->rows, ws->cols, p->rows, p->cols);
+    size_t n = ws->rows;
+    double tol = o.sum_tol >= 0.0 ? o.sum_tol : ar_stochastic_default_sum_tol(n, o.precision);
+    int rc = check_masked_target(p, allowed, o.axis, tol, err);
+    if (rc != AR_OK)
+        return rc;
+    if (ws->mask_buf == NULL && (ws->mask_buf = malloc(n * n)) == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    rc = orient(ws, o.axis);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "cannot allocate the SVD workspace: %s", ar_strerror(rc));
+    /* query-major n x n is the column-major m x c pattern of the column
+     * convention (distribution j = query j) */
+    memcpy(ws->mask_buf, allowed, n * n);
+    for (size_t j = 0; j < n; j++) {
+        const unsigned char *a = ws->mask_buf + j * n;
+        double w = 0.0, ne = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double v = !a[i] ? 0.0 : o.axis == AR_AXIS_COL ? AR_AT(p, i, j) : AR_AT(p, j, i);
+            double lv = a[i] ? log(v) : 0.0;
+            AR_AT(&ws->pc, i, j) = v;
+            AR_AT(&ws->l0, i, j) = lv;
+            w += v;
+            ne += v * lv;
+        }
+        ws->weight[j] = w;
+        ws->negent[j] = ne;
+    }
+    ws->allowed = ws->mask_buf;
+    ws->start_bias = -1;
+    rc = load_start(ws, o.bias != 0);
+    if (rc != AR_OK) {
+        ws->allowed = NULL;
+        return ar_error_set(err, rc, "SVD of the filled log failed: %s", ar_strerror(rc));
+    }
+    ws->axis = o.axis;
+    ws->loaded = 1;
+    return AR_OK;
+}
+
+int ar_fit_set_start_factors(ar_fit_workspace *ws, const ar_matrix *a, const ar_matrix *b,
+                             size_t r, ar_error *err)
+{
+    if (ws == NULL || a == NULL || b == NULL || (r > 0 && (a->data == NULL || b->data == NULL)))
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (!ws->loaded)
+        return ar_error_set(err, AR_EINVAL, "no target loaded");
+    if (a->rows != ws->m || b->rows != ws->c || a->cols < r || b->cols < r)
+        return ar_error_set(err, AR_ESIZE,
+                            "start factors %zu x %zu and %zu x %zu do not fit %zu x %zu logits "
+                            "of rank %zu",
+                            a->rows, a->cols, b->rows, b->cols, ws->m, ws->c, r);
+    ws->start_bias = -1;
+    if (r == 0) {
+        ar_matrix_fill(&ws->cen, 0.0);
+    } else {
+        ar_matrix av = ar_matrix_view(a->data, a->rows, r, a->ld);
+        ar_matrix bv = ar_matrix_view(b->data, b->rows, r, b->ld);
+        int rc = ar_matrix_gemm(0, 1, 1.0, &av, &bv, 0.0, &ws->cen);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "start logits: %s", ar_strerror(rc));
+    }
+    size_t bad_row, bad_col;
+    if (ar_matrix_check_finite(&ws->cen, &bad_row, &bad_col) != AR_OK)
+        return ar_error_set(err, AR_ENONFINITE, "start logit (%zu, %zu) is not finite", bad_row,
+                            bad_col);
+    int rc = ar_spectrum_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "SVD of the start logits failed: %s", ar_strerror(rc));
+    memset(ws->bias0, 0, ws->m * sizeof(double));
+    ws->start_bias = 0;
     return AR_OK;
 }
 
@@ -355,10 +515,55 @@ static double shifted_exp(const double *s, size_t m, double *e, double *sum)
     return top + log(z);
 }
 
+/* The same over the allowed entries a[i] only (at least one); e_i = 0
+ * elsewhere. */
+static double shifted_exp_masked(const double *s, const unsigned char *a, size_t m, double *e,
+                                 double *sum)
+{
+    double top = -INFINITY;
+    for (size_t i = 0; i < m; i++)
+        if (a[i] && s[i] > top)
+            top = s[i];
+    double z = 0.0;
+    for (size_t i = 0; i < m; i++) {
+        e[i] = a[i] ? exp(s[i] - top) : 0.0;
+        z += e[i];
+    }
+    *sum = z;
+    return top + log(z);
+}
+
+/* objective() of a masked target: sums over the allowed entries only; G and
+ * q are 0 on the others. */
+static double objective_masked(ar_fit_workspace *ws, int want_grad)
+{
+    size_t m = ws->m, c = ws->c;
+    double total = 0.0;
+    for (size_t j = 0; j < c; j++) {
+        const unsigned char *a = ws->allowed + j * m;
+        const double *s = &AR_AT(&ws->logits, 0, j);
+        const double *p = &AR_AT(&ws->pc, 0, j);
+        double *g = &AR_AT(&ws->grad, 0, j);
+        double z, ps = 0.0;
+        double lse = shifted_exp_masked(s, a, m, g, &z);
+        for (size_t i = 0; i < m; i++)
+            if (a[i])
+                ps += p[i] * s[i];
+        total += ws->negent[j] - ps + ws->weight[j] * lse;
+        for (size_t i = 0; i < m; i++) {
+            double q = g[i] / z;
+            g[i] = !a[i] ? 0.0 : want_grad ? (ws->weight[j] * q - p[i]) / (double)c : q;
+        }
+    }
+    return total / (double)c;
+}
+
 /* Mean objective from the logits; fills ws->grad with G / c when want_grad,
  * else with the prediction q. */
 static double objective(ar_fit_workspace *ws, int want_grad)
 {
+    if (ws->allowed != NULL)
+        return objective_masked(ws, want_grad);
     size_t m = ws->m, c = ws->c;
     double total = 0.0;
     for (size_t j = 0; j < c; j++) {
@@ -458,13 +663,16 @@ static void fit_metrics(ar_fit_workspace *ws, ar_fit_result *res)
     size_t m = ws->m, c = ws->c;
     double kl_sum = 0.0, kl_max = 0.0, sq = 0.0, max_abs = 0.0;
     for (size_t j = 0; j < c; j++) {
+        const unsigned char *a = ws->allowed != NULL ? ws->allowed + j * m : NULL;
         const double *s = &AR_AT(&ws->logits, 0, j);
         const double *p = &AR_AT(&ws->pc, 0, j);
         const double *lp = &AR_AT(&ws->l0, 0, j);
         double *q = &AR_AT(&ws->grad, 0, j);
         double z, kl = 0.0;
-        double lse = shifted_exp(s, m, q, &z);
+        double lse = a != NULL ? shifted_exp_masked(s, a, m, q, &z) : shifted_exp(s, m, q, &z);
         for (size_t i = 0; i < m; i++) {
+            if (a != NULL && !a[i])
+                continue; /* q_i = t_i = 0 exactly */
             kl += p[i] * (lp[i] - (s[i] - lse));
             q[i] /= z;
             double e = fabs(q[i] - p[i]);

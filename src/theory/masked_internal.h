@@ -35,6 +35,14 @@ typedef struct ar_staircase_result {
 int ar_staircase_complete(const ar_matrix *d, const size_t *start, double tau, ar_matrix *u,
                           ar_matrix *v, double *resid, ar_staircase_result *res);
 
+/* Whether a column residual norm of the staircase greedy (column c of d,
+ * specified from row k0) counts as an innovation at tolerance tau: above
+ * tau, and, when within a factor 1e4 of it, above tau sqrt(1 + ||c||^2)
+ * with c its coefficients in the fully specified block to its left (noise
+ * amplified by an ill-conditioned block is not an innovation). */
+int ar_staircase_innovation_robust(const ar_matrix *d, size_t c, size_t k0, double norm,
+                                   double tau);
+
 /* The same by the textbook greedy (a least-squares solve per column):
  * O(rows cols r^2).  The reference the fast pass is tested and measured
  * against. */

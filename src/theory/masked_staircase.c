@@ -138,7 +138,7 @@ static int add_column(stair *s, const ar_matrix *d, size_t c, size_t k0, double 
     s->vrows = c + 1;
     for (size_t j = 0; j < s->rank; j++)
         AR_AT(s->v, c, j) = j < k ? x[j] : 0.0;
-    if (!(norm > tau)) {
+    if (!ar_staircase_innovation_robust(d, c, k0, norm, tau)) {
         if (norm > res->max_not_innovative)
             res->max_not_innovative = norm;
         return AR_OK;
@@ -260,7 +260,7 @@ int ar_staircase_complete_reference(const ar_matrix *d, const size_t *start, dou
             resid[c] = norm;
         for (size_t j = 0; j < r; j++)
             AR_AT(v, c, j) = len > 0 ? x[j] : 0.0;
-        if (!(norm > tau)) {
+        if (!ar_staircase_innovation_robust(d, c, k0, norm, tau)) {
             if (norm > res->max_not_innovative)
                 res->max_not_innovative = norm;
             continue;

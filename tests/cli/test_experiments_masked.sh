@@ -39,9 +39,9 @@ for f in $csvs; do
     check "$f exists" "[ -s '$mb/$f' ]"
 done
 check "header of the main CSV" \
-    "[ \"\$(head -n 1 '$mb/masked_bottleneck.csv')\" = 'mask,kind,param,n,seed,method,status,lower,upper,certify,certified,cert_max_abs,block_lower,generic,generic_status,generic_formula,formula_value' ]"
+    "[ \"\$(head -n 1 '$mb/masked_bottleneck.csv')\" = 'mask,kind,param,n,seed,method,status,lower,upper,certify,certified,cert_max_abs,accuracy,block_lower,generic,generic_status,generic_formula,formula_value' ]"
 check "header of the heads CSV" \
-    "[ \"\$(head -n 1 '$mb/masked_bottleneck_heads.csv')\" = 'head,n,beta,slope,seed,expected,status,causal_h,lower,upper,certified,cert_max_abs,generic_causal,bidirectional_rank,bidirectional_h' ]"
+    "[ \"\$(head -n 1 '$mb/masked_bottleneck_heads.csv')\" = 'head,n,beta,slope,seed,expected,status,causal_h,lower,upper,certified,cert_max_abs,accuracy,generic_causal,bidirectional_rank,bidirectional_h' ]"
 
 # The mathematical content, with csv: each failed assertion prints a line.
 cat > "$tmp/check.py" <<'EOF'
@@ -96,7 +96,8 @@ for r in rows:
             want(r['status'] == 'exact', r, 'n <= w is causal / unmasked: exact')
     if r['certified'] == '1':
         want(up is not None and up >= lo, r, 'certified upper < lower')
-        want(float(r['cert_max_abs']) <= 1e-8, r, 'certificate error ' + r['cert_max_abs'])
+        want(float(r['cert_max_abs']) <= float(r['accuracy']) <= 1e-6, r,
+             'certificate error %s (accuracy %s)' % (r['cert_max_abs'], r['accuracy']))
         if r['status'] == 'exact':
             want(up == lo, r, 'exact but upper != lower')
     else:
@@ -113,7 +114,7 @@ for h, (causal, bidir) in expect.items():
         continue
     if not (r['n'] == '32' and r['status'] == 'exact' and r['causal_h'] == str(causal)
             and r['expected'] == str(causal) and r['certified'] == '1'
-            and float(r['cert_max_abs']) <= 1e-9):
+            and float(r['cert_max_abs']) <= min(1e-9, float(r['accuracy']))):
         bad.append('head %s: causal h* %s (%s), expected %d' % (h, r['causal_h'], r['status'], causal))
     if r['bidirectional_rank'] != str(bidir) or r['bidirectional_h'] != str(bidir):
         bad.append('head %s: bidirectional %s, expected %d' % (h, r['bidirectional_rank'], bidir))

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# CLI tests of masked attention (docs/theory/masked-attention.md): represent
+# --mask on maps made by numpy (float64 and float32, both conventions),
+# certificates run through an independent numpy forward pass in PyTorch's
+# layout, heads/check thresholds under masks, and every error path.
+source "$(dirname "$0")/lib.sh"
+
+# Maps made by heads of known size, written by numpy.
+$PY - "$TMP" <<'EOF'
+import numpy as np, sys
+d = sys.argv[1]
+def masked(S, M):
+    S = np.where(M, S, -np.inf)
+    E = np.exp(S - S.max(1, keepdims=True)); return E / E.sum(1, keepdims=True)
+rng = np.random.default_rng(11)
+n, k = 64, 8
+i, j = np.indices((n, n))
+causal = j <= i
+Wq, Wk = rng.standard_normal((k, n)), rng.standard_normal((k, n))
+P = masked(Wq.T @ Wk / np.sqrt(k), causal)            # rows as queries
+np.save(d + "/c8.npy", P); np.save(d + "/c8_f32.npy", P.astype(np.float32))
+np.save(d + "/c8_col.npy", P.T)                       # columns as queries
+G = rng.standard_normal((n, n))
+np.save(d + "/gen.npy", masked(G, causal))
+np.save(d + "/bidir.npy", masked(G, np.ones((n, n), bool)))
+np.save(d + "/prefix8.npy", masked(G, causal | (j < 8)))
+docs = np.zeros((n, n), bool); start = 0
+for L in (10, 25, 29):
+    docs[start:start + L, start:start + L] = np.tril(np.ones((L, L), bool)); start += L
+np.save(d + "/docs.npy", masked(G, docs))
+np.save(d + "/win8.npy", masked(G[:32, :32], ((j <= i) & (i - j < 8))[:32, :32]))
+np.save(d + "/band3.npy", masked(G[:24, :24], (abs(i - j) < 3)[:24, :24]))
+holey = masked(G, causal); holey[40, 3] = 0.0; np.save(d + "/holey.npy", holey)
+pad = masked(G, causal); pad[5] = np.nan; np.save(d + "/pad.npy", pad)
+np.save(d + "/causal_mask.npy", causal.astype(np.float64))
+empty = causal.astype(np.float64); empty[7] = 0; np.save(d + "/empty_row_mask.npy", empty)
+np.save(d + "/mask_small.npy", np.tril(np.ones((8, 8))))
+np.save(d + "/x_narrow.npy", rng.standard_normal((40, n)))
+np.save(d + "/x_full.npy", rng.standard_normal((70, n)))
+EOF
+
+# forward CHECK: numpy's own masked softmax of the written weights (PyTorch
+# layout: Q = X^T W_q^T, K = X^T W_k^T, S = Q K^T / sqrt(k), rows as queries).
+forward() {
+  $PY - "$@" <<'EOF'
+import numpy as np, sys
+prefix, mapfile, axis = sys.argv[1], sys.argv[2], sys.argv[3]
+X = np.load(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
+wq, wk, P = np.load(prefix + "_wq.npy"), np.load(prefix + "_wk.npy"), np.load(mapfile)
+P = P.astype(np.float64)
+if axis == "col":
+    P = P.T
+n = P.shape[0]
+X = np.eye(n) if X is None else X
+Q, K = X.T @ wq.T, X.T @ wk.T
+S = Q @ K.T / np.sqrt(wq.shape[0])
+M = P > 0
+S = np.where(M, S, -np.inf)
+E = np.exp(S - S.max(1, keepdims=True)); E /= E.sum(1, keepdims=True)
+err = np.abs(E - P).max()
+assert err < float(sys.argv[5]) if len(sys.argv) > 5 else err < 1e-9, err
+EOF
+}
+
+# ---- the headline: a head of size 8 at n = 64, float64 and float32 ----
+expect 0 "minimal head size: 8 (exact" -- "$AR" represent "$TMP/c8.npy" --axis row --mask auto --weights-out "$TMP/w8"
+expect 0 "mask: causal (inferred" -- "$AR" represent "$TMP/c8.npy" --axis row --mask auto
+check "float64 certificate in PyTorch layout" forward "$TMP/w8" "$TMP/c8.npy" row
+expect 0 "minimal head size: 8 (exact" -- "$AR" represent "$TMP/c8_f32.npy" --axis row --mask auto --weights-out "$TMP/w8f"
+check "float32 certificate in PyTorch layout" forward "$TMP/w8f" "$TMP/c8_f32.npy" row "" 1e-5
+expect 0 "stored as float32" -- "$AR" represent "$TMP/c8_f32.npy" --axis row --mask causal
+# columns as queries: the same map transposed, the same answer
+expect 0 "minimal head size: 8 (exact" -- "$AR" represent "$TMP/c8_col.npy" --mask causal --weights-out "$TMP/w8c"
+check "column-convention certificate" forward "$TMP/w8c" "$TMP/c8_col.npy" col
+# with a full-column-rank X (70 x 64)
+expect 0 "W_q, W_k are 8 x 70" -- "$AR" represent "$TMP/c8.npy" --axis row --mask causal --X "$TMP/x_full.npy" --weights-out "$TMP/w8x"
+check "certificate on a given X" forward "$TMP/w8x" "$TMP/c8.npy" row "$TMP/x_full.npy"
+# a larger head size than needed: zero rows, still exact
+expect 0 "W_q, W_k are 12 x 64" -- "$AR" represent "$TMP/c8.npy" --axis row --mask causal --head-size 12
+
+out=$("$AR" represent "$TMP/gen.npy" --axis row --mask auto --json)
+check "generic causal: floor(n/2), JSON names" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["mask"]["kind"] == "causal" and r["mask_source"] == "inferred"
+assert r["status"] == "exact" and r["min_head_size"] == 32 == r["min_head_size_lower"] == r["min_head_size_upper"]
+assert r["generic_min_head_size"] == 32 and r["generic_status"] == "proved"
+assert r["worst_case_lower"] == r["worst_case_upper"] == 63
+g = r["innovation_gap"]; t = r["tolerance"]["tau"]
+assert g["max_not_innovative"] <= t < g["min_innovative"]
+assert r["certificate"]["max_abs_error"] < 1e-10 and r["representable"] is True
+assert r["block_lower"] <= r["min_head_size"]
+' "$out"
+# bidirectional through the masked path: n - 1
+out=$("$AR" represent "$TMP/bidir.npy" --axis row --mask auto --json)
+check "mask none inferred: n - 1" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"]["kind"] == "none" and r["min_head_size"] == 63
+' "$out"
+out=$("$AR" represent "$TMP/prefix8.npy" --axis row --mask prefix:8 --json)
+check "prefix: max(p - 1, floor(n/2))" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"] == {"kind": "prefix", "text": "prefix:8", "p": 8}, r["mask"]
+assert r["status"] == "exact" and r["min_head_size"] == 32
+' "$out"
+out=$("$AR" represent "$TMP/docs.npy" --axis row --mask auto --json)
+check "documents: max over documents" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"]["kind"] == "documents" and r["mask"]["lengths"] == [10, 25, 29]
+assert r["min_head_size"] == 14 and r["blocks"] == 3
+' "$out"
+out=$("$AR" represent "$TMP/win8.npy" --axis row --mask auto --json)
+check "window: proved lower bound, confirmed upper bound" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"] == {"kind": "window", "text": "window:8", "w": 8}
+assert r["min_head_size_lower"] == 4 and r["min_head_size_upper"] >= 4
+assert r["generic_min_head_size"] == 4 and r["generic_status"] == "verified"
+assert r["certificate"]["max_abs_error"] <= r["tolerance"]["accuracy"]
+' "$out"
+expect 0 "generic value for this mask at n = 24: 2 = min(n, w) - 1" -- "$AR" represent "$TMP/band3.npy" --axis row --mask auto
+expect 0 "mask: causal (given)" -- "$AR" represent "$TMP/c8.npy" --axis row --mask "file:$TMP/causal_mask.npy"
+
+# below the minimum: a proved logit-space lower bound
+out=$("$AR" represent "$TMP/gen.npy" --axis row --mask causal --head-size 4 --json)
+check "too small a head" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["representable"] is False and r["head_size"] == 4 and r["logit_error_lower"] > 0
+' "$out"
+expect 1 "NOT representable with head size 4 < 32" -- "$AR" represent "$TMP/gen.npy" --axis row --mask causal --head-size 4
+
+# smoothing inside the mask lifts an underflowed zero
+expect 0 "smoothed inside the mask" -- "$AR" represent "$TMP/holey.npy" --axis row --mask causal --smooth 1e-9 --sum-tol 1e-6
+
+# ---- heads and check under masks ----
+expect 0 "needs head size 512 = floor(n/2) (proved)" -- "$AR" heads --mask causal --d 768 --heads 12 --n 1024
+out=$("$AR" heads --mask causal --d 768 --heads 12 --n 1024 --json)
+check "heads causal JSON: 512 and 129" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["needed_head_size"] == 512 and r["generic_status"] == "proved"
+s = r["standard"]; assert s["head_size"] == 64 and s["max_seq_len"] == 129 and s["bottleneck"] is True
+assert s["status"] == "proved" and s["unbounded"] is False and r["mask"]["kind"] == "causal"
+' "$out"
+out=$("$AR" heads --mask window:16 --d 4096 --heads 32 --n 4096 --json)
+check "heads window: value 8, unbounded context" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["needed_head_size"] == 8 and r["generic_status"] in ("verified", "conjectural")
+s = r["standard"]; assert s["unbounded"] is True and s["bottleneck"] is False
+' "$out"
+expect 0 "HOLDS no-bottleneck" -- "$AR" check --mask causal --d 8192 --heads 64 --n 257 --require no-bottleneck
+expect 1 "FAILS no-bottleneck" -- "$AR" check --mask causal --d 8192 --heads 64 --n 258 --require no-bottleneck
+expect 1 "FAILS no-bottleneck" -- "$AR" check --d 8192 --heads 64 --n 257 --require no-bottleneck
+# a verdict resting on a conjectural value: holds, but --strict fails it
+expect 0 "(conjectural)" -- "$AR" check --mask window:4096 --d 65536 --heads 16 --n 32768 --require no-bottleneck
+expect 1 "conjectural (--strict)" -- "$AR" check --mask window:4096 --d 65536 --heads 16 --n 32768 --require no-bottleneck --strict
+printf 'name,d,heads,n,mask,require\ngpt,8192,64,257,causal,no-bottleneck\nbert,8192,64,257,,no-bottleneck\n' >"$TMP/cfg.csv"
+out=$("$AR" check --configs "$TMP/cfg.csv" --json)
+check "check --configs mask column" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+c = r["configs"]; assert c[0]["mask"] == "causal" and c[0]["conditions"][0]["holds"] is True
+assert c[1]["mask"] == "none" and c[1]["conditions"][0]["holds"] is False and r["failed_conditions"] == 1
+' "$out"
+
+# ---- errors: one line, exit 2 ----
+expect_error 2 "unknown mask 'casual'" -- "$AR" represent "$TMP/gen.npy" --axis row --mask casual
+expect_error 2 "expected window:N with a positive integer" -- "$AR" represent "$TMP/gen.npy" --axis row --mask window:0
+expect_error 2 "document 2: expected a positive length" -- "$AR" represent "$TMP/gen.npy" --axis row --mask docs:3//4
+expect_error 2 "document lengths sum to 7, but the sequence has n = 64" -- "$AR" represent "$TMP/gen.npy" --axis row --mask docs:3/4
+expect_error 2 "expected one 64 x 64 matrix" -- "$AR" represent "$TMP/gen.npy" --axis row --mask "file:$TMP/mask_small.npy"
+expect_error 2 "query 7 attends to no key" -- "$AR" represent "$TMP/gen.npy" --axis row --mask "file:$TMP/empty_row_mask.npy"
+expect_error 2 "file: needs a path" -- "$AR" represent "$TMP/gen.npy" --axis row --mask file:
+expect_error 2 "lies inside the causal mask" -- "$AR" represent "$TMP/holey.npy" --axis row --mask causal
+expect_error 2 "causal mask with holes: entry (40, 3) = 0" -- "$AR" represent "$TMP/holey.npy" --axis row --mask auto
+expect_error 2 "lies outside the window:4 mask" -- "$AR" represent "$TMP/gen.npy" --axis row --mask window:4
+expect_error 2 "lies outside the causal mask" -- "$AR" represent "$TMP/c8.npy" --axis col --mask causal
+expect_error 2 "all zero or NaN: padding" -- "$AR" represent "$TMP/pad.npy" --axis row --mask auto
+expect_error 2 "needs a full-column-rank input" -- "$AR" represent "$TMP/c8.npy" --axis row --mask causal --X "$TMP/x_narrow.npy"
+expect_error 2 "--tau: must be >= 0" -- "$AR" represent "$TMP/c8.npy" --axis row --mask causal --tau -1
+expect_error 2 "apply with --mask only" -- "$AR" represent "$TMP/bidir.npy" --axis row --tau 1e-9
+expect_error 2 "is not positive: log P is undefined; a masked map" -- "$AR" represent "$TMP/c8.npy" --axis row
+expect_error 2 "needs an attention map" -- "$AR" heads --mask auto --d 64 --heads 2 --n 16
+expect_error 2 "unknown mask" -- "$AR" check --mask sliding --d 64 --heads 2 --n 16 --require no-bottleneck
+expect_error 2 "sum to 5" -- "$AR" heads --mask docs:2/3 --d 64 --heads 2 --n 16
+finish
