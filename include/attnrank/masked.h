@@ -121,4 +121,29 @@ AR_API int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size, ar_c
  * the blocks examined is returned.  0 when k >= the block ranks. */
 AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound);
 
+/* The best probability-space fit with a head of size k under the mask found
+ * from a start: minimise the mean over queries i of KL(P_i || P_hat_i),
+ * P_hat_i = softmax over the allowed keys of (A B^T)_i with A, B n x k
+ * (rows as queries; masked-out entries exactly 0), by GSL's vector_bfgs2
+ * with an analytic gradient (the optimiser of ar_fit_run), for the map of
+ * the last ar_masked_analyze in ws (smoothed when the analysis smoothed).
+ * The start is a masked analogue of the truncated SVD of the centred log:
+ * when k is at least the rank of the confirmed completion, that completion
+ * (exact: KL 0 up to rounding); otherwise ...; plus the seeded jitter of
+ * opts.  opts (NULL: ar_fit_opts_default()) gives seed, jitter, max_iter
+ * (never exceeded), grad_tol, step_size, line_tol and bias (a per-key bias;
+ * such runs start from the filled log); its axis, precision and sum_tol are
+ * those of the analysis.  res: KL mean and max per query, Frobenius and
+ * max-abs error, the start's KL mean, iterations, converged, as for
+ * ar_fit_run (res->axis is the analysis's; res->rows = res->cols = n).  The
+ * reported fit is never worse than its start.  AR_EINVAL without an
+ * analysis; AR_ENOCONV only when GSL fails outright. */
+AR_API int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
+                         ar_fit_result *res, ar_error *err);
+/* The same, and the fitted map P_hat (n x n, preallocated; may be NULL) in
+ * the layout of the analysis (queries along its axis), exactly 0 off the
+ * mask. */
+AR_API int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
+                             ar_fit_result *res, ar_matrix *prediction, ar_error *err);
+
 #endif

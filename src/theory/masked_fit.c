@@ -53,6 +53,48 @@ static int completion_start(ar_fit_workspace *fw, const ar_masked_workspace *ws,
     return rc;
 }
 
+/* EXPERIMENT: alternating projections for min ||S - L - c 1^T||_M over rank-k S */
+#include "attnrank/spectrum.h"
+static int impute_start(ar_fit_workspace *fw, const ar_masked_workspace *ws, size_t k, int from_completion, size_t iters, ar_error *err)
+{
+    size_t n = ws->n;
+    ar_matrix c = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty(), a = ar_matrix_empty(), b = ar_matrix_empty();
+    double *sv = malloc(n * sizeof *sv);
+    ar_matrix_alloc(&c, n, n); ar_matrix_alloc(&u, n, n); ar_matrix_alloc(&vt, n, n);
+    ar_matrix_alloc(&a, n, k); ar_matrix_alloc(&b, n, k);
+    /* c: row-query current completion */
+    for (size_t i = 0; i < n; i++) {
+        double mean = 0; size_t cnt = 0;
+        for (size_t j = 0; j < n; j++) if (ws->allowed[i*n+j]) { mean += AR_AT(&ws->lrow, i, j); cnt++; }
+        mean /= cnt;
+        for (size_t j = 0; j < n; j++) {
+            double val;
+            if (from_completion) { val = 0; for (size_t t = 0; t < ws->rank; t++) val += AR_AT(&ws->u, i, t) * AR_AT(&ws->v, j, t); }
+            else val = ws->allowed[i*n+j] ? AR_AT(&ws->lrow, i, j) - mean : 0.0;
+            AR_AT(&c, i, j) = val;
+        }
+    }
+    for (size_t it = 0; it < iters; it++) {
+        ar_spectrum_svd(&c, &u, sv, &vt);
+        /* S_k */
+        for (size_t j = 0; j < n; j++) for (size_t i = 0; i < n; i++) {
+            double val = 0; for (size_t t = 0; t < k; t++) val += AR_AT(&u, i, t) * sv[t] * AR_AT(&vt, t, j);
+            AR_AT(&c, i, j) = val;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double sh = 0; size_t cnt = 0;
+            for (size_t j = 0; j < n; j++) if (ws->allowed[i*n+j]) { sh += AR_AT(&c, i, j) - AR_AT(&ws->lrow, i, j); cnt++; }
+            sh /= cnt;
+            for (size_t j = 0; j < n; j++) if (ws->allowed[i*n+j]) AR_AT(&c, i, j) = AR_AT(&ws->lrow, i, j) + sh;
+        }
+    }
+    ar_spectrum_svd(&c, &u, sv, &vt);
+    for (size_t t = 0; t < k; t++) for (size_t i = 0; i < n; i++) { AR_AT(&b, i, t) = AR_AT(&u, i, t) * sv[t]; AR_AT(&a, i, t) = AR_AT(&vt, t, i); }
+    int rc = ar_fit_set_start_factors(fw, &a, &b, k, err);
+    free(sv); ar_matrix_free(&c); ar_matrix_free(&u); ar_matrix_free(&vt); ar_matrix_free(&a); ar_matrix_free(&b);
+    return rc;
+}
+
 /* The prediction (keys x queries in the fit) in the caller's layout, exact
  * zeros off the mask. */
 static void copy_prediction(const ar_fit_workspace *fw, ar_axis axis, ar_matrix *out)
@@ -93,7 +135,9 @@ int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts
     if (rc == AR_OK && ws->have_completion && !o.bias) {
         /* a head at least as large as the completion: its truncation is exact */
         start = k >= ws->rank ? START_COMPLETION : start_from_env();
-        if (start != START_FILL)
+        if (start == 3 || start == 4)
+            rc = impute_start(fw, ws, k < n ? k : n, start == 4, getenv("AR_MFIT_IT") ? (size_t)atoi(getenv("AR_MFIT_IT")) : 10, err);
+        else if (start != START_FILL)
             rc = completion_start(fw, ws, start == START_COMPLETION_CENTRED, err);
     }
     if (rc == AR_OK)
