@@ -62,17 +62,35 @@ static int block_spectrum(ar_masked_workspace *ws, const size_t *rows, size_t p,
 }
 
 /* Keep the spectrum of a fully specified block and raise the tau-robust
- * lower bound #{sigma > tau sqrt(p q)}. */
+ * lower bound #{sigma > tau sqrt(p q)}.  When the slots are full, the block
+ * with the smallest side gives way to a larger one: the larger blocks carry
+ * the bounds. */
 static int add_block(ar_masked_workspace *ws, const size_t *rows, size_t p, const size_t *keys,
                      size_t q, ar_masked_result *r)
 {
-    if (ws->nspec == AR_MASKED_MAX_SPECTRA || p == 0 || q < 2 || p * q > LOWER_MAX_ENTRIES)
+    if (p == 0 || q < 2 || p * q > LOWER_MAX_ENTRIES)
         return AR_OK;
-    ar_block_spectrum *s = &ws->spec[ws->nspec];
+    size_t side = p < q ? p : q, slot = ws->nspec;
+    if (slot == AR_MASKED_MAX_SPECTRA) {
+        size_t smallest = 0;
+        for (size_t b = 1; b < ws->nspec; b++)
+            if (ws->spec[b].count < ws->spec[smallest].count)
+                smallest = b;
+        if (ws->spec[smallest].count >= side)
+            return AR_OK;
+        slot = smallest;
+        free(ws->spec[slot].sv);
+        ws->spec[slot].sv = NULL;
+    }
+    ar_block_spectrum *s = &ws->spec[slot];
     int rc = block_spectrum(ws, rows, p, keys, q, s);
-    if (rc != AR_OK)
+    if (rc != AR_OK) {
+        if (slot < ws->nspec) /* the replaced slot is empty now: drop it */
+            ws->spec[slot] = ws->spec[--ws->nspec];
         return rc;
-    ws->nspec++;
+    }
+    if (slot == ws->nspec)
+        ws->nspec++;
     size_t robust = ar_rank_count_above(s->sv, s->count, r->tau * sqrt((double)(p * q)));
     if (robust > r->block_lower)
         r->block_lower = robust;
