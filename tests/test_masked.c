@@ -18,6 +18,7 @@
 
 #include "attnrank/attnrank.h"
 #include "theory/masked_internal.h"
+#include "theory/bottleneck_fit_mask.h"
 
 /* ---- helpers ---- */
 
@@ -648,6 +649,233 @@ static void test_errors(void **state)
     ar_masked_workspace_free(ws);
 }
 
+/* ---- probability-space fit under the mask ---- */
+
+/* Analyse P under the mask into a fresh workspace (the caller frees it). */
+static ar_masked_workspace *analysed(const ar_matrix *p, const char *mask, ar_axis axis,
+                                     ar_masked_result *r)
+{
+    ar_masked_workspace *ws = NULL;
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    ar_masked_opts o = ar_masked_opts_default();
+    o.axis = axis;
+    o.verify_seconds = 0.0;
+    ar_mask m = parse(mask);
+    ar_error err = {{0}};
+    if (ar_masked_analyze(ws, p, NULL, &m, &o, r, &err) != AR_OK)
+        fail_msg("analyze: %s", err.msg);
+    ar_mask_free(&m);
+    return ws;
+}
+
+/* Mean and max over queries of KL(P_i || Q_i) computed here from the maps
+ * (queries along axis), and the largest |Q| off the mask. */
+static void kl_of(const ar_matrix *p, const ar_matrix *q, const char *mask, ar_axis axis,
+                  double *mean, double *max, double *off_mask)
+{
+    size_t n = p->rows;
+    ar_mask m = parse(mask);
+    *mean = *max = *off_mask = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double kl = 0.0;
+        for (size_t j = 0; j < n; j++) {
+            double pv = axis == AR_AXIS_ROW ? AR_AT(p, i, j) : AR_AT(p, j, i);
+            double qv = axis == AR_AXIS_ROW ? AR_AT(q, i, j) : AR_AT(q, j, i);
+            if (!ar_mask_allows(&m, n, i, j))
+                *off_mask = fabs(qv) > *off_mask ? fabs(qv) : *off_mask;
+            else
+                kl += pv * log(pv / qv);
+        }
+        *mean += kl / (double)n;
+        *max = kl > *max ? kl : *max;
+    }
+    ar_mask_free(&m);
+}
+
+/* A planted causal map: the fit at K >= h* reaches KL 0, in both layouts. */
+static void test_fit_planted_exact(void **state)
+{
+    (void)state;
+    size_t n = 24, planted = 3;
+    ar_matrix s = logits(n, planted, 2.0, 91);
+    ar_mask m = parse("causal");
+    for (int ax = 0; ax < 2; ax++) {
+        ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
+        ar_matrix p = masked_map(&s, &m, axis), q = ar_matrix_empty();
+        assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+        ar_masked_result r;
+        ar_masked_workspace *ws = analysed(&p, "causal", axis, &r);
+        assert_true(r.exact && r.min_head_size == planted);
+        for (size_t k = planted; k <= planted + 2; k++) {
+            ar_fit_result f;
+            ar_error err = {{0}};
+            assert_int_equal(ar_masked_fit_map(ws, k, NULL, &f, &q, &err), AR_OK);
+            if (!(f.kl_mean < 1e-10 && f.kl_max < 1e-10 && f.max_abs_error < 1e-9))
+                fail_msg("K = %zu: KL mean %g max %g max-abs %g", k, f.kl_mean, f.kl_max,
+                         f.max_abs_error);
+            assert_true(f.converged && f.k == k && f.axis == axis && f.rows == n);
+            double mean, max, off;
+            kl_of(&p, &q, "causal", axis, &mean, &max, &off);
+            assert_true(off == 0.0 && fabs(mean) < 1e-10 && fabs(max) < 1e-10);
+        }
+        ar_masked_workspace_free(ws);
+        ar_matrix_free(&q);
+        ar_matrix_free(&p);
+    }
+    ar_mask_free(&m);
+    ar_matrix_free(&s);
+}
+
+/* Below h* on a generic causal map (n = 16, h* = 8): KL > 0, never below
+ * the fit's own, no worse than the start, weakly decreasing in K, and the
+ * reported numbers are those of the prediction. */
+static void test_fit_below_threshold(void **state)
+{
+    (void)state;
+    size_t n = 16, ks[] = {1, 2, 4};
+    ar_matrix p = generic_map(n, "causal", 202, AR_AXIS_ROW), q = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+    ar_masked_result r;
+    ar_masked_workspace *ws = analysed(&p, "causal", AR_AXIS_ROW, &r);
+    assert_true(r.exact && r.min_head_size == n / 2);
+    double previous = INFINITY;
+    for (size_t t = 0; t < 3; t++) {
+        ar_fit_opts o = ar_fit_opts_default();
+        o.seed = 4;
+        ar_fit_result f;
+        ar_error err = {{0}};
+        assert_int_equal(ar_masked_fit_map(ws, ks[t], &o, &f, &q, &err), AR_OK);
+        if (!(f.kl_mean > 1e-4 && f.kl_max >= f.kl_mean && f.kl_mean <= f.start_kl_mean &&
+              f.kl_mean <= previous))
+            fail_msg("K = %zu: KL mean %g max %g start %g previous %g", ks[t], f.kl_mean,
+                     f.kl_max, f.start_kl_mean, previous);
+        assert_true(f.iterations <= o.max_iter && f.seed == 4);
+        double mean, max, off;
+        kl_of(&p, &q, "causal", AR_AXIS_ROW, &mean, &max, &off);
+        assert_true(off == 0.0);
+        assert_true(fabs(mean - f.kl_mean) < 1e-12 && fabs(max - f.kl_max) < 1e-12);
+        previous = f.kl_mean;
+    }
+    /* the same seed gives the same fit */
+    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_result f1, f2;
+    assert_int_equal(ar_masked_fit(ws, 2, &o, &f1, NULL), AR_OK);
+    assert_int_equal(ar_masked_fit(ws, 2, &o, &f2, NULL), AR_OK);
+    assert_true(f1.kl_mean == f2.kl_mean && f1.iterations == f2.iterations);
+    ar_masked_workspace_free(ws);
+    ar_matrix_free(&q);
+    ar_matrix_free(&p);
+}
+
+/* max_iter is a hard limit (0: no iteration); windows and sinks: masked-out
+ * entries of the prediction exactly 0 in both layouts. */
+static void test_fit_limits_and_zeros(void **state)
+{
+    (void)state;
+    size_t n = 20;
+    ar_matrix p = generic_map(n, "causal", 303, AR_AXIS_ROW);
+    ar_masked_result r;
+    ar_masked_workspace *ws = analysed(&p, "causal", AR_AXIS_ROW, &r);
+    size_t limits[] = {0, 1, 7};
+    for (size_t t = 0; t < 3; t++) {
+        ar_fit_opts o = ar_fit_opts_default();
+        o.max_iter = limits[t];
+        ar_fit_result f;
+        assert_int_equal(ar_masked_fit(ws, 3, &o, &f, NULL), AR_OK);
+        assert_true(f.iterations <= limits[t] && !f.converged);
+        assert_true(f.kl_mean <= f.start_kl_mean && f.kl_mean > 0.0);
+    }
+    ar_masked_workspace_free(ws);
+    ar_matrix_free(&p);
+    const char *masks[] = {"window:4", "sink:1+window:3", "docs:7/6/7"};
+    for (size_t k = 0; k < 3; k++)
+        for (int ax = 0; ax < 2; ax++) {
+            ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
+            ar_matrix pm = generic_map(n, masks[k], 404 + k, axis), q = ar_matrix_empty();
+            assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+            ar_matrix_fill(&q, NAN);
+            ws = analysed(&pm, masks[k], axis, &r);
+            ar_fit_result f;
+            ar_error err = {{0}};
+            assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, &q, &err), AR_OK);
+            double mean, max, off;
+            kl_of(&pm, &q, masks[k], axis, &mean, &max, &off);
+            if (!(off == 0.0 && fabs(mean - f.kl_mean) < 1e-12 && f.kl_mean > 0.0 &&
+                  f.kl_mean <= f.start_kl_mean))
+                fail_msg("%s axis %d: off-mask %g, KL %g (here %g), start %g", masks[k], ax,
+                         off, f.kl_mean, mean, f.start_kl_mean);
+            for (size_t j = 0; j < n; j++)
+                for (size_t i = 0; i < n; i++)
+                    if (AR_AT(&pm, i, j) == 0.0 && AR_AT(&q, i, j) != 0.0)
+                        fail_msg("%s: P_hat(%zu, %zu) = %g off the mask", masks[k], i, j,
+                                 AR_AT(&q, i, j));
+            ar_masked_workspace_free(ws);
+            ar_matrix_free(&q);
+            ar_matrix_free(&pm);
+        }
+}
+
+/* Unmasked fits are unchanged by a masked target loaded in between (the
+ * same workspace, bit for bit), and the masked fit's argument checks. */
+static void test_fit_unmasked_unchanged(void **state)
+{
+    (void)state;
+    size_t n = 12;
+    ar_matrix pu = generic_map(n, "none", 505, AR_AXIS_COL);
+    ar_matrix pm = generic_map(n, "causal", 506, AR_AXIS_COL);
+    unsigned char *allowed = malloc(n * n);
+    ar_mask causal = parse("causal");
+    assert_int_equal(ar_mask_fill_pattern(&causal, n, allowed, NULL), AR_OK);
+    ar_fit_workspace *a = NULL, *b = NULL;
+    assert_int_equal(ar_fit_workspace_alloc(&a, n), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc(&b, n), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_result fresh, again, masked;
+    ar_error err = {{0}};
+    assert_int_equal(ar_lowrank_fit(a, &pu, 3, &o, &fresh, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target_masked(b, &pm, allowed, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_run(b, 3, &o, &masked, &err), AR_OK);
+    assert_true(masked.kl_mean > 0.0 && masked.kl_mean <= masked.start_kl_mean);
+    assert_int_equal(ar_lowrank_fit(b, &pu, 3, &o, &again, &err), AR_OK);
+    assert_true(fresh.kl_mean == again.kl_mean && fresh.kl_max == again.kl_max &&
+                fresh.fro_error == again.fro_error &&
+                fresh.max_abs_error == again.max_abs_error &&
+                fresh.start_kl_mean == again.start_kl_mean &&
+                fresh.iterations == again.iterations && fresh.grad_norm == again.grad_norm &&
+                fresh.converged == again.converged && fresh.start_kept == again.start_kept);
+    assert_true(ar_matrix_max_abs_diff(ar_fit_prediction(a), ar_fit_prediction(b)) == 0.0);
+    /* preconditions of a masked target */
+    assert_int_equal(ar_fit_set_target_masked(b, &pu, allowed, &o, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "outside the mask"));
+    assert_int_equal(ar_fit_run(b, 3, &o, &masked, &err), AR_EINVAL);
+    AR_AT(&pm, 4, 6) = 0.0; /* column 6 is query 6: key 4 is allowed */
+    assert_int_equal(ar_fit_set_target_masked(b, &pm, allowed, &o, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "not positive"));
+    /* ar_masked_fit without an analysis, and a wrong prediction size */
+    ar_masked_workspace *ws = NULL;
+    assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+    ar_fit_result f;
+    assert_int_equal(ar_masked_fit(ws, 1, NULL, &f, &err), AR_EINVAL);
+    assert_int_equal(ar_masked_fit(NULL, 1, NULL, &f, &err), AR_EINVAL);
+    ar_masked_workspace_free(ws);
+    ar_masked_result r;
+    ar_matrix pr = generic_map(n, "causal", 507, AR_AXIS_ROW), small = ar_matrix_empty();
+    ws = analysed(&pr, "causal", AR_AXIS_ROW, &r);
+    assert_int_equal(ar_matrix_alloc(&small, n - 1, n), AR_OK);
+    assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, &small, &err), AR_ESIZE);
+    o.step_size = 0.0;
+    assert_int_equal(ar_masked_fit(ws, 1, &o, &f, &err), AR_EINVAL);
+    ar_masked_workspace_free(ws);
+    ar_matrix_free(&small);
+    ar_matrix_free(&pr);
+    ar_fit_workspace_free(a);
+    ar_fit_workspace_free(b);
+    ar_mask_free(&causal);
+    free(allowed);
+    ar_matrix_free(&pu);
+    ar_matrix_free(&pm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -658,6 +886,8 @@ int main(void)
         cmocka_unit_test(test_uniform_rows_zero), cmocka_unit_test(test_structured_heads),
         cmocka_unit_test(test_woerdeman_formula), cmocka_unit_test(test_conventions_and_x),
         cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fit_planted_exact), cmocka_unit_test(test_fit_below_threshold),
+        cmocka_unit_test(test_fit_limits_and_zeros), cmocka_unit_test(test_fit_unmasked_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -129,15 +129,20 @@ AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, 
  * the last ar_masked_analyze in ws (smoothed when the analysis smoothed).
  * The start is a masked analogue of the truncated SVD of the centred log:
  * when k is at least the rank of the confirmed completion, that completion
- * (exact: KL 0 up to rounding); otherwise ...; plus the seeded jitter of
- * opts.  opts (NULL: ar_fit_opts_default()) gives seed, jitter, max_iter
- * (never exceeded), grad_tol, step_size, line_tol and bias (a per-key bias;
- * such runs start from the filled log); its axis, precision and sum_tol are
- * those of the analysis.  res: KL mean and max per query, Frobenius and
- * max-abs error, the start's KL mean, iterations, converged, as for
- * ar_fit_run (res->axis is the analysis's; res->rows = res->cols = n).  The
- * reported fit is never worse than its start.  AR_EINVAL without an
- * analysis; AR_ENOCONV only when GSL fails outright. */
+ * (exact: KL 0 up to rounding); otherwise the rank-k truncated SVD of log P
+ * with each query's masked-out logits filled by the mean of its allowed
+ * ones, centred per query; plus the seeded jitter of opts.
+ * opts (NULL: ar_fit_opts_default()) gives seed, jitter, max_iter (never
+ * exceeded; 0: no iteration, the better of the start and its jittered copy),
+ * grad_tol, step_size, line_tol and bias (a per-key bias; such runs start from the filled log);
+ * axis, precision and sum_tol are those of the analysis.  res: KL mean and
+ * max per query, Frobenius and max-abs error, the start's KL mean,
+ * iterations, converged, as for ar_fit_run (res->axis is the analysis's;
+ * res->rows = res->cols = n).  The reported fit is never worse than its
+ * start.  Cost: about 12 ms per iteration at n = 512, k = 64 on one core
+ * (400 iterations, the default, about 5 s).
+ * AR_EINVAL without an analysis or for bad options; AR_ENOCONV only when
+ * GSL fails outright. */
 AR_API int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
                          ar_fit_result *res, ar_error *err);
 /* The same, and the fitted map P_hat (n x n, preallocated; may be NULL) in

@@ -354,8 +354,8 @@ static int check_masked_target(const ar_matrix *p, const unsigned char *allowed,
             size_t row = col ? i : j, column = col ? j : i;
             double x = AR_AT(p, row, column);
             if (!isfinite(x))
-                return ar_error_set(err, AR_ENONFINITE, "non-finite entry %g at row %zu, column %zu",
-                                    x, row, column);
+                return ar_error_set(err, AR_ENONFINITE,
+                                    "non-finite entry %g at row %zu, column %zu", x, row, column);
             if (a[i] && !(x > 0.0))
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry %g at row %zu, column %zu inside the mask is not "
@@ -534,26 +534,39 @@ static double shifted_exp_masked(const double *s, const unsigned char *a, size_t
 }
 
 /* objective() of a masked target: sums over the allowed entries only; G and
- * q are 0 on the others. */
+ * q are 0 on the others (there t = 0 and e = 0, so no branch is needed
+ * after the exponentials). */
 static double objective_masked(ar_fit_workspace *ws, int want_grad)
 {
     size_t m = ws->m, c = ws->c;
-    double total = 0.0;
+    double total = 0.0, inv_c = 1.0 / (double)c;
     for (size_t j = 0; j < c; j++) {
         const unsigned char *a = ws->allowed + j * m;
         const double *s = &AR_AT(&ws->logits, 0, j);
         const double *p = &AR_AT(&ws->pc, 0, j);
         double *g = &AR_AT(&ws->grad, 0, j);
-        double z, ps = 0.0;
-        double lse = shifted_exp_masked(s, a, m, g, &z);
+        double top = -INFINITY;
         for (size_t i = 0; i < m; i++)
-            if (a[i])
-                ps += p[i] * s[i];
-        total += ws->negent[j] - ps + ws->weight[j] * lse;
+            if (a[i] && s[i] > top)
+                top = s[i];
+        double z = 0.0, ps = 0.0;
         for (size_t i = 0; i < m; i++) {
-            double q = g[i] / z;
-            g[i] = !a[i] ? 0.0 : want_grad ? (ws->weight[j] * q - p[i]) / (double)c : q;
+            if (a[i]) {
+                g[i] = exp(s[i] - top);
+                z += g[i];
+                ps += p[i] * s[i];
+            } else {
+                g[i] = 0.0;
+            }
         }
+        double w = ws->weight[j], inv_z = 1.0 / z;
+        total += ws->negent[j] - ps + w * (top + log(z));
+        if (want_grad)
+            for (size_t i = 0; i < m; i++)
+                g[i] = (w * (g[i] * inv_z) - p[i]) * inv_c;
+        else
+            for (size_t i = 0; i < m; i++)
+                g[i] *= inv_z;
     }
     return total / (double)c;
 }

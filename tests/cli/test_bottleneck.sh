@@ -220,4 +220,34 @@ expect_error 2 "needs the matrix file" -- "$AR" represent
 expect_error 2 "missing.npy" -- "$AR" represent "$TMP/missing.npy"
 expect_error 2 "unexpected argument" -- "$AR" represent "$TMP/dir.npy" "$TMP/dir.npy"
 
+# ---------------------------------------------------------------- represent --mask: fit under the mask
+# A generic causal map (columns as queries) needs floor(n/2) = 8; head size 2
+# gets the logit-space lower bound and a probability-space fit under the mask
+# (docs/theory/masked-attention.md).
+$PY -c '
+import numpy as np, sys
+rng = np.random.default_rng(21); n = 16
+S = rng.standard_normal((n, n)); M = np.tril(np.ones((n, n), bool))
+E = np.where(M, np.exp(S - np.where(M, S, -np.inf).max(1, keepdims=True)), 0.0)
+np.save(sys.argv[1] + "/causal16.npy", np.ascontiguousarray((E / E.sum(1, keepdims=True)).T))
+' "$TMP"
+out=$("$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --seed 3 --json)
+check "masked fit json" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["representable"] is False and r["min_head_size"] == 8 and r["head_size"] == 2
+assert r["logit_error_lower"] > 0
+f = r["fit"]
+assert f["head_size"] == 2 and f["seed"] == 3 and 0 < f["iterations"] <= 400, f
+assert 0 < f["kl_mean"] <= f["start_kl_mean"] and f["kl_max"] >= f["kl_mean"], f
+assert 0 < f["max_abs_error"] < 1 and f["fro_error"] > 0, f
+' "$out"
+expect 1 "best probability-space fit found under the mask (BFGS, seed 3" -- \
+  "$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --seed 3
+out=$("$AR" represent "$TMP/causal16.npy" --mask causal --head-size 8 --json)
+check "no fit when representable" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1]); assert r["representable"] is True and "fit" not in r
+' "$out"
+
 finish
