@@ -32,7 +32,7 @@ def loaded_blas():
 
 
 def stack_metrics(s, m, n):
-    """Rank and the effective ranks of THEORY.md s. 8 for each spectrum."""
+    """Rank and the effective ranks of docs/theory/spectra.md for each spectrum."""
     eps = np.finfo(np.float64).eps
     s1 = s[:, :1]
     rank = (s > max(m, n) * eps * s1).sum(axis=1)

@@ -1,4 +1,4 @@
-/* Experiment depth_width_transition (THEORY.md s. 6, Levine et al. 2020):
+/* Experiment depth_width_transition (docs/theory/depth-width.md, Levine et al. 2020):
  * exact separation ranks of the simplified self-attention network against
  * depth, for several widths, heads, position counts and the residual
  * variant, beside the monomial-count bounds; the N = 2 closed form tested
@@ -603,7 +603,8 @@ int main(int argc, char **argv)
         EXP,
         EXP " [--quick | --full] [--seed S] [--seeds K] [--out DIR] [--figures DIR|none]",
         "Exact separation ranks of the simplified self-attention network against depth\n"
-        "and width (THEORY.md s. 6) with float ranks and bounds; the N = 2 closed form\n"
+        "and width (docs/theory/depth-width.md) with float ranks and bounds; the N = 2\n"
+        "closed form "
         "C(d + (3^L-1)/2, d) checked beyond the sweep; allocation curve. quick: seconds,\n"
         "matrices <= 1024 x 1024, 2 seeds; full: <= 4096 x 4096 (N = 4: 1024), 3 seeds\n"
         "(2 above 1024 rows), beyond-sweep checks up to 7504 x 7504; tens of minutes.",

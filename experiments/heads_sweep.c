@@ -1,4 +1,4 @@
-/* Experiment heads_sweep (THEORY.md s. 1-2, paper Sec. 2.3): at a fixed
+/* Experiment heads_sweep (docs/theory/low-rank-bottleneck.md, paper Sec. 2.3): at a fixed
  * embedding size d and sequence length n, sweep the head count h over the
  * divisors of d up to 64 and compare one head of
  *   - the standard MultiHead layer (head size d_p = d / h) with

@@ -1,4 +1,4 @@
-/* Experiment lowrank_bottleneck (THEORY.md s. 2-3): how small can one
+/* Experiment lowrank_bottleneck (docs/theory/low-rank-bottleneck.md): how small can one
  * attention head be and still produce a given n x n attention pattern?
  *
  * For every n and every head size d_p = 1..n, on targets from several
@@ -589,7 +589,8 @@ int main(int argc, char **argv)
         EXP_NAME " [--quick | --full] [--seed S] [--samples K] [--out DIR] [--figures DIR|none]",
         "Exact minimal head size, logit-space (Eckart-Young) and probability-space (fitted)\n"
         "error of one attention head against its size, for random Dirichlet and structured\n"
-        "targets (THEORY.md s. 2-3). quick: n = 4..32, seconds; full: n = 4..128 with fits\n"
+        "targets (docs/theory/low-rank-bottleneck.md). quick: n = 4..32, seconds;\n"
+        "full: n = 4..128 with fits\n"
         "on a head-size grid above n = 32, a few minutes.",
     };
     const cli_option extra[] = {

@@ -1,4 +1,4 @@
-/* Experiment rank_collapse (THEORY.md s. 7, Dong, Cordonnier and Loukas 2021):
+/* Experiment rank_collapse (docs/theory/rank-collapse.md, Dong, Cordonnier and Loukas 2021):
  * the relative residual ||X_l - 1 x_l^T||_F / ||X_l||_F of a random
  * self-attention network against depth, for the four variants
  *   pure attention, attention + MLP (no skip), attention with skips,
@@ -180,7 +180,8 @@ int main(int argc, char **argv)
         "rank_collapse",
         "rank_collapse [--quick | --full] [--seed S] [--out DIR] [--figures DIR|none]",
         "Relative residual of random self-attention networks against depth, with and\n"
-        "without skip connections and MLPs (THEORY.md s. 7). quick: n=32, d=64, 4 heads,\n"
+        "without skip connections and MLPs (docs/theory/rank-collapse.md).\n"
+        "quick: n=32, d=64, 4 heads, "
         "12 layers, 5 seeds; full: n=128, d=256, 8 heads, 24 layers, 20 seeds.",
     };
     int code = exp_parse(&e.ctx, &doc, argc, argv, NULL, 0);

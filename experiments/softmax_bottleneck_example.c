@@ -1,4 +1,4 @@
-/* Worked example of the softmax bottleneck (THEORY.md s. 3, last item):
+/* Worked example of the softmax bottleneck (docs/theory/softmax-bottleneck.md):
  * a generated language-model-like distribution and its errors against the
  * output-layer width d, with and without a per-word bias.
  *

@@ -1,5 +1,5 @@
 /* Experiment theorem2_demo: a numerical test of the paper's Theorem 2
- * (THEORY.md s. 4) that could fail.
+ * (docs/theory/low-rank-bottleneck.md) that could fail.
  *
  * Model.  An attention layer with h heads of size p on tokens X (d x n,
  * tokens are columns, column softmax) computes
@@ -374,7 +374,8 @@ int main(int argc, char **argv)
     memset(&e, 0, sizeof e);
     static const cli_command_doc doc = {
         EXP_NAME, EXP_NAME " [--quick | --full] [--seed S] [--out DIR] [--figures DIR|none]",
-        "Theorem 2 of Bhojanapalli et al. (THEORY.md s. 4) tested numerically: fit a\n"
+        "Theorem 2 of Bhojanapalli et al. (docs/theory/low-rank-bottleneck.md, sec.\n"
+        "3.3) tested numerically: fit a\n"
         "standard MultiHead, a FixedMultiHead and a one-head standard layer to a\n"
         "FixedMultiHead g_V with shared rank-d_p U on m inputs; the standard model's\n"
         "error must stay away from zero while both controls reach it.\n"

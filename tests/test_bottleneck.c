@@ -1,7 +1,7 @@
-/* Tests of the bottleneck module: exact representability (THEORY.md s. 3),
+/* Tests of the bottleneck module: exact representability (docs/theory/low-rank-bottleneck.md),
  * certificates checked by an independent forward pass, planted thresholds,
  * Eckart-Young logit errors, the probability-space fit, head-size bounds and
- * the paper's parameter counts (THEORY.md s. 5). */
+ * the paper's parameter counts (docs/theory/low-rank-bottleneck.md). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -71,7 +71,7 @@ static int analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matr
     return ar_represent_analyze(ws, p, x, &o, r, err);
 }
 
-/* ---- the paper's witness (THEORY.md s. 2) ---- */
+/* ---- the paper's witness (docs/theory/low-rank-bottleneck.md) ---- */
 
 static void test_paper_witness(void **state)
 {
@@ -209,7 +209,7 @@ static void test_row_axis_transpose(void **state)
     ar_matrix_free(&pt);
 }
 
-/* ---- general X (THEORY.md s. 3 exact algorithm) ---- */
+/* ---- general X (docs/theory/low-rank-bottleneck.md exact algorithm) ---- */
 
 /* Column-stochastic P = softmax(R M R + 1 c^T) for X with rank-deficient
  * row space: feasible by construction. */
@@ -259,7 +259,7 @@ static void test_general_x(void **state)
         assert_int_equal(res.shift_forced, !ones);
         assert_true(res.feasible);
         assert_true(res.residual_rel < 1e-12);
-        /* minimal head size = rank(Pi log P) (THEORY.md s. 3) */
+        /* minimal head size = rank(Pi log P) (docs/theory/low-rank-bottleneck.md) */
         assert_int_equal(res.min_head_size, res.centred_rank);
         assert_true(res.min_head_size <= r);
         ar_certificate c;
@@ -389,7 +389,7 @@ static void test_uniform_ulp_noise(void **state)
     ar_matrix_free(&p);
 }
 
-/* THEORY.md s. 8: a float32 export of a size-8 head at n = 128 needs
+/* docs/theory/spectra.md: a float32 export of a size-8 head at n = 128 needs
  * float32's epsilon in the tolerances. */
 static void test_float32_export(void **state)
 {
@@ -1063,7 +1063,7 @@ static void test_heads_errors(void **state)
 static void test_params(void **state)
 {
     (void)state;
-    /* BERT-large, counted by hand from THEORY.md s. 5 */
+    /* BERT-large, counted by hand from docs/theory/low-rank-bottleneck.md */
     ar_bert_config cfg = ar_bert_config_default(1024, 16, 64);
     ar_param_count c;
     assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);

@@ -1,4 +1,4 @@
-/* Rank collapse (THEORY.md s. 7): residual definition, norms, the decay of
+/* Rank collapse (docs/theory/rank-collapse.md): residual definition, norms, the decay of
  * pure attention, the persistence of the residual with skips, fits, bound. */
 #include "attnrank/collapse.h"
 #include "testutil.h"

@@ -1,5 +1,5 @@
-/* Tests of the depthwidth module: THEORY.md's implied allocation numbers
- * (within 2%), inverse consistency, verdicts, the GSL refit against closed
+/* Tests of the depthwidth module: the allocation numbers the law implies
+ * (docs/theory/depth-width.md; within 2%), inverse consistency, verdicts, the GSL refit against closed
  * forms, CSV parsing and every error path. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Multi-head layers as functions and Theorem 2 (THEORY.md s. 1, s. 4): the
+/* Multi-head layers as functions and Theorem 2 (docs/theory/low-rank-bottleneck.md, sec. 3.3): the
  * forward pass against an independent one, the analytic gradient against
  * finite differences, g_V's assumptions, and the separation itself: the
  * standard layer matches g_V on one input, stays away on four, and the

@@ -1,4 +1,4 @@
-/* Softmax bottleneck (THEORY.md s. 3, last item): exact required width of
+/* Softmax bottleneck (docs/theory/softmax-bottleneck.md): exact required width of
  * an output layer with and without bias, Yang et al.'s condition, the
  * tolerance hazard, and the logit- and probability-space errors. */
 #include "attnrank/softmax_bottleneck.h"
@@ -121,7 +121,7 @@ static void test_generic(void **state)
     ar_rng_free(rng);
 }
 
-/* THEORY.md: generic N = 5, V = 12 has rank(log P) = 5 and needs d = 5, so
+/* docs/theory/softmax-bottleneck.md: generic N = 5, V = 12 has rank(log P) = 5 and needs d = 5, so
  * at d = 4 Yang et al.'s rank-minus-one condition (5 - 1 > 4) is silent
  * while P is not expressible. */
 static void test_yang_counterexample(void **state)

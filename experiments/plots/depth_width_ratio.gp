@@ -1,6 +1,6 @@
 # Ratio of the measured exact separation rank to the bounds (N = 2, one head,
 # no residual), per width against depth: to the parity bound (solid; 1 means
-# attained), to the split bound of THEORY.md (dashed) and to the monomial
+# attained), to the split bound of docs/theory/depth-width.md (dashed) and to the monomial
 # bound (dotted).
 #   gnuplot -e "datadir='out/depth_width'; outdir='docs/figures'" experiments/plots/depth_width_ratio.gp
 if (!exists("datadir")) datadir = 'out/depth_width'

@@ -1,4 +1,4 @@
-# Low-rank bottleneck of one attention head (THEORY.md s. 2-3).
+# Low-rank bottleneck of one attention head (docs/theory/low-rank-bottleneck.md).
 #  (a) random Dirichlet targets: relative logit-space error (Eckart-Young on
 #      the centred log, exact) against d_p / n, one curve per n;
 #  (b) the same targets near the threshold: mean KL(P || softmax) of the best

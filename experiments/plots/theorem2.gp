@@ -1,4 +1,4 @@
-# Theorem 2 of Bhojanapalli et al. (THEORY.md s. 4), tested numerically.
+# Theorem 2 of Bhojanapalli et al. (docs/theory/low-rank-bottleneck.md), tested numerically.
 # g_V: FixedMultiHead, h heads of size d_p > d/h sharing K_i^T Q_i = U of rank
 # d_p.  Three layers are fitted to g_V on m inputs at once (BFGS from random
 # starts, then a Levenberg-Marquardt polish); the y axis is the relative

@@ -1,5 +1,5 @@
 /* Attention matrices: logits of one head, softmax along an explicit axis,
- * and the heads of MultiHead and FixedMultiHead layers (THEORY.md s. 0-1).
+ * and the heads of MultiHead and FixedMultiHead layers (docs/theory/low-rank-bottleneck.md).
  *
  * Tokens are columns: X is d x n.  One head's logits are
  *     S = (W_k X)^T (W_q X) / sqrt(d_p),   W_q, W_k in R^{d_p x d},

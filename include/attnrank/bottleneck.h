@@ -1,10 +1,10 @@
-/* The low-rank bottleneck of attention heads (THEORY.md s. 1-5).
+/* The low-rank bottleneck of attention heads (docs/theory/low-rank-bottleneck.md).
  *
  * Four groups of functions:
  *   - targets: seeded generators of positive stochastic matrices from the
  *     standard families (Dirichlet columns, banded/local, smooth local,
  *     near-permutation, planted low-rank logits);
- *   - representability: the exact criterion of THEORY.md s. 3 (feasibility
+ *   - representability: the exact criterion of docs/theory/low-rank-bottleneck.md (feasibility
  *     on an input X, minimal head size rank(Pi log P), a certificate W_q, W_k
  *     checked by a forward softmax), and the best approximation with a
  *     smaller head size (Eckart-Young in logit space, a GSL quasi-Newton fit
@@ -13,7 +13,7 @@
  *     severity of the bottleneck;
  *   - BERT-style parameter counts and the paper's fifteen configurations.
  *
- * Conventions (THEORY.md s. 0): tokens are columns, one head's logits are
+ * Conventions (docs/theory/low-rank-bottleneck.md): tokens are columns, one head's logits are
  * S = (W_k X)^T (W_q X) / sqrt(d_p), P = softmax(S) along an explicit axis.
  * Internally everything is solved for the column axis; the row axis is its
  * transpose (centre rows, swap the roles of W_q and W_k).
@@ -109,7 +109,7 @@ AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opt
                               gsl_rng *rng, ar_matrix *p);
 
 /* ------------------------------------------------------------------ */
-/* Exact representability (THEORY.md s. 3)                              */
+/* Exact representability (docs/theory/low-rank-bottleneck.md)                              */
 /* ------------------------------------------------------------------ */
 
 typedef struct ar_represent_opts {
@@ -167,7 +167,7 @@ AR_API void ar_represent_workspace_free(ar_represent_workspace *ws);
 
 /* Decide representability of P (n x n, stochastic along opts->axis) on input
  * X (d x n; NULL: any full-column-rank X).  Runs the exact algorithm of
- * THEORY.md s. 3 and keeps L* and its SVD in ws for a later certificate.
+ * docs/theory/low-rank-bottleneck.md and keeps L* and its SVD in ws for a later certificate.
  * P and X are not modified (smoothing works on a copy). */
 AR_API int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p,
                                 const ar_matrix *x, const ar_represent_opts *opts,
@@ -292,7 +292,7 @@ AR_API const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws);
 /* Head-size bounds of a configuration                                  */
 /* ------------------------------------------------------------------ */
 
-/* Attention parameters per layer with biases (THEORY.md s. 1):
+/* Attention parameters per layer with biases (docs/theory/low-rank-bottleneck.md):
  * 3 (d h d_p + h d_p) + h d_p d + d. */
 AR_API uint64_t ar_attention_params(size_t d, size_t h, size_t dp);
 
@@ -368,7 +368,7 @@ AR_API int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *o
                             ar_heads_report *rep, ar_error *err);
 
 /* ------------------------------------------------------------------ */
-/* BERT-style parameter counts (THEORY.md s. 5)                         */
+/* BERT-style parameter counts (docs/theory/low-rank-bottleneck.md)                         */
 /* ------------------------------------------------------------------ */
 
 typedef struct ar_bert_config {

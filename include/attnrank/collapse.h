@@ -1,4 +1,4 @@
-/* Rank collapse of self-attention networks across depth (THEORY.md s. 7,
+/* Rank collapse of self-attention networks across depth (docs/theory/rank-collapse.md,
  * Dong, Cordonnier and Loukas 2021).  Rows are tokens here, as in the paper
  * and PyTorch: X is n x d and attention is a row softmax.
  *

@@ -1,4 +1,4 @@
-/* Depth-to-width allocation (Levine et al. 2020, THEORY.md s. 6).
+/* Depth-to-width allocation (Levine et al. 2020, docs/theory/depth-width.md).
  *
  * The paper's empirical law for the width at which depth stops paying off:
  *     ln(d_x) = 5.039 + 0.0555 L      (transition width for depth L)

@@ -1,5 +1,6 @@
 /* Multi-head attention layers as functions, and the paper's Theorem 2
- * (THEORY.md s. 1 and s. 4): FixedMultiHead with head size d_p > d / h is
+ * (docs/theory/low-rank-bottleneck.md, secs. 1 and 3.3): FixedMultiHead with
+ * head size d_p > d / h is
  * strictly more expressive than the standard MultiHead.
  *
  * Layer.  h heads of size p act on tokens X (d x n, tokens are columns,

@@ -1,4 +1,4 @@
-/* Rank metrics of a singular spectrum, named exactly as in THEORY.md s. 8.
+/* Rank metrics of a singular spectrum, named exactly as in docs/theory/spectra.md.
  *
  * Numerical rank counts sigma_i > max(atol, rtol * sigma_1).  The default
  * rtol (rtol < 0) is max(m, n) * eps, with eps the unit roundoff of the

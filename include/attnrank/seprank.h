@@ -1,4 +1,4 @@
-/* Separation rank of the simplified self-attention network (THEORY.md s. 6,
+/* Separation rank of the simplified self-attention network (docs/theory/depth-width.md,
  * Levine et al. 2020), measured by grid tensors.
  *
  * The network (no softmax, no LayerNorm, no ReLU).  Width d = d_x, H heads
@@ -175,9 +175,11 @@ AR_API double ar_lnchoose(double n, double k);
 
 typedef enum ar_seprank_regime {
     AR_REGIME_DOUBLE_EXPONENTIAL = 0, /* L < log_3 d: log sep ~ 3^L log d */
-    AR_REGIME_LINEAR = 1              /* L >= log_3 d: log sep ~ L d (up to logs) */
+    /* L >= log_3 d: the paper gives only an upper bound, exponential in L
+     * and d (log sep grows at most linearly in L); no matching lower bound. */
+    AR_REGIME_LINEAR = 1
 } ar_seprank_regime;
-/* Paper's threshold L_th = log_3(d) (asymptotic, as recalled). */
+/* Paper's threshold L_th = log_3(d) (asymptotic). */
 AR_API double ar_seprank_l_th(size_t d);
 AR_API ar_seprank_regime ar_seprank_regime_of(size_t layers, size_t d);
 AR_API const char *ar_seprank_regime_name(ar_seprank_regime r);

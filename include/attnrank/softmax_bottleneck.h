@@ -1,4 +1,4 @@
-/* The softmax bottleneck of an output layer (THEORY.md s. 3, last item;
+/* The softmax bottleneck of an output layer (docs/theory/softmax-bottleneck.md;
  * Yang, Dai, Salakhutdinov and Cohen 2018).
  *
  * P is a row-stochastic N x V matrix (contexts x vocabulary), entrywise

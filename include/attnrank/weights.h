@@ -1,7 +1,7 @@
 /* QK circuits of trained models: per layer and head, the spectrum of
  * W_q^h^T W_k^h read from safetensors weights, its numerical rank at a
- * tolerance set by the storage precision, the rank metrics of THEORY.md s. 8
- * and the head-size verdict of the low-rank bottleneck (THEORY.md s. 1-3).
+ * tolerance set by the storage precision, the rank metrics of docs/theory/spectra.md
+ * and the head-size verdict of the low-rank bottleneck (docs/theory/low-rank-bottleneck.md).
  *
  * Conventions.  One head's logits are S = X^T W_k^T W_q X / sqrt(d_head)
  * (tokens as columns), so the head can only produce logit matrices of rank

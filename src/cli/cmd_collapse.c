@@ -1,5 +1,5 @@
 /* attnrank collapse: rank collapse of a seeded random self-attention network
- * across depth (THEORY.md s. 7, Dong, Cordonnier and Loukas 2021). */
+ * across depth (docs/theory/rank-collapse.md, Dong, Cordonnier and Loukas 2021). */
 #include "cli.h"
 
 #include <math.h>

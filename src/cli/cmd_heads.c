@@ -1,6 +1,6 @@
 /* attnrank heads: head-size bound of a MultiHead layer and its
  * FixedMultiHead alternative, with the severity of the low-rank bottleneck
- * (THEORY.md s. 1-3). */
+ * (docs/theory/low-rank-bottleneck.md). */
 #include "cli.h"
 
 #include <stdint.h>
@@ -21,8 +21,9 @@ static const cli_command_doc heads_doc = {
     "       [--seed S] [--json]",
     "Head-size bound of an attention layer with width d, h heads and sequence\n"
     "length n. With full-column-rank inputs (needs d >= n) a head reaches every\n"
-    "positive attention pattern exactly when d_p >= n - 1 (THEORY.md s. 3; the\n"
-    "paper's informal form is h > d/n, i.e. d_p < n). Reports, for the standard\n"
+    "positive attention pattern exactly when d_p >= n - 1; the paper's Theorem 1\n"
+    "takes d_p = d >= n, and its informal multi-head form is h > d/n, i.e. d_p < n\n"
+    "(docs/theory/low-rank-bottleneck.md). Reports, for the standard\n"
     "MultiHead (d_p = d/h) and the FixedMultiHead (d_p = P, default the paper's n):\n"
     "the per-head logit rank bound min(d_p, d, n), both bottleneck verdicts, the\n"
     "rank deficit, the longest sequence without a bottleneck, attention parameters\n"

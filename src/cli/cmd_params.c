@@ -1,4 +1,4 @@
-/* attnrank params: BERT-style parameter counts (THEORY.md s. 5) for one
+/* attnrank params: BERT-style parameter counts (docs/theory/low-rank-bottleneck.md) for one
  * configuration, or the paper's fifteen configurations beside the printed
  * numbers. */
 #include "cli.h"

@@ -1,5 +1,5 @@
 /* attnrank represent: can one attention head produce this attention matrix?
- * Exact criterion of THEORY.md s. 3 (feasibility on X, minimal head size
+ * Exact criterion of docs/theory/low-rank-bottleneck.md (feasibility on X, minimal head size
  * rank(Pi log P)), a certificate W_q, W_k checked by a forward softmax, and
  * the best error when the head is too small. */
 #include "represent.h"

@@ -1,5 +1,5 @@
 /* attnrank seprank: separation rank of the simplified self-attention network
- * (THEORY.md s. 6) by the rank of a matricised grid tensor, in floating point
+ * (docs/theory/depth-width.md) by the rank of a matricised grid tensor, in floating point
  * and exactly (modulo word-size primes, over Q on small cases), beside the
  * monomial-count bounds and the paper's regime. */
 #include "cli.h"
@@ -146,8 +146,10 @@ static void print_text(const ar_seprank_result *r)
                r->have_exact && fabs(exp(r->bound_log) - (double)r->exact_rank) < 0.5
                    ? "  (attained by the exact rank)"
                    : "");
-    printf("L_th = log_3(d)      %.4g  (regime: %s)\n", r->l_th,
-           ar_seprank_regime_name(r->regime));
+    printf("L_th = log_3(d)      %.4g  (regime: %s%s)\n", r->l_th,
+           ar_seprank_regime_name(r->regime),
+           r->regime == AR_REGIME_LINEAR ? "; beyond L_th the paper gives an upper bound only"
+                                         : "");
 }
 
 static int check_args(const seprank_args *a, ar_seprank_config *cfg)

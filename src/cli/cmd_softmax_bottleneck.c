@@ -1,6 +1,6 @@
 /* attnrank softmax-bottleneck: can an output layer of width d (logits H W^T,
  * optionally + a per-word bias) produce a given row-stochastic N x V matrix?
- * (THEORY.md s. 3, last item; Yang et al. 2018.) */
+ * (docs/theory/softmax-bottleneck.md; Yang et al. 2018.) */
 #include "cli.h"
 
 #include <math.h>

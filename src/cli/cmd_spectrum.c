@@ -48,9 +48,10 @@ static const cli_command_doc spectrum_doc = {
     "attnrank spectrum FILE [options]\n"
     "       attnrank spectrum --random-attention --n N --d D --heads H [options]",
     "Singular values, numerical rank (with the threshold used) and the rank metrics\n"
-    "of THEORY.md s.8: stable rank, Roy-Vetterli rank, participation ratio, energy\n"
-    "rank and nuclear rank. FILE is .npy (float64/float32; arrays of rank > 2 are\n"
-    "stacks of matrices, analysed per slice) or CSV. With --random-attention the\n"
+    "of docs/theory/spectra.md: stable rank, Roy-Vetterli rank, participation ratio,\n"
+    "energy rank and nuclear rank. FILE is .npy (float64/float32/float16; arrays of\n"
+    "rank > 2 are stacks of matrices, analysed per slice), .npz (one array, or\n"
+    "--key NAME) or CSV. With --random-attention the\n"
     "matrices are the logits (or scores) of each head of a random layer on a random\n"
     "input X (d x n, tokens as columns); logit spectra come from the factors\n"
     "(W_k X)^T (W_q X), whose rank must equal min(d_p, d, n).",

@@ -10,8 +10,9 @@
 static const cli_command_doc verify_doc = {
     "verify",
     "attnrank verify [--suite NAME] [--quick | --full] [--seed S] [--json] [--junit FILE]",
-    "Runs a registry of named checks, each tied to a statement of THEORY.md, on\n"
-    "seeded instances: measured value, expected value or bound, tolerance, verdict.\n"
+    "Runs a registry of named checks, each tied to a statement of a theory note\n"
+    "(docs/theory/), on seeded instances: measured value, expected value or bound,\n"
+    "tolerance, verdict.\n"
     "Suites: core, bottleneck, depthwidth, collapse, softmax-bottleneck, all (default).\n"
     "Exit status: 0 all checks pass, 1 a check fails, 2 usage error.",
 };

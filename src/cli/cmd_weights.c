@@ -28,8 +28,8 @@ static const cli_command_doc weights_doc = {
     "Per layer and head of a trained model (safetensors: one file, a directory, or a\n"
     "sharded model.safetensors.index.json), the QK circuit W_q^h^T W_k^h (d x d,\n"
     "rank <= d_head): its singular values from the two factors (never the dense\n"
-    "d x d SVD), numerical rank and the rank metrics of THEORY.md s.8, and the\n"
-    "head-size verdict of the low-rank bottleneck at the model's context length\n"
+    "d x d SVD), numerical rank and the rank metrics of docs/theory/spectra.md, and\n"
+    "the head-size verdict of the low-rank bottleneck at the model's context length\n"
     "(max_position_embeddings of config.json) and at --n N: the largest attention\n"
     "pattern rank a head reaches (min(rank, n - 1)), whether d_head < n - 1, and the\n"
     "FixedMultiHead alternative (d_p = n) with its parameter cost. Query and key\n"
@@ -630,7 +630,7 @@ int cmd_weights(int argc, char **argv)
     if (code >= 0)
         return code;
     /* Many small factorisations (d_head x d): one BLAS thread each is
-     * faster than two (BUILD-NOTES.md). */
+     * faster than two (docs/building.md). */
     cli_set_blas_threads(1);
     progress_state ps = {{0, 0}, 0};
     clock_gettime(CLOCK_MONOTONIC, &ps.start);

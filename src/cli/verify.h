@@ -1,6 +1,6 @@
 /* The registry of named checks behind `attnrank verify`.
  *
- * A check re-measures one statement of THEORY.md on a seeded instance and
+ * A check re-measures one statement of the theory notes (docs/theory/) on a seeded instance and
  * compares the measured value with the expected value or bound.  Every check
  * takes a `corrupt` flag that deliberately breaks its premise (perturbs the
  * instance, plants the wrong rank, ...): the unit tests run each check both
@@ -38,7 +38,7 @@ typedef int (*verify_fn)(const verify_ctx *ctx, verify_result *r);
 typedef struct verify_check {
     const char *suite;     /* bottleneck, depthwidth, collapse, softmax-bottleneck, core */
     const char *name;
-    const char *statement; /* the claim, with its THEORY.md section */
+    const char *statement; /* the claim, with the docs/theory/ note that states it */
     verify_fn run;
 } verify_check;
 

@@ -1,4 +1,4 @@
-/* verify checks of the low-rank bottleneck (THEORY.md s. 2-5). */
+/* verify checks of the low-rank bottleneck (docs/theory/low-rank-bottleneck.md). */
 #include "verify.h"
 
 #include <math.h>
@@ -236,7 +236,7 @@ int vcheck_paper_params(const verify_ctx *ctx, verify_result *r)
     return rc;
 }
 
-/* Theorem 2 (THEORY.md s.4): on m inputs the best standard MultiHead (h
+/* Theorem 2 (docs/theory/low-rank-bottleneck.md): on m inputs the best standard MultiHead (h
  * heads of size d/h) stays away from a FixedMultiHead g_V with d_p > d/h
  * meeting the theorem's assumptions, while a fitted FixedMultiHead reaches
  * it.  measured = min(standard error / 1e-3, 1e-8 / fixed error): >= 1

@@ -1,5 +1,5 @@
-/* verify checks of rank collapse (THEORY.md s. 7) and the softmax bottleneck
- * (THEORY.md s. 3, last items). */
+/* verify checks of rank collapse (docs/theory/rank-collapse.md) and the softmax bottleneck
+ * (docs/theory/softmax-bottleneck.md). */
 #include "verify.h"
 
 #include <float.h>
@@ -194,7 +194,7 @@ int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r)
 }
 
 /* Yang et al.'s rank(log P) - 1 > d is sufficient for failure, not
- * necessary: generic N = 5, V = 12 needs d = 5 (THEORY.md s.3).  Measured:
+ * necessary: generic N = 5, V = 12 needs d = 5 (docs/theory/softmax-bottleneck.md).  Measured:
  * the required width of generic logits (planted width V, so generic).  The
  * corrupted run plants width 3. */
 int vcheck_sbn_yang_counterexample(const verify_ctx *ctx, verify_result *r)

@@ -106,7 +106,7 @@ int vcheck_logit_rank(const verify_ctx *ctx, verify_result *r)
 }
 
 /* A rank-8 head exported in float32 reads rank 8 with float32's epsilon in the
- * tolerance (THEORY.md s. 8), not ~n as float64's epsilon would say. */
+ * tolerance (docs/theory/spectra.md), not ~n as float64's epsilon would say. */
 int vcheck_float32_tolerance(const verify_ctx *ctx, verify_result *r)
 {
     size_t n = 128, dp = 8, d = 64;

@@ -1,4 +1,4 @@
-/* verify checks of the depth-to-width interplay (THEORY.md s. 6): the
+/* verify checks of the depth-to-width interplay (docs/theory/depth-width.md): the
  * allocation law and the separation rank of self-attention by grid tensors. */
 #include "verify.h"
 
@@ -10,7 +10,8 @@
 #include "attnrank/seprank.h"
 
 /* Transition widths of the fitted law at L = 6, 12, 24, 48 against the
- * values THEORY.md derives (215, 300, 585, 2215), within 2%.  The corrupted
+ * values the law implies (215, 300, 585, 2215; docs/theory/depth-width.md),
+ * within 2%.  The corrupted
  * run perturbs the slope to 0.06. */
 int vcheck_dw_transition_widths(const verify_ctx *ctx, verify_result *r)
 {

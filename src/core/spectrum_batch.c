@@ -1,6 +1,6 @@
 /* Spectra of a stack of matrices, parallel over the matrices.
  * Many small SVDs run faster as one single-threaded LAPACK call per core
- * than as multi-threaded calls in sequence (BUILD-NOTES: two BLAS threads
+ * than as multi-threaded calls in sequence (docs/building.md: two BLAS threads
  * are slower than one below n = 512). */
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"

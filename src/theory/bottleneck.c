@@ -1,5 +1,5 @@
 /* Exact representability of a stochastic matrix by one attention head
- * (THEORY.md s. 3): feasibility on an input X, the minimal head size
+ * (docs/theory/low-rank-bottleneck.md): feasibility on an input X, the minimal head size
  * rank(Pi log P), and a certificate W_q, W_k checked by a forward softmax.
  *
  * Everything is computed for the column axis; a row-stochastic P is handled
@@ -342,7 +342,7 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
     r.atol = o.atol;
     r.feasibility_tol = o.feasibility_tol >= 0.0 ? o.feasibility_tol : r.rtol;
 
-    /* Tolerance hazard (THEORY.md s. 3): centring cancels the large common
+    /* Tolerance hazard (docs/theory/low-rank-bottleneck.md): centring cancels the large common
      * part of log P, so the rank cut is relative to ||log P||_2, not to the
      * largest singular value of the centred matrix.  Without X, ||log P||_2
      * comes from the SVD of the centred matrix below (no second SVD). */

@@ -1,5 +1,5 @@
-/* Best softmax of rank-k logits in probability space (THEORY.md s. 3, last
- * item), for attention heads (square P, bottleneck.h) and output layers
+/* Best softmax of rank-k logits in probability space (docs/theory/low-rank-bottleneck.md,
+ * sec. 2, "Best smaller head"), for attention heads (square P, bottleneck.h) and output layers
  * (rectangular P with a per-word bias, softmax_bottleneck.h) alike.
  *
  * Column convention: the target T is m x c (c distributions over m

@@ -1,4 +1,4 @@
-/* Head-size bounds of MultiHead and FixedMultiHead layers (THEORY.md s. 1-3)
+/* Head-size bounds of MultiHead and FixedMultiHead layers (docs/theory/low-rank-bottleneck.md)
  * and the severity of the bottleneck: rank deficit, longest sequence without
  * it, and the expected error of one head on standard target families. */
 #include "attnrank/bottleneck.h"
@@ -40,7 +40,7 @@ static void fill_config(ar_head_config *c, ar_head_kind kind, size_t d, size_t n
     c->dp = dp;
     c->logit_rank_bound = min3(dp, d, n);
     /* Every P needs rank(Pi log P) <= n - 1 and a full-column-rank X, which
-     * exists only when d >= n (THEORY.md s. 2-3). */
+     * exists only when d >= n (docs/theory/low-rank-bottleneck.md). */
     c->bottleneck = dp + 1 < n || d < n;
     c->bottleneck_paper = dp < n || d < n;
     size_t reach = min3(dp, d, n - 1);

@@ -1,5 +1,5 @@
-/* Parameter counts: attention layers (THEORY.md s. 1) and BERT-style models
- * as the paper counts them (THEORY.md s. 5). */
+/* Parameter counts: attention layers (docs/theory/low-rank-bottleneck.md) and BERT-style models
+ * as the paper counts them (docs/theory/low-rank-bottleneck.md). */
 #include "attnrank/bottleneck.h"
 
 #include <stdint.h>

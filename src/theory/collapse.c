@@ -1,4 +1,4 @@
-/* Rank collapse across depth (THEORY.md s. 7): a seeded random self-attention
+/* Rank collapse across depth (docs/theory/rank-collapse.md): a seeded random self-attention
  * network with rows as tokens, and the residual X - 1 x^T measured per depth.
  * The layer is documented in include/attnrank/collapse.h. */
 #include "attnrank/collapse.h"

@@ -1,4 +1,4 @@
-/* The softmax bottleneck of an output layer (THEORY.md s. 3, last item):
+/* The softmax bottleneck of an output layer (docs/theory/softmax-bottleneck.md):
  * exact required width, comparison with Yang et al.'s condition, and the
  * best errors at a given width in logit and probability space.
  *

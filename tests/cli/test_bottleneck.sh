@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI tests of `attnrank heads`, `attnrank params` and `attnrank represent`
-# (low-rank bottleneck, THEORY.md s. 1-5).  Numbers are cross-checked with
+# (low-rank bottleneck, docs/theory/low-rank-bottleneck.md).  Numbers are cross-checked with
 # numpy where an independent computation is cheap.
 source "$(dirname "$0")/lib.sh"
 

@@ -2,7 +2,7 @@
 # CLI tests of `attnrank seprank` and `attnrank depthwidth`.
 source "$(dirname "$0")/lib.sh"
 
-# ---- depthwidth: THEORY.md's implied numbers ----
+# ---- depthwidth: the numbers the law implies (docs/theory/depth-width.md) ----
 expect 0 "transition_d         215.3  for L = 6" -- "$AR" depthwidth --layers 6
 expect 0 "transition_d         2215.0  for L = 48" -- "$AR" depthwidth --layers 48
 expect 0 "optimal_layers       80.5" -- "$AR" depthwidth --params 175e9

@@ -21,7 +21,7 @@
  * (scripts/fuzz excludes `verify`, which re-runs every theorem check): inputs
  * naming them are rejected.
  *
- * Contract checked on every run (STYLE.md, cli.h):
+ * Contract checked on every run (docs/conventions.md, cli.h):
  *   - the exit status is 0, 1, 2 or 3;
  *   - status 2 (bad input) prints exactly one line on stderr, "attnrank ...";
  *   - status 3 prints at least one "attnrank" line on stderr;
