@@ -533,13 +533,54 @@ static void test_npy_unsupported_dtypes(void **state)
                       AR_EUNSUPPORTED, "unsupported dtype '|O'");
     expect_dict_error("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }",
                       AR_EUNSUPPORTED, "'<c16'");
-    expect_dict_error("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }",
-                      AR_EUNSUPPORTED, "'<f2'");
+    expect_dict_error("{'descr': '<f16', 'fortran_order': False, 'shape': (2, 3), }",
+                      AR_EUNSUPPORTED, "'<f16'");
     expect_dict_error("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,), }",
                       AR_EUNSUPPORTED, "structured dtype");
     expect_dict_error("{'descr': '<f8', 'fortran_order': False, "
                       "'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 6), }",
                       AR_EUNSUPPORTED, "more than 16 dimensions");
+}
+
+/* float16 (what model.half() exports): every binary16 value is exact in
+ * double, so decoding is checked bit for bit, including the largest finite
+ * value, a subnormal and negative zero, in both byte orders. */
+static void test_npy_float16(void **state)
+{
+    (void)state;
+    const uint16_t bits[6] = {0x3C00, 0xC100, 0x7BFF, 0x0001, 0x2E66, 0x8000};
+    const double want[6] = {1.0, -2.5, 65504.0, 5.9604644775390625e-8, 0.0999755859375, -0.0};
+    for (int big = 0; big <= 1; big++) {
+        unsigned char data[12];
+        for (int i = 0; i < 6; i++) {
+            data[2 * i + big] = (unsigned char)(bits[i] & 0xFF);
+            data[2 * i + 1 - big] = (unsigned char)(bits[i] >> 8);
+        }
+        byte_buf b = build_npy_raw(1, big ? "{'descr': '>f2', 'fortran_order': False, 'shape': (2, 3), }"
+                                          : "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }",
+                                   data, sizeof data);
+        ar_array a;
+        ar_error err = {{0}};
+        assert_int_equal(ar_npy_parse(b.p, b.len, &a, 0, &err), AR_OK);
+        assert_int_equal(a.precision, AR_PREC_F16);
+        assert_int_equal(a.rows, 2);
+        assert_int_equal(a.cols, 3);
+        for (int i = 0; i < 6; i++) {
+            double v = a.data[(i % 3) * 2 + i / 3]; /* C order in, column-major out */
+            assert_true(v == want[i] && signbit(v) == signbit(want[i]));
+        }
+        ar_array_free(&a);
+        free(b.p);
+    }
+    /* a truncated float16 payload is still named by its byte count */
+    unsigned char short_data[5] = {0};
+    byte_buf b = build_npy_raw(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }",
+                               short_data, sizeof short_data);
+    ar_array a;
+    ar_error err = {{0}};
+    assert_int_not_equal(ar_npy_parse(b.p, b.len, &a, 0, &err), AR_OK);
+    assert_non_null(strstr(err.msg, "12 bytes"));
+    free(b.p);
 }
 
 static void test_npy_malformed_dict(void **state)
@@ -823,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_npy_bad_preamble),
         cmocka_unit_test(test_npy_bad_sizes),
         cmocka_unit_test(test_npy_unsupported_dtypes),
+        cmocka_unit_test(test_npy_float16),
         cmocka_unit_test(test_npy_malformed_dict),
         cmocka_unit_test(test_npy_file_errors),
         cmocka_unit_test(test_npy_fifo),

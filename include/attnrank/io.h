@@ -33,8 +33,9 @@ AR_API ar_matrix ar_array_slice(const ar_array *a, size_t k);
 AR_API void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx);
 AR_API void ar_array_free(ar_array *a);
 
-/* Read a .npy file (v1.0/2.0/3.0 headers, '<f8' '>f8' '<f4' '>f4', C or Fortran
- * order).  max_bytes caps the allocation (0: no cap). */
+/* Read a .npy file (v1.0/2.0/3.0 headers, '<f8' '>f8' '<f4' '>f4' '<f2' '>f2',
+ * C or Fortran order; precision records the stored type).  max_bytes caps
+ * the allocation (0: no cap). */
 AR_API int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err);
 /* Parse a .npy image already in memory (for fuzzing and tests). */
 AR_API int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, size_t max_bytes,
@@ -44,7 +45,7 @@ AR_API int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, siz
  * that place the data themselves (MPI-IO).  rows, cols, count as in ar_array. */
 typedef struct ar_npy_info {
     size_t data_offset;              /* first data byte */
-    size_t itemsize;                 /* 4 (float32) or 8 (float64) */
+    size_t itemsize;                 /* 2 (float16), 4 (float32) or 8 (float64) */
     int big_endian;
     int fortran;                     /* 1: column-major on disk */
     size_t ndim;
@@ -67,8 +68,19 @@ AR_API int ar_csv_parse(const char *text, size_t len, const char *name, ar_array
 /* Write one matrix as CSV (%.17g, comma separated, atomic). */
 AR_API int ar_csv_write_matrix(const char *path, const ar_matrix *m, ar_error *err);
 
-/* Read a matrix file by its extension (.npy, else CSV). */
+/* Read one array of a NumPy .npz archive (numpy.savez): the member named
+ * key ("name" or "name.npy"), or, with key NULL, the only array (an archive
+ * with several is refused, listing their names). */
+AR_API int ar_npz_read(const char *path, const char *key, ar_array *out, size_t max_bytes,
+                       ar_error *err);
+
+/* Read a matrix file by its content, then its extension: .npy (magic
+ * "\x93NUMPY"), .npz (a zip), else CSV. */
 AR_API int ar_matrix_file_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err);
+/* The same; key selects the array of an .npz (NULL: the only one) and is
+ * refused for any other file. */
+AR_API int ar_matrix_file_read_key(const char *path, const char *key, ar_array *out,
+                                   size_t max_bytes, ar_error *err);
 
 /* Atomic output: write to "<path>.tmp.<pid>", then rename onto path on
  * commit; abort (or a failed commit) removes the temporary file, so no

@@ -16,18 +16,50 @@ static const cli_option *find_option(const cli_option *opts, size_t nopts, const
     return NULL;
 }
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
-static int parse_u64(const char *text, uint64_t *out)
+/* Largest integer a double holds exactly: above it, "1.2345678901234567e18"
+ * would silently round, so exponent form stops there. */
+#define CLI_EXACT_DOUBLE_INT 9007199254740992.0 /* 2^53 */
+
+/* A count: plain decimal digits (any size up to UINT64_MAX), or an integral
+ * value in decimal or exponent form ("1e3", "4.096e3", "4096.0") up to 2^53.
+ * No sign, no hex, no inf/nan.  Shared with the CSV reader of `check`, so
+ * a count means the same thing on the command line and in a file. */
+int cli_parse_count(const char *text, uint64_t *out)
 {
     if (text == NULL || *text < '0' || *text > '9')
         return -1;
+    if (strspn(text, "0123456789") == strlen(text)) {
+        errno = 0;
+        char *end = NULL;
+        unsigned long long v = strtoull(text, &end, 10);
+        if (errno != 0 || *end != '\0')
+            return -1;
+        *out = (uint64_t)v;
+        return 0;
+    }
+    if (strspn(text, "0123456789.eE+-") != strlen(text))
+        return -1;
     errno = 0;
     char *end = NULL;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0')
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0.0 || v != floor(v) ||
+        v > CLI_EXACT_DOUBLE_INT)
         return -1;
     *out = (uint64_t)v;
     return 0;
+}
+
+/* The one message for a count that is not acceptable, naming what is. */
+static int count_error(const cli_command_doc *doc, const cli_option *o, const char *value)
+{
+    if (o->min_size == 0)
+        return cli_usage_error(doc->name, "%s: expected a non-negative integer, got '%s'",
+                               o->name, value);
+    if (o->min_size == 1)
+        return cli_usage_error(doc->name, "%s: expected a positive integer, got '%s'", o->name,
+                               value);
+    return cli_usage_error(doc->name, "%s: expected an integer >= %zu, got '%s'", o->name,
+                           o->min_size, value);
 }
 
 static int parse_double(const char *text, double *out)
@@ -48,20 +80,15 @@ static int store_value(const cli_command_doc *doc, const cli_option *o, const ch
     switch (o->kind) {
     case CLI_SIZE: {
         uint64_t v = 0;
-        if (parse_u64(value, &v) != 0 || v > SIZE_MAX)
-            return cli_usage_error(doc->name, "%s: expected a non-negative integer, got '%s'",
-                                   o->name, value);
-        if (v < o->min_size)
-            return cli_usage_error(doc->name, "%s: must be at least %zu, got '%s'", o->name,
-                                   o->min_size, value);
+        if (cli_parse_count(value, &v) != 0 || v > SIZE_MAX || v < o->min_size)
+            return count_error(doc, o, value);
         *(size_t *)o->target = (size_t)v;
         break;
     }
     case CLI_U64: {
         uint64_t v = 0;
-        if (parse_u64(value, &v) != 0)
-            return cli_usage_error(doc->name, "%s: expected a non-negative integer, got '%s'",
-                                   o->name, value);
+        if (cli_parse_count(value, &v) != 0)
+            return count_error(doc, o, value);
         *(uint64_t *)o->target = v;
         break;
     }
@@ -166,4 +193,16 @@ void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t n
         printf("  %-24s %s\n", left, opts[i].help);
     }
     printf("  %-24s %s\n", "--help", "show this help and exit");
+}
+
+int cli_parse_precision(const char *text, ar_precision *out)
+{
+    static const struct { const char *name; ar_precision p; } names[] = {
+        {"float64", AR_PREC_F64}, {"float32", AR_PREC_F32}, {"float16", AR_PREC_F16}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i].name) == 0) {
+            *out = names[i].p;
+            return 0;
+        }
+    return -1;
 }

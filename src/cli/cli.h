@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "attnrank/attnrank.h"
+#include "attnrank/depthwidth.h"
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
 
@@ -20,9 +23,9 @@ int ar_cli_main(int argc, char **argv);
 /* ---- option parsing (args.c) ---- */
 typedef enum cli_opt_kind {
     CLI_SWITCH,   /* int, set to 1 */
-    CLI_SIZE,     /* size_t >= min_size; decimal integer */
+    CLI_SIZE,     /* size_t >= min_size; decimal or integral exponent form (1e3) */
     CLI_DOUBLE,   /* finite double (accepts 175e9) */
-    CLI_U64,      /* uint64_t, e.g. a seed */
+    CLI_U64,      /* uint64_t, e.g. a seed; same syntax as CLI_SIZE */
     CLI_STRING,   /* const char *, borrowed from argv */
     CLI_STRINGS   /* cli_strings: the option may repeat, values collected in order */
 } cli_opt_kind;
@@ -56,6 +59,12 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
               size_t nopts, const char **positional, size_t max_positional,
               size_t *npositional);
 void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
+/* A count as every integer option takes it: decimal digits, or an integral
+ * value in exponent form up to 2^53 ("1e3").  0 on success, -1 otherwise. */
+int cli_parse_count(const char *text, uint64_t *out);
+/* --precision: float64, float32 or float16 (the storage types a matrix file
+ * can hold).  0 on success, -1 on any other text. */
+int cli_parse_precision(const char *text, ar_precision *out);
 
 /* ---- messages and output (output.c) ---- */
 /* "attnrank CMD: message" on stderr; returns 2 (usage) for chaining. */
@@ -117,6 +126,31 @@ int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n
 json_t *cli_json_mask(const ar_mask *m);
 /* The generic value, its status and the worst case. */
 json_t *cli_json_generic(const ar_mask_generic *g);
+
+/* ---- the depth-width law applied (law.c) ---- */
+typedef struct cli_law {
+    ar_dw_law law;
+    const char *source;   /* "paper", "given", "fit" or the --law file */
+    int have_fit;         /* law came from a refit: fit and fit_file are set */
+    ar_dw_fit fit;
+    const char *fit_file;
+} cli_law;
+
+/* The paper's law. */
+void cli_law_init(cli_law *law);
+/* Refit from a CSV of transition points (depth,width[,error]) and use the
+ * fitted intercept and slope.  -1 on success, else the exit status after a
+ * one-line message. */
+int cli_law_fit(const char *cmd, const char *path, cli_law *law);
+/* Read a law from JSON: "intercept" and "slope" at top level or under
+ * "law" (what `depthwidth --fit --json` prints), optional "params_coeff". */
+int cli_law_read(const char *cmd, const char *path, cli_law *law);
+json_t *cli_law_json(const cli_law *law);
+json_t *cli_law_fit_json(const cli_law *law);
+void cli_law_print_fit(const cli_law *law);
+
+/* XML text with the five special characters escaped (JUnit output). */
+void cli_xml_text(FILE *f, const char *s);
 
 /* ---- subcommands ---- */
 int cmd_spectrum(int argc, char **argv);

@@ -27,26 +27,41 @@ static const struct {
 typedef struct check_config {
     char label[256];
     size_t d, heads, n, head_size, layers;
+    size_t head_size_used; /* head_size, or d / heads when defaulted; 0 if unknown */
     int requires;
     char mask[128];   /* empty: bidirectional */
     int strict;       /* a verdict resting on a conjectural value fails */
 } check_config;
 
+/* What every configuration is judged against, and where verdicts go.
+ * Verdicts are collected as JSON and rendered (text, JSON, JUnit) only once
+ * all configurations are evaluated, so bad input leaves stdout empty. */
+typedef struct check_run {
+    cli_law law;     /* the depth-width law of the allocation conditions */
+    int uses_law;    /* some allocation condition was evaluated */
+    json_t *configs; /* one object per configuration */
+    size_t failures;
+} check_run;
+
 static const cli_command_doc check_doc = {
     "check",
     "attnrank check --d D --heads H --n N [--head-size P] [--layers L] [--mask MASK]\n"
     "       [--strict] --require COND ...\n"
-    "       attnrank check --configs FILE.csv [--require COND ...] [--strict]",
+    "       attnrank check --configs FILE.csv [--require COND ...] [--strict]\n"
+    "       [--fit POINTS.csv | --law LAW.json] [--json] [--junit FILE]",
     "Gate a model configuration on theorem conditions, for CI. COND is one of\n"
     "  no-bottleneck            head size d_p >= n - 1 and d >= n: one head can\n"
     "                           produce every attention pattern (exact criterion;\n"
     "                           given d >= n the paper's d_p >= n is sufficient,\n"
     "                           not tight; docs/theory/low-rank-bottleneck.md)\n"
     "  depth-efficient          layers <= the fitted transition depth of the width,\n"
-    "                           (ln d - 5.039) / 0.0555 (needs --layers;\n"
-    "                           docs/theory/depth-width.md)\n"
+    "                           (ln d - 5.039) / 0.0555 (needs --layers and --d\n"
+    "                           only; docs/theory/depth-width.md)\n"
     "  near-optimal-allocation  layers within 15% of the optimal depth for the size\n"
-    "                           12 L d^2 (needs --layers)\n"
+    "                           12 L d^2 (needs --layers and --d)\n"
+    "The allocation conditions use the paper's law unless --fit POINTS.csv refits it\n"
+    "from your transition points (depth,width[,error], as `depthwidth --fit`) or\n"
+    "--law FILE reads one saved by `depthwidth --fit ... --json`.\n"
     "--mask MASK (causal, window:W, band:W, prefix:P, sink:S+window:W, docs:...):\n"
     "no-bottleneck uses the generic minimal head size under the mask instead of\n"
     "n - 1 (causal: floor(n/2); docs/theory/masked-attention.md); every verdict\n"
@@ -55,8 +70,9 @@ static const cli_command_doc check_doc = {
     "--require may be repeated or take a comma-separated list. With --configs, the\n"
     "CSV header names the columns: d, heads, n, head-size, layers, mask, require\n"
     "(conditions separated by ';'), name; --require on the command line applies to\n"
-    "rows without a require column. Exit status: 0 all hold, 1 a condition fails,\n"
-    "2 bad input.",
+    "rows without a require column. --junit FILE also writes JUnit XML (one test case per\n"
+    "configuration and condition). Exit status: 0 all hold, 1 a condition fails,\n"
+    "2 bad input (then nothing is printed on stdout and no JUnit file is written).",
 };
 
 /* Parse "a,b" or "a;b" into requirement bits; 0 on an unknown name. */
@@ -137,18 +153,19 @@ static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, 
     return -1;
 }
 
-static int evaluate_allocation(const check_config *c, int bit, char *why, size_t len,
-                               int *holds)
+static int evaluate_allocation(const check_config *c, int bit, check_run *run, char *why,
+                               size_t len, int *holds)
 {
     if (c->layers == 0)
         return cli_usage_error("check", "%s: %s needs --layers", c->label,
                                bit == REQ_DEPTH_EFFICIENT ? "depth-efficient"
                                                           : "near-optimal-allocation");
-    ar_dw_law law = ar_dw_law_paper();
     ar_dw_verdict v;
-    int rc = ar_dw_verdict_of(&law, (double)c->layers, (double)c->d, -1.0, &v);
+    int rc = ar_dw_verdict_of(&run->law.law, (double)c->layers, (double)c->d, -1.0, &v);
     if (rc != AR_OK)
-        return cli_status_error("check", rc, NULL, c->label);
+        return cli_usage_error("check", "%s: no verdict under the %s law (%s)", c->label,
+                               run->law.source, ar_strerror(rc));
+    run->uses_law = 1;
     if (bit == REQ_DEPTH_EFFICIENT) {
         *holds = v.depth_efficient;
         snprintf(why, len,
@@ -167,51 +184,61 @@ static int evaluate_allocation(const check_config *c, int bit, char *why, size_t
     return -1;
 }
 
-/* Evaluate every requirement of c; prints text or appends JSON. */
-static int evaluate_config(const check_config *c, int json, json_t *out, size_t *failures)
+/* A size as JSON: null when not given (0). */
+static json_t *size_or_null(size_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+/* Evaluate every requirement of c and append its verdicts to run. */
+static int evaluate_config(const check_config *c, check_run *run)
 {
     if (c->requires == 0)
         return cli_usage_error("check", "%s: no condition required (use --require)", c->label);
     json_t *conds = json_array();
-    if (!json)
-        printf("%s\n", c->label);
     for (size_t i = 0; i < NREQ; i++) {
         int bit = requirement_names[i].bit;
         if (!(c->requires & bit))
             continue;
         char why[768];
         int holds = 0;
-        int code = bit == REQ_NO_BOTTLENECK ? evaluate_no_bottleneck(c, why, sizeof why, &holds)
-                                            : evaluate_allocation(c, bit, why, sizeof why, &holds);
+        int code = bit == REQ_NO_BOTTLENECK
+                       ? evaluate_no_bottleneck(c, why, sizeof why, &holds)
+                       : evaluate_allocation(c, bit, run, why, sizeof why, &holds);
         if (code >= 0) {
             json_decref(conds);
             return code;
         }
-        *failures += !holds;
-        if (json)
-            json_array_append_new(conds, condition_json(requirement_names[i].name, holds, why));
-        else
-            printf("  %s %-24s %s\n", holds ? "HOLDS" : "FAILS", requirement_names[i].name, why);
+        run->failures += !holds;
+        json_array_append_new(conds, condition_json(requirement_names[i].name, holds, why));
     }
-    if (json)
-        json_array_append_new(
-            out, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:o}", "config", c->label, "d",
-                           (json_int_t)c->d, "heads", (json_int_t)c->heads, "n",
-                           (json_int_t)c->n, "head_size", (json_int_t)c->head_size, "layers",
-                           (json_int_t)c->layers, "mask", c->mask[0] ? c->mask : "none",
-                           "conditions", conds));
-    else
-        json_decref(conds);
+    json_array_append_new(
+        run->configs,
+        json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:s, s:o}", "config", c->label, "d",
+                  (json_int_t)c->d, "heads", size_or_null(c->heads), "n", size_or_null(c->n),
+                  "head_size", size_or_null(c->head_size_used), "layers",
+                  size_or_null(c->layers), "mask", c->mask[0] ? c->mask : "none",
+                  "conditions", conds));
     return -1;
 }
 
-static int validate_config(const check_config *c)
+/* d always; heads and n only for no-bottleneck (the allocation conditions
+ * are about depth and width alone).  Resolves the head size used. */
+static int validate_config(check_config *c)
 {
-    if (c->d == 0 || c->heads == 0 || c->n == 0)
-        return cli_usage_error("check", "%s: needs d, heads and n (all >= 1)", c->label);
-    if (c->head_size == 0 && c->d % c->heads != 0)
-        return cli_usage_error("check", "%s: heads %zu does not divide d %zu; give head-size",
-                               c->label, c->heads, c->d);
+    if (c->d == 0)
+        return cli_usage_error("check", "%s: needs d (>= 1)", c->label);
+    if ((c->requires & REQ_NO_BOTTLENECK) && (c->heads == 0 || c->n == 0))
+        return cli_usage_error("check", "%s: no-bottleneck needs d, heads and n (all >= 1)",
+                               c->label);
+    c->head_size_used = c->head_size;
+    if (c->head_size == 0 && c->heads != 0) {
+        if (c->d % c->heads == 0)
+            c->head_size_used = c->d / c->heads;
+        else if (c->requires & REQ_NO_BOTTLENECK)
+            return cli_usage_error("check", "%s: heads %zu does not divide d %zu; give head-size",
+                                   c->label, c->heads, c->d);
+    }
     return -1;
 }
 
@@ -267,19 +294,18 @@ static int map_header(const char *path, char **fields, int nf, csv_columns *col)
             return cli_usage_error("check", "%s: line 1: unknown column '%s'", path, fields[i]);
         *slots[s] = i;
     }
-    if (col->d < 0 || col->heads < 0 || col->n < 0)
-        return cli_usage_error("check", "%s: line 1: header needs columns d, heads and n", path);
+    if (col->d < 0)
+        return cli_usage_error("check", "%s: line 1: header needs a column d", path);
     return -1;
 }
 
 static int parse_size_field(const char *path, size_t line, const char *what, const char *text,
                             size_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
-        return cli_usage_error("check", "%s: line %zu: %s: expected a non-negative integer, got '%s'",
+    uint64_t v = 0;
+    if (cli_parse_count(text, &v) != 0 || v > SIZE_MAX)
+        return cli_usage_error("check",
+                               "%s: line %zu: %s: expected a non-negative integer, got '%s'",
                                path, line, what, text);
     *out = (size_t)v;
     return -1;
@@ -323,8 +349,8 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
     return validate_config(c);
 }
 
-static int run_configs(const char *path, const check_config *defaults, int json, json_t *out,
-                       size_t *failures, size_t *count)
+static int run_configs(const char *path, const check_config *defaults, check_run *run,
+                       size_t *count)
 {
     FILE *fp = fopen(path, "r");
     if (fp == NULL)
@@ -359,7 +385,7 @@ static int run_configs(const char *path, const check_config *defaults, int json,
         check_config c;
         code = row_to_config(path, lineno, fields, nf, &col, defaults, &c);
         if (code < 0)
-            code = evaluate_config(&c, json, out, failures);
+            code = evaluate_config(&c, run);
         (*count)++;
     }
     fclose(fp);
@@ -368,11 +394,96 @@ static int run_configs(const char *path, const check_config *defaults, int json,
     return code;
 }
 
+/* ---- output: rendered from the collected verdicts ---- */
+
+static void print_text(const check_run *run, size_t count)
+{
+    size_t i, j;
+    json_t *cfg, *cond;
+    if (run->uses_law && run->law.have_fit)
+        printf("law: ln d = %.6g + %.6g L, refit from %s (%zu points, R^2 %.4g)\n",
+               run->law.law.intercept, run->law.law.slope, run->law.fit_file,
+               run->law.fit.npoints, run->law.fit.r2);
+    else if (run->uses_law && strcmp(run->law.source, "paper") != 0)
+        printf("law: ln d = %.6g + %.6g L, from %s\n", run->law.law.intercept,
+               run->law.law.slope, run->law.source);
+    json_array_foreach(run->configs, i, cfg) {
+        printf("%s\n", json_string_value(json_object_get(cfg, "config")));
+        json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
+            int holds = json_is_true(json_object_get(cond, "holds"));
+            printf("  %s %-24s %s\n", holds ? "HOLDS" : "FAILS",
+                   json_string_value(json_object_get(cond, "condition")),
+                   json_string_value(json_object_get(cond, "why")));
+        }
+    }
+    printf("%zu configuration%s, %zu condition%s failed\n", count, count == 1 ? "" : "s",
+           run->failures, run->failures == 1 ? "" : "s");
+}
+
+/* JUnit XML: a test case per configuration and condition, like verify's. */
+static int write_junit(const char *path, const check_run *run)
+{
+    size_t tests = 0, i, j;
+    json_t *cfg, *cond;
+    json_array_foreach(run->configs, i, cfg)
+        tests += json_array_size(json_object_get(cfg, "conditions"));
+    ar_atomic_file af;
+    ar_error err = {{0}};
+    int rc = ar_atomic_open(&af, path, &err);
+    if (rc != AR_OK)
+        return cli_status_error("check", rc, &err, NULL);
+    FILE *f = af.fp;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
+            run->failures);
+    fprintf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
+            run->failures);
+    json_array_foreach(run->configs, i, cfg) {
+        json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
+            const char *why = json_string_value(json_object_get(cond, "why"));
+            fputs("    <testcase classname=\"", f);
+            cli_xml_text(f, json_string_value(json_object_get(cfg, "config")));
+            fputs("\" name=\"", f);
+            cli_xml_text(f, json_string_value(json_object_get(cond, "condition")));
+            fputs("\">\n      <system-out>", f);
+            cli_xml_text(f, why);
+            fputs("</system-out>\n", f);
+            if (!json_is_true(json_object_get(cond, "holds"))) {
+                fputs("      <failure message=\"", f);
+                cli_xml_text(f, why);
+                fputs("\"/>\n", f);
+            }
+            fputs("    </testcase>\n", f);
+        }
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    rc = ar_atomic_commit(&af, &err);
+    return rc == AR_OK ? -1 : cli_status_error("check", rc, &err, NULL);
+}
+
+static void single_label(check_config *c)
+{
+    /* The flags given, in the order d, heads, n, mask, layers. */
+    size_t used = 0;
+    const struct { const char *name; size_t v; } parts[] = {
+        {"d", c->d}, {"heads", c->heads}, {"n", c->n}, {"mask", 0}, {"layers", c->layers}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        int is_mask = strcmp(parts[i].name, "mask") == 0;
+        if ((is_mask ? c->mask[0] == '\0' : parts[i].v == 0) || used >= sizeof c->label)
+            continue;
+        int k = is_mask ? snprintf(c->label + used, sizeof c->label - used, "%smask=%s",
+                                   used ? ", " : "", c->mask)
+                        : snprintf(c->label + used, sizeof c->label - used, "%s%s=%zu",
+                                   used ? ", " : "", parts[i].name, parts[i].v);
+        used += k > 0 ? (size_t)k : 0;
+    }
+}
+
 int cmd_check(int argc, char **argv)
 {
     check_config c;
     memset(&c, 0, sizeof c);
-    const char *configs = NULL, *mask = NULL;
+    const char *configs = NULL, *junit = NULL, *fit = NULL, *law_file = NULL, *mask = NULL;
     int json = 0;
     cli_strings require = {{NULL}, 0};
     const char *positional[1];
@@ -392,7 +503,12 @@ int cmd_check(int argc, char **argv)
          "fail verdicts that rest on a conjectural value", 0, NULL},
         {"--configs", CLI_STRING, &configs, "FILE", "CSV of configurations (header = flags)", 0,
          NULL},
+        {"--fit", CLI_STRING, &fit, "FILE",
+         "refit the depth-width law from CSV depth,width[,error] and gate on it", 0, NULL},
+        {"--law", CLI_STRING, &law_file, "FILE",
+         "gate on a law saved as JSON (intercept, slope[, params_coeff])", 0, NULL},
         {"--json", CLI_SWITCH, &json, NULL, "print the verdicts as JSON", 0, NULL},
+        {"--junit", CLI_STRING, &junit, "FILE", "also write JUnit XML", 0, NULL},
     };
     int code = cli_parse(&check_doc, argc, argv, opts, sizeof opts / sizeof opts[0], positional,
                          0, &npos);
@@ -408,39 +524,49 @@ int cmd_check(int argc, char **argv)
             return cli_usage_error("check", "--mask: too long");
         snprintf(c.mask, sizeof c.mask, "%s", mask);
     }
-    json_t *out = json_array();
-    size_t failures = 0, count = 0;
+    if (configs != NULL && (c.d || c.heads || c.n || c.head_size || c.layers))
+        return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size "
+                                        "and --layers");
+    check_run run = {0};
+    cli_law_init(&run.law);
+    if (fit != NULL && law_file != NULL)
+        return cli_usage_error("check", "--fit and --law each set the law: give one");
+    code = fit != NULL        ? cli_law_fit("check", fit, &run.law)
+           : law_file != NULL ? cli_law_read("check", law_file, &run.law)
+                              : -1;
+    if (code >= 0)
+        return code;
+    run.configs = json_array();
+    size_t count = 0;
     if (configs != NULL) {
-        if (c.d || c.heads || c.n || c.head_size || c.layers) {
-            json_decref(out);
-            return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size "
-                                            "and --layers");
-        }
-        code = run_configs(configs, &c, json, out, &failures, &count);
+        code = run_configs(configs, &c, &run, &count);
     } else {
-        snprintf(c.label, sizeof c.label, "d=%zu, heads=%zu, n=%zu%s%s", c.d, c.heads, c.n,
-                 c.mask[0] ? ", mask=" : "", c.mask);
-        if (c.layers)
-            snprintf(c.label + strlen(c.label), sizeof c.label - strlen(c.label), ", layers=%zu",
-                     c.layers);
+        single_label(&c);
         code = validate_config(&c);
         if (code < 0)
-            code = evaluate_config(&c, json, out, &failures);
+            code = evaluate_config(&c, &run);
         count = 1;
     }
+    if (code < 0 && junit != NULL)
+        code = write_junit(junit, &run);
     if (code >= 0) {
-        json_decref(out);
+        json_decref(run.configs);
         return code;
     }
     if (json) {
-        code = cli_json_print(json_pack("{s:o, s:I}", "configs", out, "failed_conditions",
-                                        (json_int_t)failures));
+        json_t *out = json_pack("{s:o, s:I}", "configs", run.configs, "failed_conditions",
+                                (json_int_t)run.failures);
+        if (run.uses_law) {
+            json_object_set_new(out, "law", cli_law_json(&run.law));
+            if (run.law.have_fit)
+                json_object_set_new(out, "fit", cli_law_fit_json(&run.law));
+        }
+        code = cli_json_print(out);
         if (code != 0)
             return code;
     } else {
-        json_decref(out);
-        printf("%zu configuration%s, %zu condition%s failed\n", count, count == 1 ? "" : "s",
-               failures, failures == 1 ? "" : "s");
+        print_text(&run, count);
+        json_decref(run.configs);
     }
-    return failures > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return run.failures > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

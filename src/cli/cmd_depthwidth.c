@@ -10,7 +10,7 @@
 static const cli_command_doc depthwidth_doc = {
     "depthwidth",
     "attnrank depthwidth --params N | --layers L | --d D | --layers L --d D | --fit FILE\n"
-    "       [--intercept A --slope B] [--tolerance T] [--json]",
+    "       [--fit FILE | --law FILE | --intercept A --slope B] [--tolerance T] [--json]",
     "Allocation by the fitted transition law ln(d_x) = A + B L (default the paper's\n"
     "A = 5.039, B = 0.0555) with N_params = 12 L d_x^2:\n"
     "  --params N         optimal depth L* and width for a parameter budget\n"
@@ -20,22 +20,29 @@ static const cli_command_doc depthwidth_doc = {
     "                     depth-inefficient (too deep), and whether L is within\n"
     "                     --tolerance (default 0.15) of the optimal depth for its size\n"
     "  --fit FILE         refit ln(width) = A + B depth from CSV 'depth,width[,error]'\n"
-    "                     (error = standard error of the width; weighted fit if given)\n"
-    "The theory's threshold L_th = log_3(d_x) is reported beside the fitted one.",
+    "                     (error = standard error of the width; weighted fit if given);\n"
+    "                     with --params, --layers or --d: refit, then apply the refit law\n"
+    "  --law FILE         apply a law saved as JSON (`depthwidth --fit --json` output)\n"
+    "The theory's threshold L_th = log_3(d_x) is reported beside the fitted one. The\n"
+    "constants 5.039 and 0.0555 come from secondary summaries of Levine et al. 2020\n"
+    "(docs/theory/depth-width.md); refit them from your own points with --fit.",
 };
 
 typedef struct dw_args {
     double params, intercept, slope, tolerance;
     size_t layers, d;
     int params_seen, layers_seen, d_seen, intercept_seen, slope_seen, json;
-    const char *fit;
+    const char *fit, *law_file;
+    cli_law applied; /* the law every mode uses, with its source */
 } dw_args;
 
-static json_t *law_json(const ar_dw_law *law)
+/* The "law" object of every mode; with a refit, also the fit's "fit". */
+static json_t *mode_json(const dw_args *a, const char *mode)
 {
-    return json_pack("{s:o, s:o, s:o}", "intercept", cli_json_real(law->intercept), "slope",
-                     cli_json_real(law->slope), "params_coeff",
-                     cli_json_real(law->params_coeff));
+    json_t *o = json_pack("{s:s, s:o}", "mode", mode, "law", cli_law_json(&a->applied));
+    if (a->applied.have_fit)
+        json_object_set_new(o, "fit", cli_law_fit_json(&a->applied));
+    return o;
 }
 
 static int do_optimum(const dw_args *a, const ar_dw_law *law)
@@ -45,12 +52,14 @@ static int do_optimum(const dw_args *a, const ar_dw_law *law)
     if (rc != AR_OK)
         return cli_usage_error("depthwidth", "--params %g: no optimum under this law (%s)",
                                a->params, ar_strerror(rc));
-    if (a->json)
-        return cli_json_print(json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "mode", "optimum",
-                                        "law", law_json(law), "total_params",
-                                        cli_json_real(o.params), "optimal_layers",
-                                        cli_json_real(o.layers), "optimal_d",
-                                        cli_json_real(o.d), "l_th", cli_json_real(o.l_th)));
+    if (a->json) {
+        json_t *j = mode_json(a, "optimum");
+        json_object_set_new(j, "total_params", cli_json_real(o.params));
+        json_object_set_new(j, "optimal_layers", cli_json_real(o.layers));
+        json_object_set_new(j, "optimal_d", cli_json_real(o.d));
+        json_object_set_new(j, "l_th", cli_json_real(o.l_th));
+        return cli_json_print(j);
+    }
     printf("budget               %.4g parameters (N = %g L d^2)\n", o.params, law->params_coeff);
     printf("optimal_layers       %.2f  (L* on the transition line ln d = %g + %g L)\n", o.layers,
            law->intercept, law->slope);
@@ -66,11 +75,13 @@ static int do_transition_d(const dw_args *a, const ar_dw_law *law)
     int rc = ar_dw_transition_d(law, (double)a->layers, &d);
     if (rc != AR_OK)
         return cli_status_error("depthwidth", rc, NULL, "transition width");
-    if (a->json)
-        return cli_json_print(json_pack("{s:s, s:o, s:I, s:o, s:o}", "mode", "transition_d",
-                                        "law", law_json(law), "layers", (json_int_t)a->layers,
-                                        "transition_d", cli_json_real(d), "l_th",
-                                        cli_json_real(ar_dw_l_th(d))));
+    if (a->json) {
+        json_t *j = mode_json(a, "transition_d");
+        json_object_set_new(j, "layers", json_integer((json_int_t)a->layers));
+        json_object_set_new(j, "transition_d", cli_json_real(d));
+        json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th(d)));
+        return cli_json_print(j);
+    }
     printf("transition_d         %.1f  for L = %zu (ln d = %g + %g L)\n", d, a->layers,
            law->intercept, law->slope);
     printf("L_th = log_3(d)      %.2f\n", ar_dw_l_th(d));
@@ -83,11 +94,13 @@ static int do_transition_layers(const dw_args *a, const ar_dw_law *law)
     int rc = ar_dw_transition_layers(law, (double)a->d, &l);
     if (rc != AR_OK)
         return cli_usage_error("depthwidth", "transition depth undefined (slope %g)", law->slope);
-    if (a->json)
-        return cli_json_print(json_pack("{s:s, s:o, s:I, s:o, s:o}", "mode",
-                                        "transition_layers", "law", law_json(law), "d",
-                                        (json_int_t)a->d, "transition_layers", cli_json_real(l),
-                                        "l_th", cli_json_real(ar_dw_l_th((double)a->d))));
+    if (a->json) {
+        json_t *j = mode_json(a, "transition_layers");
+        json_object_set_new(j, "d", json_integer((json_int_t)a->d));
+        json_object_set_new(j, "transition_layers", cli_json_real(l));
+        json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th((double)a->d)));
+        return cli_json_print(j);
+    }
     printf("transition_layers    %.2f  for d = %zu%s\n", l, a->d,
            l < 0 ? " (negative: this width is past the transition at every depth)" : "");
     printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n",
@@ -102,14 +115,15 @@ static int do_verdict(const dw_args *a, const ar_dw_law *law)
     if (rc != AR_OK)
         return cli_usage_error("depthwidth", "no verdict under this law (%s)", ar_strerror(rc));
     if (a->json) {
-        json_t *o = json_pack("{s:s, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
-                              "verdict", "law", law_json(law), "layers", (json_int_t)a->layers,
-                              "d", (json_int_t)a->d, "total_params", cli_json_real(v.params),
-                              "transition_layers", cli_json_real(v.transition_layers),
-                              "transition_d", cli_json_real(v.transition_d), "optimal_layers",
-                              cli_json_real(v.optimal_layers), "optimal_d",
-                              cli_json_real(v.optimal_d), "depth_ratio",
-                              cli_json_real(v.depth_ratio));
+        json_t *o = mode_json(a, "verdict");
+        json_object_set_new(o, "layers", json_integer((json_int_t)a->layers));
+        json_object_set_new(o, "d", json_integer((json_int_t)a->d));
+        json_object_set_new(o, "total_params", cli_json_real(v.params));
+        json_object_set_new(o, "transition_layers", cli_json_real(v.transition_layers));
+        json_object_set_new(o, "transition_d", cli_json_real(v.transition_d));
+        json_object_set_new(o, "optimal_layers", cli_json_real(v.optimal_layers));
+        json_object_set_new(o, "optimal_d", cli_json_real(v.optimal_d));
+        json_object_set_new(o, "depth_ratio", cli_json_real(v.depth_ratio));
         json_object_set_new(o, "verdict", json_string(ar_dw_verdict_name(&v)));
         json_object_set_new(o, "depth_efficient", json_boolean(v.depth_efficient));
         json_object_set_new(o, "near_optimal", json_boolean(v.near_optimal));
@@ -131,36 +145,37 @@ static int do_verdict(const dw_args *a, const ar_dw_law *law)
     return 0;
 }
 
+/* --fit alone: the refit itself (flat JSON, as before --fit combined). */
 static int do_fit(const dw_args *a)
 {
-    ar_dw_points pts;
-    ar_error err = {{0}};
-    int rc = ar_dw_points_read(a->fit, &pts, &err);
-    if (rc != AR_OK)
-        return cli_status_error("depthwidth", rc, &err, NULL);
-    ar_dw_fit f;
-    rc = ar_dw_fit_points(pts.depth, pts.width, pts.error, pts.n, &f, &err);
-    ar_dw_points_free(&pts);
-    if (rc != AR_OK)
-        return cli_status_error("depthwidth", rc, &err, a->fit);
     if (a->json) {
-        json_t *o = json_pack("{s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-                              "mode", "fit", "file", a->fit, "points", (json_int_t)f.npoints,
-                              "weighted", f.weighted, "intercept", cli_json_real(f.intercept),
-                              "slope", cli_json_real(f.slope), "intercept_err",
-                              cli_json_real(f.intercept_err), "slope_err",
-                              cli_json_real(f.slope_err), "covariance", cli_json_real(f.cov),
-                              "r2", cli_json_real(f.r2), "chi2", cli_json_real(f.chi2),
-                              "chi2_red", cli_json_real(f.chi2_red));
+        json_t *o = cli_law_fit_json(&a->applied);
+        json_object_set_new(o, "mode", json_string("fit"));
         return cli_json_print(o);
     }
-    printf("fit of ln(width) = intercept + slope * depth, %zu points, %s\n", f.npoints,
-           f.weighted ? "weighted by 1/(error/width)^2" : "unweighted (unit errors on ln width)");
-    printf("intercept            %.6g +- %.3g\n", f.intercept, f.intercept_err);
-    printf("slope                %.6g +- %.3g\n", f.slope, f.slope_err);
-    printf("R^2                  %.6g\n", f.r2);
-    printf("chi2_red             %.6g  (chi2 %.6g)\n", f.chi2_red, f.chi2);
+    cli_law_print_fit(&a->applied);
     return 0;
+}
+
+/* The law the modes apply: paper, --fit, --law or --intercept/--slope. */
+static int resolve_law(dw_args *a)
+{
+    cli_law_init(&a->applied);
+    int given = a->intercept_seen || a->slope_seen;
+    if ((a->fit != NULL) + (a->law_file != NULL) + given > 1)
+        return cli_usage_error("depthwidth", "--fit, --law and --intercept/--slope each set the "
+                                             "law: give one");
+    if (a->fit != NULL)
+        return cli_law_fit("depthwidth", a->fit, &a->applied);
+    if (a->law_file != NULL)
+        return cli_law_read("depthwidth", a->law_file, &a->applied);
+    if (a->intercept_seen)
+        a->applied.law.intercept = a->intercept;
+    if (a->slope_seen)
+        a->applied.law.slope = a->slope;
+    if (given)
+        a->applied.source = "given";
+    return -1;
 }
 
 int cmd_depthwidth(int argc, char **argv)
@@ -172,8 +187,10 @@ int cmd_depthwidth(int argc, char **argv)
          &a.params_seen},
         {"--layers", CLI_SIZE, &a.layers, "L", "depth", 1, &a.layers_seen},
         {"--d", CLI_SIZE, &a.d, "D", "width d_x", 1, &a.d_seen},
-        {"--fit", CLI_STRING, &a.fit, "FILE", "refit the law from CSV depth,width[,error]", 0,
-         NULL},
+        {"--fit", CLI_STRING, &a.fit, "FILE",
+         "refit the law from CSV depth,width[,error]; combine with a mode to apply it", 0, NULL},
+        {"--law", CLI_STRING, &a.law_file, "FILE",
+         "apply a law saved as JSON (intercept, slope[, params_coeff])", 0, NULL},
         {"--intercept", CLI_DOUBLE, &a.intercept, "A", "law intercept (default 5.039)", 0,
          &a.intercept_seen},
         {"--slope", CLI_DOUBLE, &a.slope, "B", "law slope per layer (default 0.0555)", 0,
@@ -186,28 +203,30 @@ int cmd_depthwidth(int argc, char **argv)
                          0, NULL);
     if (code >= 0)
         return code;
-    ar_dw_law law = ar_dw_law_paper();
-    if (a.intercept_seen)
-        law.intercept = a.intercept;
-    if (a.slope_seen)
-        law.slope = a.slope;
     if (!(a.tolerance >= 0.0))
         return cli_usage_error("depthwidth", "--tolerance: must be >= 0, got %g", a.tolerance);
-    int modes = (a.params_seen != 0) + (a.fit != NULL) + ((a.layers_seen || a.d_seen) != 0);
-    if (modes == 0)
+    int modes = (a.params_seen != 0) + ((a.layers_seen || a.d_seen) != 0);
+    if (modes == 0 && a.fit == NULL)
         return cli_usage_error("depthwidth",
                                "give one of --params N, --layers L, --d D or --fit FILE");
     if (modes > 1)
-        return cli_usage_error("depthwidth",
-                               "--params, --fit and --layers/--d are separate modes: give one");
-    if (a.params_seen) {
-        if (!(a.params > 0.0))
-            return cli_usage_error("depthwidth", "--params: must be > 0, got %g", a.params);
-        return do_optimum(&a, &law);
-    }
-    if (a.fit != NULL)
+        return cli_usage_error("depthwidth", "--params and --layers/--d are separate modes: "
+                                             "give one");
+    if (a.params_seen && !(a.params > 0.0))
+        return cli_usage_error("depthwidth", "--params: must be > 0, got %g", a.params);
+    code = resolve_law(&a);
+    if (code >= 0)
+        return code;
+    if (modes == 0)
         return do_fit(&a);
+    const ar_dw_law *law = &a.applied.law;
+    if (a.applied.have_fit && !a.json) {
+        cli_law_print_fit(&a.applied);
+        printf("\napplying the refit law:\n");
+    }
+    if (a.params_seen)
+        return do_optimum(&a, law);
     if (a.layers_seen && a.d_seen)
-        return do_verdict(&a, &law);
-    return a.layers_seen ? do_transition_d(&a, &law) : do_transition_layers(&a, &law);
+        return do_verdict(&a, law);
+    return a.layers_seen ? do_transition_d(&a, law) : do_transition_layers(&a, law);
 }

@@ -9,6 +9,7 @@
 
 typedef struct sbn_args {
     const char *file;
+    const char *key; /* --key: array of an .npz */
     size_t d, max_iter, show;
     int d_seen, bias, json, no_fit;
     uint64_t seed;
@@ -21,8 +22,8 @@ typedef struct sbn_args {
 static const cli_command_doc sbn_doc = {
     "softmax-bottleneck",
     "attnrank softmax-bottleneck P.npy --d D [--bias] [--json]",
-    "P is a row-stochastic N x V matrix (contexts x vocabulary, entries > 0; .npy or\n"
-    "CSV). An output layer of width d gives logits H W^T (H: N x d, W: V x d), with\n"
+    "P is a row-stochastic N x V matrix (contexts x vocabulary, entries > 0; .npy,\n"
+    ".npz or CSV). An output layer of width d gives logits H W^T (H: N x d, W: V x d), with\n"
     "--bias also + 1 b^T. Reports the exact required width, rank(L0 Pi_V) with\n"
     "L0 = log P and Pi_V the row centring (with --bias rank(Pi_N L0 Pi_V)); ranks use\n"
     "a threshold relative to ||L0||_2; whether d suffices; Yang et al.'s condition\n"
@@ -37,16 +38,10 @@ static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
 {
     *o = ar_sbn_opts_default();
     o->rank.precision = stored;
-    if (a->precision != NULL) {
-        if (strcmp(a->precision, "float64") == 0)
-            o->rank.precision = AR_PREC_F64;
-        else if (strcmp(a->precision, "float32") == 0)
-            o->rank.precision = AR_PREC_F32;
-        else
-            return cli_usage_error("softmax-bottleneck",
-                                   "--precision: expected float64 or float32, got '%s'",
-                                   a->precision);
-    }
+    if (a->precision != NULL && cli_parse_precision(a->precision, &o->rank.precision) != 0)
+        return cli_usage_error("softmax-bottleneck",
+                               "--precision: expected float64, float32 or float16, got '%s'",
+                               a->precision);
     if (a->rtol_seen && a->rtol < 0.0)
         return cli_usage_error("softmax-bottleneck", "--rtol: must be >= 0, got %g", a->rtol);
     if (a->atol < 0.0)
@@ -177,7 +172,8 @@ static int run(const sbn_args *a)
 {
     ar_array arr;
     ar_error err = {{0}};
-    int rc = ar_matrix_file_read(a->file, &arr, (size_t)(cli_memory_limit() / 8), &err);
+    int rc =
+        ar_matrix_file_read_key(a->file, a->key, &arr, (size_t)(cli_memory_limit() / 8), &err);
     if (rc != AR_OK)
         return cli_status_error("softmax-bottleneck", rc, &err, NULL);
     ar_sbn_opts o;
@@ -227,10 +223,12 @@ int cmd_softmax_bottleneck(int argc, char **argv)
         {"--bias", CLI_SWITCH, &a.bias, NULL, "allow a per-word output bias", 0, NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON on stdout", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE", "write the logit error for every width k", 0, NULL},
+        {"--key", CLI_STRING, &a.key, "NAME", "the array of an .npz archive (default: its only one)",
+         0, NULL},
         {"--rtol", CLI_DOUBLE, &a.rtol, "R",
          "rank tolerance relative to sigma_1(log P) (default max(N,V) * eps)", 0, &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
-        {"--precision", CLI_STRING, &a.precision, "float64|float32",
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16",
          "precision whose epsilon sets the default tolerances (default: as stored)", 0, NULL},
         {"--sum-tol", CLI_DOUBLE, &a.sum_tol, "T",
          "allowed |row sum - 1| (default 2 max(V,4) eps)", 0, &a.sum_tol_seen},

@@ -1,5 +1,6 @@
 /* attnrank spectrum: singular spectrum, numerical rank and every rank metric
- * of matrices from a file (.npy stacks, CSV) or of generated attention heads. */
+ * of matrices from a file (.npy stacks, .npz, CSV) or of generated attention
+ * heads. */
 #include "cli.h"
 #include "spectrum_dist.h"
 
@@ -10,6 +11,7 @@
 
 typedef struct spectrum_args {
     const char *file;
+    const char *key;       /* --key: array of an .npz */
     int random_attention;
     size_t n, d, heads, head_size, head;
     int head_size_seen, head_seen;
@@ -101,15 +103,35 @@ static json_t *item_json(const spectrum_item *it)
     return o;
 }
 
-/* CSV plot data: slice, index, sigma, sigma / sigma_1, cumulative energy. */
-static int write_csv(const char *path, const spectrum_item *items, size_t count)
+/* Names of the stack-index columns: one per leading axis, so a plot can
+ * group by any of them.  A 4-D stack is PyTorch's batch x heads ("b,h"),
+ * random attention has one head axis ("head"), anything else i0, i1, ... */
+static void index_column_name(size_t nindex, int heads, size_t axis, char *out, size_t len)
+{
+    if (heads && nindex == 1)
+        snprintf(out, len, "head");
+    else if (nindex == 2)
+        snprintf(out, len, "%s", axis == 0 ? "b" : "h");
+    else
+        snprintf(out, len, "i%zu", axis);
+}
+
+/* CSV plot data: the stack indices, then index (1-based position of the
+ * value), sigma, sigma / sigma_1, cumulative energy. */
+static int write_csv(const char *path, const spectrum_item *items, size_t count, int heads)
 {
     ar_atomic_file af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("spectrum", rc, &err, NULL);
-    fprintf(af.fp, "slice,index,sigma,sigma_normalised,cumulative_energy\n");
+    size_t nindex = count > 0 ? items[0].nindex : 0;
+    for (size_t a = 0; a < nindex; a++) {
+        char name[32];
+        index_column_name(nindex, heads, a, name, sizeof name);
+        fprintf(af.fp, "%s,", name);
+    }
+    fprintf(af.fp, "index,sigma,sigma_normalised,cumulative_energy\n");
     for (size_t t = 0; t < count; t++) {
         const spectrum_item *it = &items[t];
         double total = 0.0, acc = 0.0;
@@ -118,7 +140,9 @@ static int write_csv(const char *path, const spectrum_item *items, size_t count)
         for (size_t i = 0; i < it->k; i++) {
             acc += it->s[i] * it->s[i];
             double top = it->s[0] > 0.0 ? it->s[0] : 1.0;
-            fprintf(af.fp, "%zu,%zu,%.17g,%.17g,%.17g\n", t, i + 1, it->s[i], it->s[i] / top,
+            for (size_t a = 0; a < it->nindex; a++)
+                fprintf(af.fp, "%zu,", it->index[a]);
+            fprintf(af.fp, "%zu,%.17g,%.17g,%.17g\n", i + 1, it->s[i], it->s[i] / top,
                     total > 0.0 ? acc / total : 0.0);
         }
     }
@@ -160,7 +184,7 @@ static int report(const spectrum_args *args, const char *source, spectrum_item *
                   size_t count)
 {
     if (args->csv != NULL) {
-        int rc = write_csv(args->csv, items, count);
+        int rc = write_csv(args->csv, items, count, args->random_attention);
         if (rc != 0)
             return rc;
     }
@@ -179,15 +203,10 @@ static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_
 {
     *opts = ar_rank_opts_default();
     opts->precision = stored;
-    if (args->precision != NULL) {
-        if (strcmp(args->precision, "float64") == 0)
-            opts->precision = AR_PREC_F64;
-        else if (strcmp(args->precision, "float32") == 0)
-            opts->precision = AR_PREC_F32;
-        else
-            return cli_usage_error("spectrum", "--precision: expected float64 or float32, got '%s'",
-                                   args->precision);
-    }
+    if (args->precision != NULL && cli_parse_precision(args->precision, &opts->precision) != 0)
+        return cli_usage_error("spectrum",
+                               "--precision: expected float64, float32 or float16, got '%s'",
+                               args->precision);
     if (args->rtol_seen && args->rtol < 0.0)
         return cli_usage_error("spectrum", "--rtol: must be >= 0, got %g", args->rtol);
     if (args->atol < 0.0)
@@ -276,7 +295,8 @@ static int run_file(const spectrum_args *args)
     ar_error err = {{0}};
     /* The array plus the SVD workspaces of the threads stay within the
      * memory limit; the reader refuses larger declared sizes up front. */
-    int rc = ar_matrix_file_read(args->file, &arr, (size_t)(cli_memory_limit() / 2), &err);
+    int rc = ar_matrix_file_read_key(args->file, args->key, &arr,
+                                     (size_t)(cli_memory_limit() / 2), &err);
     if (rc != AR_OK)
         return cli_status_error("spectrum", rc, &err, NULL);
     ar_rank_opts opts;
@@ -555,7 +575,7 @@ int cmd_spectrum(int argc, char **argv)
          "relative rank tolerance (default max(m,n) * eps of the stored precision)", 0,
          &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
-        {"--precision", CLI_STRING, &a.precision, "float64|float32",
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16",
          "precision whose epsilon sets the default rtol (default: as stored)", 0, NULL},
         {"--energy", CLI_DOUBLE, &a.energy, "F", "energy fraction for the energy rank (0.99)", 0,
          NULL},
@@ -574,7 +594,11 @@ int cmd_spectrum(int argc, char **argv)
          NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON on stdout", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE",
-         "write plot data: slice,index,sigma,sigma_normalised,cumulative_energy", 0, NULL},
+         "write plot data: one column per stack axis (b,h for batch x heads, else i0,i1,...; "
+         "head for --random-attention), then index,sigma,sigma_normalised,cumulative_energy",
+         0, NULL},
+        {"--key", CLI_STRING, &a.key, "NAME", "the array of an .npz archive (default: its only one)",
+         0, NULL},
     };
     const char *pos[1] = {NULL};
     size_t npos = 0;

@@ -39,21 +39,6 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* XML text with the five special characters escaped. */
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 typedef struct verify_run {
     const verify_check *check;
     verify_result result;
@@ -92,15 +77,15 @@ static int write_junit(const char *path, const verify_run *runs, size_t count, s
         if (timings)
             fprintf(f, " time=\"%.3f\"", runs[i].seconds);
         fprintf(f, ">\n      <system-out>");
-        xml_text(f, runs[i].check->statement);
+        cli_xml_text(f, runs[i].check->statement);
         fputs(" | ", f);
-        xml_text(f, runs[i].result.instance);
+        cli_xml_text(f, runs[i].result.instance);
         fputs(" | ", f);
-        xml_text(f, verdict);
+        cli_xml_text(f, verdict);
         fprintf(f, "</system-out>\n");
         if (!runs[i].passed) {
             fprintf(f, "      <failure message=\"");
-            xml_text(f, verdict);
+            cli_xml_text(f, verdict);
             fprintf(f, "\"/>\n");
         }
         fprintf(f, "    </testcase>\n");

@@ -124,3 +124,17 @@ void cli_progress(int enabled, const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
 }
+
+void cli_xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}

@@ -303,6 +303,11 @@ static int check_sizes(const ar_npy_info *info, const char *path, ar_error *err)
         return ar_error_set(err, AR_EINVAL,
                             "%s: --distributed takes one matrix; the file holds a stack of %zu",
                             path, info->count);
+    if (info->itemsize == 2) /* MPI-IO reads float or double elements only */
+        return ar_error_set(err, AR_EUNSUPPORTED,
+                            "%s: --distributed reads float64 or float32; convert this float16 "
+                            "file (numpy: a.astype('f4')) or run without --distributed",
+                            path);
     if (info->rows > INT32_MAX || info->cols > INT32_MAX)
         return ar_error_set(err, AR_EINVAL, "%s: %zu x %zu exceeds ScaLAPACK's int sizes", path,
                             info->rows, info->cols);

@@ -9,13 +9,16 @@
  * held in memory twice. */
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "attnrank/io.h"
+#include "attnrank/safetensors.h"
 #include "attnrank/status.h"
+#include "npy_internal.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -33,7 +36,7 @@
 /* What the header says about the data. */
 typedef struct npy_header {
     size_t data_offset;
-    size_t itemsize; /* 4 or 8 */
+    size_t itemsize; /* 2, 4 or 8 */
     int big_endian;
     int fortran;
     size_t ndim;
@@ -188,17 +191,17 @@ static int parse_descr(dict_parser *p, npy_header *h)
     /* '=' and '|' mean native or not applicable; numpy never writes them for
      * floats, so treat them as the format's default, little-endian. */
     int valid = n == 3 && (s[0] == '<' || s[0] == '>' || s[0] == '=' || s[0] == '|') &&
-                s[1] == 'f' && (s[2] == '4' || s[2] == '8');
+                s[1] == 'f' && (s[2] == '2' || s[2] == '4' || s[2] == '8');
     if (!valid) {
         char frag[FRAGMENT_LEN];
         make_fragment(s, n, frag, sizeof frag);
         return ar_error_set(p->err, AR_EUNSUPPORTED,
-                            "%s: unsupported dtype '%s' at byte %zu (only float64 and float32: "
-                            "'<f8', '>f8', '<f4', '>f4')",
+                            "%s: unsupported dtype '%s' at byte %zu (only float64, float32 and "
+                            "float16: '<f8', '>f8', '<f4', '>f4', '<f2', '>f2')",
                             p->name, frag, p->base + (size_t)(s - p->text));
     }
     h->big_endian = s[0] == '>';
-    h->itemsize = s[2] == '8' ? 8 : 4;
+    h->itemsize = (size_t)(s[2] - '0');
     return AR_OK;
 }
 
@@ -380,8 +383,11 @@ static int read_preamble(npy_source *src, size_t *header_start, size_t *header_l
     size_t cmp = got < NPY_MAGIC_LEN ? got : NPY_MAGIC_LEN;
     if (memcmp(pre, NPY_MAGIC, cmp) != 0)
         return ar_error_set(err, AR_EFORMAT,
-                            "%s: not a .npy file: bad magic at byte 0 (expected \\x93NUMPY)",
-                            src->name);
+                            "%s: not a .npy file: bad magic at byte 0 (expected \\x93NUMPY)%s",
+                            src->name,
+                            got >= 2 && pre[0] == 'P' && pre[1] == 'K'
+                                ? "; it starts like a zip archive (an .npz from numpy.savez?)"
+                                : "");
     if (got < 8)
         return ar_error_set(err, AR_EFORMAT, "%s: truncated header: file ends at byte %zu",
                             src->name, got);
@@ -569,6 +575,8 @@ static double decode_element(const unsigned char *b, size_t itemsize, int big_en
         memcpy(&d, &u, sizeof d);
         return d;
     }
+    if (itemsize == 2) /* what model.half() exports; every value exact in double */
+        return ar_half_to_double((uint16_t)u);
     uint32_t u32 = (uint32_t)u;
     float f;
     memcpy(&f, &u32, sizeof f);
@@ -733,7 +741,9 @@ static void fill_dims(ar_array *out, const npy_header *h)
         out->rows = h->shape[h->ndim - 2];
     for (size_t a = 0; a + 2 < h->ndim; a++)
         out->count *= h->shape[a];
-    out->precision = h->itemsize == 4 ? AR_PREC_F32 : AR_PREC_F64;
+    out->precision = h->itemsize == 2   ? AR_PREC_F16
+                     : h->itemsize == 4 ? AR_PREC_F32
+                                        : AR_PREC_F64;
 }
 
 /* Large arrays on 2 MB boundaries, with transparent huge pages asked for
@@ -787,14 +797,20 @@ static void array_reset(ar_array *a)
     a->precision = AR_PREC_F64;
 }
 
+int ar_npy_parse_named(const unsigned char *buf, size_t len, const char *name, ar_array *out,
+                       size_t max_bytes, ar_error *err)
+{
+    if (out == NULL || (buf == NULL && len > 0))
+        return ar_error_set(err, AR_EINVAL, "%s: NULL argument", name ? name : "<buffer>");
+    array_reset(out);
+    npy_source src = {name ? name : "<buffer>", NULL, buf, len, 0, 1, len};
+    return npy_load(&src, out, max_bytes, err);
+}
+
 int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, size_t max_bytes,
                  ar_error *err)
 {
-    if (out == NULL || (buf == NULL && len > 0))
-        return ar_error_set(err, AR_EINVAL, "<buffer>: NULL argument");
-    array_reset(out);
-    npy_source src = {"<buffer>", NULL, buf, len, 0, 1, len};
-    return npy_load(&src, out, max_bytes, err);
+    return ar_npy_parse_named(buf, len, "<buffer>", out, max_bytes, err);
 }
 
 /* Open path as an npy_source with its size when it is a regular file. */
@@ -875,23 +891,52 @@ int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err
     return rc;
 }
 
-static int has_npy_extension(const char *path)
+static int has_extension(const char *path, const char *ext)
 {
-    size_t n = strlen(path);
-    if (n < 4)
+    size_t n = strlen(path), k = strlen(ext);
+    return n >= k && strcasecmp(path + n - k, ext) == 0;
+}
+
+/* What the first bytes say: 'n' for .npy, 'z' for a zip (.npz), 0 for
+ * anything else (CSV) or an unreadable file (the reader then reports it). */
+static int sniff_format(const char *path)
+{
+    unsigned char head[NPY_MAGIC_LEN] = {0};
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
         return 0;
-    const char *ext = path + n - 4;
-    return ext[0] == '.' && (ext[1] == 'n' || ext[1] == 'N') && (ext[2] == 'p' || ext[2] == 'P') &&
-           (ext[3] == 'y' || ext[3] == 'Y');
+    size_t got = fread(head, 1, sizeof head, fp);
+    fclose(fp);
+    if (got >= NPY_MAGIC_LEN && memcmp(head, NPY_MAGIC, NPY_MAGIC_LEN) == 0)
+        return 'n';
+    if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
+        return 'z';
+    return 0;
+}
+
+int ar_matrix_file_read_key(const char *path, const char *key, ar_array *out, size_t max_bytes,
+                            ar_error *err)
+{
+    if (path == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "ar_matrix_file_read: NULL argument");
+    /* Content first: an .npz saved under another name, or an .npy named
+     * .csv, is still read for what it is (a zip once read as CSV gave
+     * "'PK...' is not a number"). */
+    int format = sniff_format(path);
+    if (format == 'z' || (format == 0 && has_extension(path, ".npz")))
+        return ar_npz_read(path, key, out, max_bytes, err);
+    if (key != NULL)
+        return ar_error_set(err, AR_EINVAL, "%s: --key NAME selects an array of an .npz archive; "
+                                            "this file is not one",
+                            path);
+    if (format == 'n' || has_extension(path, ".npy"))
+        return ar_npy_read(path, out, max_bytes, err);
+    return ar_csv_read_ex(path, out, max_bytes, err);
 }
 
 int ar_matrix_file_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err)
 {
-    if (path == NULL || out == NULL)
-        return ar_error_set(err, AR_EINVAL, "ar_matrix_file_read: NULL argument");
-    if (has_npy_extension(path))
-        return ar_npy_read(path, out, max_bytes, err);
-    return ar_csv_read_ex(path, out, max_bytes, err);
+    return ar_matrix_file_read_key(path, NULL, out, max_bytes, err);
 }
 
 /* ---- ar_array --------------------------------------------------------- */

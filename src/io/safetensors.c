@@ -632,7 +632,10 @@ static int open_index(ar_safetensors *st, const char *index, ar_error *err)
     json_t *map = json_object_get(root, "weight_map");
     size_t n = json_is_object(map) ? json_object_size(map) : 0;
     if (!json_is_object(map))
-        rc = ar_error_set(err, AR_EFORMAT, "%s: no \"weight_map\" object", index);
+        rc = ar_error_set(err, AR_EFORMAT,
+                          "%s: not a sharded-model index (no \"weight_map\" object): give the "
+                          "model directory or a .safetensors file",
+                          index);
     else if (n == 0)
         rc = ar_error_set(err, AR_EFORMAT, "%s: \"weight_map\" is empty", index);
     const char **names = rc == AR_OK ? malloc(n * sizeof *names) : NULL;
@@ -748,6 +751,12 @@ int ar_safetensors_open(ar_safetensors **out, const char *path, ar_error *err)
     int rc;
     if (is_dir)
         rc = open_dir(st, path, err);
+    else if (ends_with(path, "/config.json") || strcmp(path, "config.json") == 0)
+        /* The file users reach for first, and the one that names no tensors. */
+        rc = ar_error_set(err, AR_EINVAL,
+                          "%s: this is the model's configuration, not its weights: give the "
+                          "model directory (%s) or a .safetensors file",
+                          path, st->dir);
     else if (ends_with(path, ".json"))
         rc = open_index(st, path, err);
     else {

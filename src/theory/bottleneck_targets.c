@@ -49,7 +49,16 @@ int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_pre
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
             double v = AR_AT(p, i, j);
-            if (v < 0.0 || (v == 0.0 && !allow_zeros))
+            /* Smoothing lifts zeros (underflowed probabilities) but cannot
+             * make a negative entry a probability, so each case gets the
+             * hint that applies to it. */
+            if (v < 0.0)
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry (%zu, %zu) = %g is not positive: log P is undefined; "
+                                    "a negative entry is not a probability (--smooth only lifts "
+                                    "zeros: is this a logit or score matrix?)",
+                                    i, j, v);
+            if (v == 0.0 && !allow_zeros)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %g is not positive: log P is undefined "
                                     "(use smoothing, e.g. --smooth 1e-9)",

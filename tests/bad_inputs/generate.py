@@ -81,7 +81,6 @@ write("npy_huge_shape_v2.npy", raw_npy(hdr % "(4000000000, 3)", f8(A), version=(
 # --- .npy: dtypes -----------------------------------------------------------
 write("npy_int64.npy", npy_bytes(np.arange(6, dtype="<i8").reshape(2, 3)))
 write("npy_big_endian_int.npy", npy_bytes(np.arange(6, dtype=">i4").reshape(2, 3)))
-write("npy_float16.npy", npy_bytes(A.astype("<f2")))
 write("npy_complex.npy", npy_bytes(A.astype("<c16")))
 write("npy_object.npy", npy_bytes(np.array([[1.5, None]], dtype=object)))
 write("npy_structured.npy", npy_bytes(np.zeros(2, dtype=[("a", "<f8"), ("b", "<i4")])))
@@ -126,3 +125,24 @@ write("regular_file", b"a regular file: nothing can be created below it\n")
 os.makedirs(os.path.join(HERE, "dir.npy"), exist_ok=True)
 write(os.path.join("dir.npy", ".keep"), b"")
 write("good.csv", b"2.385,0.5\n-1.25,3\n")
+
+# .npz archives (zip files of .npy members) and JSON files that are not what
+# the command wants.
+def write_npz(name, **arrays):
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    write(name, buf.getvalue())
+
+
+write("npz_corrupt.npz", b"PK\x03\x04" + b"\x00" * 40)
+write_npz("npz_two.npz", a=A, b=A.T)
+write_npz("npz_bad_member.npz", a=np.arange(6, dtype="<i4").reshape(2, 3))
+import zipfile
+_buf = io.BytesIO()
+with zipfile.ZipFile(_buf, "w") as _z:
+    _z.writestr("readme.txt", "no arrays here\n")
+write("npz_empty.npz", _buf.getvalue())
+write("npz_not_index.json", b'{"a": 1}\n')
+os.makedirs(os.path.join(HERE, "model_config"), exist_ok=True)
+write(os.path.join("model_config", "config.json"),
+      b'{"model_type": "bert", "hidden_size": 32, "num_attention_heads": 4}\n')

@@ -34,7 +34,7 @@ assert r["total_params"] == tot, (r["total_params"], tot)
 expect_error 2 "does not divide" -- "$AR" params --d 512 --heads 12
 expect_error 2 "needs --d D and --heads H" -- "$AR" params --d 512
 expect_error 2 "takes no size options" -- "$AR" params --paper-tables --d 512
-expect_error 2 "--heads: must be at least 1" -- "$AR" params --d 512 --heads 0
+expect_error 2 "--heads: expected a positive integer, got '0'" -- "$AR" params --d 512 --heads 0
 expect_error 2 "too large" -- "$AR" params --d 512 --heads 8 --layers 99999999999
 expect_error 2 "unknown option" -- "$AR" params --d 512 --heads 8 --bogus
 
@@ -77,8 +77,8 @@ expect 0 "undefined (h does not divide d)" -- "$AR" heads --d 512 --heads 12 --n
 expect 0 "exceeds a cap" -- "$AR" heads --d 2048 --heads 16 --n 200 --samples 1
 expect_error 2 "does not divide" -- "$AR" heads --d 512 --heads 12 --n 128
 expect_error 2 "needs --d D, --heads H and --n N" -- "$AR" heads --d 512 --heads 8
-expect_error 2 "--n: must be at least 1" -- "$AR" heads --d 512 --heads 8 --n 0
-expect_error 2 "expected a non-negative integer" -- "$AR" heads --d 512 --heads -8 --n 4
+expect_error 2 "--n: expected a positive integer, got '0'" -- "$AR" heads --d 512 --heads 8 --n 0
+expect_error 2 "--heads: expected a positive integer, got '-8'" -- "$AR" heads --d 512 --heads -8 --n 4
 
 # ---------------------------------------------------------------- represent
 $PY -c '

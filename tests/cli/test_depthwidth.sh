@@ -50,7 +50,7 @@ expect_error 2 "give one of --params" -- "$AR" depthwidth
 expect_error 2 "separate modes" -- "$AR" depthwidth --params 1e9 --layers 4
 expect_error 2 "--params: must be > 0" -- "$AR" depthwidth --params -5
 expect_error 2 "--params: expected a finite number" -- "$AR" depthwidth --params lots
-expect_error 2 "--layers: must be at least 1" -- "$AR" depthwidth --layers 0
+expect_error 2 "--layers: expected a positive integer, got '0'" -- "$AR" depthwidth --layers 0
 expect_error 2 "ragged.csv: line 2" -- "$AR" depthwidth --fit "$TMP/ragged.csv"
 expect_error 2 "all depths equal" -- "$AR" depthwidth --fit "$TMP/same.csv"
 expect_error 2 "cannot open" -- "$AR" depthwidth --fit "$TMP/none.csv"
@@ -100,7 +100,7 @@ check "no temp files left" test -z "$(ls "$TMP" | grep '\.tmp\.')"
 # ---- seprank: bad input ----
 expect_error 2 "needs --layers L and --d D" -- "$AR" seprank --d 4
 expect_error 2 "--heads 3 does not divide --d 4" -- "$AR" seprank --layers 1 --d 4 --heads 3
-expect_error 2 "--n: must be at least 2" -- "$AR" seprank --layers 1 --d 4 --n 1
+expect_error 2 "--n: expected an integer >= 2, got '1'" -- "$AR" seprank --layers 1 --d 4 --n 1
 expect_error 2 "--partition: partition: position 2 given twice" -- "$AR" seprank --layers 1 --d 2 --n 3 --partition 0,2/2
 expect_error 2 "position 3 missing" -- "$AR" seprank --layers 1 --d 2 --n 4 --partition 0,1/2
 expect_error 2 "exactly one '/'" -- "$AR" seprank --layers 1 --d 2 --n 4 --partition 0,1,2,3
@@ -110,7 +110,7 @@ expect_error 2 "--position 2 out of range" -- "$AR" seprank --layers 1 --d 4 --p
 expect_error 2 "--no-float needs --exact" -- "$AR" seprank --layers 1 --d 4 --no-float
 expect_error 2 "--primes: at most 3" -- "$AR" seprank --layers 1 --d 4 --exact --primes 4
 expect_error 2 "unknown option '--width'" -- "$AR" seprank --layers 1 --width 4
-expect_error 2 "--layers: expected a non-negative integer" -- "$AR" seprank --layers two --d 4
+expect_error 2 "--layers: expected a positive integer, got 'two'" -- "$AR" seprank --layers two --d 4
 : >"$TMP/regular"
 expect_error 2 "cannot create" -- "$AR" seprank --layers 1 --d 2 --csv "$TMP/regular/out.csv"
 finish

@@ -26,6 +26,8 @@ def colsoftmax(s):
 np.save(d + "/p.npy", colsoftmax(rng.standard_normal((6, 6))))
 np.save(d + "/p_planted.npy", colsoftmax(rng.standard_normal((6, 2)) @ rng.standard_normal((2, 6))))
 np.save(d + "/x.npy", rng.standard_normal((8, 6)))
+z = colsoftmax(rng.standard_normal((6, 6))); z[0, 0] = 0; z[:, 0] /= z[:, 0].sum()
+np.save(d + "/p_zero.npy", z)
 np.save(d + "/x_thin.npy", rng.standard_normal((3, 6)))
 att = rng.standard_normal((2, 3, 8, 8))
 att = np.exp(att - att.max(axis=-1, keepdims=True)); att /= att.sum(axis=-1, keepdims=True)
@@ -68,6 +70,7 @@ run_json represent p.npy
 run_json represent p.npy --head-size 2 --weights-out "$TMP/cert"
 run_json represent p_planted.npy --X x.npy --head-size 3
 run_json represent p.npy --X x_thin.npy
+run_json represent p_zero.npy --smooth 1e-9
 run_json softmax-bottleneck next.npy --d 1
 run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
@@ -83,6 +86,7 @@ run_json collapse --layers 3 --n 8 --d 8 --heads 2 --gamma 1 --beta 1
 run_json collapse --layers 3 --n 8 --d 8 --heads 2 --skip --mlp
 run_json check --d 768 --heads 12 --n 512 --layers 12 --require no-bottleneck,depth-efficient,near-optimal-allocation
 run_json check --configs cfg.csv
+run_json check --d 768 --layers 12 --require depth-efficient --fit points.csv
 run_json verify --quick --timings
 
 # All object keys, recursively, one per line.

@@ -63,7 +63,7 @@ expect 0 "rank                 6" -- "$AR" spectrum "$TMP/stack.npy" --precision
 
 # CSV plot data, written atomically
 expect 0 "" -- "$AR" spectrum "$TMP/diag.csv" --csv "$TMP/plot.csv"
-check "plot csv header" grep -q '^slice,index,sigma,sigma_normalised,cumulative_energy$' "$TMP/plot.csv"
+check "plot csv header (one matrix: no index columns)" grep -q '^index,sigma,sigma_normalised,cumulative_energy$' "$TMP/plot.csv"
 check "plot csv rows" test "$(wc -l <"$TMP/plot.csv")" -eq 4
 check "no temp files left" test -z "$(ls "$TMP" | grep '\.tmp\.')"
 
@@ -81,8 +81,8 @@ expect_error 2 "non-finite value" -- "$AR" spectrum "$TMP/nan.csv"
 expect_error 2 "empty.csv" -- "$AR" spectrum "$TMP/empty.csv"
 expect_error 2 "trunc.npy" -- "$AR" spectrum "$TMP/trunc.npy"
 expect_error 2 "unknown option '--bogus'" -- "$AR" spectrum "$TMP/diag.csv" --bogus
-expect_error 2 "--n: must be at least 1" -- "$AR" spectrum --random-attention --n 0 --d 4 --heads 1
-expect_error 2 "--n: expected a non-negative integer, got '-3'" -- "$AR" spectrum --random-attention --n -3 --d 4 --heads 1
+expect_error 2 "--n: expected a positive integer, got '0'" -- "$AR" spectrum --random-attention --n 0 --d 4 --heads 1
+expect_error 2 "--n: expected a positive integer, got '-3'" -- "$AR" spectrum --random-attention --n -3 --d 4 --heads 1
 expect_error 2 "needs --n N" -- "$AR" spectrum --random-attention --d 4 --heads 1
 expect_error 2 "does not divide" -- "$AR" spectrum --random-attention --n 4 --d 10 --heads 3
 expect_error 2 "--axis" -- "$AR" spectrum --random-attention --n 4 --d 4 --heads 1 --axis diag

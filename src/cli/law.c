@@ -1,0 +1,102 @@
+/* The depth-width law a command applies: the paper's, a refit from the
+ * user's transition points (--fit), or one read back from a JSON file
+ * (--law, e.g. what `depthwidth --fit --json` printed).  Shared by
+ * `depthwidth` and `check`, so both read the same files the same way. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void cli_law_init(cli_law *law)
+{
+    memset(law, 0, sizeof *law);
+    law->law = ar_dw_law_paper();
+    law->source = "paper";
+}
+
+int cli_law_fit(const char *cmd, const char *path, cli_law *law)
+{
+    ar_dw_points pts;
+    ar_error err = {{0}};
+    int rc = ar_dw_points_read(path, &pts, &err);
+    if (rc != AR_OK)
+        return cli_status_error(cmd, rc, &err, NULL);
+    rc = ar_dw_fit_points(pts.depth, pts.width, pts.error, pts.n, &law->fit, &err);
+    ar_dw_points_free(&pts);
+    if (rc != AR_OK)
+        return cli_status_error(cmd, rc, &err, path);
+    law->law.intercept = law->fit.intercept;
+    law->law.slope = law->fit.slope;
+    law->have_fit = 1;
+    law->fit_file = path;
+    law->source = "fit";
+    return -1;
+}
+
+/* A finite number under key in obj (or obj["law"]); 0 when absent. */
+static int law_number(json_t *obj, const char *key, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v == NULL && json_is_object(json_object_get(obj, "law")))
+        v = json_object_get(json_object_get(obj, "law"), key);
+    if (!json_is_number(v))
+        return 0;
+    *out = json_number_value(v);
+    return isfinite(*out);
+}
+
+int cli_law_read(const char *cmd, const char *path, cli_law *law)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (root == NULL)
+        return cli_usage_error(cmd, "%s: line %d: not a JSON law file: %s", path, jerr.line,
+                               jerr.text);
+    double a = 0.0, b = 0.0, c = AR_DW_PAPER_PARAMS_COEFF;
+    int ok = json_is_object(root) && law_number(root, "intercept", &a) &&
+             law_number(root, "slope", &b);
+    if (ok && json_object_get(root, "params_coeff") != NULL)
+        ok = law_number(root, "params_coeff", &c) && c > 0.0;
+    json_decref(root);
+    if (!ok)
+        return cli_usage_error(cmd,
+                               "%s: needs numbers \"intercept\" and \"slope\" (and an optional "
+                               "positive \"params_coeff\"), as `depthwidth --fit --json` writes",
+                               path);
+    law->law.intercept = a;
+    law->law.slope = b;
+    law->law.params_coeff = c;
+    law->source = path;
+    return -1;
+}
+
+json_t *cli_law_json(const cli_law *law)
+{
+    return json_pack("{s:o, s:o, s:o, s:s}", "intercept", cli_json_real(law->law.intercept),
+                     "slope", cli_json_real(law->law.slope), "params_coeff",
+                     cli_json_real(law->law.params_coeff), "source", law->source);
+}
+
+json_t *cli_law_fit_json(const cli_law *law)
+{
+    const ar_dw_fit *f = &law->fit;
+    return json_pack("{s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "file",
+                     law->fit_file, "points", (json_int_t)f->npoints, "weighted", f->weighted,
+                     "intercept", cli_json_real(f->intercept), "slope", cli_json_real(f->slope),
+                     "intercept_err", cli_json_real(f->intercept_err), "slope_err",
+                     cli_json_real(f->slope_err), "covariance", cli_json_real(f->cov), "r2",
+                     cli_json_real(f->r2), "chi2", cli_json_real(f->chi2), "chi2_red",
+                     cli_json_real(f->chi2_red));
+}
+
+void cli_law_print_fit(const cli_law *law)
+{
+    const ar_dw_fit *f = &law->fit;
+    printf("fit of ln(width) = intercept + slope * depth, %zu points, %s\n", f->npoints,
+           f->weighted ? "weighted by 1/(error/width)^2" : "unweighted (unit errors on ln width)");
+    printf("intercept            %.6g +- %.3g\n", f->intercept, f->intercept_err);
+    printf("slope                %.6g +- %.3g\n", f->slope, f->slope_err);
+    printf("R^2                  %.6g\n", f->r2);
+    printf("chi2_red             %.6g  (chi2 %.6g)\n", f->chi2_red, f->chi2);
+}
