@@ -149,6 +149,8 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
             cli_print_help(doc, opts, nopts);
             return CLI_EXIT_OK;
         }
+        if (strcmp(arg, "--help-json") == 0)
+            return cli_print_help_json(doc, opts, nopts);
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         const cli_option *o = find_option(opts, nopts, arg, name_len);
@@ -205,4 +207,19 @@ int cli_parse_precision(const char *text, ar_precision *out)
             return 0;
         }
     return -1;
+}
+
+/* The help as data, for the generators of the man page and the bash
+ * completion (scripts/gen-man): the same texts as --help, nothing else. */
+int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size_t nopts)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < nopts; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:b}", "name", opts[i].name,
+                                              "metavar", opts[i].metavar, "help", opts[i].help,
+                                              "repeatable", opts[i].kind == CLI_STRINGS));
+    json_array_append_new(list, json_pack("{s:s, s:n, s:s, s:b}", "name", "--help", "metavar",
+                                          "help", "show this help and exit", "repeatable", 0));
+    return cli_json_print(json_pack("{s:s, s:s, s:s, s:o}", "name", doc->name, "usage",
+                                    doc->usage, "summary", doc->summary, "options", list));
 }

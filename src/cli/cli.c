@@ -37,6 +37,19 @@ static void print_main_help(void)
            "Exit status: 0 ok, 1 a checked condition failed, 2 bad input, 3 internal error.\n");
 }
 
+/* The subcommand list as data, for scripts/gen-man. */
+static int print_main_help_json(void)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s}", "name", commands[i].name, "summary",
+                                              commands[i].summary));
+    return cli_json_print(json_pack("{s:s, s:s, s:o}", "version", ar_version(), "summary",
+                                    "Exact linear algebra for the rank and expressivity of "
+                                    "attention.",
+                                    "subcommands", list));
+}
+
 int ar_cli_main(int argc, char **argv)
 {
     cli_setup_process();
@@ -47,6 +60,8 @@ int ar_cli_main(int argc, char **argv)
         print_main_help();
         return CLI_EXIT_OK;
     }
+    if (strcmp(name, "--help-json") == 0)
+        return print_main_help_json();
     if (strcmp(name, "--version") == 0) {
         printf("attnrank %s\n", ar_version());
         return CLI_EXIT_OK;

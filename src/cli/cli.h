@@ -59,6 +59,10 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
               size_t nopts, const char **positional, size_t max_positional,
               size_t *npositional);
 void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
+/* `attnrank CMD --help-json` (not listed by --help): usage, summary and the
+ * option table as JSON, from which the build generates attnrank.1 and the
+ * bash completion.  Returns 0 (or 3 if printing fails). */
+int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
 /* A count as every integer option takes it: decimal digits, or an integral
  * value in exponent form up to 2^53 ("1e3").  0 on success, -1 otherwise. */
 int cli_parse_count(const char *text, uint64_t *out);

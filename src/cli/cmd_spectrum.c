@@ -53,10 +53,10 @@ static const cli_command_doc spectrum_doc = {
     "of docs/theory/spectra.md: stable rank, Roy-Vetterli rank, participation ratio,\n"
     "energy rank and nuclear rank. FILE is .npy (float64/float32/float16; arrays of\n"
     "rank > 2 are stacks of matrices, analysed per slice), .npz (one array, or\n"
-    "--key NAME) or CSV. With --random-attention the\n"
-    "matrices are the logits (or scores) of each head of a random layer on a random\n"
-    "input X (d x n, tokens as columns); logit spectra come from the factors\n"
-    "(W_k X)^T (W_q X), whose rank must equal min(d_p, d, n).",
+    "--key NAME) or CSV. With --random-attention the matrices are the logits (or\n"
+    "scores) of each head of a random layer on a random input X (d x n, tokens as\n"
+    "columns); logit spectra come from the factors (W_k X)^T (W_q X), whose rank\n"
+    "must equal min(d_p, d, n).",
 };
 
 static int print_item_text(const spectrum_item *it, size_t max_print)
