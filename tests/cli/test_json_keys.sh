@@ -35,6 +35,15 @@ np.save(d + "/stack.npy", att.astype(np.float32))
 h, w = rng.standard_normal((5, 2)), rng.standard_normal((9, 2))
 l = h @ w.T; p = np.exp(l - l.max(axis=1, keepdims=True)); p /= p.sum(axis=1, keepdims=True)
 np.save(d + "/next.npy", p)
+# row-stochastic masked maps (rows as queries): causal and a sliding window
+n = 8
+for name, allowed in (("causal", lambda i, j: j <= i), ("window", lambda i, j: i - 3 < j <= i),
+                      ("prefix", lambda i, j: j < 2 or j <= i),
+                      ("docs", lambda i, j: j <= i and i // 4 == j // 4),
+                      ("sink", lambda i, j: j == 0 or i - 3 < j <= i)):
+    m = np.array([[allowed(i, j) for j in range(n)] for i in range(n)])
+    e = np.where(m, np.exp(rng.standard_normal((n, n))), 0.0)
+    np.save(d + "/" + name + ".npy", e / e.sum(axis=1, keepdims=True))
 PY
 printf 'depth,width\n6,215\n12,300\n24,585\n48,2215\n' >"$TMP/points.csv"
 printf 'depth,width,error\n6,215,5\n12,300,8\n24,585,20\n48,2215,60\n' >"$TMP/points_err.csv"
@@ -71,6 +80,12 @@ run_json represent p.npy --head-size 2 --weights-out "$TMP/cert"
 run_json represent p_planted.npy --X x.npy --head-size 3
 run_json represent p.npy --X x_thin.npy
 run_json represent p_zero.npy --smooth 1e-9
+run_json represent causal.npy --mask causal --axis row
+run_json represent causal.npy --mask auto --axis row --head-size 2
+run_json represent window.npy --mask window:3 --axis row
+run_json represent prefix.npy --mask prefix:2 --axis row
+run_json represent docs.npy --mask docs:4/4 --axis row
+run_json represent sink.npy --mask sink:1+window:3 --axis row
 run_json softmax-bottleneck next.npy --d 1
 run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
