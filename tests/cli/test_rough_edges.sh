@@ -157,7 +157,8 @@ expect 0 "" -- "$AR" weights "$TMP/model"
 # ---- represent: the hint fits the entry ----
 printf '0,0.5\n1,0.5\n' >"$TMP/zero.csv"
 printf '%s\n' '-0.25,0.5' '1.25,0.5' >"$TMP/neg.csv"
-expect_error 2 "(use smoothing, e.g. --smooth 1e-9)" -- "$AR" represent "$TMP/zero.csv"
+# (the zero-entry wording belongs to the masked-attention work: a zero may be a mask)
+expect_error 2 "zeros that are underflow need --smooth EPS" -- "$AR" represent "$TMP/zero.csv"
 expect_error 2 "a negative entry is not a probability (--smooth only lifts zeros" -- "$AR" represent "$TMP/neg.csv"
 expect 0 "" -- "$AR" represent "$TMP/zero.csv" --smooth 1e-9
 finish
