@@ -29,6 +29,7 @@
 #include "matrix.h"
 #include "status.h"
 #include "attention.h"
+#include "model_config.h"
 
 typedef enum ar_mask_kind {
     AR_MASK_NONE = 0,
@@ -163,5 +164,32 @@ AR_API int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, 
  * Documents and patterns have a fixed n: AR_EUNSUPPORTED. */
 AR_API int ar_mask_longest_context(const ar_mask *mask, size_t head_size, size_t *n_max,
                                    int *unbounded, ar_generic_status *status, ar_error *err);
+
+/* ------------------------------------------------------------------ */
+/* The masks of a model family                                          */
+/* ------------------------------------------------------------------ */
+
+#define AR_MODEL_MAX_KINDS 2
+typedef struct ar_model_masks {
+    size_t count;                 /* layer kinds: 1, or 2 (alternating, encoder-decoder) */
+    struct {
+        ar_mask mask;             /* parametric: nothing to free */
+        size_t layers;            /* layers of this kind; 0 when the config does not say */
+        char label[40];           /* "all layers", "windowed layers", "global layers", ... */
+    } kind[AR_MODEL_MAX_KINDS];
+    char reason[320];             /* which keys decided, e.g. "model_type mistral: causal with
+                                     sliding_window 4096" */
+} ar_model_masks;
+
+/* The self-attention masks a config implies: bidirectional for encoders
+ * (BERT, RoBERTa, DeBERTa, ELECTRA, ...), causal for decoders (GPT-2,
+ * GPT-J, GPT-NeoX, LLaMA, Mistral, Qwen2, Gemma, Phi, Falcon, OPT, ...), a
+ * window where sliding_window is set and not disabled by
+ * use_sliding_window: false, Gemma-2/3's alternating windowed and global
+ * layers, both kinds for encoder-decoders.  Decided by is_encoder_decoder,
+ * is_decoder, model_type and architectures[0], in that order; an unknown
+ * family is AR_EUNSUPPORTED with a message asking for the mask. */
+AR_API int ar_model_masks_from_config(const ar_model_config *cfg, ar_model_masks *masks,
+                                      ar_error *err);
 
 #endif

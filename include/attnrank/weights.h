@@ -3,11 +3,32 @@
  * tolerance set by the storage precision, the rank metrics of docs/theory/spectra.md
  * and the head-size verdict of the low-rank bottleneck (docs/theory/low-rank-bottleneck.md).
  *
+ * Rank of stored weights (docs/weights.md, "Rank of stored weights").  A
+ * head's circuit is computed from factors A = W_q^h, B = W_k^h as stored, each
+ * entry rounded to nearest in F32, F16 or BF16 (unit roundoff u).  Two
+ * thresholds are reported for every head, with the rank above each:
+ *   certain  tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B, with
+ *            e_A = u ||A||_F + a_sub sqrt(#entries of A) >= ||dA||_2 (a_sub:
+ *            the absolute error of the subnormal range, F16 2^-25).  By Weyl no
+ *            singular value of the stored product is more than tau_cert away
+ *            from the unrounded one: values above it are certainly not storage
+ *            noise.  Worst case (aligned errors), hence loose.
+ *   default  rule "uniform-rounding-mc": the rounding errors modelled as
+ *            independent, dA_ij uniform in [-h_ij, h_ij], h_ij = max(u |a_ij|,
+ *            a_sub); the spectral norm of the first-order perturbation
+ *            dA^T B + A^T dB = [dA; A]^T [B; dB] is drawn noise_draws times
+ *            (seeded per head) from the factors, and the cut is
+ *            min(noise_factor x the largest draw, tau_cert).
+ * Both are floored by the float64 arithmetic of the analysis, d 2^-53
+ * ||A||_2 ||B||_2 (added to tau_cert; a lower bound of the default cut).
+ * --rtol/--atol replace the default rule (the two thresholds are still
+ * reported).
+ *
  * Conventions.  One head's logits are S = X^T W_k^T W_q X / sqrt(d_head)
  * (tokens as columns), so the head can only produce logit matrices of rank
  * <= rank(W_q^h^T W_k^h) <= d_head.  The circuit is d x d; its spectrum is
  * computed from the two d_head x d factors (thin QR of each, SVD of the
- * d_head x d_head core: ar_spectrum_svals_factored), never from the dense
+ * d_head x d_head core: ar_weights_head_factored), never from the dense
  * product.  Singular values are those of W_q^h^T W_k^h itself (without the
  * 1 / sqrt(d_head) scale, which changes no rank).  Q/K biases do not enter the
  * circuit and are ignored: they add to the logits a term constant for each
@@ -35,10 +56,13 @@
 #define ATTNRANK_WEIGHTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "bottleneck.h"
+#include "matrix.h"
 #include "rank.h"
 #include "safetensors.h"
+#include "model_config.h"
 #include "status.h"
 
 typedef enum ar_weights_family {
@@ -62,24 +86,8 @@ AR_API const char *ar_weights_family_k_pattern(ar_weights_family family);
 AR_API int ar_weights_pattern_match(const char *pattern, const char *name, size_t *layer,
                                     size_t *prefix_len);
 
-/* Hyper-parameters from a Hugging Face config.json; 0 means absent. */
-typedef struct ar_model_config {
-    size_t hidden_size;     /* hidden_size | n_embd | d_model */
-    size_t heads;           /* num_attention_heads | n_head | num_heads */
-    size_t kv_heads;        /* num_key_value_heads | num_kv_heads */
-    size_t head_dim;        /* head_dim */
-    size_t layers;          /* num_hidden_layers | n_layer | num_layers */
-    size_t max_positions;   /* max_position_embeddings | n_positions | n_ctx */
-    int rotary;             /* rope_theta, rope_scaling, rotary_dim, rotary_pct or
-                               position_embedding_type "rotary" present */
-    char model_type[64];    /* "" when absent */
-} ar_model_config;
-
-/* Read / parse a config.json.  Absent keys (or null values) stay 0; a
- * present key that is not a positive integer is AR_EFORMAT. */
-AR_API int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err);
-AR_API int ar_model_config_parse(const char *text, size_t len, const char *name,
-                                 ar_model_config *cfg, ar_error *err);
+/* Hyper-parameters from config.json: ar_model_config, read by
+ * ar_model_config_read (model_config.h, the io layer). */
 
 /* Unit roundoff of a storage precision: F64 2^-53, F32 2^-24, F16 2^-11,
  * BF16 2^-8 (half of ar_precision_eps). */
@@ -89,8 +97,57 @@ AR_API double ar_weights_unit_roundoff(ar_precision p);
  * error of the stored factors is a random-like perturbation of relative size
  * u per entry, whose spectral norm grows like sqrt(dimension), not like the
  * dimension (the worst-case max(m, n) * eps rule of numpy would call a rank-3
- * F16 head rank 1 or 0 at d = 768; float64's rule calls it full rank). */
+ * F16 head rank 1 or 0 at d = 768; float64's rule calls it full rank).
+ * No longer the default (it cuts at 0.25 sigma_1 in BF16 at d = 4096, where a
+ * full-rank head decaying to 1e-2 read 39 of 128): kept for comparison. */
 AR_API double ar_weights_default_rtol(ar_precision p, size_t m, size_t n);
+
+/* Absolute rounding error bound of the subnormal range of a storage type,
+ * half its subnormal spacing: F16 2^-25, BF16 2^-134, F32 2^-150; F64 2^-1074
+ * (the smallest double, an upper bound of 2^-1075). */
+AR_API double ar_weights_subnormal_abs(ar_precision p);
+
+/* Rank rules.  "uniform-rounding-mc" is the default; "given" is --rtol/--atol
+ * (cut = max(atol, rtol sigma_1), a missing rtol counting as 0). */
+typedef enum ar_weights_rule {
+    AR_WRULE_NOISE = 0,
+    AR_WRULE_GIVEN = 1
+} ar_weights_rule;
+
+AR_API const char *ar_weights_rule_name(ar_weights_rule rule);
+
+#define AR_WEIGHTS_NOISE_DRAWS 4      /* Monte Carlo draws per head */
+#define AR_WEIGHTS_NOISE_FACTOR 4.0   /* safety factor on the largest draw */
+#define AR_WEIGHTS_NOISE_MAX_DRAWS 1000
+
+/* Storage-noise analysis of one head (see the top of this file). */
+typedef struct ar_weights_noise {
+    double unit_roundoff;   /* u of the storage type */
+    double subnormal_abs;   /* a_sub */
+    double norm_a, norm_b;  /* ||A||_2, ||B||_2 (float64) */
+    double fro_a, fro_b;    /* ||A||_F, ||B||_F */
+    double err_a, err_b;    /* e_A, e_B: bounds of ||dA||_F, ||dB||_F */
+    double arith_floor;     /* d 2^-53 ||A||_2 ||B||_2 */
+    double tau_cert;        /* certain threshold (arith_floor included) */
+    size_t certain_rank;    /* singular values > tau_cert */
+    uint64_t seed;          /* this head's seed (ar_seed_derive of base, layer, head) */
+    size_t draws;
+    double factor;
+    double draw_max, draw_min; /* ||dA^T B + A^T dB||_2 over the draws */
+    double tau_noise;       /* default threshold */
+    int capped;             /* factor x draw_max exceeded tau_cert: cut = tau_cert */
+    size_t default_rank;    /* singular values > tau_noise */
+} ar_weights_noise;
+
+/* One head from its stored factors a = W_q^h, b = W_k^h (both d_head x d,
+ * values as decoded from the storage type): the circuit spectrum s (min(d_head,
+ * d) values of a^T b, descending, from thin QRs of a^T, b^T and the SVD of the
+ * core) and the storage-noise analysis with the given seed, draws (1 ..
+ * AR_WEIGHTS_NOISE_MAX_DRAWS) and factor (> 0).  noise may be NULL (spectrum
+ * only).  Non-finite factors give AR_ENONFINITE. */
+AR_API int ar_weights_head_factored(const ar_matrix *a, const ar_matrix *b, ar_precision storage,
+                                    uint64_t seed, size_t draws, double factor, double *s,
+                                    ar_weights_noise *noise);
 
 typedef void (*ar_weights_progress_fn)(void *ctx, size_t done, size_t total, size_t layer);
 
@@ -100,8 +157,11 @@ typedef struct ar_weights_opts {
     size_t layer_first, layer_last;
     const char *q_pattern;     /* both or neither: user naming convention */
     const char *k_pattern;
-    double rtol;               /* < 0: ar_weights_default_rtol(storage, d, d) */
-    double atol;               /* >= 0 (default 0) */
+    double rtol;               /* >= 0: the given rule (replaces the default) */
+    double atol;               /* > 0: the given rule too (default 0) */
+    uint64_t seed;             /* base seed of the default rule (default 0) */
+    size_t noise_draws;        /* default AR_WEIGHTS_NOISE_DRAWS */
+    double noise_factor;       /* default AR_WEIGHTS_NOISE_FACTOR */
     double energy_fraction;    /* energy rank fraction (default 0.99) */
     size_t heads, head_dim, kv_heads;  /* overrides of config.json / shapes (0: auto) */
     size_t context;            /* override of max_position_embeddings (0: config) */
@@ -117,7 +177,10 @@ typedef struct ar_qk_head {
     size_t layer, head, kv_head;
     ar_precision precision;   /* the coarser of the q and k storage types */
     double *singular_values;  /* min(d_head, d) values of W_q^h^T W_k^h, descending */
-    ar_rank_metrics metrics;  /* of the d x d circuit: rank, threshold, rtol, ... */
+    ar_rank_metrics metrics;  /* of the d x d circuit under the rule in force: rank,
+                                 threshold (default rule: tau_noise, rtol = tau_noise /
+                                 sigma_1, atol 0), ... */
+    ar_weights_noise noise;   /* both thresholds and ranks, seed, draws, factor */
     size_t reach_context;     /* min(rank, n - 1) at the context length (0 if unknown) */
     int bottleneck_context;   /* reach_context < n - 1 */
     size_t reach_n;           /* the same at opts.n */
@@ -151,8 +214,13 @@ typedef struct ar_weights_report {
     size_t *layer_index;          /* nlayers */
     char **q_names, **k_names;    /* nlayers */
     /* tolerance */
-    int rtol_given;
-    double rtol, atol;            /* rtol as used (per head it is in metrics) */
+    ar_weights_rule rule;         /* rule in force */
+    int rtol_given;               /* rule == AR_WRULE_GIVEN (--rtol or --atol) */
+    double rtol, atol;            /* given rule: as used (rtol 0 if only atol);
+                                     default rule: rtol -1 (per head in metrics) */
+    uint64_t seed;                /* base seed */
+    size_t noise_draws;
+    double noise_factor;
     ar_precision precision;       /* coarsest storage precision seen */
     double energy_fraction;
     /* per head: nlayers * heads entries, layer-major */
@@ -162,6 +230,8 @@ typedef struct ar_weights_report {
     size_t rank_min, rank_max;
     double rank_mean, roy_vetterli_mean, stable_rank_mean;
     size_t rank_deficient;        /* heads with rank < min(d_head, d) */
+    size_t certain_rank_min, certain_rank_max, default_rank_min, default_rank_max;
+    double certain_rank_mean, default_rank_mean;
 } ar_weights_report;
 
 /* Analyse a model directory, a .safetensors file or an index.  Reads
@@ -174,6 +244,16 @@ AR_API int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_con
                                     const ar_weights_opts *opts, ar_weights_report *rep,
                                     ar_error *err);
 AR_API void ar_weights_report_free(ar_weights_report *rep);
+/* One head from its factors (d_head x d each, values as decoded from the
+ * storage type), as ar_weights_analyze_model analyses it: spectrum into
+ * singular_values (min(d_head, d) values; out->singular_values points there),
+ * metrics under the rule of opts (NULL: defaults), both thresholds with the
+ * seed derived from opts->seed and (layer, head), and the verdict at opts->n
+ * (the context length is unknown here: reach_context 0). */
+AR_API int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk,
+                                      ar_precision storage, size_t layer, size_t head,
+                                      const ar_weights_opts *opts, double *singular_values,
+                                      ar_qk_head *out, ar_error *err);
 /* Head k of layer position l (0 <= l < nlayers). */
 AR_API const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k);
 

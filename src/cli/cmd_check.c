@@ -31,6 +31,7 @@ typedef struct check_config {
     int requires;
     char mask[128];   /* empty: bidirectional */
     int strict;       /* a verdict resting on a conjectural value fails */
+    char config[1024];/* a model's config.json: sizes and masks not given otherwise */
 } check_config;
 
 /* What every configuration is judged against, and where verdicts go.
@@ -68,7 +69,11 @@ static const cli_command_doc check_doc = {
     "names the status of the value it rests on (proved, verified, conjectural) and\n"
     "--strict fails a verdict that rests on a conjectural value.\n"
     "--require may be repeated or take a comma-separated list. With --configs, the\n"
-    "CSV header names the columns: d, heads, n, head-size, layers, mask, require\n"
+    "--config config.json takes d, heads, the head size, n and the masks of the model's\n"
+    "family from a Hugging Face config (flags override it; a verdict per layer kind\n"
+    "when layers alternate, e.g. Gemma-2's windowed and global layers).\n"
+    "CSV header names the columns: d, heads, n, head-size, layers, mask, config\n"
+    "(a config.json path relative to the CSV), require\n"
     "(conditions separated by ';'), name; --require on the command line applies to\n"
     "rows without a require column. --junit FILE also writes JUnit XML (one test case per\n"
     "configuration and condition). Exit status: 0 all hold, 1 a condition fails,\n"
@@ -140,7 +145,7 @@ static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, 
         snprintf(why, len, "head size %zu >= %s and d = %zu >= n: one head reaches every %s"
                  "attention pattern",
                  h->dp, need, c->d, rep.masked ? "generic " : "");
-    else if (c->d < c->n)
+    else if (h->dp >= rep.needed_head_size) /* only the width fails */
         snprintf(why, len,
                  "d = %zu < n = %zu: X cannot have full column rank, some patterns are "
                  "unreachable at any head size",
@@ -148,8 +153,9 @@ static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, 
     else
         snprintf(why, len,
                  "head size %zu < %s: deficit %zu; longest sequence without bottleneck %zu; "
-                 "largest head count without it %zu",
-                 h->dp, need, h->rank_deficit, h->max_seq_len, rep.max_heads_exact);
+                 "largest head count without it %zu%s",
+                 h->dp, need, h->rank_deficit, h->max_seq_len, rep.max_heads_exact,
+                 c->d < c->n ? "; also d < n: no input of full column rank" : "");
     return -1;
 }
 
@@ -242,10 +248,68 @@ static int validate_config(check_config *c)
     return -1;
 }
 
+/* ---- config.json ---- */
+
+/* Sizes the configuration does not give, from the model's config.json. */
+static int fill_from_model(check_config *c, const ar_model_config *m)
+{
+    const struct {
+        size_t value;
+        size_t *dst;
+        const char *key;
+    } fill[] = {{m->hidden_size, &c->d, "hidden_size"},
+                {m->heads, &c->heads, "num_attention_heads"},
+                {m->max_positions, &c->n, "max_position_embeddings"}};
+    for (size_t k = 0; k < sizeof fill / sizeof fill[0]; k++) {
+        if (*fill[k].dst == 0)
+            *fill[k].dst = fill[k].value;
+        if (*fill[k].dst == 0)
+            return cli_usage_error("check", "%s: no %s (or its aliases); give it", c->config,
+                                   fill[k].key);
+    }
+    if (c->head_size == 0 && m->head_dim > 0 &&
+        (c->d % c->heads != 0 || m->head_dim != c->d / c->heads))
+        c->head_size = m->head_dim;
+    return -1;
+}
+
+/* A configuration with a config.json: one verdict per layer kind of the
+ * model (windowed and global layers, encoder and decoder), each labelled;
+ * without one, the configuration as it stands. */
+static int evaluate_model(check_config *c, check_run *run)
+{
+    if (c->config[0] == '\0')
+        return evaluate_config(c, run);
+    ar_model_config m;
+    ar_error err = {{0}};
+    int rc = ar_model_config_read(c->config, &m, &err);
+    if (rc != AR_OK)
+        return cli_status_error("check", rc, &err, c->label);
+    int code = fill_from_model(c, &m);
+    ar_model_masks masks;
+    memset(&masks, 0, sizeof masks);
+    if (code < 0 && c->mask[0] == '\0' && ar_model_masks_from_config(&m, &masks, &err) != AR_OK)
+        code = cli_usage_error("check", "%s: %s", c->config, err.msg);
+    if (code < 0 && c->mask[0] != '\0')
+        masks.count = 1; /* the stated mask */
+    for (size_t k = 0; code < 0 && k < masks.count; k++) {
+        check_config one = *c;
+        if (c->mask[0] == '\0')
+            ar_mask_format(&masks.kind[k].mask, one.mask, sizeof one.mask);
+        if (masks.count > 1 || c->mask[0] == '\0')
+            snprintf(one.label + strlen(one.label), sizeof one.label - strlen(one.label),
+                     " [%s: %s]", c->mask[0] ? "mask" : masks.kind[k].label, one.mask);
+        code = validate_config(&one);
+        if (code < 0)
+            code = evaluate_config(&one, run);
+    }
+    return code;
+}
+
 /* ---- --configs FILE ---- */
 
 typedef struct csv_columns {
-    int d, heads, n, head_size, layers, require, name, mask;
+    int d, heads, n, head_size, layers, require, name, mask, config;
 } csv_columns;
 
 static void trim(char *s)
@@ -278,8 +342,9 @@ static int split_fields(char *line, char **fields)
 static int map_header(const char *path, char **fields, int nf, csv_columns *col)
 {
     int *slots[] = {&col->d, &col->heads, &col->n, &col->head_size, &col->layers,
-                    &col->require, &col->name, &col->mask};
-    const char *names[] = {"d", "heads", "n", "head-size", "layers", "require", "name", "mask"};
+                    &col->require, &col->name, &col->mask, &col->config};
+    const char *names[] = {"d",       "heads", "n",    "head-size", "layers",
+                           "require", "name",  "mask", "config"};
     const size_t nslots = sizeof names / sizeof names[0];
     for (size_t s = 0; s < nslots; s++)
         *slots[s] = -1;
@@ -294,8 +359,8 @@ static int map_header(const char *path, char **fields, int nf, csv_columns *col)
             return cli_usage_error("check", "%s: line 1: unknown column '%s'", path, fields[i]);
         *slots[s] = i;
     }
-    if (col->d < 0)
-        return cli_usage_error("check", "%s: line 1: header needs a column d", path);
+    if (col->d < 0 && col->config < 0)
+        return cli_usage_error("check", "%s: line 1: header needs a column d (or config)", path);
     return -1;
 }
 
@@ -340,13 +405,23 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
             return cli_usage_error("check", "%s: line %zu: unknown condition '%s'", path, line,
                                    bad);
     }
+    if (col->config >= 0 && f[col->config][0] != '\0') {
+        /* relative to the CSV, so a configs file travels with its models */
+        const char *slash = strrchr(path, '/'), *cfg = f[col->config];
+        int dir = cfg[0] != '/' && slash != NULL ? (int)(slash - path + 1) : 0;
+        if ((size_t)snprintf(c->config, sizeof c->config, "%.*s%s", dir, path, cfg) >=
+            sizeof c->config)
+            return cli_usage_error("check", "%s: line %zu: config path too long", path, line);
+    }
     if (col->name >= 0 && f[col->name][0] != '\0')
         snprintf(c->label, sizeof c->label, "%s", f[col->name]);
+    else if (c->config[0])
+        snprintf(c->label, sizeof c->label, "%s line %zu (%.160s)", path, line, c->config);
     else
         snprintf(c->label, sizeof c->label, "%s line %zu (d=%zu, heads=%zu, n=%zu)", path, line,
                  c->d, c->heads, c->n);
     (void)nf;
-    return validate_config(c);
+    return c->config[0] ? -1 : validate_config(c);
 }
 
 static int run_configs(const char *path, const check_config *defaults, check_run *run,
@@ -385,7 +460,7 @@ static int run_configs(const char *path, const check_config *defaults, check_run
         check_config c;
         code = row_to_config(path, lineno, fields, nf, &col, defaults, &c);
         if (code < 0)
-            code = evaluate_config(&c, run);
+            code = evaluate_model(&c, run);
         (*count)++;
     }
     fclose(fp);
@@ -465,6 +540,10 @@ static void single_label(check_config *c)
 {
     /* The flags given, in the order d, heads, n, mask, layers. */
     size_t used = 0;
+    if (c->config[0]) {
+        snprintf(c->label, sizeof c->label, "%.250s", c->config);
+        return;
+    }
     const struct { const char *name; size_t v; } parts[] = {
         {"d", c->d}, {"heads", c->heads}, {"n", c->n}, {"mask", 0}, {"layers", c->layers}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
@@ -483,7 +562,8 @@ int cmd_check(int argc, char **argv)
 {
     check_config c;
     memset(&c, 0, sizeof c);
-    const char *configs = NULL, *junit = NULL, *fit = NULL, *law_file = NULL, *mask = NULL;
+    const char *configs = NULL, *junit = NULL, *fit = NULL, *law_file = NULL, *mask = NULL,
+               *model = NULL;
     int json = 0;
     cli_strings require = {{NULL}, 0};
     const char *positional[1];
@@ -501,6 +581,8 @@ int cmd_check(int argc, char **argv)
          0, NULL},
         {"--strict", CLI_SWITCH, &c.strict, NULL,
          "fail verdicts that rest on a conjectural value", 0, NULL},
+        {"--config", CLI_STRING, &model, "FILE",
+         "a model's config.json: d, heads, head size, n and the family's masks", 0, NULL},
         {"--configs", CLI_STRING, &configs, "FILE", "CSV of configurations (header = flags)", 0,
          NULL},
         {"--fit", CLI_STRING, &fit, "FILE",
@@ -524,9 +606,11 @@ int cmd_check(int argc, char **argv)
             return cli_usage_error("check", "--mask: too long");
         snprintf(c.mask, sizeof c.mask, "%s", mask);
     }
-    if (configs != NULL && (c.d || c.heads || c.n || c.head_size || c.layers))
-        return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size "
-                                        "and --layers");
+    if (configs != NULL && (c.d || c.heads || c.n || c.head_size || c.layers || model))
+        return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size, "
+                                        "--layers and --config");
+    if (model != NULL && snprintf(c.config, sizeof c.config, "%s", model) >= (int)sizeof c.config)
+        return cli_usage_error("check", "--config: path too long");
     check_run run = {0};
     cli_law_init(&run.law);
     if (fit != NULL && law_file != NULL)
@@ -542,8 +626,8 @@ int cmd_check(int argc, char **argv)
         code = run_configs(configs, &c, &run, &count);
     } else {
         single_label(&c);
-        code = validate_config(&c);
-        if (code < 0)
+        code = c.config[0] ? evaluate_model(&c, &run) : validate_config(&c);
+        if (code < 0 && c.config[0] == '\0')
             code = evaluate_config(&c, &run);
         count = 1;
     }

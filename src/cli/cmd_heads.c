@@ -11,14 +11,15 @@ typedef struct heads_args {
     size_t d, heads, n, head_size, samples;
     int d_seen, heads_seen, n_seen, head_size_seen;
     uint64_t seed;
-    const char *mask_text;
+    const char *mask_text, *config;
     int json;
 } heads_args;
 
 static const cli_command_doc heads_doc = {
     "heads",
     "attnrank heads --d D --heads H --n N [--mask MASK] [--head-size P] [--samples S]\n"
-    "       [--seed S] [--json]",
+    "       [--seed S] [--json]\n"
+    "       attnrank heads --config config.json [--n N] [--mask MASK] [--json]",
     "Head-size bound of an attention layer with width d, h heads and sequence\n"
     "length n. With full-column-rank inputs (needs d >= n) a head reaches every\n"
     "positive attention pattern exactly when d_p >= n - 1; the paper's Theorem 1\n"
@@ -40,7 +41,14 @@ static const cli_command_doc heads_doc = {
     "or conjectural), the worst case, and the longest context without a bottleneck\n"
     "(causal 2 d_p + 1); a bottleneck verdict rests on a proved lower bound, its\n"
     "absence on the generic value's status. The error estimates (bidirectional\n"
-    "targets) are skipped under a mask.",
+    "targets) are skipped under a mask.\n"
+    "--config config.json (a Hugging Face model config) gives d (hidden_size,\n"
+    "n_embd, d_model), h (num_attention_heads, n_head), the head size (head_dim,\n"
+    "else d/h), n (max_position_embeddings, n_positions, n_ctx) and the mask of the\n"
+    "family: bidirectional for encoders, causal for decoders, a window where\n"
+    "sliding_window is set and enabled, one table per layer kind where layers\n"
+    "alternate (Gemma-2/3) or for encoder-decoders; the output says which mask was\n"
+    "assumed and why. Flags override the file; an unknown family needs --mask.",
 };
 
 static const char *yes_no(int b)
@@ -197,12 +205,136 @@ static void print_text(const ar_heads_report *r, int with_errors, const char *ma
                r->n, r->fit_cap, r->logit_cap);
 }
 
+/* One analysis under one mask: the text table, or a JSON object in *out. */
+static int run_one(const heads_args *a, const ar_mask *mask, json_t **out)
+{
+    ar_heads_opts o = ar_heads_opts_default();
+    o.head_size = a->head_size_seen ? a->head_size : 0;
+    o.samples = a->samples;
+    o.seed = a->seed;
+    o.errors = a->samples > 0 && mask->kind == AR_MASK_NONE;
+    o.mask = mask;
+    if (a->n < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_heads_report r;
+    ar_error err = {{0}};
+    int rc = ar_heads_analyze(a->d, a->heads, a->n, &o, &r, &err);
+    if (rc != AR_OK)
+        return cli_status_error("heads", rc, &err, NULL);
+    char mask_text[256];
+    ar_mask_format(mask, mask_text, sizeof mask_text);
+    if (out == NULL) {
+        print_text(&r, o.errors, mask_text);
+        return -1;
+    }
+    *out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d",
+                     (json_int_t)r.d, "heads", (json_int_t)r.h, "n", (json_int_t)r.n,
+                     "needed_head_size", (json_int_t)r.needed_head_size, "max_heads_exact",
+                     (json_int_t)r.max_heads_exact, "max_heads_paper",
+                     (json_int_t)r.max_heads_paper, "standard",
+                     config_json(&r.standard, o.errors, r.masked), "fixed",
+                     config_json(&r.fixed, o.errors, r.masked), "seed", cli_json_u64(r.seed),
+                     "samples", (json_int_t)r.samples, "errors_capped", r.errors_capped);
+    json_object_set_new(*out, "mask", cli_json_mask(mask));
+    json_t *g = cli_json_generic(&r.generic);
+    json_object_update(*out, g);
+    json_decref(g);
+    return -1;
+}
+
+/* --config: sizes the flags did not give, and the masks of the family. */
+static int apply_config(heads_args *a, ar_model_config *cfg, ar_model_masks *masks)
+{
+    ar_error err = {{0}};
+    int rc = ar_model_config_read(a->config, cfg, &err);
+    if (rc != AR_OK)
+        return cli_status_error("heads", rc, &err, "--config");
+    const struct {
+        size_t value;
+        size_t *dst;
+        int *seen;
+        const char *key;
+    } fill[] = {{cfg->hidden_size, &a->d, &a->d_seen, "hidden_size"},
+                {cfg->heads, &a->heads, &a->heads_seen, "num_attention_heads"},
+                {cfg->max_positions, &a->n, &a->n_seen, "max_position_embeddings"}};
+    for (size_t k = 0; k < sizeof fill / sizeof fill[0]; k++) {
+        if (*fill[k].seen)
+            continue;
+        if (fill[k].value == 0)
+            return cli_usage_error("heads", "%s: no %s (or its aliases); give the flag",
+                                   a->config, fill[k].key);
+        *fill[k].dst = fill[k].value;
+        *fill[k].seen = 1;
+    }
+    /* a head size other than d/h (Gemma: head_dim 256 at d = 3072, h = 16) */
+    if (!a->head_size_seen && cfg->head_dim > 0 &&
+        (a->d % a->heads != 0 || cfg->head_dim != a->d / a->heads)) {
+        a->head_size = cfg->head_dim;
+        a->head_size_seen = 1;
+    }
+    if (a->mask_text != NULL)
+        return -1;
+    rc = ar_model_masks_from_config(cfg, masks, &err);
+    if (rc != AR_OK)
+        return cli_usage_error("heads", "%s: %s", a->config, err.msg);
+    return -1;
+}
+
+static json_t *model_config_json(const char *path, const ar_model_config *c)
+{
+    return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "source", path,
+                     "model_type", c->model_type, "architecture", c->architecture,
+                     "hidden_size", (json_int_t)c->hidden_size, "num_attention_heads",
+                     (json_int_t)c->heads, "num_key_value_heads", (json_int_t)c->kv_heads,
+                     "head_dim", (json_int_t)c->head_dim, "max_position_embeddings",
+                     (json_int_t)c->max_positions, "sliding_window",
+                     (json_int_t)c->sliding_window);
+}
+
+/* Every layer kind of the model (one when --mask is given or the model has
+ * one kind), as text or as a "layer_kinds" array. */
+static int run_kinds(const heads_args *a, const ar_model_config *cfg, ar_model_masks *masks)
+{
+    json_t *kinds = json_array();
+    int code = -1;
+    if (!a->json)
+        printf("model: %s (model_type %s): mask assumed from %s\n\n", a->config,
+               cfg->model_type[0] ? cfg->model_type : "absent", masks->reason);
+    for (size_t k = 0; code < 0 && k < masks->count; k++) {
+        if (!a->json) {
+            char text[64];
+            ar_mask_format(&masks->kind[k].mask, text, sizeof text);
+            printf("%slayer kind: %s", k ? "\n" : "", masks->kind[k].label);
+            if (masks->kind[k].layers > 0)
+                printf(" (%zu layers)", masks->kind[k].layers);
+            printf(", mask %s\n", text);
+        }
+        json_t *one = NULL;
+        code = run_one(a, &masks->kind[k].mask, a->json ? &one : NULL);
+        if (one != NULL) {
+            json_object_set_new(one, "label", json_string(masks->kind[k].label));
+            json_object_set_new(one, "layers", json_integer((json_int_t)masks->kind[k].layers));
+            json_array_append_new(kinds, one);
+        }
+    }
+    if (code >= 0 || !a->json) {
+        json_decref(kinds);
+        return code >= 0 ? code : CLI_EXIT_OK;
+    }
+    return cli_json_print(json_pack("{s:o, s:s, s:o}", "config",
+                                    model_config_json(a->config, cfg), "mask_reason",
+                                    masks->reason, "layer_kinds", kinds));
+}
+
 int cmd_heads(int argc, char **argv)
 {
     heads_args a;
     memset(&a, 0, sizeof a);
     a.samples = 2;
     const cli_option opts[] = {
+        {"--config", CLI_STRING, &a.config, "FILE",
+         "a model's config.json: width, heads, head size, context and the family's mask", 0,
+         NULL},
         {"--d", CLI_SIZE, &a.d, "D", "model width d", 1, &a.d_seen},
         {"--heads", CLI_SIZE, &a.heads, "H", "heads per layer", 1, &a.heads_seen},
         {"--n", CLI_SIZE, &a.n, "N", "sequence length", 1, &a.n_seen},
@@ -221,8 +353,13 @@ int cmd_heads(int argc, char **argv)
                          NULL);
     if (code >= 0)
         return code;
+    ar_model_config cfg;
+    ar_model_masks masks;
+    memset(&masks, 0, sizeof masks);
+    if (a.config != NULL && (code = apply_config(&a, &cfg, &masks)) >= 0)
+        return code;
     if (!a.d_seen || !a.heads_seen || !a.n_seen)
-        return cli_usage_error("heads", "needs --d D, --heads H and --n N");
+        return cli_usage_error("heads", "needs --d D, --heads H and --n N (or --config FILE)");
     if (!a.head_size_seen && a.d % a.heads != 0)
         return cli_usage_error("heads",
                                "--heads %zu does not divide --d %zu: the standard head size d/h "
@@ -230,46 +367,28 @@ int cmd_heads(int argc, char **argv)
                                a.heads, a.d);
     if (a.n > ((size_t)1 << 24) || a.d > ((size_t)1 << 24) || a.heads > ((size_t)1 << 24))
         return cli_usage_error("heads", "sizes above 2^24 are not supported");
-    ar_mask mask = ar_mask_none();
-    if (a.mask_text != NULL &&
-        (code = cli_mask_from_text("heads", a.mask_text, AR_AXIS_ROW, a.n, 0, &mask, NULL)) >= 0)
-        return code;
-    ar_heads_opts o = ar_heads_opts_default();
-    o.head_size = a.head_size_seen ? a.head_size : 0;
-    o.samples = a.samples;
-    o.seed = a.seed;
-    o.errors = a.samples > 0 && mask.kind == AR_MASK_NONE;
-    o.mask = &mask;
-    if (a.n < 512)
-        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
-    ar_heads_report r;
-    ar_error err = {{0}};
-    int rc = ar_heads_analyze(a.d, a.heads, a.n, &o, &r, &err);
-    char mask_text[256];
-    ar_mask_format(&mask, mask_text, sizeof mask_text);
-    json_t *mask_json = cli_json_mask(&mask);
-    ar_mask_free(&mask);
-    if (rc != AR_OK) {
-        json_decref(mask_json);
-        return cli_status_error("heads", rc, &err, NULL);
+    if (a.mask_text != NULL || a.config == NULL) {
+        masks.count = 1;
+        masks.kind[0].mask = ar_mask_none();
+        snprintf(masks.kind[0].label, sizeof masks.kind[0].label, "all layers");
+        snprintf(masks.reason, sizeof masks.reason, a.mask_text ? "--mask" : "no mask given");
+        if (a.mask_text != NULL &&
+            (code = cli_mask_from_text("heads", a.mask_text, AR_AXIS_ROW, a.n, 0,
+                                       &masks.kind[0].mask, NULL)) >= 0)
+            return code;
     }
-    if (a.json) {
-        json_t *out = json_pack(
-            "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d", (json_int_t)r.d,
-            "heads", (json_int_t)r.h, "n", (json_int_t)r.n, "needed_head_size",
-            (json_int_t)r.needed_head_size, "max_heads_exact", (json_int_t)r.max_heads_exact,
-            "max_heads_paper", (json_int_t)r.max_heads_paper, "standard",
-            config_json(&r.standard, o.errors, r.masked), "fixed",
-            config_json(&r.fixed, o.errors, r.masked), "seed",
-            cli_json_u64(r.seed), "samples", (json_int_t)r.samples, "errors_capped",
-            r.errors_capped);
-        json_object_set_new(out, "mask", mask_json);
-        json_t *g = cli_json_generic(&r.generic);
-        json_object_update(out, g);
-        json_decref(g);
-        return cli_json_print(out);
+    if (a.config != NULL)
+        code = run_kinds(&a, &cfg, &masks);
+    else if (a.json) {
+        json_t *out = NULL;
+        code = run_one(&a, &masks.kind[0].mask, &out);
+        if (code < 0)
+            code = cli_json_print(out);
+    } else {
+        code = run_one(&a, &masks.kind[0].mask, NULL);
+        code = code < 0 ? CLI_EXIT_OK : code;
     }
-    json_decref(mask_json);
-    print_text(&r, o.errors, mask_text);
-    return CLI_EXIT_OK;
+    for (size_t k = 0; k < masks.count; k++)
+        ar_mask_free(&masks.kind[k].mask);
+    return code;
 }

@@ -53,13 +53,13 @@ static const cli_command_doc represent_doc = {
 };
 
 /* Read one matrix; stacks are refused (represent takes one attention map). */
-static int read_single(const char *path, const char *what, ar_array *arr)
+static int read_single(const char *path, const char *what, int stacks, ar_array *arr)
 {
     ar_error err = {{0}};
     int rc = ar_matrix_file_read(path, arr, (size_t)(cli_memory_limit() / 8), &err);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, &err, NULL);
-    if (arr->count != 1) {
+    if (arr->count != 1 && !stacks) {
         size_t count = arr->count;
         ar_array_free(arr);
         return cli_usage_error("represent",
@@ -430,15 +430,21 @@ static int run(const represent_args *a)
     ar_array parr, xarr;
     memset(&parr, 0, sizeof parr);
     memset(&xarr, 0, sizeof xarr);
-    int code = read_single(a->p_file, "P", &parr);
+    int code = read_single(a->p_file, "P", 1, &parr);
     if (code >= 0)
         return code;
-    if (a->x_file != NULL && (code = read_single(a->x_file, "X", &xarr)) >= 0) {
+    if (a->x_file != NULL && (code = read_single(a->x_file, "X", 0, &xarr)) >= 0) {
         ar_array_free(&parr);
         return code;
     }
     ar_represent_opts ro;
     code = resolve_options(a, &parr, a->x_file ? &xarr : NULL, &ro);
+    if (code < 0 && parr.count > 1) {
+        code = represent_stack(a, &parr, ro.axis);
+        ar_array_free(&parr);
+        ar_array_free(&xarr);
+        return code;
+    }
     ar_matrix p = ar_array_slice(&parr, 0);
     ar_matrix x = a->x_file ? ar_array_slice(&xarr, 0) : ar_matrix_empty();
     if (code < 0 && p.rows != p.cols)

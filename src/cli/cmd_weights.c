@@ -16,6 +16,7 @@ typedef struct weights_args {
     size_t n, heads, head_size, kv_heads, context;
     const char *layer_range, *q_pattern, *k_pattern;
     double rtol, atol, energy;
+    uint64_t seed;
     int rtol_seen;
     int no_config, json;
     const char *csv, *heatmap, *heatmap_metric;
@@ -24,7 +25,7 @@ typedef struct weights_args {
 static const cli_command_doc weights_doc = {
     "weights",
     "attnrank weights MODEL_DIR_OR_FILE [--n N] [--layer-range A-B] [--q-pattern P --k-pattern P]\n"
-    "       [--rtol R] [--json] [--csv FILE] [--heatmap FILE.png]",
+    "       [--seed S] [--rtol R] [--json] [--csv FILE] [--heatmap FILE.png]",
     "Per layer and head of a trained model (safetensors: one file, a directory, or a\n"
     "sharded model.safetensors.index.json), the QK circuit W_q^h^T W_k^h (d x d,\n"
     "rank <= d_head): its singular values from the two factors (never the dense\n"
@@ -36,8 +37,12 @@ static const cli_command_doc weights_doc = {
     "projections are found by the BERT (attention.self.query/key), GPT-2 (fused\n"
     "c_attn, Conv1D layout) and LLaMA (self_attn.q_proj/k_proj, grouped-query)\n"
     "conventions, or by --q-pattern/--k-pattern with a {layer} placeholder (Linear\n"
-    "[out, in] layout). Default rank tolerance: rtol = sqrt(d) x unit roundoff of the\n"
-    "storage type (F16 2^-11, BF16 2^-8, F32 2^-24, F64 2^-53). Q/K biases do not\n"
+    "[out, in] layout). Rank of the stored weights (docs/weights.md), per head, with\n"
+    "u the unit roundoff of the storage type (F16 2^-11, BF16 2^-8, F32 2^-24):\n"
+    "certain rank above tau_cert (Weyl bound of the worst-case rounding error) and\n"
+    "default rank (rule uniform-rounding-mc) above 4 x the largest of 4 seeded\n"
+    "Monte Carlo draws of ||dA^T B + A^T dB||_2, dA_ij uniform in [-u|a_ij|, u|a_ij|]\n"
+    "(capped at tau_cert); --rtol/--atol replace the default rule. Q/K biases do not\n"
     "enter the circuit; rotary embeddings are not applied (reported). The heat map\n"
     "(gnuplot, PNG) shows layer x head of --heatmap-metric (default roy-vetterli).",
 };
@@ -137,6 +142,7 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
         return cli_usage_error("weights", "--energy: must be in (0, 1], got %g", a->energy);
     o->rtol = a->rtol_seen ? a->rtol : -1.0;
     o->atol = a->atol;
+    o->seed = a->seed;
     o->energy_fraction = a->energy;
     if (parse_metric(a->heatmap_metric, metric) != 0)
         return cli_usage_error("weights",
@@ -194,6 +200,40 @@ static const char *roundoff_text(ar_precision p)
     }
 }
 
+static const char *subnormal_text(ar_precision p)
+{
+    switch (p) {
+    case AR_PREC_F16: return "2^-25";
+    case AR_PREC_BF16: return "2^-134";
+    case AR_PREC_F32: return "2^-150";
+    default: return "2^-1074";
+    }
+}
+
+/* The rank rule in force, and both thresholds (docs/weights.md). */
+static void print_rule(const ar_weights_report *r)
+{
+    const char *noise = ar_weights_rule_name(AR_WRULE_NOISE);
+    if (r->rtol_given)
+        printf("  rank rule      given: rtol = %.4g, atol = %.3g, cut = max(atol, rtol x sigma_1) "
+               "(--rtol/--atol replace the default rule %s; storage %s)\n",
+               r->rtol, r->atol, noise, ar_precision_name(r->precision));
+    else
+        printf("  rank rule      %s (default): cut tau_dflt = min(%g x the largest of %zu draws "
+               "of ||dA^T B + A^T dB||_2, tau_cert), dA_ij uniform in [-u|a_ij|, u|a_ij|] "
+               "(a_sub for subnormals), u = %s (%s)\n",
+               noise, r->noise_factor, r->noise_draws, roundoff_text(r->precision),
+               ar_precision_name(r->precision));
+    printf("  certain        tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B, e_A = u ||A||_F + "
+           "a_sub sqrt(#entries), a_sub = %s: singular values above it are certainly not "
+           "storage rounding\n",
+           subnormal_text(r->precision));
+    printf("  seeds          per head ar_seed_derive(%llu, layer, head) (--seed); %s: %zu draws, "
+           "factor %g%s\n",
+           (unsigned long long)r->seed, noise, r->noise_draws, r->noise_factor,
+           r->rtol_given ? " (reported beside the given rule)" : "");
+}
+
 static void print_config(const ar_weights_report *r)
 {
     const ar_model_config *c = &r->config;
@@ -227,14 +267,7 @@ static void print_header(const char *source, const ar_weights_report *r)
                r->config.layers, r->layers_found);
     printf("  circuit        W_q^h^T W_k^h, %zu x %zu, rank <= %zu, spectrum from the factors\n",
            r->d, r->d, r->head_dim < r->d ? r->head_dim : r->d);
-    if (r->rtol_given)
-        printf("  tolerance      rtol = %.4g (given), atol = %.3g; storage %s\n", r->rtol, r->atol,
-               ar_precision_name(r->precision));
-    else
-        printf("  tolerance      rtol = sqrt(%zu) x %s (unit roundoff of %s) = %.4g, atol = %.3g; "
-               "cut = rtol x sigma_1\n",
-               r->d, roundoff_text(r->precision), ar_precision_name(r->precision), r->rtol,
-               r->atol);
+    print_rule(r);
     if (r->q_bias || r->k_bias)
         printf("  note           Q/K biases present: they do not enter the QK circuit\n");
     if (r->rotary)
@@ -253,8 +286,9 @@ static void print_table(const ar_weights_report *r)
         snprintf(ctx_col, sizeof ctx_col, "reach@%zu", r->at_context.n);
     if (r->at_n.defined)
         snprintf(n_col, sizeof n_col, "reach@%zu", r->at_n.n);
-    printf("%5s %4s %3s %5s %11s %10s %8s %8s %8s %6s %8s", "layer", "head", "kv", "rank",
-           "sigma_1", "threshold", "stable", "roy-vet", "partic", "energy", "nuclear");
+    printf("%5s %4s %3s %5s %11s %10s %5s %10s %5s %10s %10s %8s %8s %8s %6s %8s", "layer",
+           "head", "kv", "rank", "sigma_1", "threshold", "cert", "tau_cert", "dflt", "tau_dflt",
+           "seed", "stable", "roy-vet", "partic", "energy", "nuclear");
     if (ctx_col[0])
         printf(" %12s", ctx_col);
     if (n_col[0])
@@ -264,18 +298,22 @@ static void print_table(const ar_weights_report *r)
         for (size_t k = 0; k < r->heads; k++) {
             const ar_qk_head *h = ar_weights_head(r, l, k);
             const ar_rank_metrics *m = &h->metrics;
-            printf("%5zu %4zu %3zu %5zu %11.4e %10.3e %8.3f %8.3f %8.3f %6zu %8.3f", h->layer,
-                   h->head, h->kv_head, m->rank, h->singular_values[0], m->threshold,
-                   m->stable_rank, m->roy_vetterli_rank, m->participation_ratio, m->energy_rank,
-                   m->nuclear_rank);
+            const ar_weights_noise *z = &h->noise;
+            printf("%5zu %4zu %3zu %5zu %11.4e %10.3e %5zu %10.3e %5zu %10.3e %10llu %8.3f %8.3f "
+                   "%8.3f %6zu %8.3f",
+                   h->layer, h->head, h->kv_head, m->rank, h->singular_values[0], m->threshold,
+                   z->certain_rank, z->tau_cert, z->default_rank, z->tau_noise,
+                   (unsigned long long)z->seed, m->stable_rank, m->roy_vetterli_rank,
+                   m->participation_ratio, m->energy_rank, m->nuclear_rank);
             if (ctx_col[0])
                 printf(" %10zu %s", h->reach_context, h->bottleneck_context ? "B" : "-");
             if (n_col[0])
                 printf(" %10zu %s", h->reach_n, h->bottleneck_n ? "B" : "-");
             printf("\n");
         }
-    printf("(reach = min(rank, n - 1), the largest centred logit rank, i.e. minimal head size,\n"
-           " of a pattern the head can produce; B = below n - 1: low-rank bottleneck)\n");
+    printf("(rank, threshold: the rule in force; cert, dflt: singular values above tau_cert and\n"
+           " tau_dflt; reach = min(rank, n - 1), the largest centred logit rank, i.e. minimal\n"
+           " head size, of a pattern the head can produce; B = below n - 1: low-rank bottleneck)\n");
 }
 
 static void print_verdict(const char *label, const ar_weights_verdict *v,
@@ -312,6 +350,11 @@ static void print_summary(const ar_weights_report *r)
     printf("  rank           min %zu, mean %.3f, max %zu (of %zu); %zu head%s rank-deficient\n",
            r->rank_min, r->rank_mean, r->rank_max, r->head_dim < r->d ? r->head_dim : r->d,
            r->rank_deficient, r->rank_deficient == 1 ? "" : "s");
+    printf("  certain/dflt   certain rank min %zu, mean %.3f, max %zu; default rank (%s) min %zu, "
+           "mean %.3f, max %zu\n",
+           r->certain_rank_min, r->certain_rank_mean, r->certain_rank_max,
+           ar_weights_rule_name(AR_WRULE_NOISE), r->default_rank_min, r->default_rank_mean,
+           r->default_rank_max);
     printf("  effective      mean Roy-Vetterli rank %.3f, mean stable rank %.3f\n",
            r->roy_vetterli_mean, r->stable_rank_mean);
     print_verdict("context length", &r->at_context, r);
@@ -361,6 +404,23 @@ static json_t *head_json(const ar_weights_report *r, const ar_qk_head *h)
     json_t *metrics = cli_json_rank_metrics(&h->metrics);
     json_object_update(o, metrics);
     json_decref(metrics);
+    const ar_weights_noise *z = &h->noise;
+    double s1 = h->singular_values[0];
+    json_object_set_new(o, "rule", json_string(ar_weights_rule_name(r->rule)));
+    json_object_set_new(o, "certain_rank", json_integer((json_int_t)z->certain_rank));
+    json_object_set_new(o, "tau_cert", cli_json_real(z->tau_cert));
+    json_object_set_new(o, "default_rank", json_integer((json_int_t)z->default_rank));
+    json_object_set_new(o, "tau_default", cli_json_real(z->tau_noise));
+    json_t *noise = json_pack(
+        "{s:s, s:o, s:I, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "rule",
+        ar_weights_rule_name(AR_WRULE_NOISE), "seed", cli_json_u64(z->seed), "draws",
+        (json_int_t)z->draws, "factor", cli_json_real(z->factor), "draw_max",
+        cli_json_real(z->draw_max), "draw_min", cli_json_real(z->draw_min), "tail",
+        s1 > 0.0 ? cli_json_real(z->draw_max / (z->unit_roundoff * s1)) : json_null(), "capped",
+        z->capped, "norm_a", cli_json_real(z->norm_a), "norm_b", cli_json_real(z->norm_b),
+        "err_a", cli_json_real(z->err_a), "err_b", cli_json_real(z->err_b), "arith_floor",
+        cli_json_real(z->arith_floor));
+    json_object_set_new(o, "noise", noise);
     size_t k = r->head_dim < r->d ? r->head_dim : r->d;
     json_object_set_new(o, "singular_values", cli_json_array_doubles(h->singular_values, k));
     if (r->at_context.defined) {
@@ -409,13 +469,26 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
                             json_string("rotary position embeddings not applied: the circuit "
                                         "is analysed at relative position 0"));
     json_object_set_new(o, "qk_biases_ignored", json_boolean(r->q_bias || r->k_bias));
-    json_object_set_new(
-        o, "tolerance",
-        json_pack("{s:s, s:o, s:o, s:s, s:o}", "rule",
-                  r->rtol_given ? "given" : "sqrt(max(m, n)) * unit_roundoff(storage)", "rtol",
-                  cli_json_real(r->rtol), "atol", cli_json_real(r->atol), "precision",
-                  ar_precision_name(r->precision), "unit_roundoff",
-                  cli_json_real(ar_weights_unit_roundoff(r->precision))));
+    json_t *tol = json_pack(
+        "{s:s, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:s, s:I, s:o, s:s, s:s}", "rule",
+        ar_weights_rule_name(r->rule), "default_rule", ar_weights_rule_name(AR_WRULE_NOISE),
+        "rtol", r->rtol_given ? cli_json_real(r->rtol) : json_null(), "atol",
+        cli_json_real(r->atol), "precision", ar_precision_name(r->precision), "unit_roundoff",
+        cli_json_real(ar_weights_unit_roundoff(r->precision)), "subnormal_abs",
+        cli_json_real(ar_weights_subnormal_abs(r->precision)), "seed", cli_json_u64(r->seed),
+        "seed_derivation", "ar_seed_derive(seed, [layer, head])", "draws",
+        (json_int_t)r->noise_draws, "factor", cli_json_real(r->noise_factor), "certain",
+        "tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B + arith_floor, e_A = u ||A||_F + "
+        "subnormal_abs sqrt(entries)",
+        "default",
+        "tau_default = min(max(factor x max over draws of ||dA^T B + A^T dB||_2, arith_floor), "
+        "tau_cert), dA_ij uniform in [-h_ij, h_ij], h_ij = max(u |a_ij|, subnormal_abs)");
+    if (r->rtol_given)
+        json_object_set_new(tol, "note",
+                            json_string("--rtol/--atol replace the default rule: rank = "
+                                        "#{sigma_i > max(atol, rtol sigma_1)}; certain_rank "
+                                        "and default_rank are still reported"));
+    json_object_set_new(o, "tolerance", tol);
     json_object_set_new(o, "layers_found", json_integer((json_int_t)r->layers_found));
     json_t *layers = json_array();
     for (size_t l = 0; l < r->nlayers; l++) {
@@ -440,6 +513,13 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
                   (json_int_t)r->rank_deficient, "roy_vetterli_rank_mean",
                   cli_json_real(r->roy_vetterli_mean), "stable_rank_mean",
                   cli_json_real(r->stable_rank_mean)));
+    json_t *sum = json_object_get(o, "summary");
+    json_object_set_new(sum, "certain_rank_min", json_integer((json_int_t)r->certain_rank_min));
+    json_object_set_new(sum, "certain_rank_mean", cli_json_real(r->certain_rank_mean));
+    json_object_set_new(sum, "certain_rank_max", json_integer((json_int_t)r->certain_rank_max));
+    json_object_set_new(sum, "default_rank_min", json_integer((json_int_t)r->default_rank_min));
+    json_object_set_new(sum, "default_rank_mean", cli_json_real(r->default_rank_mean));
+    json_object_set_new(sum, "default_rank_max", json_integer((json_int_t)r->default_rank_max));
     return o;
 }
 
@@ -604,9 +684,12 @@ int cmd_weights(int argc, char **argv)
         {"--no-config", CLI_SWITCH, &a.no_config, NULL, "ignore config.json beside the model", 0,
          NULL},
         {"--rtol", CLI_DOUBLE, &a.rtol, "R",
-         "relative rank tolerance (default sqrt(d) x unit roundoff of the storage type)", 0,
+         "relative rank tolerance: replaces the default rule (uniform-rounding-mc)", 0,
          &a.rtol_seen},
-        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
+        {"--atol", CLI_DOUBLE, &a.atol, "A",
+         "absolute rank tolerance (> 0: replaces the default rule; default 0)", 0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S", "base seed of the default rule's draws (default 0)", 0,
+         NULL},
         {"--energy", CLI_DOUBLE, &a.energy, "F", "energy-rank fraction (default 0.99)", 0, NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the full report as JSON", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE", "write one row per head", 0, NULL},

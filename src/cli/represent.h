@@ -20,6 +20,10 @@ typedef struct represent_args {
 int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,
                      const ar_matrix *x, ar_axis axis);
 
+/* Every slice of a stack of maps (any leading axes), one line or JSON
+ * record each with its indices, and a summary; returns the exit status. */
+int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis);
+
 /* Write a certificate to PREFIX_wq.npy and PREFIX_wk.npy; -1 or an exit status. */
 int represent_write_weights(const char *prefix, const ar_certificate *c);
 

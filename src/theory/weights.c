@@ -3,6 +3,7 @@
  * config.json and the shapes, and analyse W_q^h^T W_k^h head by head from
  * the factors. */
 #include "attnrank/weights.h"
+#include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
 
@@ -116,104 +117,6 @@ static char *expand_pattern(const char *prefix, size_t prefix_len, const char *p
 }
 
 /* ------------------------------------------------------------------ */
-/* config.json                                                          */
-/* ------------------------------------------------------------------ */
-
-/* First present key of a list: a positive integer, or absent/null. */
-static int config_size(const char *name, json_t *root, const char *const *keys, size_t *out,
-                       ar_error *err)
-{
-    for (; *keys != NULL; keys++) {
-        json_t *v = json_object_get(root, *keys);
-        if (v == NULL || json_is_null(v))
-            continue;
-        if (!json_is_integer(v) || json_integer_value(v) <= 0)
-            return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not a positive integer", name,
-                                *keys);
-        *out = (size_t)json_integer_value(v);
-        return AR_OK;
-    }
-    return AR_OK;
-}
-
-static int config_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
-{
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
-    static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", NULL};
-    static const char *const k_hd[] = {"head_dim", NULL};
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
-    static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
-    memset(cfg, 0, sizeof *cfg);
-    if (!json_is_object(root))
-        return ar_error_set(err, AR_EFORMAT, "%s: not a JSON object", name);
-    int rc = config_size(name, root, k_hidden, &cfg->hidden_size, err);
-    if (rc == AR_OK)
-        rc = config_size(name, root, k_heads, &cfg->heads, err);
-    if (rc == AR_OK)
-        rc = config_size(name, root, k_kv, &cfg->kv_heads, err);
-    if (rc == AR_OK)
-        rc = config_size(name, root, k_hd, &cfg->head_dim, err);
-    if (rc == AR_OK)
-        rc = config_size(name, root, k_layers, &cfg->layers, err);
-    if (rc == AR_OK)
-        rc = config_size(name, root, k_pos, &cfg->max_positions, err);
-    if (rc != AR_OK)
-        return rc;
-    static const char *const rope_keys[] = {"rope_theta", "rope_scaling", "rotary_dim",
-                                            "rotary_pct", "rotary_emb_base", NULL};
-    for (const char *const *k = rope_keys; *k; k++) {
-        json_t *v = json_object_get(root, *k);
-        if (v != NULL && !json_is_null(v))
-            cfg->rotary = 1;
-    }
-    const char *pet = json_string_value(json_object_get(root, "position_embedding_type"));
-    if (pet != NULL && strcmp(pet, "rotary") == 0)
-        cfg->rotary = 1;
-    const char *mt = json_string_value(json_object_get(root, "model_type"));
-    if (mt != NULL)
-        snprintf(cfg->model_type, sizeof cfg->model_type, "%s", mt);
-    return AR_OK;
-}
-
-int ar_model_config_parse(const char *text, size_t len, const char *name, ar_model_config *cfg,
-                          ar_error *err)
-{
-    if (text == NULL || cfg == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (name == NULL)
-        name = "config.json";
-    json_error_t jerr;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL)
-        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
-                                               "%s: invalid JSON: %s (line %d, column %d)", name,
-                                               jerr.text, jerr.line, jerr.column));
-    int rc = config_from_json(name, root, cfg, err);
-    json_decref(root);
-    return ar_error_printable(err, rc);
-}
-
-int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
-{
-    if (path == NULL || cfg == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument");
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
-        return ar_error_set(err, AR_EIO, "%s: cannot open", path);
-    fclose(fp);
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL)
-        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
-                                               "%s: invalid JSON: %s (line %d, column %d)", path,
-                                               jerr.text, jerr.line, jerr.column));
-    int rc = config_from_json(path, root, cfg, err);
-    json_decref(root);
-    return ar_error_printable(err, rc);
-}
-
-/* ------------------------------------------------------------------ */
 /* tolerances                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -234,6 +137,9 @@ ar_weights_opts ar_weights_opts_default(void)
     memset(&o, 0, sizeof o);
     o.rtol = -1.0;
     o.atol = 0.0;
+    o.seed = 0;
+    o.noise_draws = AR_WEIGHTS_NOISE_DRAWS;
+    o.noise_factor = AR_WEIGHTS_NOISE_FACTOR;
     o.energy_fraction = 0.99;
     o.read_config = 1;
     return o;
@@ -544,7 +450,6 @@ static ar_precision coarser(ar_precision a, ar_precision b)
 
 typedef struct head_work {
     ar_matrix wq, wk;    /* d_head x d */
-    double *s;           /* d values */
 } head_work;
 
 /* W_q^h (d_head x d): rows of a Linear weight, or columns of the fused
@@ -568,24 +473,54 @@ static void head_verdict(size_t rank, size_t n, size_t *reach, int *bottleneck)
     *bottleneck = *reach < n - 1;
 }
 
+static int given_rule(const ar_weights_opts *o)
+{
+    return o->rtol >= 0.0 || o->atol > 0.0;
+}
+
+/* Spectrum, both thresholds (docs/weights.md, "Rank of stored weights") and
+ * the metrics under the rule in force. */
+static int analyse_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precision storage,
+                           size_t layer, size_t head, const ar_weights_opts *o, double *s,
+                           ar_qk_head *h)
+{
+    size_t d = wq->cols, k = wq->rows < d ? wq->rows : d;
+    uint64_t cfg[2] = {(uint64_t)layer, (uint64_t)head};
+    int rc = ar_weights_head_factored(wq, wk, storage, ar_seed_derive(o->seed, cfg, 2),
+                                      o->noise_draws, o->noise_factor, s, &h->noise);
+    if (rc != AR_OK)
+        return rc;
+    h->singular_values = s;
+    ar_rank_opts ro = ar_rank_opts_default();
+    ro.precision = storage;
+    ro.energy_fraction = o->energy_fraction;
+    int given = given_rule(o);
+    if (given) {
+        ro.rtol = o->rtol >= 0.0 ? o->rtol : 0.0;
+        ro.atol = o->atol;
+    } else {
+        ro.rtol = s[0] > 0.0 ? h->noise.tau_noise / s[0] : 0.0;
+        ro.atol = 0.0;
+    }
+    rc = ar_rank_metrics_compute(s, k, d, d, &ro, &h->metrics);
+    if (rc != AR_OK)
+        return rc;
+    if (!given) { /* exactly the default cut, not rtol x sigma_1 re-rounded */
+        h->metrics.threshold = h->noise.tau_noise;
+        h->metrics.rank = h->noise.default_rank;
+    }
+    head_verdict(h->metrics.rank, o->n, &h->reach_n, &h->bottleneck_n);
+    return AR_OK;
+}
+
 static int analyse_head(head_work *w, const ar_weights_opts *o, ar_weights_report *rep,
                         ar_qk_head *h)
 {
-    int rc = ar_spectrum_svals_factored(&w->wq, &w->wk, w->s);
-    if (rc != AR_OK)
-        return rc;
-    size_t k = rep->head_dim < rep->d ? rep->head_dim : rep->d;
-    memcpy(h->singular_values, w->s, k * sizeof(double));
-    ar_rank_opts ro = ar_rank_opts_default();
-    ro.precision = h->precision;
-    ro.rtol = o->rtol >= 0.0 ? o->rtol : ar_weights_default_rtol(h->precision, rep->d, rep->d);
-    ro.atol = o->atol;
-    ro.energy_fraction = o->energy_fraction;
-    rc = ar_rank_metrics_compute(h->singular_values, k, rep->d, rep->d, &ro, &h->metrics);
+    int rc = analyse_factors(&w->wq, &w->wk, h->precision, h->layer, h->head, o,
+                             h->singular_values, h);
     if (rc != AR_OK)
         return rc;
     head_verdict(h->metrics.rank, rep->context, &h->reach_context, &h->bottleneck_context);
-    head_verdict(h->metrics.rank, o->n, &h->reach_n, &h->bottleneck_n);
     return AR_OK;
 }
 
@@ -665,9 +600,20 @@ static void summarise(ar_weights_report *rep)
 {
     size_t total = rep->nlayers * rep->heads;
     size_t full = rep->head_dim < rep->d ? rep->head_dim : rep->d;
-    rep->rank_min = SIZE_MAX;
+    rep->rank_min = rep->certain_rank_min = rep->default_rank_min = SIZE_MAX;
     for (size_t i = 0; i < total; i++) {
         const ar_rank_metrics *m = &rep->qk[i].metrics;
+        const ar_weights_noise *z = &rep->qk[i].noise;
+        if (z->certain_rank < rep->certain_rank_min)
+            rep->certain_rank_min = z->certain_rank;
+        if (z->certain_rank > rep->certain_rank_max)
+            rep->certain_rank_max = z->certain_rank;
+        if (z->default_rank < rep->default_rank_min)
+            rep->default_rank_min = z->default_rank;
+        if (z->default_rank > rep->default_rank_max)
+            rep->default_rank_max = z->default_rank;
+        rep->certain_rank_mean += (double)z->certain_rank;
+        rep->default_rank_mean += (double)z->default_rank;
         if (m->rank < rep->rank_min)
             rep->rank_min = m->rank;
         if (m->rank > rep->rank_max)
@@ -681,8 +627,10 @@ static void summarise(ar_weights_report *rep)
         rep->rank_mean /= (double)total;
         rep->roy_vetterli_mean /= (double)total;
         rep->stable_rank_mean /= (double)total;
+        rep->certain_rank_mean /= (double)total;
+        rep->default_rank_mean /= (double)total;
     } else {
-        rep->rank_min = 0;
+        rep->rank_min = rep->certain_rank_min = rep->default_rank_min = 0;
     }
 }
 
@@ -706,6 +654,11 @@ static int check_opts(const ar_weights_opts *o, ar_error *err)
         return ar_error_set(err, AR_EINVAL, "tolerances must be finite, atol >= 0");
     if (!(o->energy_fraction > 0.0 && o->energy_fraction <= 1.0))
         return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1]");
+    if (o->noise_draws == 0 || o->noise_draws > AR_WEIGHTS_NOISE_MAX_DRAWS)
+        return ar_error_set(err, AR_EINVAL, "noise draws must be in 1..%d, got %zu",
+                            AR_WEIGHTS_NOISE_MAX_DRAWS, o->noise_draws);
+    if (!(o->noise_factor > 0.0) || !isfinite(o->noise_factor))
+        return ar_error_set(err, AR_EINVAL, "noise factor must be finite and > 0");
     return AR_OK;
 }
 
@@ -749,8 +702,13 @@ static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,
     rep->rotary = cfg->rotary || rep->family == AR_WF_LLAMA;
     rep->q_bias = has_bias(st, rep->q_names[0]);
     rep->k_bias = rep->fused ? rep->q_bias : has_bias(st, rep->k_names[0]);
-    rep->rtol_given = o->rtol >= 0.0;
+    rep->rule = given_rule(o) ? AR_WRULE_GIVEN : AR_WRULE_NOISE;
+    rep->rtol_given = rep->rule == AR_WRULE_GIVEN;
+    rep->rtol = rep->rtol_given ? (o->rtol >= 0.0 ? o->rtol : 0.0) : -1.0;
     rep->atol = o->atol;
+    rep->seed = o->seed;
+    rep->noise_draws = o->noise_draws;
+    rep->noise_factor = o->noise_factor;
     rep->energy_fraction = o->energy_fraction;
     rep->precision = AR_PREC_F64;
     return AR_OK;
@@ -762,8 +720,7 @@ static int alloc_heads(ar_weights_report *rep, head_work *w, ar_error *err)
     size_t k = rep->head_dim < rep->d ? rep->head_dim : rep->d;
     rep->qk = calloc(total, sizeof *rep->qk);
     double *block = calloc(total * k, sizeof *block);
-    w->s = malloc(rep->d * sizeof *w->s);
-    int rc = rep->qk && block && w->s ? AR_OK : AR_ENOMEM;
+    int rc = rep->qk && block ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&w->wq, rep->head_dim, rep->d);
     if (rc == AR_OK)
@@ -798,7 +755,7 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     rep->ntensors = ar_safetensors_count(st);
     layer_match *m = NULL;
     size_t found = 0;
-    head_work w = {ar_matrix_empty(), ar_matrix_empty(), NULL};
+    head_work w = {ar_matrix_empty(), ar_matrix_empty()};
     rc = setup_report(st, cfg, &o, rep, &m, &found, err);
     free(m);
     if (rc == AR_OK)
@@ -810,9 +767,7 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     }
     ar_matrix_free(&w.wq);
     ar_matrix_free(&w.wk);
-    free(w.s);
     if (rc == AR_OK) {
-        rep->rtol = rep->nlayers ? rep->qk[0].metrics.rtol : o.rtol;
         summarise(rep);
         rc = make_verdict(rep, rep->context, 1, &rep->at_context, err);
     }
@@ -821,6 +776,31 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     if (rc != AR_OK)
         ar_weights_report_free(rep);
     return ar_error_printable(err, rc);
+}
+
+int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precision storage,
+                               size_t layer, size_t head, const ar_weights_opts *opts,
+                               double *singular_values, ar_qk_head *out, ar_error *err)
+{
+    if (wq == NULL || wk == NULL || singular_values == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    ar_weights_opts o = opts ? *opts : ar_weights_opts_default();
+    int rc = check_opts(&o, err);
+    if (rc != AR_OK)
+        return rc;
+    if (wq->rows != wk->rows || wq->cols != wk->cols || wq->rows == 0 || wq->cols == 0)
+        return ar_error_set(err, AR_ESIZE, "factors of %zu x %zu and %zu x %zu: expected two "
+                            "non-empty d_head x d blocks", wq->rows, wq->cols, wk->rows,
+                            wk->cols);
+    memset(out, 0, sizeof *out);
+    out->layer = layer;
+    out->head = head;
+    out->precision = storage;
+    rc = analyse_factors(wq, wk, storage, layer, head, &o, singular_values, out);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "layer %zu head %zu: spectrum failed: %s", layer, head,
+                            ar_strerror(rc));
+    return AR_OK;
 }
 
 /* config.json beside the model, if there is one. */

@@ -211,7 +211,8 @@ expect 0 "minimal head size" -- "$AR" represent "$TMP/badsum.npy" --sum-tol 0.01
 expect_error 2 "row 0 sums to" -- "$AR" represent "$TMP/dir.npy" --axis row
 expect_error 2 "non-finite" -- "$AR" represent "$TMP/nan.npy"
 expect_error 2 "must be a square" -- "$AR" represent "$TMP/rect.npy"
-expect_error 2 "stack of 2 matrices" -- "$AR" represent "$TMP/stack.npy"
+expect 0 "a stack of 2 maps" -- "$AR" represent "$TMP/stack.npy"
+expect_error 2 "a stack of 2 maps: --weights-out and --X take a single map" -- "$AR" represent "$TMP/stack.npy" --weights-out "$TMP/nope"
 expect_error 2 "X must be d x n with n = 16" -- "$AR" represent "$TMP/dir.npy" --X "$TMP/xbadcols.npy"
 expect_error 2 "--axis: expected col or row" -- "$AR" represent "$TMP/dir.npy" --axis diag
 expect_error 2 "--smooth: must be in [0, 1)" -- "$AR" represent "$TMP/dir.npy" --smooth -1

@@ -101,6 +101,13 @@ run_json collapse --layers 3 --n 8 --d 8 --heads 2 --gamma 1 --beta 1
 run_json collapse --layers 3 --n 8 --d 8 --heads 2 --skip --mlp
 run_json check --d 768 --heads 12 --n 512 --layers 12 --require no-bottleneck,depth-efficient,near-optimal-allocation
 run_json check --configs cfg.csv
+printf '{"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16, "head_dim": 256, "num_hidden_layers": 42, "max_position_embeddings": 8192, "sliding_window": 4096}' >"$TMP/gemma2.json"
+run_json heads --config gemma2.json
+$PY -c 'import numpy as np; np.save("'"$TMP"'/stack.npy", np.random.default_rng(1).dirichlet(np.ones(6), size=(2, 6)))'
+run_json represent stack.npy --axis row --head-size 3
+run_json heads --mask causal --d 768 --heads 12 --n 1024
+run_json check --config gemma2.json --require no-bottleneck
+run_json check --mask window:16 --d 4096 --heads 32 --n 4096 --require no-bottleneck --strict
 run_json check --d 768 --layers 12 --require depth-efficient --fit points.csv
 run_json verify --quick --timings
 

@@ -160,6 +160,83 @@ c = r["configs"]; assert c[0]["mask"] == "causal" and c[0]["conditions"][0]["hol
 assert c[1]["mask"] == "none" and c[1]["conditions"][0]["holds"] is False and r["failed_conditions"] == 1
 ' "$out"
 
+# ---- stacks: batch x heads x n x n, a mask inferred per slice ----
+$PY - "$TMP" <<'EOF2'
+import numpy as np, sys
+rng = np.random.default_rng(3); B, H, n = 2, 3, 16
+i, j = np.indices((n, n))
+P = np.zeros((B, H, n, n))
+for b in range(B):
+    for h in range(H):
+        A, C = rng.standard_normal((n, h + 1)), rng.standard_normal((n, h + 1))
+        M = (j <= i) if b == 0 else ((j <= i) & (i - j < 6))
+        S = np.where(M, A @ C.T, -np.inf); E = np.exp(S - S.max(1, keepdims=True))
+        P[b, h] = E / E.sum(1, keepdims=True)
+np.save(sys.argv[1] + "/stack.npy", P.astype(np.float32))
+Q = rng.dirichlet(np.ones(8), size=(3, 8)); np.save(sys.argv[1] + "/stack3.npy", Q)
+EOF2
+out=$("$AR" represent "$TMP/stack.npy" --axis row --mask auto --json)
+check "stack: per-slice masks, indices and summary" $PY -c '
+import json, sys; r = json.loads(sys.argv[1]); s = r["slices"]
+assert [x["index"] for x in s] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+assert [x["mask"] for x in s] == ["causal"] * 3 + ["window:6"] * 3
+assert [x["min_head_size_lower"] for x in s] == [1, 2, 3, 1, 2, 3]
+assert all(x["mask_source"] == "inferred" for x in s)
+assert r["summary"]["slices"] == 6 and r["summary"]["max_min_head_size"] >= 3
+assert r["summary"]["median_min_head_size"] >= 2
+' "$out"
+expect 1 "2 of 6 slices not shown representable with head size 2" -- "$AR" represent "$TMP/stack.npy" --axis row --mask auto --head-size 2
+expect 2 "slice (1, 0): entry (6, 0) = 0 lies inside the causal mask" -- "$AR" represent "$TMP/stack.npy" --axis row --mask causal
+expect 0 "slice (1): mask none: minimal head size 7 (exact)" -- "$AR" represent "$TMP/stack3.npy" --axis row
+expect_error 2 "a stack of 6 maps: --weights-out and --X take a single map" -- "$AR" represent "$TMP/stack.npy" --axis row --mask auto --weights-out "$TMP/nope"
+
+# ---- model configs: sizes and the family's mask ----
+printf '{"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024}' >"$TMP/gpt2.json"
+printf '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "max_position_embeddings": 4096}' >"$TMP/llama2.json"
+printf '{"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "max_position_embeddings": 32768, "sliding_window": 4096}' >"$TMP/mistral.json"
+printf '{"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "max_position_embeddings": 32768, "sliding_window": 131072, "use_sliding_window": false}' >"$TMP/qwen2.json"
+printf '{"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16, "head_dim": 256, "num_hidden_layers": 42, "max_position_embeddings": 8192, "sliding_window": 4096}' >"$TMP/gemma2.json"
+printf '{"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "max_position_embeddings": 512}' >"$TMP/bert.json"
+printf '{"model_type": "t5", "d_model": 512, "num_heads": 8, "n_positions": 512}' >"$TMP/t5.json"
+printf '{"model_type": "mystery", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 32}' >"$TMP/mystery.json"
+printf '{"model_type": "llama", "hidden_size": "big"}' >"$TMP/badtype.json"
+printf '{"model_type": "llama", "is_decoder": 1, "hidden_size": 64}' >"$TMP/badbool.json"
+summary() { # summary CONFIG [flags]: label mask need status head-size longest, one line per kind
+  "$AR" heads --config "$@" --json | $PY -c '
+import json, sys; r = json.load(sys.stdin)
+for k in r["layer_kinds"]:
+    s = k["standard"] if k["standard"]["defined"] else k["fixed"]
+    f = k["fixed"] if k["fixed"]["head_size"] != k["n"] else s
+    print(k["label"], k["mask"]["text"], k["needed_head_size"], k["generic_status"], f["head_size"], f["max_seq_len"])
+print(r["mask_reason"])' 2>/dev/null
+}
+check "GPT-2: causal, 512, longest 129" test "$(summary "$TMP/gpt2.json" | head -1)" = "all layers causal 512 proved 64 129"
+check "LLaMA-2-7B: 2048 and 257" test "$(summary "$TMP/llama2.json" | head -1)" = "all layers causal 2048 proved 128 257"
+check "Mistral-7B: window 4096, 2048 (lower bound), 257" test "$(summary "$TMP/mistral.json" | head -1)" = "all layers window:4096 2048 conjectural 128 257"
+check "Qwen2: window disabled" test "$(summary "$TMP/qwen2.json" | tail -1)" = "model_type qwen2: causal (sliding_window is set but use_sliding_window is false)"
+check "Gemma-2: two layer kinds, head_dim 256" test "$(summary "$TMP/gemma2.json" | head -2 | tr '\n' '|')" = "windowed layers window:4096 2048 conjectural 256 513|global layers causal 4096 proved 256 513|"
+check "BERT: bidirectional" test "$(summary "$TMP/bert.json" | head -1)" = "all layers none 511 proved 64 65"
+check "T5: encoder and decoder" test "$(summary "$TMP/t5.json" | head -2 | cut -d' ' -f1-4 | tr '\n' '|')" = "encoder self-attention none 511|decoder self-attention causal 256|"
+check "--n and --mask override the config" test "$(summary "$TMP/gpt2.json" --n 200 --mask window:16 | head -1)" = "all layers window:16 8 verified 64 768"
+expect 0 "mask assumed from model_type gpt2: causal" -- "$AR" heads --config "$TMP/gpt2.json"
+expect_error 2 "unknown model family (model_type 'mystery'" -- "$AR" heads --config "$TMP/mystery.json"
+expect_error 2 "\"hidden_size\" is not a positive integer" -- "$AR" heads --config "$TMP/badtype.json"
+expect_error 2 "\"is_decoder\" is not true or false" -- "$AR" heads --config "$TMP/badbool.json"
+expect_error 2 "is a directory, not a config.json file" -- "$AR" heads --config "$TMP"
+expect_error 2 "cannot open" -- "$AR" heads --config "$TMP/none.json"
+expect 1 "FAILS no-bottleneck            head size 64 < the generic value 512" -- "$AR" check --config "$TMP/gpt2.json" --require no-bottleneck
+expect 0 "HOLDS no-bottleneck" -- "$AR" check --config "$TMP/gpt2.json" --d 8192 --n 129 --head-size 64 --require no-bottleneck
+mkdir -p "$TMP/models"; cp "$TMP/gpt2.json" "$TMP/gemma2.json" "$TMP/models/"
+printf 'name,config,d,n,head-size,require\ngpt2,gpt2.json,8192,129,64,no-bottleneck\ngemma,gemma2.json,,,,no-bottleneck\n' >"$TMP/models/list.csv"
+ar_abs=$(cd "$(dirname "$AR")" && pwd)/$(basename "$AR")
+out=$(cd / && "$ar_abs" check --configs "$TMP/models/list.csv" --json)
+check "check --configs: config paths relative to the CSV, one verdict per layer kind" $PY -c '
+import json, sys; r = json.loads(sys.argv[1]); c = r["configs"]
+assert [x["mask"] for x in c] == ["causal", "window:4096", "causal"], [x["mask"] for x in c]
+assert c[0]["conditions"][0]["holds"] is True and c[1]["head_size"] == 256
+assert "windowed layers" in c[1]["config"] and "global layers" in c[2]["config"]
+' "$out"
+
 # ---- errors: one line, exit 2 ----
 expect_error 2 "unknown mask 'casual'" -- "$AR" represent "$TMP/gen.npy" --axis row --mask casual
 expect_error 2 "expected window:N with a positive integer" -- "$AR" represent "$TMP/gen.npy" --axis row --mask window:0

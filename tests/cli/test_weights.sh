@@ -33,8 +33,10 @@ check "bert json fields" $PY -c '
 import json, sys, math
 r = json.loads(sys.argv[1])
 assert r["family"] == "bert" and not r["fused"] and r["heads"] == 4 and r["head_size"] == 8
-assert r["tolerance"]["precision"] == "float32"
-assert r["tolerance"]["rtol"] == math.sqrt(32) * 2.0**-24, r["tolerance"]
+t = r["tolerance"]
+assert t["precision"] == "float32" and t["unit_roundoff"] == 2.0**-24 and t["subnormal_abs"] == 2.0**-150
+assert t["rule"] == "uniform-rounding-mc" and t["default_rule"] == t["rule"] and t["rtol"] is None
+assert t["seed"] == 0 and t["draws"] == 4 and t["factor"] == 4.0 and "note" not in t
 assert r["context"] == 512 and r["qk_biases_ignored"] and not r["rotary"]
 v = r["verdicts"]["context"]
 assert v["n"] == 512 and v["bottleneck"] and v["heads_bottlenecked"] == 12 and v["heads_total"] == 12
@@ -42,7 +44,19 @@ assert v["fixed_multihead"]["head_size"] == 512
 assert r["verdicts"]["n"] is None
 h = r["layers"][0]["heads"][1]
 assert len(h["singular_values"]) == 8 and h["singular_values"][0] >= h["singular_values"][7]
-assert h["tolerance"]["threshold"] == h["tolerance"]["rtol"] * h["singular_values"][0]
+# the default rule: rank above tau_default, certain rank above tau_cert >= tau_default
+for l in r["layers"]:
+    for h in l["heads"]:
+        z = h["noise"]
+        assert h["rule"] == "uniform-rounding-mc" and h["tolerance"]["threshold"] == h["tau_default"]
+        assert h["rank"] == h["default_rank"] == sum(s > h["tau_default"] for s in h["singular_values"])
+        assert h["certain_rank"] == sum(s > h["tau_cert"] for s in h["singular_values"])
+        assert h["certain_rank"] <= h["default_rank"] and h["tau_default"] <= h["tau_cert"]
+        assert z["draws"] == 4 and z["factor"] == 4.0 and z["draw_min"] <= z["draw_max"]
+        assert h["tau_default"] == min(max(4 * z["draw_max"], z["arith_floor"]), h["tau_cert"])
+        assert 0 < z["tail"] < 5, z                  # largest draw / (u sigma_1)
+s = r["summary"]
+assert s["certain_rank_max"] <= s["default_rank_max"] and s["default_rank_mean"] == s["rank_mean"]
 ' "$out"
 
 out=$("$AR" weights "$M/gpt2" --json --n 4)
@@ -51,7 +65,8 @@ check "gpt2 f16 tolerance and --n verdict" $PY -c '
 import json, sys, math
 r = json.loads(sys.argv[1])
 assert r["family"] == "gpt2" and r["fused"] and r["context"] == 1024
-assert r["tolerance"]["rtol"] == math.sqrt(32) * 2.0**-11
+assert r["tolerance"]["unit_roundoff"] == 2.0**-11 and r["tolerance"]["subnormal_abs"] == 2.0**-25
+assert r["tolerance"]["rule"] == "uniform-rounding-mc"
 v = r["verdicts"]["n"]
 assert v["n"] == 4 and not v["bottleneck"]           # head size 8 >= n - 1 = 3
 ranks = [h["rank"] for l in r["layers"] for h in l["heads"]]
@@ -67,8 +82,42 @@ check "float64 rule calls F16 heads full rank" $PY -c '
 import json, sys
 r = json.loads(sys.argv[1])
 assert all(h["rank"] == 8 for l in r["layers"] for h in l["heads"])
-assert r["tolerance"]["rule"] == "given"
+assert r["tolerance"]["rule"] == "given" and "replace the default rule" in r["tolerance"]["note"]
+assert r["tolerance"]["rtol"] == 7.105427357601002e-15
+# both thresholds and ranks are still reported beside the given rule
+exp = json.load(open(sys.argv[2] + "/expected.json"))["ranks"]
+assert [[h["default_rank"] for h in l["heads"]] for l in r["layers"]] == exp
+assert all(h["rule"] == "given" and h["certain_rank"] <= h["default_rank"] for l in r["layers"] for h in l["heads"])
+' "$out" "$M/gpt2"
+expect 0 "rank rule      given: rtol = 7.105e-15" -- "$AR" weights "$M/gpt2" --rtol 7.105427357601002e-15
+expect 0 "replace the default rule uniform-rounding-mc" -- "$AR" weights "$M/gpt2" --atol 1e-3
+out=$("$AR" weights "$M/gpt2" --json --atol 1e300)
+check "--atol alone replaces the default rule" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["tolerance"]["rule"] == "given" and r["tolerance"]["rtol"] == 0.0
+assert all(h["rank"] == 0 and h["default_rank"] > 0 for l in r["layers"] for h in l["heads"])
 ' "$out"
+
+# the default rule's text report: rule, both thresholds, both ranks, seeds
+expect 0 "rank rule      uniform-rounding-mc (default): cut tau_dflt = min(4 x the largest of 4 draws" -- "$AR" weights "$M/gpt2"
+expect 0 "a_sub = 2^-25: singular values above it are certainly not storage rounding" -- "$AR" weights "$M/gpt2"
+expect 0 "per head ar_seed_derive(9, layer, head) (--seed)" -- "$AR" weights "$M/gpt2" --seed 9
+expect 0 " cert   tau_cert  dflt   tau_dflt       seed" -- "$AR" weights "$M/gpt2"
+expect 0 "certain/dflt   certain rank min" -- "$AR" weights "$M/gpt2"
+out0=$("$AR" weights "$M/llama" --json)
+out9=$("$AR" weights "$M/llama" --json --seed 9)
+check "--seed: per-head seeds and draws change, ranks do not" $PY -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a["tolerance"]["seed"] == 0 and b["tolerance"]["seed"] == 9
+ha = [h for l in a["layers"] for h in l["heads"]]
+hb = [h for l in b["layers"] for h in l["heads"]]
+assert len({h["noise"]["seed"] for h in ha}) == len(ha)          # one seed per (layer, head)
+assert all(x["noise"]["seed"] != y["noise"]["seed"] and x["noise"]["draw_max"] != y["noise"]["draw_max"] for x, y in zip(ha, hb))
+assert all(x["tau_cert"] == y["tau_cert"] and x["rank"] == y["rank"] for x, y in zip(ha, hb))
+' "$out0" "$out9"
+check "same seed, same draws" test "$out0" = "$("$AR" weights "$M/llama" --json)"
 
 out=$("$AR" weights "$M/llama" --json)
 check "llama gqa sharded ranks" ranks_match "$M/llama" "$out"

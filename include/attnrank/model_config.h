@@ -1,0 +1,51 @@
+/* Hugging Face config.json: the hyper-parameters attnrank needs, read once
+ * for weights, heads and check (docs/weights.md, docs/theory/masked-attention.md).
+ *
+ * Sizes: width (hidden_size | n_embd | d_model), heads (num_attention_heads
+ * | n_head | num_heads), key/value heads (num_key_value_heads |
+ * num_kv_heads), head size (head_dim), layers (num_hidden_layers | n_layer
+ * | num_layers), context (max_position_embeddings | n_positions | n_ctx).
+ * Masks: model_type, architectures[0], is_decoder, is_encoder_decoder,
+ * sliding_window (null or a positive integer), use_sliding_window,
+ * sliding_window_pattern. */
+#ifndef ATTNRANK_MODEL_CONFIG_H
+#define ATTNRANK_MODEL_CONFIG_H
+
+#include <stddef.h>
+#include "export.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ar_model_config {
+    size_t hidden_size;     /* 0 means absent, here and below */
+    size_t heads;
+    size_t kv_heads;
+    size_t head_dim;
+    size_t layers;
+    size_t max_positions;
+    int rotary;             /* rope_theta, rope_scaling, rotary_dim, rotary_pct,
+                               rotary_emb_base, or position_embedding_type "rotary" */
+    char model_type[64];    /* "" when absent */
+    char architecture[128]; /* architectures[0], "" when absent */
+    int is_decoder;         /* -1 absent, else 0/1 */
+    int is_encoder_decoder; /* -1 absent, else 0/1 */
+    size_t sliding_window;  /* 0: absent or null */
+    int use_sliding_window; /* -1 absent, else 0/1 */
+    size_t sliding_window_pattern; /* every k-th layer global (Gemma-3); 0 absent */
+} ar_model_config;
+
+/* Parse config.json text (name: for messages).  A key of the wrong type is
+ * AR_EFORMAT naming the file and the key. */
+AR_API int ar_model_config_parse(const char *text, size_t len, const char *name,
+                                 ar_model_config *cfg, ar_error *err);
+/* Read and parse a file; a directory or a non-JSON file is named as such. */
+AR_API int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

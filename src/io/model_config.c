@@ -1,0 +1,148 @@
+/* config.json of Hugging Face models (include/attnrank/model_config.h). */
+#include "attnrank/model_config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* First present key of a list: a positive integer, or absent/null. */
+static int config_size(const char *name, json_t *root, const char *const *keys, size_t *out,
+                       ar_error *err)
+{
+    for (; *keys != NULL; keys++) {
+        json_t *v = json_object_get(root, *keys);
+        if (v == NULL || json_is_null(v))
+            continue;
+        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+            return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not a positive integer", name,
+                                *keys);
+        *out = (size_t)json_integer_value(v);
+        return AR_OK;
+    }
+    return AR_OK;
+}
+
+/* A boolean key: -1 absent or null, else 0/1; other types are refused. */
+static int config_bool(const char *name, json_t *root, const char *key, int *out, ar_error *err)
+{
+    json_t *v = json_object_get(root, key);
+    *out = -1;
+    if (v == NULL || json_is_null(v))
+        return AR_OK;
+    if (!json_is_boolean(v))
+        return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not true or false", name, key);
+    *out = json_is_true(v);
+    return AR_OK;
+}
+
+static int config_string(const char *name, json_t *root, const char *key, char *out, size_t len,
+                         ar_error *err)
+{
+    json_t *v = json_object_get(root, key);
+    if (v == NULL || json_is_null(v))
+        return AR_OK;
+    if (json_is_array(v)) /* architectures: the first entry */
+        v = json_array_get(v, 0);
+    if (v == NULL)
+        return AR_OK;
+    if (!json_is_string(v))
+        return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not a string", name, key);
+    snprintf(out, len, "%s", json_string_value(v));
+    return AR_OK;
+}
+
+static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
+{
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
+    static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", NULL};
+    static const char *const k_hd[] = {"head_dim", NULL};
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
+    static const char *const k_sw[] = {"sliding_window", NULL};
+    static const char *const k_swp[] = {"sliding_window_pattern", NULL};
+    const struct {
+        const char *const *keys;
+        size_t *dst;
+    } sizes[] = {{k_hidden, &cfg->hidden_size}, {k_heads, &cfg->heads},
+                 {k_kv, &cfg->kv_heads},        {k_hd, &cfg->head_dim},
+                 {k_layers, &cfg->layers},      {k_pos, &cfg->max_positions},
+                 {k_sw, &cfg->sliding_window},  {k_swp, &cfg->sliding_window_pattern}};
+    int rc = AR_OK;
+    for (size_t k = 0; rc == AR_OK && k < sizeof sizes / sizeof sizes[0]; k++)
+        rc = config_size(name, root, sizes[k].keys, sizes[k].dst, err);
+    return rc;
+}
+
+static int config_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->is_decoder = cfg->is_encoder_decoder = cfg->use_sliding_window = -1;
+    if (!json_is_object(root))
+        return ar_error_set(err, AR_EFORMAT, "%s: not a JSON object", name);
+    int rc = sizes_from_json(name, root, cfg, err);
+    if (rc == AR_OK)
+        rc = config_bool(name, root, "is_decoder", &cfg->is_decoder, err);
+    if (rc == AR_OK)
+        rc = config_bool(name, root, "is_encoder_decoder", &cfg->is_encoder_decoder, err);
+    if (rc == AR_OK)
+        rc = config_bool(name, root, "use_sliding_window", &cfg->use_sliding_window, err);
+    if (rc == AR_OK)
+        rc = config_string(name, root, "model_type", cfg->model_type, sizeof cfg->model_type,
+                           err);
+    if (rc == AR_OK)
+        rc = config_string(name, root, "architectures", cfg->architecture,
+                           sizeof cfg->architecture, err);
+    if (rc != AR_OK)
+        return rc;
+    static const char *const rope_keys[] = {"rope_theta", "rope_scaling", "rotary_dim",
+                                            "rotary_pct", "rotary_emb_base", NULL};
+    for (const char *const *k = rope_keys; *k; k++) {
+        json_t *v = json_object_get(root, *k);
+        if (v != NULL && !json_is_null(v))
+            cfg->rotary = 1;
+    }
+    const char *pet = json_string_value(json_object_get(root, "position_embedding_type"));
+    if (pet != NULL && strcmp(pet, "rotary") == 0)
+        cfg->rotary = 1;
+    return AR_OK;
+}
+
+int ar_model_config_parse(const char *text, size_t len, const char *name, ar_model_config *cfg,
+                          ar_error *err)
+{
+    if (text == NULL || cfg == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (name == NULL)
+        name = "config.json";
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
+                                                    "%s: invalid JSON: %s (line %d, column %d)",
+                                                    name, jerr.text, jerr.line, jerr.column));
+    int rc = config_from_json(name, root, cfg, err);
+    json_decref(root);
+    return ar_error_printable(err, rc);
+}
+
+int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
+{
+    if (path == NULL || cfg == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return ar_error_set(err, AR_EIO, "%s: cannot open", path);
+    if (S_ISDIR(st.st_mode))
+        return ar_error_set(err, AR_EIO, "%s: is a directory, not a config.json file", path);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return ar_error_printable(err, ar_error_set(err, AR_EFORMAT,
+                                                    "%s: invalid JSON: %s (line %d, column %d)",
+                                                    path, jerr.text, jerr.line, jerr.column));
+    int rc = config_from_json(path, root, cfg, err);
+    json_decref(root);
+    return ar_error_printable(err, rc);
+}
