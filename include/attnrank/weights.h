@@ -166,6 +166,8 @@ typedef struct ar_weights_opts {
     size_t heads, head_dim, kv_heads;  /* overrides of config.json / shapes (0: auto) */
     size_t context;            /* override of max_position_embeddings (0: config) */
     int read_config;           /* 1 (default): read config.json beside the model */
+    const ar_mask *mask;       /* the verdicts' mask (NULL: the family's, from config.json;
+                                  bidirectional when the family is unknown) */
     ar_weights_progress_fn progress;   /* called after each layer (may be NULL) */
     void *progress_ctx;
 } ar_weights_opts;
@@ -194,8 +196,12 @@ typedef struct ar_weights_verdict {
     ar_head_config model;     /* the model's head size: bound min(d_head, d, n), bottleneck
                                  (d_head < n - 1 or d < n), deficit, parameters per layer */
     ar_head_config fixed;     /* FixedMultiHead alternative with the paper's d_p = n */
-    size_t max_heads_exact;   /* largest h | d with d / h >= n - 1 (0: none) */
-    size_t heads_bottlenecked;/* trained heads whose circuit rank is below n - 1 */
+    size_t max_heads_exact;   /* largest h | d with d / h >= the needed head size (0: none) */
+    size_t heads_bottlenecked;/* trained heads whose circuit rank is below the needed size */
+    size_t needed;            /* needed head size: n - 1 unmasked, the generic value of the
+                                 most demanding layer kind under a mask */
+    ar_mask_generic generic;  /* that value with its status */
+    size_t kind;              /* the layer kind (index into the report's masks) it came from */
 } ar_weights_verdict;
 
 typedef struct ar_weights_report {
@@ -226,6 +232,7 @@ typedef struct ar_weights_report {
     /* per head: nlayers * heads entries, layer-major */
     ar_qk_head *qk;
     ar_weights_verdict at_context, at_n;
+    ar_model_masks masks;         /* the layer kinds' masks the verdicts use, with the reason */
     /* summary over the analysed heads */
     size_t rank_min, rank_max;
     double rank_mean, roy_vetterli_mean, stable_rank_mean;

@@ -19,7 +19,7 @@ typedef struct weights_args {
     uint64_t seed;
     int rtol_seen;
     int no_config, json;
-    const char *csv, *heatmap, *heatmap_metric;
+    const char *csv, *heatmap, *heatmap_metric, *mask_text;
 } weights_args;
 
 static const cli_command_doc weights_doc = {
@@ -323,13 +323,17 @@ static void print_verdict(const char *label, const ar_weights_verdict *v,
         return;
     const ar_head_config *m = &v->model, *f = &v->fixed;
     size_t total = r->nlayers * r->heads;
-    printf("  at n = %zu (%s)\n", v->n, label);
-    printf("    architecture   head size %zu %s n - 1 = %zu: bottleneck %s (paper's d_p < n: %s);"
-           " logit rank <= %zu, deficit %zu, longest n without bottleneck %zu\n",
-           m->dp, m->bottleneck ? "<" : ">=", v->n - 1, yes_no(m->bottleneck),
-           yes_no(m->bottleneck_paper), m->logit_rank_bound, m->rank_deficit, m->max_seq_len);
-    printf("    trained heads  %zu of %zu have circuit rank below n - 1\n", v->heads_bottlenecked,
-           total);
+    char mask[64];
+    ar_mask_format(&r->masks.kind[v->kind].mask, mask, sizeof mask);
+    printf("  at n = %zu (%s), mask %s (%s)\n", v->n, label, mask,
+           r->masks.count > 1 ? r->masks.kind[v->kind].label : r->masks.reason);
+    printf("    architecture   head size %zu %s needed %zu = %s (%s): bottleneck %s; logit rank "
+           "<= %zu, deficit %zu, longest n without bottleneck %zu\n",
+           m->dp, m->bottleneck ? "<" : ">=", v->needed, v->generic.formula,
+           ar_generic_status_name(v->generic.status), yes_no(m->bottleneck),
+           m->logit_rank_bound, m->rank_deficit, m->max_seq_len);
+    printf("    trained heads  %zu of %zu have circuit rank below %zu\n", v->heads_bottlenecked,
+           total, v->needed);
     double ratio = m->attention_params ? (double)f->attention_params / (double)m->attention_params
                                        : 0.0;
     printf("    FixedMultiHead d_p = %zu: %llu attention parameters per layer vs %llu (x%.3g)%s\n",
@@ -372,7 +376,8 @@ static json_t *size_or_null(size_t v)
     return v ? json_integer((json_int_t)v) : json_null();
 }
 
-static json_t *verdict_json(const ar_weights_verdict *v, size_t total)
+static json_t *verdict_json(const ar_weights_verdict *v, const ar_weights_report *r,
+                            size_t total)
 {
     if (!v->defined)
         return json_null();
@@ -383,6 +388,10 @@ static json_t *verdict_json(const ar_weights_verdict *v, size_t total)
                           "bottleneck_paper", m->bottleneck_paper, "rank_deficit",
                           (json_int_t)m->rank_deficit, "max_seq_len", (json_int_t)m->max_seq_len,
                           "attention_params", cli_json_u64(m->attention_params));
+    json_object_set_new(o, "needed_head_size", json_integer((json_int_t)v->needed));
+    json_object_set_new(o, "mask", cli_json_mask(&r->masks.kind[v->kind].mask));
+    json_object_set_new(o, "generic_status", json_string(ar_generic_status_name(v->generic.status)));
+    json_object_set_new(o, "formula", json_string(v->generic.formula));
     json_object_set_new(o, "heads_bottlenecked", json_integer((json_int_t)v->heads_bottlenecked));
     json_object_set_new(o, "heads_total", json_integer((json_int_t)total));
     json_object_set_new(o, "max_heads_exact", json_integer((json_int_t)v->max_heads_exact));
@@ -503,8 +512,15 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
     json_object_set_new(o, "layers", layers);
     size_t total = r->nlayers * r->heads;
     json_object_set_new(o, "verdicts",
-                        json_pack("{s:o, s:o}", "context", verdict_json(&r->at_context, total),
-                                  "n", verdict_json(&r->at_n, total)));
+                        json_pack("{s:o, s:o}", "context", verdict_json(&r->at_context, r, total),
+                                  "n", verdict_json(&r->at_n, r, total)));
+    json_t *kinds = json_array();
+    for (size_t k = 0; k < r->masks.count; k++)
+        json_array_append_new(kinds, json_pack("{s:s, s:I, s:o}", "label", r->masks.kind[k].label,
+                                               "layers", (json_int_t)r->masks.kind[k].layers,
+                                               "mask", cli_json_mask(&r->masks.kind[k].mask)));
+    json_object_set_new(o, "masks", json_pack("{s:s, s:o}", "mask_reason", r->masks.reason,
+                                              "layer_kinds", kinds));
     json_object_set_new(
         o, "summary",
         json_pack("{s:I, s:I, s:o, s:I, s:I, s:o, s:o}", "heads_total", (json_int_t)total,
@@ -669,6 +685,10 @@ int cmd_weights(int argc, char **argv)
     a.heatmap_metric = "roy-vetterli";
     const cli_option opts[] = {
         {"--n", CLI_SIZE, &a.n, "N", "also judge the heads at sequence length N", 1, NULL},
+        {"--mask", CLI_STRING, &a.mask_text, "MASK",
+         "the verdicts' mask (default: the family's, from config.json): none, causal, "
+         "window:W, band:W, prefix:P, sink:S+window:W",
+         0, NULL},
         {"--layer-range", CLI_STRING, &a.layer_range, "A-B", "analyse layers A..B only", 0, NULL},
         {"--q-pattern", CLI_STRING, &a.q_pattern, "P",
          "query tensor name (or suffix) with {layer}, Linear layout", 0, NULL},
@@ -712,6 +732,18 @@ int cmd_weights(int argc, char **argv)
     code = build_opts(&a, &o, &metric);
     if (code >= 0)
         return code;
+    ar_mask mask = ar_mask_none();
+    if (a.mask_text != NULL) {
+        code = cli_mask_from_text("weights", a.mask_text, AR_AXIS_ROW, 0, 0, &mask, NULL);
+        if (code >= 0)
+            return code;
+        if (mask.kind == AR_MASK_DOCUMENTS) {
+            ar_mask_free(&mask);
+            return cli_usage_error("weights", "--mask docs:...: documents fix n; the verdicts "
+                                   "need a mask for any n");
+        }
+        o.mask = &mask;
+    }
     /* Many small factorisations (d_head x d): one BLAS thread each is
      * faster than two (docs/building.md). */
     cli_set_blas_threads(1);
@@ -722,6 +754,7 @@ int cmd_weights(int argc, char **argv)
     ar_weights_report r;
     ar_error err = {{0}};
     int rc = ar_weights_analyze(a.model, &o, &r, &err);
+    ar_mask_free(&mask);
     if (rc != AR_OK)
         return cli_status_error("weights", rc, &err, NULL);
     code = -1;

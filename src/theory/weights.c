@@ -142,6 +142,7 @@ ar_weights_opts ar_weights_opts_default(void)
     o.noise_factor = AR_WEIGHTS_NOISE_FACTOR;
     o.energy_fraction = 0.99;
     o.read_config = 1;
+    o.mask = NULL;
     return o;
 }
 
@@ -567,21 +568,45 @@ static int analyse_layer(const ar_safetensors *st, size_t l, head_work *w,
 /* verdicts and summary                                                 */
 /* ------------------------------------------------------------------ */
 
-static int make_verdict(const ar_weights_report *rep, size_t n, int use_context,
-                        ar_weights_verdict *v, ar_error *err)
+/* The layer kind with the largest generic head size at n: the verdict of
+ * the whole model rests on its most demanding layers. */
+static int demanding_kind(const ar_weights_report *rep, size_t n, ar_weights_verdict *v,
+                          ar_error *err)
+{
+    for (size_t k = 0; k < rep->masks.count; k++) {
+        ar_mask_generic g;
+        int rc = ar_mask_generic_value(&rep->masks.kind[k].mask, n, &g, err);
+        if (rc != AR_OK)
+            return rc;
+        if (k == 0 || g.value > v->generic.value) {
+            v->generic = g;
+            v->kind = k;
+        }
+    }
+    v->needed = v->generic.value;
+    return AR_OK;
+}
+
+static int make_verdict(ar_weights_report *rep, size_t n, int use_context, ar_weights_verdict *v,
+                        ar_error *err)
 {
     memset(v, 0, sizeof *v);
     if (n == 0)
         return AR_OK;
+    int rc = demanding_kind(rep, n, v, err);
+    if (rc != AR_OK)
+        return rc;
     ar_heads_opts ho = ar_heads_opts_default();
     ho.errors = 0;
     ho.head_size = rep->head_dim;
+    ho.mask = &rep->masks.kind[v->kind].mask;
     ar_heads_report hr;
-    int rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
+    rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
     if (rc != AR_OK)
         return rc;
     v->model = hr.fixed;
     v->max_heads_exact = hr.max_heads_exact;
+    v->generic = hr.generic; /* with the F_p status when it was affordable */
     ho.head_size = n; /* the paper's FixedMultiHead d_p = n */
     rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
     if (rc != AR_OK)
@@ -590,10 +615,43 @@ static int make_verdict(const ar_weights_report *rep, size_t n, int use_context,
     v->defined = 1;
     v->n = n;
     size_t total = rep->nlayers * rep->heads;
-    for (size_t i = 0; i < total; i++)
-        v->heads_bottlenecked +=
-            (size_t)(use_context ? rep->qk[i].bottleneck_context : rep->qk[i].bottleneck_n);
+    for (size_t i = 0; i < total; i++) {
+        ar_qk_head *h = &rep->qk[i];
+        size_t reach = h->metrics.rank < v->needed ? h->metrics.rank : v->needed;
+        int bottleneck = reach < v->needed;
+        if (use_context) {
+            h->reach_context = reach;
+            h->bottleneck_context = bottleneck;
+        } else {
+            h->reach_n = reach;
+            h->bottleneck_n = bottleneck;
+        }
+        v->heads_bottlenecked += (size_t)bottleneck;
+    }
     return AR_OK;
+}
+
+/* The verdicts' masks: the caller's, the family's, or none (with why). */
+static void choose_masks(ar_weights_report *rep, const ar_weights_opts *o)
+{
+    ar_model_masks *m = &rep->masks;
+    memset(m, 0, sizeof *m);
+    ar_error err = {{0}};
+    if (o->mask == NULL && rep->config_found &&
+        ar_model_masks_from_config(&rep->config, m, &err) == AR_OK)
+        return;
+    memset(m, 0, sizeof *m);
+    m->count = 1;
+    m->kind[0].mask = o->mask != NULL ? *o->mask : ar_mask_none();
+    m->kind[0].mask.lengths = NULL; /* parametric kinds only here */
+    m->kind[0].mask.allowed = NULL;
+    snprintf(m->kind[0].label, sizeof m->kind[0].label, "all layers");
+    snprintf(m->reason, sizeof m->reason, "%s",
+             o->mask != NULL      ? "--mask"
+             : rep->config_found ? "unknown model family in config.json: bidirectional assumed "
+                                   "(--mask states the mask)"
+                                 : "no config.json: bidirectional assumed (--mask states the "
+                                   "mask)");
 }
 
 static void summarise(ar_weights_report *rep)
@@ -769,6 +827,7 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     ar_matrix_free(&w.wk);
     if (rc == AR_OK) {
         summarise(rep);
+        choose_masks(rep, &o);
         rc = make_verdict(rep, rep->context, 1, &rep->at_context, err);
     }
     if (rc == AR_OK)

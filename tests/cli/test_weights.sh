@@ -68,13 +68,26 @@ assert r["family"] == "gpt2" and r["fused"] and r["context"] == 1024
 assert r["tolerance"]["unit_roundoff"] == 2.0**-11 and r["tolerance"]["subnormal_abs"] == 2.0**-25
 assert r["tolerance"]["rule"] == "uniform-rounding-mc"
 v = r["verdicts"]["n"]
-assert v["n"] == 4 and not v["bottleneck"]           # head size 8 >= n - 1 = 3
+# GPT-2 is a decoder: causal, so n = 4 needs floor(n/2) = 2 (not n - 1 = 3)
+assert r["masks"]["mask_reason"].startswith("model_type gpt2: causal")
+assert v["mask"]["kind"] == "causal" and v["needed_head_size"] == 2 and v["generic_status"] == "proved"
+assert v["n"] == 4 and not v["bottleneck"]           # head size 8 >= 2
 ranks = [h["rank"] for l in r["layers"] for h in l["heads"]]
-assert v["heads_bottlenecked"] == sum(k < 3 for k in ranks)
+assert v["heads_bottlenecked"] == sum(k < 2 for k in ranks)
 for l in r["layers"]:
     for h in l["heads"]:
-        assert h["reach_n"] == min(h["rank"], 3) and h["bottleneck_n"] == (h["rank"] < 3)
+        assert h["reach_n"] == min(h["rank"], 2) and h["bottleneck_n"] == (h["rank"] < 2)
+c = r["verdicts"]["context"]
+assert c["n"] == 1024 and c["needed_head_size"] == 512 and c["bottleneck"]
 ' "$out"
+out=$("$AR" weights "$M/gpt2" --json --n 4 --mask none)
+check "weights --mask none: n - 1" $PY -c '
+import json, sys; r = json.loads(sys.argv[1]); v = r["verdicts"]["n"]
+assert v["mask"]["kind"] == "none" and v["needed_head_size"] == 3 and r["masks"]["mask_reason"] == "--mask"
+' "$out"
+expect 0 "mask causal (model_type gpt2: causal)" -- "$AR" weights "$M/gpt2" --n 4
+expect_error 2 "documents fix n" -- "$AR" weights "$M/gpt2" --mask docs:2/2
+expect_error 2 "needs an attention map" -- "$AR" weights "$M/gpt2" --mask auto
 
 # F16 rounding puts a tail under every planted rank: float64's rule counts it
 out=$("$AR" weights "$M/gpt2" --json --rtol 7.105427357601002e-15)
