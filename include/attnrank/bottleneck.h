@@ -57,6 +57,13 @@ AR_API int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol,
                                ar_precision prec, int allow_zeros, double *max_defect,
                                ar_error *err);
 
+/* The likely cause of a row (column) sum defect of an n x n map stored in
+ * prec, for messages: "within float32 rounding ... --precision float32"
+ * (or bfloat16) when a coarser storage type's default tolerance covers it,
+ * else "wrong --axis?".  Never NULL. */
+AR_API const char *ar_stochastic_defect_hint(double defect, size_t n, ar_precision prec,
+                                             ar_axis axis);
+
 /* What ar_stochastic_smooth changed. */
 typedef struct ar_smooth_report {
     double eps;            /* the smoothing constant used */

@@ -20,6 +20,9 @@ typedef enum ar_precision {
 /* Machine epsilon of a storage precision (2^-52, 2^-23, 2^-10, 2^-7). */
 AR_API double ar_precision_eps(ar_precision p);
 AR_API const char *ar_precision_name(ar_precision p);
+/* Parse float64, float32, float16, bfloat16 (also f64, f32, f16, bf16);
+ * AR_EINVAL otherwise. */
+AR_API int ar_precision_parse(const char *text, ar_precision *p);
 
 typedef struct ar_rank_opts {
     double rtol;          /* < 0: default max(m, n) * eps(precision) */

@@ -166,6 +166,9 @@ typedef struct ar_weights_opts {
     size_t heads, head_dim, kv_heads;  /* overrides of config.json / shapes (0: auto) */
     size_t context;            /* override of max_position_embeddings (0: config) */
     int read_config;           /* 1 (default): read config.json beside the model */
+    int precision_given;       /* 1: judge rounding as if stored in precision (the tensors'
+                                  own type otherwise) */
+    ar_precision precision;
     const ar_mask *mask;       /* the verdicts' mask (NULL: the family's, from config.json;
                                   bidirectional when the family is unknown) */
     ar_weights_progress_fn progress;   /* called after each layer (may be NULL) */

@@ -199,14 +199,7 @@ void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t n
 
 int cli_parse_precision(const char *text, ar_precision *out)
 {
-    static const struct { const char *name; ar_precision p; } names[] = {
-        {"float64", AR_PREC_F64}, {"float32", AR_PREC_F32}, {"float16", AR_PREC_F16}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(text, names[i].name) == 0) {
-            *out = names[i].p;
-            return 0;
-        }
-    return -1;
+    return ar_precision_parse(text, out) == AR_OK ? 0 : -1;
 }
 
 /* The help as data, for the generators of the man page and the bash

@@ -66,8 +66,8 @@ int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size
 /* A count as every integer option takes it: decimal digits, or an integral
  * value in exponent form up to 2^53 ("1e3").  0 on success, -1 otherwise. */
 int cli_parse_count(const char *text, uint64_t *out);
-/* --precision: float64, float32 or float16 (the storage types a matrix file
- * can hold).  0 on success, -1 on any other text. */
+/* --precision: float64, float32, float16 or bfloat16 (ar_precision_parse).
+ * 0 on success, -1 on any other text. */
 int cli_parse_precision(const char *text, ar_precision *out);
 
 /* ---- messages and output (output.c) ---- */

@@ -107,8 +107,9 @@ static void print_svals(const ar_represent_result *r)
 static void print_input(const ar_represent_result *r, const represent_args *a)
 {
     const char *line = r->axis == AR_AXIS_COL ? "column" : "row";
-    printf("P: %s, %zu x %zu, %s-stochastic (--axis %s), stored as %s\n", a->p_file, r->n, r->n,
-           line, ar_axis_name(r->axis), ar_precision_name(r->precision));
+    printf("P: %s, %zu x %zu, %s-stochastic (--axis %s), %s %s\n", a->p_file, r->n, r->n,
+           line, ar_axis_name(r->axis), a->precision ? "tolerances of" : "stored as",
+           ar_precision_name(r->precision));
     printf("  largest |%s sum - 1| = %.3g (tolerance %.3g)\n", line, r->max_sum_defect,
            r->sum_tol);
     if (r->smoothed)
@@ -400,6 +401,11 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
         return cli_usage_error("represent", "--tau, --accuracy and --verify-seconds apply "
                                "with --mask only");
     ro->precision = parr->precision;
+    if (a->precision != NULL && cli_parse_precision(a->precision, &ro->precision) != 0)
+        return cli_usage_error("represent",
+                               "--precision: expected float64, float32, float16 or bfloat16, "
+                               "got '%s'",
+                               a->precision);
     ro->x_precision = xarr != NULL ? xarr->precision : AR_PREC_F64;
     if (a->rtol_seen)
         ro->rtol = a->rtol;
@@ -440,7 +446,7 @@ static int run(const represent_args *a)
     ar_represent_opts ro;
     code = resolve_options(a, &parr, a->x_file ? &xarr : NULL, &ro);
     if (code < 0 && parr.count > 1) {
-        code = represent_stack(a, &parr, ro.axis);
+        code = represent_stack(a, &parr, ro.axis, ro.precision);
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;
@@ -457,7 +463,7 @@ static int run(const represent_args *a)
                                "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
                                a->x_file, p.cols, x.rows, x.cols);
     if (code < 0 && a->mask_text != NULL && strcmp(a->mask_text, "none") != 0) {
-        code = represent_masked(a, &p, parr.precision, a->x_file ? &x : NULL, ro.axis);
+        code = represent_masked(a, &p, ro.precision, a->x_file ? &x : NULL, ro.axis);
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;
@@ -511,6 +517,8 @@ int cmd_represent(int argc, char **argv)
         {"--axis", CLI_STRING, &a.axis_text, "col|row", "softmax axis (default col)", 0, NULL},
         {"--smooth", CLI_DOUBLE, &a.smooth, "EPS", "replace P by (P + EPS) renormalised", 0,
          NULL},
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
+         "precision whose epsilon sets the default tolerances (default: as stored)", 0, NULL},
         {"--rtol", CLI_DOUBLE, &a.rtol, "R", "rank tolerance relative to ||log P||_2", 0,
          &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},

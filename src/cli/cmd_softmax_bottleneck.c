@@ -40,7 +40,7 @@ static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
     o->rank.precision = stored;
     if (a->precision != NULL && cli_parse_precision(a->precision, &o->rank.precision) != 0)
         return cli_usage_error("softmax-bottleneck",
-                               "--precision: expected float64, float32 or float16, got '%s'",
+                               "--precision: expected float64, float32, float16 or bfloat16, got '%s'",
                                a->precision);
     if (a->rtol_seen && a->rtol < 0.0)
         return cli_usage_error("softmax-bottleneck", "--rtol: must be >= 0, got %g", a->rtol);
@@ -228,7 +228,7 @@ int cmd_softmax_bottleneck(int argc, char **argv)
         {"--rtol", CLI_DOUBLE, &a.rtol, "R",
          "rank tolerance relative to sigma_1(log P) (default max(N,V) * eps)", 0, &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
-        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16",
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
          "precision whose epsilon sets the default tolerances (default: as stored)", 0, NULL},
         {"--sum-tol", CLI_DOUBLE, &a.sum_tol, "T",
          "allowed |row sum - 1| (default 2 max(V,4) eps)", 0, &a.sum_tol_seen},

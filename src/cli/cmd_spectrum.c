@@ -205,7 +205,7 @@ static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_
     opts->precision = stored;
     if (args->precision != NULL && cli_parse_precision(args->precision, &opts->precision) != 0)
         return cli_usage_error("spectrum",
-                               "--precision: expected float64, float32 or float16, got '%s'",
+                               "--precision: expected float64, float32, float16 or bfloat16, got '%s'",
                                args->precision);
     if (args->rtol_seen && args->rtol < 0.0)
         return cli_usage_error("spectrum", "--rtol: must be >= 0, got %g", args->rtol);
@@ -575,7 +575,7 @@ int cmd_spectrum(int argc, char **argv)
          "relative rank tolerance (default max(m,n) * eps of the stored precision)", 0,
          &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
-        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16",
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
          "precision whose epsilon sets the default rtol (default: as stored)", 0, NULL},
         {"--energy", CLI_DOUBLE, &a.energy, "F", "energy fraction for the energy rank (0.99)", 0,
          NULL},

@@ -19,7 +19,7 @@ typedef struct weights_args {
     uint64_t seed;
     int rtol_seen;
     int no_config, json;
-    const char *csv, *heatmap, *heatmap_metric, *mask_text;
+    const char *csv, *heatmap, *heatmap_metric, *mask_text, *precision;
 } weights_args;
 
 static const cli_command_doc weights_doc = {
@@ -121,6 +121,14 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
     o->kv_heads = a->kv_heads;
     o->context = a->context;
     o->read_config = !a->no_config;
+    if (a->precision != NULL) {
+        if (cli_parse_precision(a->precision, &o->precision) != 0)
+            return cli_usage_error("weights",
+                                   "--precision: expected float64, float32, float16 or "
+                                   "bfloat16, got '%s'",
+                                   a->precision);
+        o->precision_given = 1;
+    }
     if (a->layer_range != NULL) {
         if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
             return cli_usage_error("weights", "--layer-range: expected A-B with A <= B, got '%s'",
@@ -685,6 +693,9 @@ int cmd_weights(int argc, char **argv)
     a.heatmap_metric = "roy-vetterli";
     const cli_option opts[] = {
         {"--n", CLI_SIZE, &a.n, "N", "also judge the heads at sequence length N", 1, NULL},
+        {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
+         "judge rounding as if the weights were stored in this type (default: as stored)", 0,
+         NULL},
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
          "the verdicts' mask (default: the family's, from config.json): none, causal, "
          "window:W, band:W, prefix:P, sink:S+window:W",

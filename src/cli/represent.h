@@ -6,7 +6,7 @@
 #include "cli.h"
 
 typedef struct represent_args {
-    const char *p_file, *x_file, *axis_text, *weights_out, *mask_text;
+    const char *p_file, *x_file, *axis_text, *weights_out, *mask_text, *precision;
     size_t head_size;
     int head_size_seen;
     double smooth, rtol, atol, sum_tol, tau, accuracy, verify_seconds;
@@ -22,7 +22,8 @@ int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision p
 
 /* Every slice of a stack of maps (any leading axes), one line or JSON
  * record each with its indices, and a summary; returns the exit status. */
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis);
+int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
+                    ar_precision prec);
 
 /* Write a certificate to PREFIX_wq.npy and PREFIX_wk.npy; -1 or an exit status. */
 int represent_write_weights(const char *prefix, const ar_certificate *c);

@@ -39,10 +39,9 @@ static const char *axis_line(ar_axis axis)
 static void print_mask_and_input(const represent_args *a, const masked_outcome *o)
 {
     const ar_masked_result *r = &o->res;
-    printf("P: %s, %zu x %zu, %s-stochastic on the mask (--axis %s: %ss are queries), stored "
-           "as %s\n",
+    printf("P: %s, %zu x %zu, %s-stochastic on the mask (--axis %s: %ss are queries), %s %s\n",
            a->p_file, r->n, r->n, axis_line(r->axis), ar_axis_name(r->axis), axis_line(r->axis),
-           ar_precision_name(r->precision));
+           a->precision ? "tolerances of" : "stored as", ar_precision_name(r->precision));
     printf("mask: %s (%s)\n", o->mask_text,
            r->mask_inferred ? "inferred from the exact zeros of P" : "given");
     printf("  largest |%s sum - 1| = %.3g (tolerance %.3g)\n", axis_line(r->axis),

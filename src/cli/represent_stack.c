@@ -18,6 +18,7 @@ typedef struct stack_state {
     const represent_args *a;
     const ar_array *arr;
     ar_axis axis;
+    ar_precision prec;
     int masked, is_auto;
     ar_mask mask;
     ar_masked_workspace *mws;
@@ -28,7 +29,7 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
 {
     ar_masked_opts o = ar_masked_opts_default();
     o.axis = st->axis;
-    o.precision = st->arr->precision;
+    o.precision = st->prec;
     o.smooth = st->a->smooth;
     o.seed = st->a->seed;
     o.extra_rank = st->a->extra_rank;
@@ -57,7 +58,7 @@ static int analyse_plain(stack_state *st, const ar_matrix *p, slice_answer *ans,
 {
     ar_represent_opts o = ar_represent_opts_default();
     o.axis = st->axis;
-    o.precision = st->arr->precision;
+    o.precision = st->prec;
     o.smooth = st->a->smooth;
     o.atol = st->a->atol;
     if (st->a->rtol_seen)
@@ -178,7 +179,8 @@ static int emit(const stack_state *st, const slice_answer *s)
     return fails ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis)
+int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
+                    ar_precision prec)
 {
     if (a->weights_out != NULL || a->x_file != NULL)
         return cli_usage_error("represent", "%s: a stack of %zu maps: --weights-out and --X take "
@@ -187,7 +189,7 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis)
     if (arr->rows != arr->cols || arr->rows == 0)
         return cli_usage_error("represent", "%s: maps must be square n x n, got %zu x %zu",
                                a->p_file, arr->rows, arr->cols);
-    stack_state st = {a, arr, axis, 0, 0, ar_mask_none(), NULL, NULL};
+    stack_state st = {a, arr, axis, prec, 0, 0, ar_mask_none(), NULL, NULL};
     st.masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
     int code = st.masked ? cli_mask_from_text("represent", a->mask_text, axis, arr->rows, 1,
                                               &st.mask, &st.is_auto)

@@ -3,6 +3,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 double ar_precision_eps(ar_precision p)
 {
@@ -24,6 +25,24 @@ const char *ar_precision_name(ar_precision p)
     case AR_PREC_F64:
     default: return "float64";
     }
+}
+
+int ar_precision_parse(const char *text, ar_precision *p)
+{
+    static const struct {
+        const char *name;
+        ar_precision p;
+    } names[] = {{"float64", AR_PREC_F64}, {"float32", AR_PREC_F32}, {"float16", AR_PREC_F16},
+                 {"bfloat16", AR_PREC_BF16}, {"f64", AR_PREC_F64}, {"f32", AR_PREC_F32},
+                 {"f16", AR_PREC_F16}, {"bf16", AR_PREC_BF16}};
+    if (text == NULL || p == NULL)
+        return AR_EINVAL;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(text, names[k].name) == 0) {
+            *p = names[k].p;
+            return AR_OK;
+        }
+    return AR_EINVAL;
 }
 
 ar_rank_opts ar_rank_opts_default(void)

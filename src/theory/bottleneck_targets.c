@@ -77,12 +77,32 @@ int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_pre
         if (dev > sum_tol)
             return ar_error_set(err, AR_EDOMAIN,
                                 "%s %zu sums to %.17g, |sum - 1| = %.3g exceeds the tolerance "
-                                "%.3g (not %s-stochastic; wrong --axis?)",
-                                line_name(axis), j, s, dev, sum_tol, line_name(axis));
+                                "%.3g (%s)",
+                                line_name(axis), j, s, dev, sum_tol,
+                                ar_stochastic_defect_hint(dev, n, prec, axis));
     }
     if (max_defect != NULL)
         *max_defect = worst;
     return AR_OK;
+}
+
+const char *ar_stochastic_defect_hint(double defect, size_t n, ar_precision prec, ar_axis axis)
+{
+    /* A defect the sums of a coarser storage type would explain is that
+     * rounding, not a wrong axis: say which precision to state. */
+    static const struct {
+        ar_precision p;
+        const char *hint;
+    } coarser[] = {
+        {AR_PREC_F32, "within float32 rounding: computed in float32? give --precision float32"},
+        {AR_PREC_BF16, "within bfloat16 rounding: computed in bfloat16 or float16? give "
+                       "--precision bfloat16"}};
+    for (size_t k = 0; k < sizeof coarser / sizeof coarser[0]; k++)
+        if (ar_precision_eps(coarser[k].p) > ar_precision_eps(prec) &&
+            defect <= ar_stochastic_default_sum_tol(n, coarser[k].p))
+            return coarser[k].hint;
+    return axis == AR_AXIS_ROW ? "not row-stochastic; wrong --axis?"
+                               : "not column-stochastic; wrong --axis?";
 }
 
 int ar_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)

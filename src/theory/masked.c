@@ -162,10 +162,10 @@ static int check_sums(ar_masked_workspace *ws, ar_masked_result *r, ar_error *er
             r->max_sum_defect = defect;
         if (defect > r->sum_tol)
             return ar_error_set(err, AR_EDOMAIN,
-                                "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): not "
-                                "%s-stochastic (wrong --axis?)",
+                                "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
                                 r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect,
-                                r->sum_tol, r->axis == AR_AXIS_ROW ? "row" : "column");
+                                r->sum_tol,
+                                ar_stochastic_defect_hint(defect, n, r->precision, r->axis));
     }
     return AR_OK;
 }

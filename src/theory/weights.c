@@ -541,6 +541,8 @@ static int analyse_layer(const ar_safetensors *st, size_t l, head_work *w,
                             tensor_file(st, q), rep->layer_index[l], q->name,
                             rep->layer_index[0]);
     ar_precision prec = coarser(ar_st_dtype_precision(q->dtype), ar_st_dtype_precision(k->dtype));
+    if (o->precision_given) /* e.g. BF16 training exported as F32 */
+        prec = o->precision;
     rep->precision = coarser(rep->precision, prec);
     size_t group = rep->heads / rep->kv_heads, dh = rep->head_dim;
     size_t k_offset = rep->fused ? rep->d : 0; /* k follows q in c_attn */

@@ -160,6 +160,24 @@ c = r["configs"]; assert c[0]["mask"] == "causal" and c[0]["conditions"][0]["hol
 assert c[1]["mask"] == "none" and c[1]["conditions"][0]["holds"] is False and r["failed_conditions"] == 1
 ' "$out"
 
+# ---- storage precision: stated, and recognised in row-sum defects ----
+$PY - "$TMP" <<'EOF2'
+import numpy as np, sys
+rng = np.random.default_rng(9); n = 256
+S = rng.standard_normal((n, n)) * 3
+E = np.exp(S - S.max(1, keepdims=True)); P = (E / E.sum(1, keepdims=True)).astype(np.float32)
+np.save(sys.argv[1] + "/f32_as_f64.npy", P.astype(np.float64))   # float32 rounding in a float64 file
+EOF2
+expect_error 2 "within float32 rounding: computed in float32? give --precision float32" -- "$AR" represent "$TMP/f32_as_f64.npy" --axis row
+expect 0 "tolerances of float32" -- "$AR" represent "$TMP/f32_as_f64.npy" --axis row --precision float32 --head-size 255
+out=$("$AR" represent "$TMP/c8.npy" --axis row --mask causal --precision float32 --json)
+check "--precision float32 sets the masked tolerances" $PY -c '
+import json, sys; r = json.loads(sys.argv[1]); t = r["tolerance"]
+assert t["precision"] == "float32" and t["tau"] > 1e-6 and r["min_head_size"] == 8
+' "$out"
+expect_error 2 "--precision: expected float64, float32, float16 or bfloat16, got 'float8'" -- "$AR" represent "$TMP/c8.npy" --axis row --precision float8
+expect 0 "64 x 64 (bfloat16)" -- "$AR" spectrum "$TMP/c8.npy" --precision bfloat16
+
 # ---- stacks: batch x heads x n x n, a mask inferred per slice ----
 $PY - "$TMP" <<'EOF2'
 import numpy as np, sys
