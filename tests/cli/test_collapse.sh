@@ -146,6 +146,6 @@ expect 0 "SUFFICES" -- "$AR" softmax-bottleneck "$TMP/rowsum.npy" --d 4 --sum-to
 expect_error 2 "one 2-D" -- "$AR" softmax-bottleneck "$TMP/stack.npy" --d 2
 expect_error 2 "" -- "$AR" softmax-bottleneck "$TMP/does-not-exist.npy" --d 2
 expect_error 2 "--rtol" -- "$AR" softmax-bottleneck "$TMP/g512.npy" --d 2 --rtol -1
-expect_error 2 "--precision: expected float64, float32, float16 or bfloat16, got 'bfloat16'" -- "$AR" softmax-bottleneck "$TMP/g512.npy" --d 2 --precision bfloat16
+expect_error 2 "--precision: expected float64, float32, float16 or bfloat16, got 'float8'" -- "$AR" softmax-bottleneck "$TMP/g512.npy" --d 2 --precision float8
 expect_error 2 "--d" -- "$AR" softmax-bottleneck "$TMP/g512.npy" --d -1
 finish
