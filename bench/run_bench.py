@@ -45,7 +45,8 @@ QUICK = dict(
     numpy=[256, 512, 1024], whole=[512], reps=5, numpy_rounds=5, stack=(2000, 64),
     stack_small=(200, 64), batch_reps=3, whole_stack_rounds=3, factored_n=1024,
     factored_reps=3, represent_n=512, represent_reps=3, rank=[1024], rank_reps=1,
-    eff_n=1024, eff_rounds=3, gemm_n=2048, memory_n=1024, dw_modes=[], profile_n=0)
+    eff_n=1024, eff_rounds=3, gemm_n=2048, memory_n=1024, dw_modes=[], profile_n=0,
+    masked=[256, 1024], masked_reps=3)
 FULL = dict(
     svd=[("values", 1, [256, 512, 1024, 2048]), ("full", 1, [256, 512, 1024, 2048]),
          ("values", 2, [256, 512, 1024, 2048, 4096]), ("full", 2, [4096])],
@@ -53,7 +54,7 @@ FULL = dict(
     stack=(10000, 64), stack_small=(1000, 64), batch_reps=5, whole_stack_rounds=5,
     factored_n=4096, factored_reps=5, represent_n=1024, represent_reps=5, rank=[2048, 4096],
     rank_reps=1, eff_n=4096, eff_rounds=3, gemm_n=4096, memory_n=4096,
-    dw_modes=["--quick"], profile_n=2048)
+    dw_modes=["--quick"], profile_n=2048, masked=[256, 1024, 4096], masked_reps=5)
 
 
 def log(msg):
@@ -365,12 +366,28 @@ class Bench:
                     cli[cnt] = int(line.split()[1])
         self.res["alloc_cli"] = cli
 
+    # -- 9: exact causal masked analysis ----------------------------------------------
+    def masked(self):
+        exe = self.b("bench_masked")
+        if not os.path.exists(exe):
+            self.res["masked"] = None
+            return
+        sizes = [str(n) for n in self.cfg["masked"]]
+        log("9: causal masked analysis + certificate vs one thin SVD, n=%s; reference greedy "
+            "(1 BLAS thread)" % ",".join(sizes))
+        # One BLAS thread: the greedy is BLAS2 and CPU times stay steady.  n >= 4096 runs
+        # once (bench_masked --reps-large 1), the reference greedy is skipped where its
+        # predicted time exceeds 60 s.
+        self.res["masked"] = run_json([exe] + sizes + [
+            "--reps", str(self.cfg["masked_reps"]), "--threads", "1", "--ref-budget", "60",
+            "--json"], env_with(1))
+
     def run_all(self):
         t0 = time.time()
         self.make_data()
         for step in (self.svd_vs_lapacke, self.svd_vs_numpy, self.confirm, self.batch,
                      self.factored,
-                     self.represent, self.exact_rank, self.efficiency, self.memory):
+                     self.represent, self.exact_rank, self.efficiency, self.memory, self.masked):
             step()
             self.res["loadavg"].append(loadavg())
             self.res["runtime_s"] = time.time() - t0
@@ -802,6 +819,8 @@ def report(res, cfg, command, mode):
                    verdict(fa == ft and fa is not None and fa >= 0,
                            "%s vs %s allocation calls (measured)" % (fa, ft))))
 
+    status += masked_section(A, res.get("masked"), cfg)
+
     A("## Figure")
     A("")
     A("![time vs n](figures/perf_svd_time.png)")
@@ -821,6 +840,90 @@ def report(res, cfg, command, mode):
     # Targets right after the machine section.
     idx = L.index("## 1. Library vs direct LAPACKE (same data, same process)")
     return "\n".join(L[:idx] + head + L[idx:] + tail) + "\n", status
+
+
+def masked_section(A, mk, cfg):
+    """Section 9 (exact causal analysis vs one thin SVD; fast vs reference greedy);
+    returns the target rows."""
+    A("## 9. Exact causal analysis (masked attention) vs one thin SVD")
+    A("")
+    if mk is None:
+        A("Pending: `bench_masked` is not built.")
+        A("")
+        return [("9. causal analysis + certificate <= 5x one thin SVD (n=1024)", "pending")]
+    rows = mk["results"]
+    reps = ", ".join("%d at n = %d" % (r["reps"], r["n"]) for r in rows)
+    A("`bench_masked %s --reps %d --threads 1`: Gaussian N(0, 1) logits, P = causal row "
+      "softmax (rows as queries). Each repetition runs (b) one thin SVD with vectors of an "
+      "n x n matrix (copy + `LAPACKE_dgesdd` 'S'), then (a) the full exact analysis with its "
+      "certificate (`ar_masked_workspace_alloc` + `ar_masked_analyze` with mask `causal` + "
+      "`ar_masked_certificate`: W_q, W_k and the masked forward check), then the fast "
+      "staircase greedy alone on the same D (L = log P after the shift removal on key 0) and "
+      "one W_q, W_k + forward check on its factors; repetitions: %s (`--reps` times, three "
+      "times as many for n <= 512, one at n >= 4096), one BLAS thread "
+      "(`openblas_set_num_threads(1)`, OPENBLAS_NUM_THREADS=1), OpenBLAS core `%s` "
+      "(OPENBLAS_CORETYPE=%s), medians of wall and CPU time. The verdict uses the CPU-time "
+      "ratio." % (" ".join(str(r["n"]) for r in rows), cfg["masked_reps"], reps,
+                  mk["environment"].get("openblas_core"),
+                  mk["environment"].get("openblas_coretype_env") or "unset"))
+    A("")
+    A("| n | h* (generic n/2) | (a) analysis + certificate wall / CPU (s) | analyze (s) | "
+      "certificate (s) | fast greedy alone (s) | W_q, W_k + forward check (s) | (b) thin SVD "
+      "wall / CPU (s) | wall ratio a/b | **CPU ratio a/b** |")
+    A("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        A("| %d | %d (%d) | %s / %s | %s | %s | %s | %s | %s / %s | %.2f | **%.2f** |" % (
+            r["n"], r["min_head_size"], r["generic"], fmt_s(r["analysis_s"]),
+            fmt_s(r["analysis_cpu_s"]), fmt_s(r["analyze_s"]), fmt_s(r["certificate_s"]),
+            fmt_s(r["greedy_s"]), fmt_s(r["weights_check_s"]), fmt_s(r["svd_s"]),
+            fmt_s(r["svd_cpu_s"]), r["ratio"], r["cpu_ratio"]))
+    A("")
+    A("The analysis runs the weights + forward check twice (once to confirm the completion, "
+      "once more in `ar_masked_certificate`); the rest of `analyze` is the mask check, log P, "
+      "the shift removal and the block spectra for the bounds (values-only SVDs of at most "
+      "four fully specified blocks of at most 2^20 entries).")
+    A("")
+    A("Reference: `ar_staircase_complete_reference` (one `dgelsd` least-squares solve per "
+      "column) on the same D and tau, once per size; its factors go through the same "
+      "`ar_masked_weights` + `ar_masked_forward_check` (X = I). Skipped where its time "
+      "predicted from the previous size (scaled by n^3, a lower estimate of its O(n^4) cost) "
+      "exceeds 60 s.")
+    A("")
+    A("| n | tau | fast greedy (s) | reference greedy (s) | speed-up | rank fast / reference | "
+      "max abs(U V^T - D) on the pattern, fast / reference | forward max abs(softmax - P), "
+      "fast / reference | fast / reference |")
+    A("|---|---|---|---|---|---|---|---|---|")
+    worst_fwd, same_rank, refs = 0.0, True, 0
+    for r in rows:
+        if r.get("ref_ran"):
+            refs += 1
+            fr = r["analysis_max_abs"] / r["ref_max_abs"] if r["ref_max_abs"] > 0 else float("inf")
+            worst_fwd = max(worst_fwd, fr)
+            same_rank = same_rank and r["ref_rank"] == r["fast_rank"] == r["min_head_size"]
+            A("| %d | %.2g | %s | %s | %.0fx | %d / %d | %.1e / %.1e | %.1e / %.1e | %.2f |" % (
+                r["n"], r["tau"], fmt_s(r["greedy_s"]), fmt_s(r["ref_s"]),
+                r["ref_s"] / r["greedy_s"], r["fast_rank"], r["ref_rank"],
+                r["fast_pattern_err"], r["ref_pattern_err"], r["analysis_max_abs"],
+                r["ref_max_abs"], fr))
+        else:
+            A("| %d | %.2g | %s | skipped (predicted at least %.0f s) | - | %d / - | %.1e / - | "
+              "%.1e / - | - |" % (r["n"], r["tau"], fmt_s(r["greedy_s"]), r["ref_predicted_s"],
+                                  r["fast_rank"], r["fast_pattern_err"], r["analysis_max_abs"]))
+    A("")
+    at = [r for r in rows if r["n"] == 1024] or rows[-1:]
+    out = []
+    if at:
+        r = at[0]
+        out.append(("9. causal analysis + certificate <= 5x one thin SVD (n=%d)" % r["n"],
+                    verdict(r["cpu_ratio"] <= 5.0, "CPU-time ratio %.2f (wall %.2f)" % (
+                        r["cpu_ratio"], r["ratio"]))))
+    if refs:
+        out.append(("9. fast greedy: reference rank, forward error <= 10x reference",
+                    verdict(same_rank and worst_fwd <= 10.0,
+                            "ranks %s, worst forward ratio %.2f over n = %s" % (
+                                "equal" if same_rank else "DIFFER", worst_fwd,
+                                ", ".join(str(r["n"]) for r in rows if r.get("ref_ran"))))))
+    return out
 
 
 def write_figure_data(res, path):
@@ -861,7 +964,8 @@ def main():
     ap.add_argument("--json", help="also write the raw results as JSON")
     ap.add_argument("--render", metavar="RESULTS.json",
                     help="do not run: rewrite the report from saved raw results")
-    ap.add_argument("--rerun", choices=("represent", "profile", "confirm"), action="append",
+    ap.add_argument("--rerun", choices=("represent", "profile", "confirm", "masked"),
+                    action="append",
                     default=[],
                     help="with --render: rerun these sections first and update the results")
     args = ap.parse_args()
