@@ -6,9 +6,11 @@
  * outcomes; T = P^T for the row axis), the logits are
  *     Z = A B^T [+ b 1^T]      A: m x k, B: c x k, b: m,
  * packed as x = [vec A; vec B; b].  Minimise the mean over columns of
- * KL(t_j || softmax(z_j)) with GSL's vector_bfgs2, started from the
- * truncated SVD of the centred log (the logit-space optimum) plus seeded
- * jitter.
+ * KL(t_j || softmax(z_j)) by L-BFGS with a More-Thuente line search
+ * (fit_lbfgs.c; GSL's vector_bfgs2 on request), started from the truncated
+ * SVD of the centred log (the logit-space optimum) plus seeded jitter.
+ * One evaluation is three GEMMs (Z = A B^T, dA = G B, dB = G^T A) and one
+ * pass of exponentials over Z; it allocates nothing.
  *
  * Objective, per column j with s = z_j, w_j = sum_i t_ij:
  *     f_j = sum_i t_ij log t_ij - sum_i t_ij s_i + w_j logsumexp(s)
@@ -25,6 +27,7 @@
  * (allowed = NULL) runs the same arithmetic as before, bit for bit. */
 #include "attnrank/bottleneck.h"
 #include "bottleneck_fit_mask.h"
+#include "fit_lbfgs.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 
@@ -69,12 +72,17 @@ struct ar_fit_workspace {
     size_t k;
     int bias;
     size_t nparams;
-    /* GSL state for nparams variables */
-    size_t mz_size;
-    gsl_multimin_fdfminimizer *mz;
-    gsl_vector *x0;      /* jittered start */
-    gsl_vector *xsvd;    /* un-jittered truncated-SVD start */
-    gsl_vector *xc, *gc; /* contiguous copies, should GSL hand over strided vectors */
+    /* minimiser state for vec_size variables */
+    size_t vec_size;
+    double *x0;          /* jittered start, then the minimiser's result */
+    double *xsvd;        /* un-jittered truncated-SVD start */
+    double *xc, *gc;     /* gradient scratch; contiguous copies for GSL */
+    ar_lbfgs *lb;        /* L-BFGS for vec_size variables and lb_memory pairs */
+    size_t lb_memory;
+    gsl_multimin_fdfminimizer *mz; /* AR_FIT_GSL_BFGS2 only, allocated on first use */
+    /* the run in progress (progress callback, evaluation count) */
+    const ar_fit_opts *run_opts;
+    size_t evals;
 };
 
 ar_fit_opts ar_fit_opts_default(void)
@@ -91,6 +99,11 @@ ar_fit_opts ar_fit_opts_default(void)
     o.precision = AR_PREC_F64;
     o.sum_tol = -1.0;
     o.bias = 0;
+    o.method = AR_FIT_LBFGS;
+    o.lbfgs_memory = 8;
+    o.progress = NULL;
+    o.progress_ctx = NULL;
+    o.progress_every = 1;
     return o;
 }
 
@@ -141,13 +154,16 @@ static void free_minimizer(ar_fit_workspace *ws)
 {
     if (ws->mz != NULL)
         gsl_multimin_fdfminimizer_free(ws->mz);
-    gsl_vector *vecs[] = {ws->x0, ws->xsvd, ws->xc, ws->gc};
-    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
-        if (vecs[i] != NULL)
-            gsl_vector_free(vecs[i]);
+    ar_lbfgs_free(ws->lb);
+    free(ws->x0);
+    free(ws->xsvd);
+    free(ws->xc);
+    free(ws->gc);
     ws->mz = NULL;
+    ws->lb = NULL;
     ws->x0 = ws->xsvd = ws->xc = ws->gc = NULL;
-    ws->mz_size = 0;
+    ws->vec_size = 0;
+    ws->lb_memory = 0;
 }
 
 void ar_fit_workspace_free(ar_fit_workspace *ws)
@@ -623,19 +639,23 @@ static double value_and_gradient(ar_fit_workspace *ws, double *x, double *gx)
     return f;
 }
 
-/* GSL's minimiser allocates its vectors contiguous; copy in case a caller's
- * strided vector ever reaches us. */
-static double *contiguous(const gsl_vector *v, gsl_vector *scratch)
+/* ---- the minimisers' callbacks ---- */
+
+/* Copy a GSL vector into a contiguous scratch array when it is strided
+ * (GSL's minimiser allocates contiguous vectors; this is a safeguard). */
+static double *contiguous(const gsl_vector *v, double *scratch)
 {
     if (v->stride == 1)
         return v->data;
-    gsl_vector_memcpy(scratch, v);
-    return scratch->data;
+    for (size_t i = 0; i < v->size; i++)
+        scratch[i] = v->data[i * v->stride];
+    return scratch;
 }
 
 static double fit_f(const gsl_vector *x, void *params)
 {
     ar_fit_workspace *ws = params;
+    ws->evals++;
     logits_from(ws, contiguous(x, ws->xc));
     double f = objective(ws, 0);
     return isfinite(f) ? f : GSL_POSINF;
@@ -644,10 +664,11 @@ static double fit_f(const gsl_vector *x, void *params)
 static void fit_fdf(const gsl_vector *x, void *params, double *f, gsl_vector *g)
 {
     ar_fit_workspace *ws = params;
-    double *gd = g->stride == 1 ? g->data : ws->gc->data;
+    ws->evals++;
+    double *gd = g->stride == 1 ? g->data : ws->gc;
     double val = value_and_gradient(ws, contiguous(x, ws->xc), gd);
-    if (g->stride != 1)
-        gsl_vector_memcpy(g, ws->gc);
+    for (size_t i = 0; g->stride != 1 && i < g->size; i++)
+        g->data[i * g->stride] = ws->gc[i];
     *f = isfinite(val) ? val : GSL_POSINF;
 }
 
@@ -655,6 +676,38 @@ static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
 {
     double f;
     fit_fdf(x, params, &f, g);
+}
+
+/* L-BFGS evaluates into its own buffers (x is never modified). */
+static double lbfgs_fdf(void *ctx, const double *x, double *g)
+{
+    ar_fit_workspace *ws = ctx;
+    ws->evals++;
+    double f = value_and_gradient(ws, (double *)x, g);
+    return isfinite(f) ? f : INFINITY;
+}
+
+/* The caller's progress callback after iteration `iter`; non-zero: stop. */
+static int report_progress(ar_fit_workspace *ws, size_t iter, double f, double grad_norm)
+{
+    const ar_fit_opts *o = ws->run_opts;
+    size_t every = o->progress_every > 1 ? o->progress_every : 1;
+    if (o->progress == NULL || iter % every != 0)
+        return 0;
+    ar_fit_progress pr;
+    pr.iteration = iter;
+    pr.max_iter = o->max_iter;
+    pr.evaluations = ws->evals;
+    pr.objective = f;
+    pr.grad_norm = grad_norm;
+    pr.k = ws->k;
+    return o->progress(&pr, o->progress_ctx);
+}
+
+static int lbfgs_monitor(void *ctx, size_t iter, size_t evaluations, double f, double grad_norm)
+{
+    (void)evaluations;
+    return report_progress(ctx, iter, f, grad_norm);
 }
 
 static double norm2(const double *x, size_t len)
@@ -707,26 +760,40 @@ static void fit_metrics(ar_fit_workspace *ws, ar_fit_result *res)
 
 /* ---- driver ---- */
 
-/* Parameter layout for rank k (and bias) and a minimiser of that size. */
-static int set_layout(ar_fit_workspace *ws, size_t k, int bias)
+/* Parameter layout for rank k (and bias) and the minimiser's buffers of
+ * that size (kept while the size and the method's settings stay). */
+static int set_layout(ar_fit_workspace *ws, size_t k, int bias, const ar_fit_opts *o)
 {
     ws->k = k;
     ws->bias = bias;
     ws->nparams = (ws->m + ws->c) * k + (bias ? ws->m : 0);
     size_t dim = ws->nparams;
-    if (dim == 0 || (ws->mz != NULL && ws->mz_size == dim))
+    if (dim == 0)
         return AR_OK;
-    free_minimizer(ws);
-    ws->mz = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, dim);
-    ws->x0 = gsl_vector_alloc(dim);
-    ws->xsvd = gsl_vector_alloc(dim);
-    ws->xc = gsl_vector_alloc(dim);
-    ws->gc = gsl_vector_alloc(dim);
-    if (ws->mz == NULL || ws->x0 == NULL || ws->xsvd == NULL || ws->xc == NULL || ws->gc == NULL) {
+    if (ws->vec_size != dim) {
         free_minimizer(ws);
-        return AR_ENOMEM;
+        ws->x0 = malloc(dim * sizeof(double));
+        ws->xsvd = malloc(dim * sizeof(double));
+        ws->xc = malloc(dim * sizeof(double));
+        ws->gc = malloc(dim * sizeof(double));
+        if (ws->x0 == NULL || ws->xsvd == NULL || ws->xc == NULL || ws->gc == NULL) {
+            free_minimizer(ws);
+            return AR_ENOMEM;
+        }
+        ws->vec_size = dim;
     }
-    ws->mz_size = dim;
+    if (o->method == AR_FIT_LBFGS && (ws->lb == NULL || ws->lb_memory != o->lbfgs_memory)) {
+        ar_lbfgs_free(ws->lb);
+        ws->lb_memory = 0;
+        if (ar_lbfgs_alloc(&ws->lb, dim, o->lbfgs_memory) != AR_OK)
+            return AR_ENOMEM;
+        ws->lb_memory = o->lbfgs_memory;
+    }
+    if (o->method == AR_FIT_GSL_BFGS2 && ws->mz == NULL) {
+        ws->mz = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, dim);
+        if (ws->mz == NULL)
+            return AR_ENOMEM;
+    }
     return AR_OK;
 }
 
@@ -753,8 +820,8 @@ static void svd_start(ar_fit_workspace *ws, double *x)
 static int jittered_start(ar_fit_workspace *ws, const ar_fit_opts *o)
 {
     size_t np = ws->nparams;
-    gsl_vector_memcpy(ws->x0, ws->xsvd);
-    double rms = norm2(ws->xsvd->data, np) / sqrt((double)np);
+    memcpy(ws->x0, ws->xsvd, np * sizeof(double));
+    double rms = norm2(ws->xsvd, np) / sqrt((double)np);
     double sigma = o->jitter * (rms > 0.0 ? rms : 1.0);
     if (!(sigma > 0.0))
         return AR_OK;
@@ -762,18 +829,45 @@ static int jittered_start(ar_fit_workspace *ws, const ar_fit_opts *o)
     if (rng == NULL)
         return AR_ENOMEM;
     for (size_t i = 0; i < np; i++)
-        ws->x0->data[i] += gsl_ran_gaussian_ziggurat(rng, sigma);
+        ws->x0[i] += gsl_ran_gaussian_ziggurat(rng, sigma);
     ar_rng_free(rng);
     return AR_OK;
 }
 
+/* L-BFGS from x0 (overwritten by the best point) until the gradient test
+ * passes, no decrease is found, the callback stops it or max_iter is
+ * reached; the gradient norm at the result goes to res. */
+static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
+                          ar_error *err)
+{
+    ar_lbfgs_opts lo = ar_lbfgs_opts_default();
+    lo.max_iter = o->max_iter;
+    lo.grad_tol = o->grad_tol;
+    lo.first_step = o->step_size;
+    ar_lbfgs_result lr;
+    int rc = ar_lbfgs_run(ws->lb, ws->x0, &lo, lbfgs_fdf, ws, lbfgs_monitor, ws, &lr);
+    if (rc != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "L-BFGS options out of range");
+    if (lr.status == AR_LBFGS_NONFINITE)
+        return ar_error_set(err, AR_ENOCONV, "fit diverged (non-finite KL at the start)");
+    res->iterations = lr.iterations;
+    res->converged = lr.status == AR_LBFGS_CONVERGED;
+    res->stopped = lr.status == AR_LBFGS_STOPPED;
+    res->gsl_status = lr.status == AR_LBFGS_NO_PROGRESS ? GSL_ENOPROG : GSL_SUCCESS;
+    res->grad_norm = norm2(ar_lbfgs_gradient(ws->lb), ws->nparams);
+    return AR_OK;
+}
+
 /* GSL iterations from x0 until the gradient test passes, GSL stops making
- * progress or max_iter is reached; the last GSL status goes to res. */
-static int minimise(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
-                    ar_error *err)
+ * progress, the callback stops it or max_iter is reached; the result is
+ * copied to x0 and the last GSL status goes to res. */
+static int minimise_gsl(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
+                        ar_error *err)
 {
     gsl_multimin_function_fdf fdf = {fit_f, fit_df, fit_fdf, ws->nparams, ws};
-    int status = gsl_multimin_fdfminimizer_set(ws->mz, &fdf, ws->x0, o->step_size, o->line_tol);
+    gsl_vector_view x0 = gsl_vector_view_array(ws->x0, ws->nparams);
+    int status = gsl_multimin_fdfminimizer_set(ws->mz, &fdf, &x0.vector, o->step_size,
+                                               o->line_tol);
     if (status != GSL_SUCCESS) {
         res->gsl_status = status;
         return ar_error_set(err, AR_ENOCONV, "GSL minimiser setup failed: %s",
@@ -785,21 +879,32 @@ static int minimise(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *r
         status = gsl_multimin_fdfminimizer_iterate(ws->mz);
         if (status != GSL_SUCCESS)
             break; /* GSL_ENOPROG: the line search cannot improve any more */
-        if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(ws->mz),
-                                       o->grad_tol) == GSL_SUCCESS) {
+        const gsl_vector *g = gsl_multimin_fdfminimizer_gradient(ws->mz);
+        if (gsl_multimin_test_gradient(g, o->grad_tol) == GSL_SUCCESS) {
             res->converged = 1;
+            break;
+        }
+        if (o->progress != NULL &&
+            report_progress(ws, iter, gsl_multimin_fdfminimizer_minimum(ws->mz),
+                            norm2(contiguous(g, ws->xc), g->size)) != 0) {
+            res->stopped = 1;
             break;
         }
     }
     res->iterations = iter;
     res->gsl_status = status;
+    memcpy(ws->x0, gsl_multimin_fdfminimizer_x(ws->mz)->data, ws->nparams * sizeof(double));
+    value_and_gradient(ws, ws->x0, ws->gc);
+    res->grad_norm = norm2(ws->gc, ws->nparams);
     return AR_OK;
 }
 
 static int check_run_opts(const ar_fit_opts *o, ar_error *err)
 {
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol >= 0.0) ||
-        !(o->step_size > 0.0) || !(o->line_tol > 0.0))
+        !(o->step_size > 0.0) || !isfinite(o->step_size) || !(o->line_tol > 0.0) ||
+        (o->method != AR_FIT_LBFGS && o->method != AR_FIT_GSL_BFGS2) ||
+        (o->method == AR_FIT_LBFGS && o->lbfgs_memory == 0))
         return ar_error_set(err, AR_EINVAL, "fit options out of range");
     return AR_OK;
 }
@@ -827,10 +932,11 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     res->seed = o.seed;
     res->jitter = o.jitter;
     res->gsl_status = GSL_SUCCESS;
+    res->method = o.method;
     rc = load_start(ws, res->bias);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the centred log failed: %s", ar_strerror(rc));
-    rc = set_layout(ws, k, res->bias);
+    rc = set_layout(ws, k, res->bias, &o);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "cannot allocate the minimiser for %zu variables",
                             ws->nparams);
@@ -842,9 +948,10 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     if (ws->nparams == 0) {
         logits_from(ws, NULL);
     } else {
-        svd_start(ws, ws->xsvd->data);
-        value_and_gradient(ws, ws->xsvd->data, ws->gc->data);
-        start.grad_norm = norm2(ws->gc->data, ws->nparams);
+        svd_start(ws, ws->xsvd);
+        value_and_gradient(ws, ws->xsvd, ws->gc);
+        start.grad_norm = norm2(ws->gc, ws->nparams);
+        start.evaluations = 1;
     }
     fit_metrics(ws, &start);
     start.start_kl_mean = start.kl_mean;
@@ -857,23 +964,26 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     rc = jittered_start(ws, &o);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "out of memory");
-    rc = minimise(ws, &o, res, err);
+    ws->run_opts = &o;
+    ws->evals = 1;
+    rc = o.method == AR_FIT_LBFGS ? minimise_lbfgs(ws, &o, res, err)
+                                  : minimise_gsl(ws, &o, res, err);
+    ws->run_opts = NULL;
+    res->evaluations = ws->evals;
     if (rc != AR_OK)
         return rc;
-    double *best = gsl_multimin_fdfminimizer_x(ws->mz)->data;
-    value_and_gradient(ws, best, ws->gc->data);
-    res->grad_norm = norm2(ws->gc->data, ws->nparams);
+    logits_from(ws, ws->x0); /* the result, left in x0 by both minimisers */
     fit_metrics(ws, res);
     res->start_kl_mean = start.kl_mean;
     if (!(res->kl_mean < start.kl_mean)) {
         res->start_kept = 1;
         res->grad_norm = start.grad_norm;
-        logits_from(ws, ws->xsvd->data);
+        logits_from(ws, ws->xsvd);
         fit_metrics(ws, res); /* the start's errors and prediction */
     }
     int status = res->gsl_status;
     if (status != GSL_SUCCESS && status != GSL_ENOPROG && status != GSL_CONTINUE)
-        return ar_error_set(err, AR_ENOCONV, "GSL minimiser failed: %s", gsl_strerror(status));
+        return ar_error_set(err, AR_ENOCONV, "minimiser failed: %s", gsl_strerror(status));
     if (!isfinite(res->kl_mean))
         return ar_error_set(err, AR_ENOCONV, "fit diverged (non-finite KL)");
     return AR_OK;

@@ -2,6 +2,7 @@
  * zero pattern, and the check that a map respects a stated mask
  * (include/attnrank/mask.h). */
 #include "attnrank/mask.h"
+#include "masked_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,8 +59,9 @@ static int check_padding(const ar_matrix *p, ar_axis axis, ar_error *err)
                         first);
 }
 
-/* Negative and non-finite entries, named by matrix position. */
-static int check_values(const ar_matrix *p, ar_axis axis, ar_error *err)
+/* Negative and non-finite entries, named by matrix position (smoothing,
+ * which lifts zeros, must not hide them). */
+int ar_mask_check_values(const ar_matrix *p, ar_error *err)
 {
     size_t n = p->rows;
     for (size_t j = 0; j < n; j++)
@@ -70,10 +72,10 @@ static int check_values(const ar_matrix *p, ar_axis axis, ar_error *err)
                                     isnan(v) ? "NaN" : "infinite");
             if (v < 0.0)
                 return ar_error_set(err, AR_EDOMAIN,
-                                    "entry (%zu, %zu) = %.6g is negative: not a probability", i,
-                                    j, v);
+                                    "entry (%zu, %zu) = %.6g is negative: not a probability "
+                                    "(--smooth only lifts zeros)",
+                                    i, j, v);
         }
-    (void)axis;
     return AR_OK;
 }
 
@@ -85,7 +87,7 @@ int ar_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask, ar_
     if (rc == AR_OK)
         rc = check_padding(p, axis, err);
     if (rc == AR_OK)
-        rc = check_values(p, axis, err);
+        rc = ar_mask_check_values(p, err);
     if (rc != AR_OK)
         return rc;
     size_t n = p->rows;
@@ -179,7 +181,7 @@ int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err
     if (rc == AR_OK)
         rc = check_padding(p, axis, err);
     if (rc == AR_OK)
-        rc = check_values(p, axis, err);
+        rc = ar_mask_check_values(p, err);
     if (rc != AR_OK)
         return rc;
     size_t n = p->rows;

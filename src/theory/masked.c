@@ -102,24 +102,6 @@ static void copy_rows_as_queries(ar_matrix *dst, const ar_matrix *p, ar_axis axi
             AR_AT(dst, i, j) = axis == AR_AXIS_ROW ? AR_AT(p, i, j) : AR_AT(p, j, i);
 }
 
-/* Negatives and non-finite entries first: smoothing must not hide them. */
-static int refuse_bad_values(const ar_matrix *p, ar_error *err)
-{
-    for (size_t j = 0; j < p->cols; j++)
-        for (size_t i = 0; i < p->rows; i++) {
-            double v = AR_AT(p, i, j);
-            if (!isfinite(v))
-                return ar_error_set(err, AR_ENONFINITE, "entry (%zu, %zu) is %s", i, j,
-                                    isnan(v) ? "NaN" : "infinite");
-            if (v < 0.0)
-                return ar_error_set(err, AR_EDOMAIN,
-                                    "entry (%zu, %zu) = %.6g is negative: not a probability "
-                                    "(--smooth does not apply to negative entries)",
-                                    i, j, v);
-        }
-    return AR_OK;
-}
-
 /* P <- (P + eps) / (1 + |M_i| eps) on each query's allowed keys. */
 static void smooth_inside(ar_masked_workspace *ws, double eps, ar_smooth_report *rep)
 {
@@ -200,7 +182,7 @@ static int load_map(ar_masked_workspace *ws, const ar_matrix *p, const ar_masked
                     ar_masked_result *r, ar_error *err)
 {
     size_t n = ws->n;
-    int rc = refuse_bad_values(p, err);
+    int rc = ar_mask_check_values(p, err);
     if (rc != AR_OK)
         return rc;
     if (o->smooth > 0.0) {

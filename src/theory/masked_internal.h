@@ -12,6 +12,11 @@
 #include "attnrank/status.h"
 #include "attnrank/bottleneck.h"
 
+/* ---- checks (mask_map.c) ---- */
+/* AR_ENONFINITE / AR_EDOMAIN naming the first non-finite or negative entry
+ * of p by its matrix position. */
+int ar_mask_check_values(const ar_matrix *p, ar_error *err);
+
 /* ---- staircase completion (masked_staircase.c) ----
  * A partially specified rows x cols matrix D whose column c is specified on
  * the rows start[c] .. rows - 1, with start non-decreasing (a staircase:
