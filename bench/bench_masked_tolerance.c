@@ -122,10 +122,10 @@ static void causal_softmax(const ar_matrix *s, int f32, ar_matrix *p)
  *     tau_c = max(floor, kappa u s sqrt(max(1, len_c - k_c)) sqrt(1 + |a_c|^2)),
  * kappa = 10, u = eps(storage) / 2, s = max(1, max |log P|), floor =
  * 1e-9 s (the default's floor).  It replaces both the plain test against
- * tau and the library's second look at residuals within 1e4 tau
- * (ar_staircase_innovation_robust: the residual against the data block,
- * least squares, above tau sqrt(1 + |c|^2)).  With per_column = 0 the copy
- * makes the library's decisions and must reproduce its residuals exactly. */
+ * tau and the library's former second look at residuals within 1e4 tau.
+ * With per_column = 0 the copy makes the library's decisions
+ * (ar_staircase_column_tau: tau raised by the column's amplification) and
+ * must reproduce its residuals exactly. */
 #define PROTO_RETIRE_NORM 1e-8
 
 typedef struct proto {
@@ -229,11 +229,11 @@ static int proto_column(proto *s, const ar_matrix *d, size_t c, size_t k0, const
     double dof = len > k ? (double)(len - k) : 1.0;
     *resid = norm;
     *amp = sqrt(1.0 + an * an);
-    *tau_c = rl->per_column ? fmax(rl->floor, rl->kappa_us * sqrt(dof) * *amp) : rl->tau;
-    /* the default: the library's decision (tau, then its block check of
-     * residuals within 1e4 tau); the rule: tau_c alone */
-    *innov = rl->per_column ? norm > *tau_c
-                            : ar_staircase_innovation_robust(d, c, k0, norm, rl->tau);
+    /* the default: the library's decision (ar_staircase_column_tau); the
+     * prototype: its own floor and noise level */
+    *tau_c = rl->per_column ? fmax(rl->floor, rl->kappa_us * sqrt(dof) * *amp)
+                            : ar_staircase_column_tau(rl->tau, s->rows, len, k, an);
+    *innov = norm > *tau_c;
     if (!*innov)
         return AR_OK;
     if (s->rank == s->cap)

@@ -402,6 +402,98 @@ static void test_planted_rank(void **state)
         }
 }
 
+/* A float32 export of a planted rank-32 causal head (the generator and seed
+ * of bench/bench_masked_tolerance.c: planted32 f32 n = 512 seed 20).  Right
+ * after the last true innovation the data block is ill conditioned and
+ * amplifies the storage noise: some column's plain residual exceeds tau
+ * (the plain decision reads more than 32; before the per-column rule, a
+ * least-squares second look caught it here, but not at n = 2048, seed 14,
+ * where it was skipped for cost and the head read 33).  The per-column
+ * tolerance tau_c (masked_internal.h) must read 32, in both greedies and in
+ * the analysis, with the gap on the right sides of tau. */
+static void test_f32_ill_conditioned(void **state)
+{
+    (void)state;
+    size_t n = 512, r = 32, cols = n - 1;
+    uint64_t sd = 1000003u * 20u + 7919u * n + 31u * r + 1u;
+    ar_matrix s = ar_matrix_empty(), a = ar_matrix_empty(), b = ar_matrix_empty(),
+              p = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, n, r), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, n, r), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    gsl_rng *rng = ar_rng_alloc(sd);
+    ar_matrix_fill_gaussian(&a, rng, 1.0);
+    ar_matrix_fill_gaussian(&b, rng, 1.0);
+    ar_rng_free(rng);
+    assert_int_equal(ar_matrix_gemm(0, 1, 1.0 / sqrt((double)r), &a, &b, 0.0, &s), AR_OK);
+    for (size_t i = 0; i < n; i++) {
+        double top = -INFINITY, z = 0.0;
+        for (size_t j = 0; j <= i; j++)
+            top = fmax(top, AR_AT(&s, i, j));
+        for (size_t j = 0; j <= i; j++)
+            z += exp(AR_AT(&s, i, j) - top);
+        for (size_t j = 0; j <= i; j++)
+            AR_AT(&p, i, j) = (double)(float)(exp(AR_AT(&s, i, j) - top) / z);
+    }
+    /* the public analysis */
+    ar_masked_workspace *ws = NULL;
+    assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+    ar_masked_opts o = ar_masked_opts_default();
+    o.precision = AR_PREC_F32;
+    ar_mask m = parse("causal");
+    ar_masked_result res;
+    ar_error err = {{0}};
+    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, &o, &res, &err), AR_OK);
+    if (!res.exact || res.min_head_size != r)
+        fail_msg("f32 planted 32: exact %d, head %zu", res.exact, res.min_head_size);
+    assert_true(res.max_not_innovative <= res.tau && res.tau < res.min_innovative);
+    /* both greedies on the D of the analysis (shift removal on key 0) */
+    ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&d, n, cols), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&u, n, cols), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&v, cols, cols), AR_OK);
+    size_t *start = malloc(cols * sizeof *start);
+    double *resid = malloc(cols * sizeof *resid);
+    for (size_t c = 0; c < cols; c++) {
+        start[c] = c + 1;
+        for (size_t i = c + 1; i < n; i++)
+            AR_AT(&d, i, c) = log(AR_AT(&p, i, c + 1)) - log(AR_AT(&p, i, 0));
+    }
+    ar_staircase_result fast, ref;
+    assert_int_equal(ar_staircase_complete(&d, start, res.tau, &u, &v, resid, &fast), AR_OK);
+    assert_int_equal(fast.rank, r);
+    assert_true(fast.min_innovative == res.min_innovative &&
+                fast.max_not_innovative == res.max_not_innovative);
+    /* the structure of the failure: plain residuals above tau not counted */
+    size_t above = 0;
+    for (size_t c = 0; c < cols; c++)
+        above += resid[c] > res.tau;
+    if (above <= r)
+        fail_msg("no amplified noise above tau (%zu residuals above, rank %zu)", above, r);
+    assert_int_equal(
+        ar_staircase_complete_reference(&d, start, res.tau, &u, &v, NULL, &ref), AR_OK);
+    assert_int_equal(ref.rank, r);
+    assert_true(ref.max_not_innovative <= res.tau && res.tau < ref.min_innovative);
+    /* the rule itself: tau for an unamplified column, scaled by the gain */
+    assert_true(ar_staircase_column_tau(1e-3, 100, 100, 0, 0.0) == 1e-3);
+    assert_true(ar_staircase_column_tau(1e-3, 100, 50, 10, 0.0) == 1e-3);
+    assert_true(fabs(ar_staircase_column_tau(1e-3, 100, 26, 1, 100.0) -
+                     1e-3 * 0.5 * hypot(1.0, 100.0)) < 1e-15);
+    assert_true(ar_staircase_column_tau(0.0, 100, 26, 1, 100.0) == 0.0);
+    free(start);
+    free(resid);
+    ar_matrix_free(&d);
+    ar_matrix_free(&u);
+    ar_matrix_free(&v);
+    ar_mask_free(&m);
+    ar_masked_workspace_free(ws);
+    ar_matrix_free(&s);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    ar_matrix_free(&p);
+}
+
 static void test_uniform_rows_zero(void **state)
 {
     (void)state;
@@ -883,6 +975,7 @@ int main(void)
         cmocka_unit_test(test_simplify_round_trip), cmocka_unit_test(test_infer),
         cmocka_unit_test(test_check_map),         cmocka_unit_test(test_generic_formulas),
         cmocka_unit_test(test_causal_generic),    cmocka_unit_test(test_planted_rank),
+        cmocka_unit_test(test_f32_ill_conditioned),
         cmocka_unit_test(test_uniform_rows_zero), cmocka_unit_test(test_structured_heads),
         cmocka_unit_test(test_woerdeman_formula), cmocka_unit_test(test_conventions_and_x),
         cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),

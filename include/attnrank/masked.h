@@ -35,8 +35,10 @@
 typedef struct ar_masked_opts {
     ar_axis axis;
     ar_precision precision;   /* storage precision of P */
-    double tau;               /* innovation tolerance on a column residual's 2-norm, in nats;
-                                 < 0: max(1e-9, 10 sqrt(n) u) * max(1, max |log P|),
+    double tau;               /* innovation tolerance on a column residual's 2-norm, in nats,
+                                 for a column with no amplification (each column's own
+                                 tolerance grows with its coefficients on the innovative
+                                 columns); < 0: max(1e-9, 10 sqrt(n) u) * max(1, max|log P|),
                                  u = eps(precision) / 2 */
     double accuracy;          /* a certificate is confirmed when its forward max-abs error
                                  is <= accuracy; < 0: max(1e-8, 10 sqrt(n) eps(precision)) */
@@ -84,7 +86,9 @@ typedef struct ar_masked_result {
     int certified;            /* a certificate of size upper passed the forward check */
     size_t block_lower;       /* tau-robust lower bound: #{sigma_k(A Pi) > tau sqrt(p q)}
                                  over the fully specified blocks A examined */
-    double min_innovative;    /* innovation gap: smallest residual counted (inf: none) */
+    double min_innovative;    /* innovation gap, residuals scaled by tau / tau_c (so a column
+                                 counts exactly when its value exceeds tau): smallest
+                                 counted (inf: none) */
     double max_not_innovative;/* and largest not counted (0: none) */
     int generic_known;        /* generic value for this mask kind and n */
     ar_mask_generic generic;

@@ -24,32 +24,50 @@ int ar_mask_check_values(const ar_matrix *p, ar_error *err);
  * a sort).  The column-innovation greedy finds the minimal rank of a
  * completion (Woerdeman 1987: the count of columns not in the span of the
  * fully specified block to their left) and a completion U V^T of that
- * rank. */
+ * rank.
+ *
+ * The innovation decision is per column: column c (len_c specified rows,
+ * k_c active basis vectors, a_c its coefficients on the innovative DATA
+ * columns, i.e. the projection written as a combination of the columns of
+ * D counted so far) is innovative when its residual norm exceeds
+ *     tau_c = tau max(1, sqrt(max(1, len_c - k_c) / rows) sqrt(1 + |a_c|^2))
+ * (ar_staircase_column_tau): tau is the threshold of a column that
+ * amplifies nothing and keeps every row free, tau / sqrt(rows) the noise
+ * level per entry, and noise carried in by an ill-conditioned basis is
+ * amplified by |a_c|.  The fast pass knows a_c = T x_c by carrying T with
+ * U = D[:, innovations] T on the active rows (T follows every reflection,
+ * rescaling, swap and retirement of U's columns); the reference solves
+ * for a_c against the innovative data columns.
+ *
+ * The gap is reported in units of tau: a column's normalised residual is
+ * residual * tau / tau_c (the residual itself for an unamplified column),
+ * and it is innovative exactly when that exceeds tau, so
+ * max_not_innovative <= tau < min_innovative whatever the amplification. */
 typedef struct ar_staircase_result {
     size_t rank;                  /* innovative columns */
-    double tau;                   /* tolerance used on column residuals */
-    double min_innovative;        /* smallest residual counted as innovative (inf: none) */
-    double max_not_innovative;    /* largest residual not counted (0: none) */
+    double tau;                   /* tolerance of an unamplified column (the argument) */
+    double min_innovative;        /* smallest normalised residual counted (inf: none) */
+    double max_not_innovative;    /* largest normalised residual not counted (0: none) */
 } ar_staircase_result;
 
 /* U (rows x cap) and V (cols x cap) are preallocated with cap >= the rank
  * reached (cap = min(rows, cols) always suffices); on return their first
- * res->rank columns hold the factors (U V^T = D on the pattern, within tau
+ * res->rank columns hold the factors (U V^T = D on the pattern, within tau_c
  * per column), the rest is zero.  D is read only on the pattern.  resid
- * (cols doubles, may be NULL) receives each column's residual norm. */
+ * (cols doubles, may be NULL) receives each column's residual norm (not
+ * normalised). */
 int ar_staircase_complete(const ar_matrix *d, const size_t *start, double tau, ar_matrix *u,
                           ar_matrix *v, double *resid, ar_staircase_result *res);
 
-/* Whether a column residual norm of the staircase greedy (column c of d,
- * specified from row k0) counts as an innovation at tolerance tau: above
- * tau, and, when within a factor 1e4 of it, above tau sqrt(1 + ||c||^2)
- * with c its coefficients in the fully specified block to its left (noise
- * amplified by an ill-conditioned block is not an innovation). */
-int ar_staircase_innovation_robust(const ar_matrix *d, size_t c, size_t k0, double norm,
-                                   double tau);
+/* tau_c above for a column of len specified rows against k active basis
+ * vectors, |a_c| = anorm, in a D of the given rows (tau itself when tau <= 0
+ * or rows = 0).  (masked_innovation.c) */
+double ar_staircase_column_tau(double tau, size_t rows, size_t len, size_t k, double anorm);
 
-/* The same by the textbook greedy (a least-squares solve per column):
- * O(rows cols r^2).  The reference the fast pass is tested and measured
+
+/* The same by the textbook greedy (a least-squares solve per column, and one
+ * more against the innovative data columns for a_c; k_c the numerical rank
+ * of the basis on the column's rows): O(rows cols r^2).  The reference the fast pass is tested and measured
  * against. */
 int ar_staircase_complete_reference(const ar_matrix *d, const size_t *start, double tau,
                                     ar_matrix *u, ar_matrix *v, double *resid,
