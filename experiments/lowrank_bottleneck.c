@@ -8,7 +8,8 @@
  *   - the probability-space error: for d_p >= the minimal head size the
  *     certificate W_q, W_k built by ar_represent_certificate and checked by a
  *     forward softmax; below it the best softmax of rank-d_p logits that
- *     GSL's BFGS finds from the truncated SVD (ar_fit_run).
+ *     ar_fit_run finds from the truncated SVD (L-BFGS; the figures in
+ *     docs/theory/low-rank-bottleneck.md were made with GSL's vector_bfgs2).
  * Generic (Dirichlet) targets need exactly d_p = n - 1: the paper's d_p = n
  * is sufficient but one more than necessary.
  *

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attnrank/attnrank.h"
+#include "theory/fit_lbfgs.h"
 
 /* ---- helpers ---- */
 
@@ -791,6 +792,202 @@ static void test_fit_check_target(void **state)
     ar_fit_workspace_free(NULL);
 }
 
+/* ---- the minimiser: L-BFGS, progress, limits, the GSL method ---- */
+
+/* Extended Rosenbrock in n (even) variables, minimum 0 at (1, ..., 1); the
+ * value is +inf outside the ball of radius `radius` about the origin, so
+ * the line search must shorten steps that leave the domain. */
+typedef struct rosen {
+    size_t n;
+    double radius;
+    size_t calls;
+} rosen;
+
+static double rosen_fdf(void *ctx, const double *x, double *g)
+{
+    rosen *r = ctx;
+    r->calls++;
+    double f = 0.0, norm = 0.0;
+    for (size_t i = 0; i < r->n; i++)
+        norm += x[i] * x[i];
+    if (sqrt(norm) > r->radius)
+        return INFINITY;
+    for (size_t i = 0; i < r->n; i += 2) {
+        double a = x[i + 1] - x[i] * x[i], b = 1.0 - x[i];
+        f += 100.0 * a * a + b * b;
+        g[i] = -400.0 * x[i] * a - 2.0 * b;
+        g[i + 1] = 200.0 * a;
+    }
+    return f;
+}
+
+static int stop_after(void *ctx, size_t iteration, size_t evaluations, double f, double gn)
+{
+    (void)evaluations;
+    (void)f;
+    (void)gn;
+    return iteration >= *(size_t *)ctx;
+}
+
+static void test_lbfgs_rosenbrock(void **state)
+{
+    (void)state;
+    const size_t n = 40;
+    ar_lbfgs *lb = NULL;
+    assert_int_equal(ar_lbfgs_alloc(&lb, n, 6), AR_OK);
+    assert_int_equal(ar_lbfgs_size(lb), n);
+    double x[40];
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 2 ? 1.0 : -1.2;
+    rosen r = {n, 1e3, 0};
+    ar_lbfgs_opts o = ar_lbfgs_opts_default();
+    o.max_iter = 2000;
+    o.grad_tol = 1e-9;
+    o.first_step = 1.0;
+    ar_lbfgs_result res;
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &r, NULL, NULL, &res), AR_OK);
+    if (res.status != AR_LBFGS_CONVERGED)
+        fail_msg("status %d after %zu iterations, f %g", (int)res.status, res.iterations, res.f);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(x[i] - 1.0) < 1e-6);
+    assert_true(res.grad_norm < 1e-9 && res.f < 1e-15 && res.evaluations == r.calls);
+    assert_true(res.evaluations < 2 * res.iterations + 10); /* the unit step is usually taken */
+    /* a domain barely containing the path: steps beyond it come back finite */
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 2 ? 1.0 : -1.2;
+    rosen small = {n, 9.0, 0};
+    o.first_step = 100.0; /* the first trial leaves the domain */
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &small, NULL, NULL, &res), AR_OK);
+    assert_true(res.status == AR_LBFGS_CONVERGED && isfinite(res.f) && res.f < 1e-15);
+    /* the monitor stops the run; max_iter 0 evaluates the start only */
+    size_t limit = 5;
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 2 ? 1.0 : -1.2;
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &r, stop_after, &limit, &res), AR_OK);
+    assert_true(res.status == AR_LBFGS_STOPPED && res.iterations == 5);
+    o.max_iter = 0;
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &r, NULL, NULL, &res), AR_OK);
+    assert_true(res.status == AR_LBFGS_MAX_ITER && res.iterations == 0 && res.evaluations == 1);
+    /* bad options and arguments */
+    o = ar_lbfgs_opts_default();
+    o.gtol = o.ftol / 2.0;
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &r, NULL, NULL, &res), AR_EINVAL);
+    o = ar_lbfgs_opts_default();
+    o.first_step = 0.0;
+    assert_int_equal(ar_lbfgs_run(lb, x, &o, rosen_fdf, &r, NULL, NULL, &res), AR_EINVAL);
+    assert_int_equal(ar_lbfgs_run(lb, x, NULL, rosen_fdf, &r, NULL, NULL, &res), AR_EINVAL);
+    ar_lbfgs *bad = NULL;
+    assert_int_equal(ar_lbfgs_alloc(&bad, 0, 4), AR_EINVAL);
+    assert_int_equal(ar_lbfgs_alloc(&bad, 4, 0), AR_EINVAL);
+    ar_lbfgs_free(lb);
+    ar_lbfgs_free(NULL);
+}
+
+typedef struct progress_log {
+    size_t calls, last_iteration, last_evaluations, stop_at, k;
+    double last_objective;
+    int ordered;  /* iterations and evaluations increase, the objective never rises */
+} progress_log;
+
+static int log_progress(const ar_fit_progress *p, void *ctx)
+{
+    progress_log *l = ctx;
+    if (l->calls > 0 && (p->iteration <= l->last_iteration ||
+                         p->evaluations <= l->last_evaluations ||
+                         !(p->objective <= l->last_objective)))
+        l->ordered = 0;
+    if (!(p->grad_norm >= 0.0) || p->max_iter != 400 || p->k != l->k)
+        l->ordered = 0;
+    l->calls++;
+    l->last_iteration = p->iteration;
+    l->last_evaluations = p->evaluations;
+    l->last_objective = p->objective;
+    return l->stop_at > 0 && p->iteration >= l->stop_at;
+}
+
+/* The progress callback (every iteration, every k-th, stopping the fit), the
+ * thread count (no effect on the numbers), and the GSL method kept for
+ * comparison; the L-BFGS default beats GSL's 400 iterations here. */
+static void test_fit_progress_methods(void **state)
+{
+    (void)state;
+    size_t n = 40, k = 4;
+    ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 71, AR_AXIS_COL, 1);
+    ar_fit_workspace *fw = NULL;
+    assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
+    ar_fit_opts o = ar_fit_opts_default();
+    assert_int_equal(o.method, AR_FIT_LBFGS);
+    assert_true(o.progress == NULL && o.lbfgs_memory >= 1 && o.f_tol == 0.0);
+    ar_error err = {{0}};
+    assert_int_equal(ar_fit_set_target(fw, &p, &o, &err), AR_OK);
+    ar_fit_result plain, logged, every, stopped, gsl;
+    assert_int_equal(ar_fit_run(fw, k, &o, &plain, &err), AR_OK);
+    assert_true(plain.method == AR_FIT_LBFGS && !plain.stopped && plain.iterations > 5);
+    assert_true(plain.evaluations > plain.iterations && plain.kl_mean < plain.start_kl_mean);
+    progress_log log = {0, 0, 0, 0, k, 0.0, 1};
+    o.progress = log_progress;
+    o.progress_ctx = &log;
+    assert_int_equal(ar_fit_run(fw, k, &o, &logged, &err), AR_OK);
+    assert_true(log.ordered && log.calls == logged.iterations);
+    assert_true(log.last_iteration == logged.iterations);
+    assert_true(log.last_evaluations <= logged.evaluations);
+    assert_true(logged.kl_mean == plain.kl_mean && logged.iterations == plain.iterations);
+    /* every 5th iteration */
+    progress_log log5 = {0, 0, 0, 0, k, 0.0, 1};
+    o.progress_ctx = &log5;
+    o.progress_every = 5;
+    assert_int_equal(ar_fit_run(fw, k, &o, &every, &err), AR_OK);
+    assert_true(log5.ordered && log5.calls == every.iterations / 5 && log5.last_iteration % 5 == 0);
+    /* a non-zero return stops the fit after that iteration */
+    progress_log stop = {0, 0, 0, 3, k, 0.0, 1};
+    o.progress_ctx = &stop;
+    o.progress_every = 1;
+    assert_int_equal(ar_fit_run(fw, k, &o, &stopped, &err), AR_OK);
+    assert_true(stopped.stopped && stopped.iterations == 3 && !stopped.converged);
+    assert_true(stopped.stop == AR_FIT_STOP_CALLBACK);
+    assert_true(stopped.kl_mean <= stopped.start_kl_mean && stopped.kl_mean > plain.kl_mean);
+    o.progress = NULL;
+    /* f_tol: an earlier stop once the KL changes little, never below the start */
+    ar_fit_result early;
+    o.f_tol = 1e-6;
+    assert_int_equal(ar_fit_run(fw, k, &o, &early, &err), AR_OK);
+    assert_true(early.stop == AR_FIT_STOP_DECREASE && early.iterations >= 10);
+    assert_true(early.iterations < plain.iterations && early.kl_mean >= plain.kl_mean);
+    assert_true(early.kl_mean < early.start_kl_mean && !early.converged);
+    assert_string_equal(ar_fit_stop_name(early.stop), "decrease");
+    assert_true(plain.stop != AR_FIT_STOP_DECREASE && plain.stop != AR_FIT_STOP_CALLBACK);
+    assert_true(strcmp(ar_fit_stop_name(plain.stop), "unknown") != 0);
+    o.f_tol = -1.0;
+    assert_int_equal(ar_fit_run(fw, k, &o, &early, &err), AR_EINVAL);
+    o.f_tol = 0.0;
+    /* GSL's vector_bfgs2, the earlier method: a valid fit, more evaluations per
+     * iteration, not better than L-BFGS within the same 400 iterations */
+    o = ar_fit_opts_default();
+    o.method = AR_FIT_GSL_BFGS2;
+    progress_log logg = {0, 0, 0, 0, k, 0.0, 1};
+    o.progress = log_progress;
+    o.progress_ctx = &logg;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_OK);
+    assert_true(gsl.method == AR_FIT_GSL_BFGS2 && gsl.kl_mean <= gsl.start_kl_mean);
+    assert_string_equal(ar_fit_method_name(gsl.method), "gsl-bfgs2");
+    assert_string_equal(ar_fit_method_name(plain.method), "lbfgs");
+    assert_true(gsl.evaluations > gsl.iterations && logg.ordered && logg.calls > 0);
+    if (!(plain.kl_mean <= gsl.kl_mean * (1.0 + 1e-12)))
+        fail_msg("L-BFGS KL %.17g, GSL %.17g", plain.kl_mean, gsl.kl_mean);
+    /* option checks */
+    o = ar_fit_opts_default();
+    o.lbfgs_memory = 0;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    o = ar_fit_opts_default();
+    o.method = (ar_fit_method)7;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    o = ar_fit_opts_default();
+    o.step_size = INFINITY;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    ar_fit_workspace_free(fw);
+    ar_matrix_free(&p);
+}
+
 /* ---- input checks and smoothing ---- */
 
 static void test_input_errors(void **state)
@@ -1115,6 +1312,8 @@ int main(void)
         cmocka_unit_test(test_fit_rect_bias),
         cmocka_unit_test(test_fit_rect_axes),
         cmocka_unit_test(test_fit_check_target),
+        cmocka_unit_test(test_lbfgs_rosenbrock),
+        cmocka_unit_test(test_fit_progress_methods),
         cmocka_unit_test(test_input_errors),
         cmocka_unit_test(test_smoothing),
         cmocka_unit_test(test_targets),

@@ -7,8 +7,8 @@
  *   - representability: the exact criterion of docs/theory/low-rank-bottleneck.md (feasibility
  *     on an input X, minimal head size rank(Pi log P), a certificate W_q, W_k
  *     checked by a forward softmax), and the best approximation with a
- *     smaller head size (Eckart-Young in logit space, a GSL quasi-Newton fit
- *     in probability space);
+ *     smaller head size (Eckart-Young in logit space, an L-BFGS fit in
+ *     probability space);
  *   - head-size bounds of MultiHead / FixedMultiHead configurations with the
  *     severity of the bottleneck;
  *   - BERT-style parameter counts and the paper's fifteen configurations.
@@ -20,7 +20,7 @@
  *
  * Sweeps: allocate one ar_represent_workspace / ar_fit_workspace per size n
  * and reuse it; no n x n buffer is allocated inside the per-target calls
- * (only the GSL minimiser state when the fitted rank k changes, and buffers
+ * (only the minimiser state when the fitted rank k changes, and buffers
  * for a user-supplied X).  Every result carries the tolerances, axis and
  * seed that produced it. */
 #ifndef ATTNRANK_BOTTLENECK_H
@@ -217,6 +217,29 @@ AR_API void ar_certificate_free(ar_certificate *cert);
  * each column is softmaxed, and the objective is the mean over columns of
  * KL(p_j || softmax(z_j)).  For the row axis, P_hat = rowsoftmax(B A^T [+ 1 b^T]). */
 
+/* The minimiser of the fit. */
+typedef enum ar_fit_method {
+    AR_FIT_LBFGS = 0,       /* default: L-BFGS with a More-Thuente (strong Wolfe) line search */
+    AR_FIT_GSL_BFGS2 = 1    /* GSL's vector_bfgs2, the method before L-BFGS (kept to compare
+                               with and to reproduce earlier results; it allocates GSL's
+                               minimiser state, the default path allocates nothing in GSL) */
+} ar_fit_method;
+
+/* What a progress callback sees after an iteration. */
+typedef struct ar_fit_progress {
+    size_t iteration;       /* iterations done (1, 2, ...) */
+    size_t max_iter;
+    size_t evaluations;     /* objective and gradient evaluations so far */
+    double objective;       /* mean KL at the current iterate, as the objective computes it */
+    double grad_norm;       /* ||gradient of the mean KL|| there */
+    size_t k;               /* the fitted rank */
+} ar_fit_progress;
+
+/* Called by ar_fit_run after every progress_every-th iteration; it must not
+ * touch the workspace.  A non-zero return stops the fit after that
+ * iteration (the best point so far is returned, res->stopped = 1). */
+typedef int (*ar_fit_progress_fn)(const ar_fit_progress *progress, void *ctx);
+
 typedef struct ar_fit_opts {
     ar_axis axis;
     uint64_t seed;          /* jitter of the start (default 0) */
@@ -224,12 +247,36 @@ typedef struct ar_fit_opts {
     size_t max_iter;        /* default 400 */
     double grad_tol;        /* stop when ||grad of mean KL|| < grad_tol (default 1e-9); a start
                                already below it is returned without iterating */
-    double step_size;       /* GSL first trial step (default 0.1) */
-    double line_tol;        /* GSL line-search tolerance (default 0.1) */
+    double step_size;       /* length of the first trial step (default 0.1) */
+    double line_tol;        /* GSL line-search tolerance (default 0.1; AR_FIT_GSL_BFGS2 only) */
     ar_precision precision; /* for the default sum tolerance */
     double sum_tol;         /* < 0: default */
     int bias;               /* 1: add the per-outcome bias b (default 0) */
+    ar_fit_method method;   /* default AR_FIT_LBFGS */
+    size_t lbfgs_memory;    /* L-BFGS correction pairs kept (default 8; >= 1) */
+    ar_fit_progress_fn progress; /* NULL: none (default) */
+    void *progress_ctx;     /* passed to progress */
+    size_t progress_every;  /* call progress every this many iterations (0 or 1: every one) */
+    double f_tol;           /* L-BFGS: also stop when the mean KL fell by less than f_tol x KL
+                               per iteration over the last 10 iterations (default 0: never; it
+                               trades the last digits of the KL for time) */
 } ar_fit_opts;
+
+/* Why the fit stopped. */
+typedef enum ar_fit_stop {
+    AR_FIT_STOP_START = 0,      /* no iteration: the start is already stationary (or k = 0
+                                   without bias: nothing to fit) */
+    AR_FIT_STOP_GRADIENT = 1,   /* ||gradient|| < grad_tol (converged = 1) */
+    AR_FIT_STOP_DECREASE = 2,   /* the f_tol test */
+    AR_FIT_STOP_MAX_ITER = 3,   /* max_iter iterations */
+    AR_FIT_STOP_NO_PROGRESS = 4,/* the line search found no decrease */
+    AR_FIT_STOP_CALLBACK = 5    /* the progress callback asked to stop */
+} ar_fit_stop;
+
+/* "start", "gradient", "decrease", "max_iter", "no_progress", "callback". */
+AR_API const char *ar_fit_stop_name(ar_fit_stop stop);
+/* "lbfgs", "gsl-bfgs2". */
+AR_API const char *ar_fit_method_name(ar_fit_method method);
 
 AR_API ar_fit_opts ar_fit_opts_default(void);
 
@@ -249,7 +296,13 @@ typedef struct ar_fit_result {
     size_t iterations;
     int converged;              /* gradient test passed */
     double grad_norm;           /* ||gradient of the mean KL|| at the returned parameters */
-    int gsl_status;             /* last GSL status (GSL_SUCCESS, GSL_ENOPROG, ...) */
+    int gsl_status;             /* status of the last iteration in GSL's codes: GSL_SUCCESS
+                                   (also when max_iter or the callback ended the fit),
+                                   GSL_ENOPROG (the line search could not decrease the KL) */
+    ar_fit_method method;       /* the minimiser used */
+    size_t evaluations;         /* objective and gradient evaluations */
+    int stopped;                /* the progress callback ended the fit */
+    ar_fit_stop stop;           /* why the iterations ended */
 } ar_fit_result;
 
 typedef struct ar_fit_workspace ar_fit_workspace;
@@ -257,7 +310,7 @@ typedef struct ar_fit_workspace ar_fit_workspace;
 /* Workspace for n x n targets (n >= 1): ar_fit_workspace_alloc_rect(ws, n, n). */
 AR_API int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n);
 /* Workspace for rows x cols targets (rows, cols >= 1), P as the caller
- * passes it, stochastic along opts->axis.  The GSL minimiser is allocated on
+ * passes it, stochastic along opts->axis.  The minimiser is allocated on
  * the first fit with a given parameter count ((rows + cols) k, plus the
  * bias) and kept; a non-square workspace also reallocates its SVD workspace
  * once when the axis of the loaded targets changes. */
@@ -279,13 +332,17 @@ AR_API int ar_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol,
  * centring and SVD, without allocating). */
 AR_API int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
                              ar_error *err);
-/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by GSL's vector_bfgs2
+/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method)
  * from the logit-space optimum plus seeded jitter: A, B from the truncated
  * SVD of the centred log (column-centred; with bias also row-centred, b
  * starting at the row means of the column-centred log).  k is capped at
  * min(rows, cols), where logits are unrestricted.  k = 0 without bias
- * evaluates the uniform prediction.  AR_ENOCONV only when GSL fails
- * outright; slow progress is reported in res (converged = 0). */
+ * evaluates the uniform prediction.  Each evaluation costs three GEMMs
+ * (A B^T, G B, G^T A) and one pass of exponentials; nothing is allocated
+ * after the first run with a given parameter count.  AR_ENOCONV only when
+ * the minimiser fails outright; slow progress is reported in res
+ * (converged = 0).  The result is a deterministic function of the target,
+ * k, the options (seed included) and the BLAS thread count. */
 AR_API int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts,
                       ar_fit_result *res, ar_error *err);
 /* set_target + run. */

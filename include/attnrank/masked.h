@@ -128,8 +128,8 @@ AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, 
 /* The best probability-space fit with a head of size k under the mask found
  * from a start: minimise the mean over queries i of KL(P_i || P_hat_i),
  * P_hat_i = softmax over the allowed keys of (A B^T)_i with A, B n x k
- * (rows as queries; masked-out entries exactly 0), by GSL's vector_bfgs2
- * with an analytic gradient (the optimiser of ar_fit_run), for the map of
+ * (rows as queries; masked-out entries exactly 0), by L-BFGS with an
+ * analytic gradient (the optimiser of ar_fit_run), for the map of
  * the last ar_masked_analyze in ws (smoothed when the analysis smoothed).
  * The start is a masked analogue of the truncated SVD of the centred log:
  * when k is at least the rank of the confirmed completion, that completion

@@ -23,7 +23,7 @@
  *     distance from L0 + c 1^T (any per-context shift c) to H W^T [+ 1 b^T]
  *     is sqrt(sum_{i>d} sigma_i^2) of L0 Pi_V [Pi_N L0 Pi_V with bias].
  *   - Probability space (non-convex): minimise the mean over contexts of
- *     KL(P_i || P_hat_i) over H, W [, b] with GSL's vector_bfgs2, started
+ *     KL(P_i || P_hat_i) over H, W [, b] by L-BFGS (ar_fit_run), started
  *     from the truncated SVD of the centred log (the logit-space optimum;
  *     with bias b starts at the column means of L0 Pi_V) plus seeded
  *     Gaussian jitter; if the optimiser does not beat the un-jittered start,
@@ -51,7 +51,7 @@ typedef struct ar_sbn_opts {
     int fit;                /* run the probability-space fit at d (default 1) */
     uint64_t seed;          /* jitter of the fit's start (default 0) */
     double jitter;          /* relative size of the jitter (default 1e-3; 0: none) */
-    size_t max_iter;        /* BFGS iterations (default 500) */
+    size_t max_iter;        /* fit iterations (default 500) */
     double grad_tol;        /* stop when ||gradient of the mean KL|| < grad_tol (1e-9) */
 } ar_sbn_opts;
 

@@ -109,6 +109,17 @@ void cli_progress(int enabled, const char *fmt, ...)
 #endif
     ;
 
+/* Progress of a probability-space fit on stderr: the callback of
+ * ar_fit_opts.progress with a cli_fit_progress_state as its context prints
+ * "attnrank CMD: fit iteration I of N, KL mean ..." once the fit has run for
+ * 2 s, then every 3 s; silent for shorter fits. */
+typedef struct cli_fit_progress_state {
+    const char *cmd;
+    double start, last;    /* CLOCK_MONOTONIC seconds; last = 0: nothing printed yet */
+} cli_fit_progress_state;
+void cli_fit_progress_start(cli_fit_progress_state *st, const char *cmd);
+int cli_fit_progress(const ar_fit_progress *p, void *ctx);
+
 /* Process-wide settings of the dependencies: GSL's abort handler off, BLAS
  * threads.  Called once by ar_cli_main, never by the library. */
 void cli_setup_process(void);

@@ -30,7 +30,7 @@ static const cli_command_doc heads_doc = {
     "rank deficit, the longest sequence without a bottleneck, attention parameters\n"
     "per layer, and the expected error of one head on random Dirichlet, banded and\n"
     "near-permutation targets at that head size: logit-space (Eckart-Young, exact)\n"
-    "and probability-space (GSL BFGS fit, an upper bound on the best). Estimates\n"
+    "and probability-space (L-BFGS fit, an upper bound on the best). Estimates\n"
     "use S seeded targets per family (default 2; 0 skips them); fits run for\n"
     "n <= 128 and logit errors for n <= 1024.\n"
     "--mask (causal, window:W, band:W, prefix:P, sink:S+window:W, docs:N1/N2/...):\n"

@@ -14,7 +14,8 @@ static const cli_command_doc represent_doc = {
     "represent",
     "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K] [--axis col|row]\n"
     "       [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T] [--tau T] [--accuracy A]\n"
-    "       [--extra-rank R] [--verify-seconds S] [--weights-out PREFIX] [--seed S] [--json]",
+    "       [--extra-rank R] [--verify-seconds S] [--weights-out PREFIX] [--seed S]\n"
+    "       [--no-fit] [--max-iter N] [--json]",
     "Decide whether one attention head reproduces the stochastic n x n matrix P\n"
     "(softmax over columns by default; --axis row for PyTorch's layout, rows as\n"
     "queries). Unmasked (docs/theory/low-rank-bottleneck.md): with any full-column-\n"
@@ -42,8 +43,9 @@ static const cli_command_doc represent_doc = {
     "i.e. PyTorch's q and k blocks of nn.MultiheadAttention.in_proj_weight.\n"
     "With --head-size K below the minimum: the best logit-space error (Eckart-Young;\n"
     "under a mask a lower bound from fully specified blocks) and a probability-space\n"
-    "fit (GSL BFGS from the truncated SVD, seeded jitter; under a mask over the\n"
-    "allowed keys only, from the mean-filled log).\n"
+    "fit (L-BFGS from the truncated SVD, seeded jitter; under a mask over the\n"
+    "allowed keys only, from the mean-filled log): at most --max-iter N iterations\n"
+    "(default 400), progress on stderr once it runs longer than 2 s; --no-fit skips it.\n"
     "Tolerances default to the stored precision (float32 files get float32's eps):\n"
     "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps.\n"
     "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised\n"
@@ -177,15 +179,32 @@ int represent_write_weights(const char *prefix, const ar_certificate *c)
     return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, "--weights-out");
 }
 
+ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st)
+{
+    ar_fit_opts fo = ar_fit_opts_default();
+    fo.seed = a->seed;
+    if (a->max_iter_seen)
+        fo.max_iter = a->max_iter;
+    cli_fit_progress_start(st, "represent");
+    fo.progress = cli_fit_progress;
+    fo.progress_ctx = st;
+    return fo;
+}
+
+const char *represent_fit_method(const ar_fit_result *f)
+{
+    return f->method == AR_FIT_GSL_BFGS2 ? "GSL BFGS" : "L-BFGS";
+}
+
 static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const represent_args *a,
                           represent_outcome *out)
 {
     ar_fit_workspace *fw = NULL;
     ar_error err = {{0}};
     int rc = ar_fit_workspace_alloc(&fw, p->rows);
-    ar_fit_opts fo = ar_fit_opts_default();
+    cli_fit_progress_state st;
+    ar_fit_opts fo = represent_fit_opts(a, &st);
     fo.axis = ro->axis;
-    fo.seed = a->seed;
     fo.precision = ro->precision;
     fo.sum_tol = ro->sum_tol;
     ar_matrix smoothed = ar_matrix_empty();
@@ -247,6 +266,8 @@ static int analyse(const represent_args *a, const ar_matrix *p, const ar_matrix 
         out->logit_error_rel = ar_represent_logit_error_rel(r, out->head_size);
         if (r->x_given && r->x_rank < r->n)
             out->fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)";
+        else if (a->no_fit)
+            out->fit_skipped = "--no-fit";
         else
             code = fit_small_head(p, ro, a, out);
     }
@@ -318,13 +339,14 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
         const ar_fit_result *f = &o->fit;
         json_object_set_new(
             j, "fit",
-            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o}", "head_size",
-                      (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean), "kl_max",
-                      cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
+            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
+                      "head_size", (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean),
+                      "kl_max", cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
                       "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
                       cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
                       "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed)));
+                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed), "stop",
+                      ar_fit_stop_name(f->stop), "method", ar_fit_method_name(f->method)));
     } else if (o->fit_skipped != NULL) {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
@@ -360,10 +382,11 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
            o->head_size, o->logit_error, o->logit_error_rel);
     if (o->have_fit) {
         const ar_fit_result *f = &o->fit;
-        printf("  best probability-space fit found (BFGS, seed %llu, %zu iterations%s):\n"
+        printf("  best probability-space fit found (%s, seed %llu, %zu iterations%s):\n"
                "    KL(P || P_hat) mean %.4g, max %.4g; Frobenius %.4g; max-abs %.4g\n"
                "    (the Eckart-Young logits alone give KL mean %.4g)\n",
-               (unsigned long long)f->seed, f->iterations, f->converged ? ", converged" : "",
+               represent_fit_method(f), (unsigned long long)f->seed, f->iterations,
+               f->converged ? ", converged" : "",
                f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error, f->start_kl_mean);
     } else if (o->fit_skipped != NULL) {
         printf("  probability-space fit skipped: %s\n", o->fit_skipped);
@@ -536,6 +559,10 @@ int cmd_represent(int argc, char **argv)
         {"--weights-out", CLI_STRING, &a.weights_out, "PREFIX",
          "write the certificate to PREFIX_wq.npy, PREFIX_wk.npy", 0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's jitter (default 0)", 0, NULL},
+        {"--no-fit", CLI_SWITCH, &a.no_fit, NULL,
+         "below the minimal head size: skip the probability-space fit", 0, NULL},
+        {"--max-iter", CLI_SIZE, &a.max_iter, "N",
+         "iterations of the probability-space fit (default 400)", 0, &a.max_iter_seen},
         {"--json", CLI_SWITCH, &a.json, NULL, "print JSON on stdout", 0, NULL},
     };
     const char *pos[1] = {NULL};

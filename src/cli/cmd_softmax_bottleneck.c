@@ -29,7 +29,7 @@ static const cli_command_doc sbn_doc = {
     "a threshold relative to ||L0||_2; whether d suffices; Yang et al.'s condition\n"
     "rank(log P) - 1 > d (sufficient for failure, not necessary) and whether it\n"
     "misses a failure; the best logit-space error at d (Eckart-Young on the centred\n"
-    "log); and a probability-space fit (GSL BFGS from the truncated SVD, seeded\n"
+    "log); and a probability-space fit (L-BFGS from the truncated SVD, seeded\n"
     "jitter) with KL(P_i || P_hat_i) mean/max over contexts, Frobenius and max-abs\n"
     "errors. Exit status 0 whether or not d suffices (see `sufficient`).",
 };
@@ -136,8 +136,8 @@ static void print_text(const char *file, const ar_sbn_result *r, size_t show)
         printf("  probability fit      KL mean %.6g, KL max %.6g, ||P_hat - P||_F %.6g, "
                "max |P_hat - P| %.6g\n",
                f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error);
-        printf("                       start (logit optimum) KL mean %.6g; %zu BFGS iterations, "
-               "%s%s (seed %llu)\n",
+        printf("                       start (logit optimum) KL mean %.6g; %zu L-BFGS "
+               "iterations, %s%s (seed %llu)\n",
                f->start_kl_mean, f->iterations, f->converged ? "converged" : "not converged",
                f->start_kept ? ", start kept" : "", (unsigned long long)f->seed);
     }
@@ -235,7 +235,7 @@ int cmd_softmax_bottleneck(int argc, char **argv)
         {"--no-fit", CLI_SWITCH, &a.no_fit, NULL, "skip the probability-space fit", 0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's start jitter (default 0)", 0, NULL},
         {"--jitter", CLI_DOUBLE, &a.jitter, "J", "relative start jitter (default 1e-3)", 0, NULL},
-        {"--max-iter", CLI_SIZE, &a.max_iter, "K", "BFGS iterations (default 500)", 1, NULL},
+        {"--max-iter", CLI_SIZE, &a.max_iter, "K", "fit iterations (default 500)", 1, NULL},
         {"--show", CLI_SIZE, &a.show, "K", "singular values shown in text output (10)", 0, NULL},
     };
     const char *pos[1] = {NULL};

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -123,6 +124,33 @@ void cli_progress(int enabled, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cli_fit_progress_start(cli_fit_progress_state *st, const char *cmd)
+{
+    st->cmd = cmd;
+    st->start = monotonic_seconds();
+    st->last = 0.0;
+}
+
+int cli_fit_progress(const ar_fit_progress *p, void *ctx)
+{
+    cli_fit_progress_state *st = ctx;
+    double now = monotonic_seconds();
+    if (now - st->start < 2.0 || (st->last > 0.0 && now - st->last < 3.0))
+        return 0;
+    st->last = now;
+    fprintf(stderr,
+            "attnrank %s: fit iteration %zu of %zu, KL mean %.6g, |gradient| %.2g (%.0f s)\n",
+            st->cmd, p->iteration, p->max_iter, p->objective, p->grad_norm, now - st->start);
+    return 0;
 }
 
 void cli_xml_text(FILE *f, const char *s)

@@ -14,7 +14,16 @@ typedef struct represent_args {
     size_t extra_rank;
     uint64_t seed;
     int json;
+    int no_fit;                /* --no-fit: no probability-space fit below the minimum */
+    size_t max_iter;           /* --max-iter: iterations of that fit */
+    int max_iter_seen;
 } represent_args;
+
+/* The fit's options from the arguments: seed, --max-iter, and progress on
+ * stderr through st (started here). */
+ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st);
+/* "L-BFGS" or "GSL BFGS": the minimiser of a fit, for the text output. */
+const char *represent_fit_method(const ar_fit_result *f);
 
 /* The masked analysis of P (and X when given); returns the exit status. */
 int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,

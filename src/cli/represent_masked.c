@@ -21,6 +21,7 @@ typedef struct masked_outcome {
     double logit_error_lower;
     int have_fit;
     ar_fit_result fit;     /* probability-space fit under the mask (verdict NO) */
+    const char *fit_skipped; /* reason, or NULL */
     ar_mask mask;          /* copy of the mask used (the result's lives in the workspace) */
 } masked_outcome;
 
@@ -124,14 +125,17 @@ static void print_outcome(const represent_args *a, const masked_outcome *o)
                o->head_size, o->logit_error_lower);
         if (o->have_fit) {
             const ar_fit_result *f = &o->fit;
-            printf("  best probability-space fit found under the mask (BFGS, seed %llu, %zu "
+            printf("  best probability-space fit found under the mask (%s, seed %llu, %zu "
                    "iterations%s):\n"
                    "    KL(P || P_hat) mean %.4g, max %.4g over queries; Frobenius %.4g; max-abs "
                    "%.4g\n"
                    "    (the start, the truncated SVD of log P filled off the mask by each "
                    "query's mean, gives KL mean %.4g)\n",
-                   (unsigned long long)f->seed, f->iterations, f->converged ? ", converged" : "",
-                   f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error, f->start_kl_mean);
+                   represent_fit_method(f), (unsigned long long)f->seed, f->iterations,
+                   f->converged ? ", converged" : "", f->kl_mean, f->kl_max, f->fro_error,
+                   f->max_abs_error, f->start_kl_mean);
+        } else if (o->fit_skipped != NULL) {
+            printf("  probability-space fit skipped: %s\n", o->fit_skipped);
         }
     } else if (r->certified) {
         printf("verdict: undecided for head size %zu: at least the proved lower bound %zu, "
@@ -209,13 +213,16 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
         const ar_fit_result *f = &o->fit;
         json_object_set_new(
             j, "fit",
-            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o}", "head_size",
-                      (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean), "kl_max",
-                      cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
+            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
+                      "head_size", (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean),
+                      "kl_max", cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
                       "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
                       cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
                       "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed)));
+                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed), "stop",
+                      ar_fit_stop_name(f->stop), "method", ar_fit_method_name(f->method)));
+    } else if (o->fit_skipped != NULL) {
+        json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
     return j;
 }
@@ -286,17 +293,19 @@ static int analyse(const represent_args *a, const ar_matrix *p, ar_precision pre
     if (code < 0 && o->verdict == VERDICT_NO) {
         o->have_error_bound = ar_masked_logit_error_lower(ws, o->head_size,
                                                           &o->logit_error_lower) == AR_OK;
-        ar_fit_opts fo = ar_fit_opts_default();
-        fo.seed = a->seed;
-        if (p->rows >= 512)
+        cli_fit_progress_state st;
+        ar_fit_opts fo = represent_fit_opts(a, &st);
+        if (a->no_fit)
+            o->fit_skipped = "--no-fit";
+        else if (p->rows >= 512)
             fprintf(stderr, "attnrank represent: fitting a head of size %zu under the mask (at "
-                            "most %zu BFGS iterations)...\n",
+                            "most %zu L-BFGS iterations)...\n",
                     o->head_size, fo.max_iter);
-        rc = ar_masked_fit(ws, o->head_size, &fo, &o->fit, &err);
+        rc = a->no_fit ? AR_OK : ar_masked_fit(ws, o->head_size, &fo, &o->fit, &err);
         if (rc != AR_OK)
             code = cli_status_error("represent", rc, &err, "probability-space fit");
         else
-            o->have_fit = 1;
+            o->have_fit = !a->no_fit;
     }
     if (code < 0 && ar_mask_copy(&o->mask, o->res.mask) != AR_OK)
         code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);

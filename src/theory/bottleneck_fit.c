@@ -10,7 +10,8 @@
  * (fit_lbfgs.c; GSL's vector_bfgs2 on request), started from the truncated
  * SVD of the centred log (the logit-space optimum) plus seeded jitter.
  * One evaluation is three GEMMs (Z = A B^T, dA = G B, dB = G^T A) and one
- * pass of exponentials over Z; it allocates nothing.
+ * pass over Z per column (range, exponentials by fit_exp.c, sums in a fixed
+ * order); it allocates nothing.
  *
  * Objective, per column j with s = z_j, w_j = sum_i t_ij:
  *     f_j = sum_i t_ij log t_ij - sum_i t_ij s_i + w_j logsumexp(s)
@@ -23,10 +24,12 @@
  * Masked targets (bottleneck_fit_mask.h; masked attention,
  * docs/theory/masked-attention.md): column j is softmaxed over its allowed
  * outcomes only, so masked-out entries have probability exactly 0 (logit
- * -inf) and contribute nothing to f_j, G or the metrics.  The unmasked path
- * (allowed = NULL) runs the same arithmetic as before, bit for bit. */
+ * -inf) and contribute nothing to f_j, G or the metrics.  A masked target
+ * loaded before leaves no trace in a later unmasked fit (allowed = NULL):
+ * its numbers are those of a fresh workspace, bit for bit. */
 #include "attnrank/bottleneck.h"
 #include "bottleneck_fit_mask.h"
+#include "fit_exp.h"
 #include "fit_lbfgs.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
@@ -57,6 +60,7 @@ struct ar_fit_workspace {
     double *weight;      /* column sums of pc (c) */
     double *negent;      /* sum_i t log t per column (c) */
     double *bias0;       /* start of b: row means of the column-centred log (m) */
+    double *column;      /* a scratch column (masked objective) */
     ar_svd_workspace *svd_thin;
     size_t svd_rows;     /* the svd_thin orientation (rows of its input) */
     int loaded;
@@ -104,7 +108,32 @@ ar_fit_opts ar_fit_opts_default(void)
     o.progress = NULL;
     o.progress_ctx = NULL;
     o.progress_every = 1;
+    o.f_tol = 0.0;
     return o;
+}
+
+const char *ar_fit_method_name(ar_fit_method method)
+{
+    return method == AR_FIT_GSL_BFGS2 ? "gsl-bfgs2" : method == AR_FIT_LBFGS ? "lbfgs" : "unknown";
+}
+
+const char *ar_fit_stop_name(ar_fit_stop stop)
+{
+    switch (stop) {
+    case AR_FIT_STOP_START:
+        return "start";
+    case AR_FIT_STOP_GRADIENT:
+        return "gradient";
+    case AR_FIT_STOP_DECREASE:
+        return "decrease";
+    case AR_FIT_STOP_MAX_ITER:
+        return "max_iter";
+    case AR_FIT_STOP_NO_PROGRESS:
+        return "no_progress";
+    case AR_FIT_STOP_CALLBACK:
+        return "callback";
+    }
+    return "unknown";
 }
 
 /* ---- input check ---- */
@@ -176,6 +205,7 @@ void ar_fit_workspace_free(ar_fit_workspace *ws)
     free(ws->weight);
     free(ws->negent);
     free(ws->bias0);
+    free(ws->column);
     free(ws->mask_buf);
     ar_svd_workspace_free(ws->svd_thin);
     free_minimizer(ws);
@@ -222,7 +252,9 @@ int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols
         ws->weight = calloc(big, sizeof(double));
         ws->negent = calloc(big, sizeof(double));
         ws->bias0 = calloc(big, sizeof(double));
-        if (ws->sv == NULL || ws->weight == NULL || ws->negent == NULL || ws->bias0 == NULL)
+        ws->column = calloc(big, sizeof(double));
+        if (ws->sv == NULL || ws->weight == NULL || ws->negent == NULL || ws->bias0 == NULL ||
+            ws->column == NULL)
             rc = AR_ENOMEM;
     }
     if (rc == AR_OK)
@@ -549,66 +581,127 @@ static double shifted_exp_masked(const double *s, const unsigned char *a, size_t
     return top + log(z);
 }
 
-/* objective() of a masked target: sums over the allowed entries only; G and
- * q are 0 on the others (there t = 0 and e = 0, so no branch is needed
- * after the exponentials). */
-static double objective_masked(ar_fit_workspace *ws, int want_grad)
+/* ---- the objective, one column at a time ---- */
+
+/* Sums in a fixed order with eight partial sums (the compiler vectorises
+ * them; one running sum would be bound by the latency of the additions). */
+static double sum8(const double *x, size_t m)
 {
-    size_t m = ws->m, c = ws->c;
-    double total = 0.0, inv_c = 1.0 / (double)c;
-    for (size_t j = 0; j < c; j++) {
-        const unsigned char *a = ws->allowed + j * m;
-        const double *s = &AR_AT(&ws->logits, 0, j);
-        const double *p = &AR_AT(&ws->pc, 0, j);
-        double *g = &AR_AT(&ws->grad, 0, j);
-        double top = -INFINITY;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8)
+        for (size_t t = 0; t < 8; t++)
+            acc[t] += x[i + t];
+    double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < m; i++)
+        s += x[i];
+    return s;
+}
+
+static double dot8(const double *x, const double *y, size_t m)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8)
+        for (size_t t = 0; t < 8; t++)
+            acc[t] += x[i + t] * y[i + t];
+    double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < m; i++)
+        s += x[i] * y[i];
+    return s;
+}
+
+/* e_i = exp(s_i - top) for one column, *sum = sum_i e_i; returns logsumexp.
+ * The vectorised exponential (fit_exp.h) when every s_i - top lies in
+ * [-708, 0], the C library's otherwise. */
+static double column_exp(const double *s, double top, double bot, size_t m, double *e,
+                         double *sum)
+{
+    if (bot - top >= -708.0) {
+        ar_fit_exp_shifted(s, top, e, m);
+    } else {
         for (size_t i = 0; i < m; i++)
-            if (a[i] && s[i] > top)
-                top = s[i];
-        double z = 0.0, ps = 0.0;
-        for (size_t i = 0; i < m; i++) {
-            if (a[i]) {
-                g[i] = exp(s[i] - top);
-                z += g[i];
-                ps += p[i] * s[i];
-            } else {
-                g[i] = 0.0;
-            }
-        }
-        double w = ws->weight[j], inv_z = 1.0 / z;
-        total += ws->negent[j] - ps + w * (top + log(z));
-        if (want_grad)
-            for (size_t i = 0; i < m; i++)
-                g[i] = (w * (g[i] * inv_z) - p[i]) * inv_c;
-        else
-            for (size_t i = 0; i < m; i++)
-                g[i] *= inv_z;
+            e[i] = exp(s[i] - top);
     }
-    return total / (double)c;
+    double z = sum8(e, m);
+    *sum = z;
+    return top + log(z);
+}
+
+/* Finish a column: G_j / c into g when want_grad (g holds e on entry),
+ * else q_j. */
+static void column_scale(double *g, const double *p, size_t m, double w, double z, double inv_c,
+                         int want_grad)
+{
+    if (want_grad) {
+        double alpha = w / z * inv_c;
+        for (size_t i = 0; i < m; i++)
+            g[i] = g[i] * alpha - p[i] * inv_c;
+    } else {
+        double inv_z = 1.0 / z;
+        for (size_t i = 0; i < m; i++)
+            g[i] *= inv_z;
+    }
+}
+
+/* One column of a masked target: sums over the allowed entries only; G and
+ * q are 0 on the others (there t = 0 and e = 0).  For the vectorised
+ * exponential the disallowed logits are replaced by top - 708 in the scratch
+ * column x and their exponentials cleared after. */
+static double column_masked(const ar_fit_workspace *ws, size_t j, int want_grad, double *x)
+{
+    size_t m = ws->m;
+    const unsigned char *a = ws->allowed + j * m;
+    const double *s = &AR_AT(&ws->logits, 0, j);
+    const double *p = &AR_AT(&ws->pc, 0, j);
+    double *g = &AR_AT(&ws->grad, 0, j);
+    double top = -INFINITY, bot = INFINITY, ps = 0.0;
+    for (size_t i = 0; i < m; i++)
+        if (a[i]) {
+            top = s[i] > top ? s[i] : top;
+            bot = s[i] < bot ? s[i] : bot;
+            ps += p[i] * s[i];
+        }
+    if (bot - top >= -708.0) {
+        double fill = top - 708.0;
+        for (size_t i = 0; i < m; i++)
+            x[i] = a[i] ? s[i] : fill;
+        ar_fit_exp_shifted(x, top, g, m);
+        for (size_t i = 0; i < m; i++)
+            g[i] = a[i] ? g[i] : 0.0;
+    } else {
+        for (size_t i = 0; i < m; i++)
+            g[i] = a[i] ? exp(s[i] - top) : 0.0;
+    }
+    double z = sum8(g, m), w = ws->weight[j];
+    column_scale(g, p, m, w, z, 1.0 / (double)ws->c, want_grad);
+    return ws->negent[j] - ps + w * (top + log(z));
+}
+
+/* One column of an unmasked target. */
+static double column_plain(const ar_fit_workspace *ws, size_t j, int want_grad)
+{
+    size_t m = ws->m;
+    const double *s = &AR_AT(&ws->logits, 0, j);
+    const double *p = &AR_AT(&ws->pc, 0, j);
+    double *g = &AR_AT(&ws->grad, 0, j);
+    double top, bot;
+    ar_fit_minmax(s, m, &top, &bot);
+    double ps = dot8(p, s, m), z, w = ws->weight[j];
+    double lse = column_exp(s, top, bot, m, g, &z);
+    column_scale(g, p, m, w, z, 1.0 / (double)ws->c, want_grad);
+    return ws->negent[j] - ps + w * lse;
 }
 
 /* Mean objective from the logits; fills ws->grad with G / c when want_grad,
  * else with the prediction q. */
 static double objective(ar_fit_workspace *ws, int want_grad)
 {
-    if (ws->allowed != NULL)
-        return objective_masked(ws, want_grad);
-    size_t m = ws->m, c = ws->c;
+    size_t c = ws->c;
     double total = 0.0;
-    for (size_t j = 0; j < c; j++) {
-        const double *s = &AR_AT(&ws->logits, 0, j);
-        const double *p = &AR_AT(&ws->pc, 0, j);
-        double *g = &AR_AT(&ws->grad, 0, j);
-        double z, ps = 0.0;
-        double lse = shifted_exp(s, m, g, &z);
-        for (size_t i = 0; i < m; i++)
-            ps += p[i] * s[i];
-        total += ws->negent[j] - ps + ws->weight[j] * lse;
-        for (size_t i = 0; i < m; i++) {
-            double q = g[i] / z;
-            g[i] = want_grad ? (ws->weight[j] * q - p[i]) / (double)c : q;
-        }
-    }
+    for (size_t j = 0; j < c; j++)
+        total += ws->allowed != NULL ? column_masked(ws, j, want_grad, ws->column)
+                                     : column_plain(ws, j, want_grad);
     return total / (double)c;
 }
 
@@ -844,6 +937,7 @@ static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_res
     lo.max_iter = o->max_iter;
     lo.grad_tol = o->grad_tol;
     lo.first_step = o->step_size;
+    lo.f_tol = o->f_tol;
     ar_lbfgs_result lr;
     int rc = ar_lbfgs_run(ws->lb, ws->x0, &lo, lbfgs_fdf, ws, lbfgs_monitor, ws, &lr);
     if (rc != AR_OK)
@@ -853,6 +947,11 @@ static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_res
     res->iterations = lr.iterations;
     res->converged = lr.status == AR_LBFGS_CONVERGED;
     res->stopped = lr.status == AR_LBFGS_STOPPED;
+    res->stop = lr.status == AR_LBFGS_CONVERGED         ? AR_FIT_STOP_GRADIENT
+                : lr.status == AR_LBFGS_SMALL_DECREASE  ? AR_FIT_STOP_DECREASE
+                : lr.status == AR_LBFGS_NO_PROGRESS     ? AR_FIT_STOP_NO_PROGRESS
+                : lr.status == AR_LBFGS_STOPPED         ? AR_FIT_STOP_CALLBACK
+                                                        : AR_FIT_STOP_MAX_ITER;
     res->gsl_status = lr.status == AR_LBFGS_NO_PROGRESS ? GSL_ENOPROG : GSL_SUCCESS;
     res->grad_norm = norm2(ar_lbfgs_gradient(ws->lb), ws->nparams);
     return AR_OK;
@@ -893,6 +992,10 @@ static int minimise_gsl(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_resul
     }
     res->iterations = iter;
     res->gsl_status = status;
+    res->stop = res->converged               ? AR_FIT_STOP_GRADIENT
+                : res->stopped               ? AR_FIT_STOP_CALLBACK
+                : status == GSL_ENOPROG      ? AR_FIT_STOP_NO_PROGRESS
+                                             : AR_FIT_STOP_MAX_ITER;
     memcpy(ws->x0, gsl_multimin_fdfminimizer_x(ws->mz)->data, ws->nparams * sizeof(double));
     value_and_gradient(ws, ws->x0, ws->gc);
     res->grad_norm = norm2(ws->gc, ws->nparams);
@@ -903,6 +1006,7 @@ static int check_run_opts(const ar_fit_opts *o, ar_error *err)
 {
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol >= 0.0) ||
         !(o->step_size > 0.0) || !isfinite(o->step_size) || !(o->line_tol > 0.0) ||
+        !(o->f_tol >= 0.0) || !isfinite(o->f_tol) ||
         (o->method != AR_FIT_LBFGS && o->method != AR_FIT_GSL_BFGS2) ||
         (o->method == AR_FIT_LBFGS && o->lbfgs_memory == 0))
         return ar_error_set(err, AR_EINVAL, "fit options out of range");

@@ -4,7 +4,7 @@
  * The map of the last ar_masked_analyze, rows as queries, is fitted by
  * softmax over each query's allowed keys of rank-k logits A B^T: the mean
  * over queries of KL(P_i || P_hat_i) is minimised by the shared optimiser
- * of bottleneck_fit.c (GSL vector_bfgs2, analytic gradient, seeded jitter),
+ * of bottleneck_fit.c (L-BFGS, analytic gradient, seeded jitter),
  * masked-out entries having probability exactly 0.  The start is a masked
  * analogue of the truncated SVD of the centred log. */
 #include "bottleneck_fit_mask.h"

@@ -6,8 +6,8 @@
  * each context is a contiguous column; the ranks are counted there.  The
  * probability-space fit is the shared one of bottleneck.h (ar_fit_run on
  * the row axis with the per-word bias): logits H W^T [+ 1 b^T], the mean
- * over contexts of KL(P_i || P_hat_i), GSL's vector_bfgs2 from the
- * truncated SVD of the centred log plus seeded jitter. */
+ * over contexts of KL(P_i || P_hat_i), L-BFGS from the truncated SVD of the
+ * centred log plus seeded jitter. */
 #include "attnrank/softmax_bottleneck.h"
 #include "attnrank/bottleneck.h"
 #include "attnrank/spectrum.h"

@@ -179,7 +179,32 @@ f = r["fit"]
 assert f["kl_mean"] <= f["start_kl_mean"] and f["kl_mean"] > 0 and f["head_size"] == 2
 assert max(abs(a - b) for a, b in zip(r["singular_values"], s)) < 1e-10
 ' "$out" "$TMP"
-expect 1 "best probability-space fit found" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --seed 9
+expect 1 "best probability-space fit found (L-BFGS, seed 9" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --seed 9
+# limits of the fit: --no-fit skips it, --max-iter caps its iterations
+out=$("$AR" represent "$TMP/dir.npy" --head-size 4 --no-fit --json)
+check "--no-fit: no fit in the JSON" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["representable"] is False and "fit" not in r and r["fit_skipped"] == "--no-fit", r
+assert r["logit_error"] > 0
+' "$out"
+expect 1 "probability-space fit skipped: --no-fit" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --no-fit
+out=$("$AR" represent "$TMP/dir.npy" --head-size 4 --max-iter 3 --json)
+check "--max-iter 3: at most 3 iterations" $PY -c '
+import json, sys
+f = json.loads(sys.argv[1])["fit"]
+assert 1 <= f["iterations"] <= 3 and not f["converged"], f
+assert 0 < f["kl_mean"] <= f["start_kl_mean"], f
+' "$out"
+out=$("$AR" represent "$TMP/dir.npy" --head-size 4 --max-iter 0 --json)
+check "--max-iter 0: the start" $PY -c '
+import json, sys
+f = json.loads(sys.argv[1])["fit"]
+assert f["iterations"] == 0 and f["kl_mean"] <= f["start_kl_mean"], f
+' "$out"
+expect_error 2 "--max-iter: expected a non-negative integer, got '-1'" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --max-iter -1
+expect_error 2 "--max-iter: expected a non-negative integer, got '1.5'" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --max-iter 1.5
+expect_error 2 "--max-iter" -- "$AR" represent "$TMP/dir.npy" --head-size 4 --max-iter
 # generic targets need n - 1; full-rank X works
 expect 0 "minimal head size: 15" -- "$AR" represent "$TMP/dir.npy"
 expect 0 "rank 16" -- "$AR" represent "$TMP/dir.npy" --X "$TMP/xfull.npy"
@@ -243,8 +268,27 @@ assert f["head_size"] == 2 and f["seed"] == 3 and 0 < f["iterations"] <= 400, f
 assert 0 < f["kl_mean"] <= f["start_kl_mean"] and f["kl_max"] >= f["kl_mean"], f
 assert 0 < f["max_abs_error"] < 1 and f["fro_error"] > 0, f
 ' "$out"
-expect 1 "best probability-space fit found under the mask (BFGS, seed 3" -- \
+expect 1 "best probability-space fit found under the mask (L-BFGS, seed 3" -- \
   "$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --seed 3
+# the same limits under the mask
+out=$("$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --no-fit --json)
+check "masked --no-fit: no fit in the JSON" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["representable"] is False and "fit" not in r and r["fit_skipped"] == "--no-fit", r
+assert r["logit_error_lower"] > 0
+' "$out"
+expect 1 "probability-space fit skipped: --no-fit" -- "$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --no-fit
+out=$("$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --max-iter 3 --json)
+check "masked --max-iter 3: at most 3 iterations" $PY -c '
+import json, sys
+f = json.loads(sys.argv[1])["fit"]
+assert 1 <= f["iterations"] <= 3 and 0 < f["kl_mean"] <= f["start_kl_mean"], f
+' "$out"
+expect_error 2 "--max-iter: expected a non-negative integer, got '-1'" -- "$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --max-iter -1
+expect_error 2 "--max-iter: expected a non-negative integer, got '1.5'" -- "$AR" represent "$TMP/causal16.npy" --mask causal --head-size 2 --max-iter 1.5
+# a stack does not fit: the flags are accepted
+expect 0 "a stack of 2 maps" -- "$AR" represent "$TMP/stack.npy" --no-fit --max-iter 5
 out=$("$AR" represent "$TMP/causal16.npy" --mask causal --head-size 8 --json)
 check "no fit when representable" $PY -c '
 import json, sys
