@@ -162,6 +162,18 @@ typedef struct represent_outcome {
     double *svals;             /* copy of res.centred_svals (the workspace is freed) */
 } represent_outcome;
 
+json_t *represent_fit_json(const ar_fit_result *f)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
+                     "head_size", (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean),
+                     "kl_max", cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
+                     "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
+                     cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
+                     "iterations", (json_int_t)f->iterations, "converged", f->converged,
+                     "start_kept", f->start_kept, "seed", cli_json_u64(f->seed), "stop",
+                     ar_fit_stop_name(f->stop), "method", ar_fit_method_name(f->method));
+}
+
 int represent_write_weights(const char *prefix, const ar_certificate *c)
 {
     size_t len = strlen(prefix) + 16;
@@ -336,17 +348,7 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
         json_object_set_new(j, "logit_error_rel", cli_json_real(o->logit_error_rel));
     }
     if (o->have_fit) {
-        const ar_fit_result *f = &o->fit;
-        json_object_set_new(
-            j, "fit",
-            json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
-                      "head_size", (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean),
-                      "kl_max", cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
-                      "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
-                      cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
-                      "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                      "start_kept", f->start_kept, "seed", cli_json_u64(f->seed), "stop",
-                      ar_fit_stop_name(f->stop), "method", ar_fit_method_name(f->method)));
+        json_object_set_new(j, "fit", represent_fit_json(&o->fit));
     } else if (o->fit_skipped != NULL) {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }

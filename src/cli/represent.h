@@ -34,6 +34,9 @@ int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision p
 int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                     ar_precision prec);
 
+/* The "fit" object of the JSON output (unmasked and masked alike). */
+json_t *represent_fit_json(const ar_fit_result *f);
+
 /* Write a certificate to PREFIX_wq.npy and PREFIX_wk.npy; -1 or an exit status. */
 int represent_write_weights(const char *prefix, const ar_certificate *c);
 
