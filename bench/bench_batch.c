@@ -18,6 +18,9 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
+#include "io/array_internal.h"
 
 typedef unsigned long (*count_fn)(void);
 
@@ -34,13 +37,13 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
     arr->count = count;
     arr->rows = arr->cols = n;
     arr->precision = AR_PREC_F64;
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     if (rng == NULL)
         return AR_ENOMEM;
     int rc = AR_OK;
     for (size_t t = 0; t < count && rc == AR_OK; t++) {
-        ar_matrix m = ar_array_slice(arr, t);
-        ar_matrix_fill_gaussian(&m, rng, 2.0);
+        ar_matrix m = ar_array_slice_cm(arr, t);
+        ar_cm_fill_gaussian(&m, rng, 2.0);
         rc = ar_softmax(&m, AR_AXIS_COL);
     }
     ar_rng_free(rng);
@@ -48,7 +51,7 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
 }
 
 /* Spectra of the whole stack through the library, then every metric. */
-static double time_library(const ar_matrix *mats, size_t count, size_t nthreads, double *s,
+static double time_library(const ar_cview *mats, size_t count, size_t nthreads, double *s,
                            ar_rank_metrics *metrics, int *ok, double *cpu)
 {
     size_t n = mats[0].rows, failed = 0;
@@ -63,7 +66,7 @@ static double time_library(const ar_matrix *mats, size_t count, size_t nthreads,
 }
 
 /* Hand-written loop: one workspace, LAPACKE_dgesdd_work on each matrix. */
-static double time_plain_loop(const ar_matrix *mats, size_t count, double *s, int *ok,
+static double time_plain_loop(const ar_cview *mats, size_t count, double *s, int *ok,
                               double *cpu)
 {
     lapack_int n = (lapack_int)mats[0].rows, info = 0;
@@ -92,7 +95,7 @@ static double time_plain_loop(const ar_matrix *mats, size_t count, double *s, in
 }
 
 /* Allocation calls made by one batched call on the first `count` matrices. */
-static long allocations_of_batch(count_fn counter, const ar_matrix *mats, size_t count,
+static long allocations_of_batch(count_fn counter, const ar_cview *mats, size_t count,
                                  size_t nthreads, double *s)
 {
     unsigned long before = counter();
@@ -146,7 +149,7 @@ int main(int argc, char **argv)
     /* One BLAS thread inside each SVD; parallelism is over the matrices. */
     bench_set_blas_threads(1);
     bench_print_environment(stderr);
-    ar_matrix *mats = malloc(count * sizeof *mats);
+    ar_cview *mats = malloc(count * sizeof *mats);
     double *s1 = malloc(count * n * sizeof *s1), *s2 = malloc(count * n * sizeof *s2);
     ar_rank_metrics *metrics = malloc(count * sizeof *metrics);
     double *tl = malloc((size_t)reps * sizeof *tl), *t1 = malloc((size_t)reps * sizeof *t1),

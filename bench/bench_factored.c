@@ -16,6 +16,9 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 typedef struct problem {
     size_t n, d, dp;
@@ -38,12 +41,12 @@ static int problem_alloc(problem *p, size_t n, size_t d, size_t dp, unsigned lon
         rc = ar_matrix_alloc(&p->g, dp, n);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&p->s, n, n);
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     if (rc == AR_OK && rng == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK) {
         ar_heads_randomize(&p->heads, rng);
-        ar_matrix_fill_gaussian(&p->x, rng, 1.0);
+        ar_cm_fill_gaussian(&p->x, rng, 1.0);
     }
     ar_rng_free(rng);
     return rc;
@@ -63,7 +66,7 @@ static double time_dense(problem *p, double *sv)
     double t0 = bench_now();
     int rc = ar_attention_logits(&p->x, &p->heads.wq[0], &p->heads.wk[0], &p->s);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&p->s, sv);
+        rc = ar_cm_svals(&p->s, sv);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }
@@ -73,7 +76,7 @@ static double time_factored(problem *p, double *sv)
     double t0 = bench_now();
     int rc = ar_attention_logit_factors(&p->x, &p->heads.wq[0], &p->heads.wk[0], &p->f, &p->g);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_factored(&p->f, &p->g, sv);
+        rc = ar_cm_svals_factored(&p->f, &p->g, sv);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }

@@ -141,7 +141,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
               ar_matrix_alloc(&p, n, n) != AR_OK || ar_matrix_alloc(&l, n, n) != AR_OK;
     for (size_t i = 0; i < 8; i++)
         bad |= t[i] == NULL;
-    gsl_rng *rng = bad ? NULL : ar_rng_alloc(cfg->seed + n + 1000u * (unsigned)fam);
+    ar_rng *rng = bad ? NULL : ar_rng_alloc(cfg->seed + n + 1000u * (unsigned)fam);
     if (rng == NULL || ar_target_generate(fam, &to, rng, &p) != AR_OK) {
         fprintf(stderr, "bench_fit: cannot set up n = %zu\n", n);
         bad = 1;

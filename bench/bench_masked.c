@@ -43,6 +43,9 @@
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
 #include "theory/masked_internal.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 typedef struct causal_case {
     size_t n;
@@ -79,8 +82,8 @@ static int case_make(causal_case *c, size_t n, unsigned long seed)
     c->allowed = malloc(n * n);
     if (rc != AR_OK || c->start == NULL || c->allowed == NULL)
         return AR_ENOMEM;
-    gsl_rng *rng = ar_rng_alloc(seed + n);
-    ar_matrix_fill_gaussian(&c->s, rng, 1.0);
+    ar_rng *rng = ar_rng_alloc(seed + n);
+    ar_cm_fill_gaussian(&c->s, rng, 1.0);
     ar_rng_free(rng);
     for (size_t i = 0; i < n; i++) {
         double top = -INFINITY, z = 0.0;
@@ -127,9 +130,9 @@ static double pattern_error(const causal_case *c, const greedy_run *g)
     ar_matrix prod = ar_matrix_empty();
     if (ar_matrix_alloc(&prod, n, n - 1) != AR_OK)
         return NAN;
-    ar_matrix ur = ar_matrix_view(g->u.data, n, r, g->u.ld);
-    ar_matrix vr = ar_matrix_view(g->v.data, n - 1, r, g->v.ld);
-    if (ar_matrix_gemm(0, 1, 1.0, &ur, &vr, 0.0, &prod) != AR_OK)
+    ar_matrix ur = ar_matrix_alias(g->u.data, n, r, g->u.ld);
+    ar_matrix vr = ar_matrix_alias(g->v.data, n - 1, r, g->v.ld);
+    if (ar_cm_gemm(0, 1, 1.0, &ur, &vr, 0.0, &prod) != AR_OK)
         worst = NAN;
     for (size_t col = 0; worst == worst && col + 1 < n; col++)
         for (size_t i = col + 1; i < n; i++)
@@ -253,7 +256,7 @@ static void warm_up(void)
         return;
     for (size_t i = 0; i < 64; i++)
         AR_AT(&w, i, i) = 1.0 + (double)i;
-    ar_spectrum_svals(&w, s);
+    ar_cm_svals(&w, s);
     ar_matrix_free(&w);
 }
 

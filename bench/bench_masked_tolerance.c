@@ -45,6 +45,8 @@
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
 #include "theory/masked_internal.h"
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 typedef enum map_kind { MAP_GENERIC, MAP_PLANTED, MAP_SELF, MAP_PREV } map_kind;
 
@@ -69,9 +71,9 @@ static int make_logits(ar_matrix *s, size_t n, map_kind kind, size_t r, double s
                 AR_AT(s, i, i - 1) = 3.0;
         return AR_OK;
     }
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     if (kind == MAP_GENERIC) {
-        ar_matrix_fill_gaussian(s, rng, scale);
+        ar_cm_fill_gaussian(s, rng, scale);
         ar_rng_free(rng);
         return AR_OK;
     }
@@ -80,9 +82,9 @@ static int make_logits(ar_matrix *s, size_t n, map_kind kind, size_t r, double s
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&b, n, r);
     if (rc == AR_OK) {
-        ar_matrix_fill_gaussian(&a, rng, 1.0);
-        ar_matrix_fill_gaussian(&b, rng, 1.0);
-        rc = ar_matrix_gemm(0, 1, scale / sqrt((double)r), &a, &b, 0.0, s);
+        ar_cm_fill_gaussian(&a, rng, 1.0);
+        ar_cm_fill_gaussian(&b, rng, 1.0);
+        rc = ar_cm_gemm(0, 1, scale / sqrt((double)r), &a, &b, 0.0, s);
     }
     ar_matrix_free(&a);
     ar_matrix_free(&b);

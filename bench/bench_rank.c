@@ -21,7 +21,7 @@ static double time_rank(size_t n, uint64_t p, int reps, int via_library, size_t 
     nmod_mat_t a;
     nmod_mat_init(a, (slong)n, (slong)n, p);
     uint64_t *grid = malloc(n * n * sizeof *grid);
-    gsl_rng *rng = ar_rng_alloc(n * 31 + 5);
+    ar_rng *rng = ar_rng_alloc(n * 31 + 5);
     if (grid == NULL || rng == NULL) {
         nmod_mat_clear(a);
         free(grid);

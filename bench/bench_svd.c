@@ -25,6 +25,10 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
+#include "io/array_internal.h"
 
 typedef struct bench_cfg {
     int full;         /* thin SVD instead of values only */
@@ -84,10 +88,10 @@ static double time_attnrank(const ar_matrix *a, bench_bufs *b, const bench_cfg *
     double c0 = bench_cpu_now(), t0 = bench_now();
     int rc;
     if (b->ws != NULL)
-        rc = cfg->full ? ar_spectrum_svd_ws(a, &b->u, b->s_ar, &b->vt, b->ws)
-                       : ar_spectrum_svals_ws(a, b->s_ar, b->ws);
+        rc = cfg->full ? ar_cm_svd_ws(a, &b->u, b->s_ar, &b->vt, b->ws)
+                       : ar_cm_svals_ws(a, b->s_ar, b->ws);
     else
-        rc = cfg->full ? ar_spectrum_svd(a, &b->u, b->s_ar, &b->vt) : ar_spectrum_svals(a, b->s_ar);
+        rc = cfg->full ? ar_cm_svd(a, &b->u, b->s_ar, &b->vt) : ar_cm_svals(a, b->s_ar);
     volatile size_t rank = cfg->rank ? count_rank(b->s_ar, a->rows) : 0;
     (void)rank;
     double t = bench_now() - t0;
@@ -133,7 +137,7 @@ static void warm_up(void)
         return;
     for (size_t i = 0; i < 64; i++)
         AR_AT(&w, i, i) = 1.0 + (double)i;
-    ar_spectrum_svals(&w, s);
+    ar_cm_svals(&w, s);
     ar_matrix_free(&w);
 }
 
@@ -322,7 +326,7 @@ int main(int argc, char **argv)
                     err.msg[0] ? err.msg : "need one square matrix");
             return 2;
         }
-        ar_matrix a = ar_array_slice(&arr, 0);
+        ar_matrix a = ar_array_slice_cm(&arr, 0);
         failed |= bench_one(&a, from, &cfg, json, 1);
         ar_array_free(&arr);
     }
@@ -333,8 +337,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_svd: bad size %zu\n", n);
             return 2;
         }
-        gsl_rng *rng = ar_rng_alloc(seed + n);
-        ar_matrix_fill_gaussian(&a, rng, 1.0);
+        ar_rng *rng = ar_rng_alloc(seed + n);
+        ar_cm_fill_gaussian(&a, rng, 1.0);
         failed |= bench_one(&a, "gaussian", &cfg, json, t == 0 && from == NULL);
         ar_rng_free(rng);
         ar_matrix_free(&a);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/random_internal.h"
 
 #define EXP_NAME "heads_sweep"
 #define MAX_HEADS 64
@@ -105,7 +106,7 @@ typedef struct target_ws {
     ar_represent_workspace *rws;
     ar_fit_workspace *fws;
     ar_matrix p;
-    gsl_rng *rng;
+    ar_rng *rng;
 } target_ws;
 
 /* Analyse target s of family f at every needed head size into cells
@@ -118,7 +119,7 @@ static int measure_target(const experiment *e, size_t f, size_t s, target_ws *w,
     ar_error err = {{0}};
     uint64_t cfg[3] = {f, n, s};
     uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 3);
-    gsl_rng_set(w->rng, (unsigned long)seed);
+    ar_rng_seed(w->rng, seed);
     ar_target_opts to = ar_target_opts_default();
     to.noise = fs->noise;
     if (fs->rank_div > 0)

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/random_internal.h"
 
 #define EXP_NAME "lowrank_bottleneck"
 
@@ -157,7 +158,7 @@ typedef struct target_run {
     ar_represent_workspace *rws;
     ar_fit_workspace *fws;
     ar_matrix p;
-    gsl_rng *rng;
+    ar_rng *rng;
     FILE *rows, *targets;  /* the record's lowrank_bottleneck{,_targets}.csv rows */
     head_state *hs;        /* [k - 1] */
 } target_run;
@@ -224,7 +225,7 @@ static int run_target(target_run *t, size_t *min_head_size)
     ar_error err = {{0}};
     uint64_t cfg[3] = {t->vi, n, t->sample};
     t->seed = ar_seed_derive(e->ctx.seed, cfg, 3);
-    gsl_rng_set(t->rng, (unsigned long)t->seed);
+    ar_rng_seed(t->rng, t->seed);
     ar_target_opts to = ar_target_opts_default();
     to.noise = v->noise;
     to.rank = planted_rank(v, n);

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/random_internal.h"
 
 #define EXP_NAME "masked_bottleneck"
 #define HEADS_N 32
@@ -173,7 +174,7 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 4);
     ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
     ar_masked_workspace *ws = NULL;
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     int rc = rng != NULL ? ar_matrix_alloc(&s, n, n) : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&p, n, n);
@@ -183,7 +184,7 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     if (code == 0) {
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
-                AR_AT(&s, i, j) = gsl_ran_gaussian(rng, 1.0);
+                AR_AT(&s, i, j) = ar_rng_gaussian_polar(rng, 1.0);
         masked_softmax(&s, m, &p);
     }
     /* Windows and bands beyond --cert-max: the lower bound and the generic
@@ -249,7 +250,7 @@ static int head_logits(head_kind h, uint64_t seed, ar_matrix *s)
     size_t n = s->rows;
     double *t = NULL; /* toeplitz: t[k + n - 1] for k = i - j in -(n-1)..n-1 */
     if (h == HEAD_TOEPLITZ) {
-        gsl_rng *rng = ar_rng_alloc(seed);
+        ar_rng *rng = ar_rng_alloc(seed);
         t = malloc((2 * n - 1) * sizeof *t);
         if (rng == NULL || t == NULL) {
             ar_rng_free(rng);
@@ -257,7 +258,7 @@ static int head_logits(head_kind h, uint64_t seed, ar_matrix *s)
             return AR_ENOMEM;
         }
         for (size_t k = 0; k < 2 * n - 1; k++)
-            t[k] = gsl_ran_gaussian(rng, 1.0);
+            t[k] = ar_rng_gaussian_polar(rng, 1.0);
         ar_rng_free(rng);
     }
     for (size_t j = 0; j < n; j++)

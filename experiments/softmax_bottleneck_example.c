@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 typedef struct example {
     exp_ctx ctx;
@@ -45,7 +47,7 @@ typedef struct example {
 static int generate(const example *e, ar_matrix *p)
 {
     uint64_t cfg[3] = {e->n, e->v, e->r0};
-    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(e->ctx.seed, cfg, 3));
+    ar_rng *rng = ar_rng_alloc(ar_seed_derive(e->ctx.seed, cfg, 3));
     ar_matrix h0 = ar_matrix_empty(), w0 = ar_matrix_empty();
     int rc = rng ? ar_matrix_alloc(p, e->n, e->v) : AR_ENOMEM;
     if (rc == AR_OK)
@@ -55,13 +57,13 @@ static int generate(const example *e, ar_matrix *p)
     if (rc == AR_OK) {
         /* each entry of H0 W0^T is a sum of r0 products: variance r0 s^2 */
         double s = sqrt(2.0 / sqrt((double)e->r0));
-        ar_matrix_fill_gaussian(&h0, rng, s);
-        ar_matrix_fill_gaussian(&w0, rng, s);
-        rc = ar_matrix_gemm(0, 1, 1.0, &h0, &w0, 0.0, p);
+        ar_cm_fill_gaussian(&h0, rng, s);
+        ar_cm_fill_gaussian(&w0, rng, s);
+        rc = ar_cm_gemm(0, 1, 1.0, &h0, &w0, 0.0, p);
     }
     for (size_t j = 0; rc == AR_OK && j < e->v; j++)
         for (size_t i = 0; i < e->n; i++)
-            AR_AT(p, i, j) += -1.1 * log((double)j + 1.0) + gsl_ran_gaussian_ziggurat(rng, 0.25);
+            AR_AT(p, i, j) += -1.1 * log((double)j + 1.0) + ar_rng_gaussian(rng, 0.25);
     if (rc == AR_OK)
         rc = ar_softmax(p, AR_AXIS_ROW);
     ar_matrix_free(&h0);

@@ -49,11 +49,12 @@
 #include "common.h"
 #include "sweep.h"
 
-#include <gsl/gsl_rng.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 #define EXP_NAME "theorem2_demo"
 #define NARMS 3
@@ -141,7 +142,7 @@ static int write_target_checks(FILE *fp, const ar_theorem2_target *t)
             fputc(',', fp);
             exp_csv_real(fp, cs);
             fputc(',', fp);
-            exp_csv_real(fp, ar_matrix_max_abs_diff(&sc, &pr));
+            exp_csv_real(fp, ar_cm_max_abs_diff(&sc, &pr));
             fputc('\n', fp);
         }
     ar_matrix_free(&sc);
@@ -179,7 +180,7 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
     size_t m = e->ms[j->mi];
     ar_mh_shape sh;
     ar_mh_fitter *f = NULL;
-    gsl_rng *rng = ar_rng_alloc(0);
+    ar_rng *rng = ar_rng_alloc(0);
     int rc = ar_theorem2_model_shape(t, arms[j->arm], &sh);
     if (rc == AR_OK)
         rc = ar_mh_fitter_alloc(&f, &sh);
@@ -191,7 +192,7 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "fitter");
     if (code == 0) {
         uint64_t cfg[4] = {j->ci, (uint64_t)j->arm, m, 7};
-        gsl_rng_set(rng, (unsigned long)ar_seed_derive(e->ctx.seed, cfg, 4));
+        ar_rng_seed(rng, ar_seed_derive(e->ctx.seed, cfg, 4));
         double gerr = INFINITY;
         rc = ar_mh_gradient_check(f, rng, &gerr);
         if (rc != AR_OK || !(gerr < 1e-5))
@@ -203,7 +204,7 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
         opts.max_iter = e->max_iter;
         uint64_t cfg[4] = {j->ci, (uint64_t)j->arm, m, j->start};
         uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 4);
-        gsl_rng_set(rng, (unsigned long)seed);
+        ar_rng_seed(rng, seed);
         ar_mh_random_start(&sh, rng, 1.0 / sqrt((double)t->d), theta0);
         ar_mh_fit_outcome out;
         rc = ar_mh_fit_from(f, &opts, theta0, NULL, &out);

@@ -1,10 +1,12 @@
 /* Attention construction: logits rank, softmax stochasticity and stability. */
 #include "testutil.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 static void test_logits_rank_sweep(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(1234);
+    ar_rng *rng = ar_rng_alloc(1234);
     const size_t ds[] = {1, 2, 3, 8, 24};
     const size_t ns[] = {1, 2, 3, 7, 16, 33};
     const size_t dps[] = {1, 2, 3, 5, 12, 40};
@@ -19,7 +21,7 @@ static void test_logits_rank_sweep(void **state)
                 assert_ok(ar_matrix_alloc(&s, n, n));
                 assert_ok(ar_heads_logits(&heads, 0, &x, &s));
                 double *sv = malloc(n * sizeof *sv);
-                assert_ok(ar_spectrum_svals(&s, sv));
+                assert_ok(ar_cm_svals(&s, sv));
                 size_t rank = 0;
                 assert_ok(ar_rank_numerical(sv, n, n, n, NULL, &rank, NULL));
                 size_t want = dp < d ? dp : d;
@@ -32,7 +34,7 @@ static void test_logits_rank_sweep(void **state)
                 assert_ok(ar_matrix_alloc(&g, dp, n));
                 assert_ok(ar_attention_logit_factors(&x, &heads.wq[0], &heads.wk[0], &f, &g));
                 double *sf = malloc(n * sizeof *sf);
-                assert_ok(ar_spectrum_svals_factored(&f, &g, sf));
+                assert_ok(ar_cm_svals_factored(&f, &g, sf));
                 for (size_t i = 0; i < n; i++)
                     assert_close(sf[i], sv[i], 1e-12 * (sv[0] > 0 ? sv[0] : 1.0));
                 free(sf);
@@ -53,8 +55,8 @@ static void test_logits_definition(void **state)
      * for dp = 1: Wq = [a b], Wk = [c e], X = [[x1 x2],[y1 y2]]. */
     double wq[] = {0.5, -1.25}, wk[] = {2.385, 0.75};
     double xd[] = {1.5, -0.25, 0.125, 2.0}; /* column-major: x(:,0) = (1.5, -0.25) */
-    ar_matrix Wq = ar_matrix_view(wq, 1, 2, 1), Wk = ar_matrix_view(wk, 1, 2, 1);
-    ar_matrix X = ar_matrix_view(xd, 2, 2, 2), S = ar_matrix_empty();
+    ar_matrix Wq = ar_matrix_alias(wq, 1, 2, 1), Wk = ar_matrix_alias(wk, 1, 2, 1);
+    ar_matrix X = ar_matrix_alias(xd, 2, 2, 2), S = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&S, 2, 2));
     assert_ok(ar_attention_logits(&X, &Wq, &Wk, &S));
     for (size_t i = 0; i < 2; i++)
@@ -69,11 +71,11 @@ static void test_logits_definition(void **state)
 static void test_softmax_axes(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(55);
+    ar_rng *rng = ar_rng_alloc(55);
     for (int ax = 0; ax < 2; ax++) {
         ar_matrix m = tu_gaussian(9, 13, rng);
         ar_matrix copy = ar_matrix_empty();
-        assert_ok(ar_matrix_clone(&copy, &m));
+        assert_ok(ar_cm_clone(&copy, &m));
         assert_ok(ar_softmax(&m, (ar_axis)ax));
         assert_true(ar_stochastic_defect(&m, (ar_axis)ax) < 1e-12);
         /* the other axis is not stochastic in general */
@@ -98,7 +100,7 @@ static void test_softmax_stable_large_logits(void **state)
 {
     (void)state;
     double d[] = {1000.0, 999.0, -1000.0, 1e3 + 0.5};
-    ar_matrix m = ar_matrix_view(d, 4, 1, 4);
+    ar_matrix m = ar_matrix_alias(d, 4, 1, 4);
     assert_ok(ar_softmax(&m, AR_AXIS_COL));
     double z = exp(-0.5) + exp(-1.5) + 1.0; /* exp(-2000.5) underflows to 0 */
     assert_close(d[0], exp(-0.5) / z, 1e-15);
@@ -106,12 +108,12 @@ static void test_softmax_stable_large_logits(void **state)
     assert_close(d[3], 1.0 / z, 1e-15);
     assert_true(d[2] >= 0.0 && d[2] < 1e-300);
     double bad[] = {1.0, NAN};
-    ar_matrix b = ar_matrix_view(bad, 1, 2, 1);
+    ar_matrix b = ar_matrix_alias(bad, 1, 2, 1);
     assert_int_equal(ar_softmax(&b, AR_AXIS_ROW), AR_ENONFINITE);
     assert_int_equal(ar_softmax(&b, (ar_axis)5), AR_EINVAL);
     /* 1 x 1: softmax is exactly 1 */
     double one[] = {-2.385};
-    ar_matrix o = ar_matrix_view(one, 1, 1, 1);
+    ar_matrix o = ar_matrix_alias(one, 1, 1, 1);
     assert_ok(ar_softmax(&o, AR_AXIS_COL));
     assert_close(one[0], 1.0, 0.0);
 }

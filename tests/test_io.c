@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "attnrank/io.h"
+#include "core/matrix_internal.h"
+#include "io/array_internal.h"
 
 static char g_dir[64];
 
@@ -193,7 +195,7 @@ static void check_array(const ar_array *a, const npy_spec *s, const double *valu
     assert_int_equal(a->count, count);
     assert_int_equal(a->precision, f4 ? AR_PREC_F32 : AR_PREC_F64);
     for (size_t k = 0; k < count; k++) {
-        ar_matrix m = ar_array_slice(a, k);
+        ar_matrix m = ar_array_slice_cm(a, k);
         assert_int_equal(m.rows, rows);
         assert_int_equal(m.cols, cols);
         for (size_t i = 0; i < rows; i++)
@@ -329,7 +331,7 @@ static void test_npy_stack_slices(void **state)
             ar_array_slice_index(&a, k, idx);
             assert_int_equal(idx[0], k / 3);
             assert_int_equal(idx[1], k % 3);
-            ar_matrix m = ar_array_slice(&a, k);
+            ar_matrix m = ar_array_slice_cm(&a, k);
             assert_int_equal(m.ld, 4);
             /* element [idx0, idx1, 2, 3] */
             double want = values[((idx[0] * 3 + idx[1]) * 4 + 2) * 5 + 3];
@@ -337,7 +339,7 @@ static void test_npy_stack_slices(void **state)
                 want = (double)(float)want;
             assert_true(AR_AT(&m, 2, 3) == want);
         }
-        ar_matrix none = ar_array_slice(&a, a.count);
+        ar_matrix none = ar_array_slice_cm(&a, a.count);
         assert_null(none.data);
         assert_int_equal(none.rows, 0);
         ar_array_free(&a);
@@ -384,7 +386,7 @@ static void test_npy_write_round_trip(void **state)
     for (size_t e = 0; e < 20; e++)
         buf[e] = value_at(e);
     buf[1] = -0.0;
-    ar_matrix m = ar_matrix_view(buf, 3, 4, 5); /* ld > rows: padding skipped */
+    ar_matrix m = ar_matrix_alias(buf, 3, 4, 5); /* ld > rows: padding skipped */
     ar_error err = {{0}};
     assert_int_equal(ar_npy_write(path, &m, &err), AR_OK);
     assert_true(no_temp_files_left());
@@ -408,7 +410,7 @@ static void test_npy_write_round_trip(void **state)
     assert_int_equal(a.ndim, 2);
     assert_int_equal(a.count, 1);
     assert_int_equal(a.precision, AR_PREC_F64);
-    ar_matrix r = ar_array_slice(&a, 0);
+    ar_matrix r = ar_array_slice_cm(&a, 0);
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 4; j++)
             assert_memory_equal(&AR_AT(&r, i, j), &AR_AT(&m, i, j), sizeof(double));
@@ -421,13 +423,13 @@ static void test_npy_write_errors(void **state)
 {
     (void)state;
     double buf[4] = {2.385, -0.0917, 1.5, 3.25};
-    ar_matrix m = ar_matrix_view(buf, 2, 2, 2);
+    ar_matrix m = ar_matrix_alias(buf, 2, 2, 2);
     ar_error err = {{0}};
     char path[128];
     tmp_path(path, sizeof path, "no/such/dir/out.npy");
     assert_int_equal(ar_npy_write(path, &m, &err), AR_EIO);
     assert_int_equal(ar_csv_write_matrix(path, &m, &err), AR_EIO);
-    ar_matrix empty = ar_matrix_view(buf, 0, 2, 1);
+    ar_matrix empty = ar_matrix_alias(buf, 0, 2, 1);
     tmp_path(path, sizeof path, "empty.npy");
     assert_int_equal(ar_npy_write(path, &empty, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "empty matrix"));
@@ -702,7 +704,7 @@ static void check_csv(const char *text, size_t rows, size_t cols, const double *
     assert_int_equal(a.shape[0], rows);
     assert_int_equal(a.shape[1], cols);
     assert_int_equal(a.precision, AR_PREC_F64);
-    ar_matrix m = ar_array_slice(&a, 0);
+    ar_matrix m = ar_array_slice_cm(&a, 0);
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < cols; j++)
             assert_true(AR_AT(&m, i, j) == row_major[i * cols + j]);
@@ -810,7 +812,7 @@ static void test_csv_write_round_trip(void **state)
     double buf[4 * 3] = {2.385, -0.0917, 0.1, 0,
                          -0.0, 1e-300, 2.385 / 3, 0,
                          -7.125e200, 4.9406564584124654e-324, 123456789.123456789, 0};
-    ar_matrix m = ar_matrix_view(buf, 3, 3, 4);
+    ar_matrix m = ar_matrix_alias(buf, 3, 3, 4);
     ar_error err = {{0}};
     assert_int_equal(ar_csv_write_matrix(path, &m, &err), AR_OK);
     assert_true(no_temp_files_left());
@@ -818,7 +820,7 @@ static void test_csv_write_round_trip(void **state)
     assert_int_equal(ar_matrix_file_read(path, &a, 0, &err), AR_OK);
     assert_int_equal(a.rows, 3);
     assert_int_equal(a.cols, 3);
-    ar_matrix r = ar_array_slice(&a, 0);
+    ar_matrix r = ar_array_slice_cm(&a, 0);
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++)
             assert_memory_equal(&AR_AT(&r, i, j), &AR_AT(&m, i, j), sizeof(double));

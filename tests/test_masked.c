@@ -19,6 +19,9 @@
 #include "attnrank/attnrank.h"
 #include "theory/masked_internal.h"
 #include "theory/bottleneck_fit_mask.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* ---- helpers ---- */
 
@@ -35,16 +38,16 @@ static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
 {
     ar_matrix s = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     if (rank == 0) {
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
-                AR_AT(&s, i, j) = scale * gsl_ran_gaussian(rng, 1.0);
+                AR_AT(&s, i, j) = scale * ar_rng_gaussian_polar(rng, 1.0);
     } else {
         double *a = malloc(n * rank * sizeof *a), *b = malloc(n * rank * sizeof *b);
         for (size_t t = 0; t < n * rank; t++) {
-            a[t] = gsl_ran_gaussian(rng, 1.0);
-            b[t] = gsl_ran_gaussian(rng, 1.0);
+            a[t] = ar_rng_gaussian_polar(rng, 1.0);
+            b[t] = ar_rng_gaussian_polar(rng, 1.0);
         }
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++) {
@@ -422,11 +425,11 @@ static void test_f32_ill_conditioned(void **state)
     assert_int_equal(ar_matrix_alloc(&a, n, r), AR_OK);
     assert_int_equal(ar_matrix_alloc(&b, n, r), AR_OK);
     assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
-    gsl_rng *rng = ar_rng_alloc(sd);
-    ar_matrix_fill_gaussian(&a, rng, 1.0);
-    ar_matrix_fill_gaussian(&b, rng, 1.0);
+    ar_rng *rng = ar_rng_alloc(sd);
+    ar_cm_fill_gaussian(&a, rng, 1.0);
+    ar_cm_fill_gaussian(&b, rng, 1.0);
     ar_rng_free(rng);
-    assert_int_equal(ar_matrix_gemm(0, 1, 1.0 / sqrt((double)r), &a, &b, 0.0, &s), AR_OK);
+    assert_int_equal(ar_cm_gemm(0, 1, 1.0 / sqrt((double)r), &a, &b, 0.0, &s), AR_OK);
     for (size_t i = 0; i < n; i++) {
         double top = -INFINITY, z = 0.0;
         for (size_t j = 0; j <= i; j++)
@@ -563,7 +566,7 @@ static size_t numeric_rank(const ar_matrix *d, size_t r0, size_t c1)
             AR_AT(&a, i, j) = AR_AT(d, r0 + i, j);
     size_t k = rows < c1 ? rows : c1;
     double *s = malloc(k * sizeof *s);
-    assert_int_equal(ar_spectrum_svals(&a, s), AR_OK);
+    assert_int_equal(ar_cm_svals(&a, s), AR_OK);
     size_t r = ar_rank_count_above(s, k, 1e-8);
     free(s);
     ar_matrix_free(&a);
@@ -573,7 +576,7 @@ static size_t numeric_rank(const ar_matrix *d, size_t r0, size_t c1)
 static void test_woerdeman_formula(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(77);
+    ar_rng *rng = ar_rng_alloc(77);
     for (size_t trial = 0; trial < 12; trial++) {
         size_t m = 6 + trial * 2, planted = 1 + trial % 4;
         /* low-rank blocks with random structure: sum of rank-one terms
@@ -581,10 +584,10 @@ static void test_woerdeman_formula(void **state)
         ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
         assert_int_equal(ar_matrix_alloc(&d, m, m), AR_OK);
         for (size_t t = 0; t < planted + trial % 3; t++) {
-            size_t r0 = gsl_rng_uniform_int(rng, m), c1 = 1 + gsl_rng_uniform_int(rng, m);
+            size_t r0 = gsl_rng_uniform_int(ar_rng_gsl(rng), m), c1 = 1 + gsl_rng_uniform_int(ar_rng_gsl(rng), m);
             for (size_t j = 0; j < c1; j++)
                 for (size_t i = r0; i < m; i++)
-                    AR_AT(&d, i, j) += gsl_ran_gaussian(rng, 1.0) * (t + 1);
+                    AR_AT(&d, i, j) += ar_rng_gaussian_polar(rng, 1.0) * (t + 1);
         }
         if (trial % 2) /* a rank-2 product on top, so columns repeat spans */
             for (size_t j = 0; j < m; j++)
@@ -634,17 +637,17 @@ static void test_conventions_and_x(void **state)
     assert_true(a.r.min_head_size == 4 && b.r.min_head_size == 4);
     assert_true(a.forward < 1e-10 && b.forward < 1e-10);
     /* the same W_q, W_k in both conventions */
-    assert_true(ar_matrix_max_abs_diff(&a.c.wq, &b.c.wq) < 1e-12);
-    assert_true(ar_matrix_max_abs_diff(&a.c.wk, &b.c.wk) < 1e-12);
+    assert_true(ar_cm_max_abs_diff(&a.c.wq, &b.c.wq) < 1e-12);
+    assert_true(ar_cm_max_abs_diff(&a.c.wk, &b.c.wk) < 1e-12);
     /* inferred from the zero pattern, in both layouts */
     run c = analyse(&pcol, NULL, NULL, AR_AXIS_COL);
     assert_true(c.r.mask_inferred && c.r.min_head_size == 4);
     ar_matrix x = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&x, n + 5, n), AR_OK);
-    gsl_rng *rng = ar_rng_alloc(8);
+    ar_rng *rng = ar_rng_alloc(8);
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n + 5; i++)
-            AR_AT(&x, i, j) = gsl_ran_gaussian(rng, 1.0);
+            AR_AT(&x, i, j) = ar_rng_gaussian_polar(rng, 1.0);
     ar_rng_free(rng);
     run d = analyse(&prow, &x, "causal", AR_AXIS_ROW);
     assert_true(d.r.x_given && d.r.min_head_size == 4 && d.c.wq.cols == n + 5);
@@ -885,7 +888,7 @@ static void test_fit_limits_and_zeros(void **state)
             ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
             ar_matrix pm = generic_map(n, masks[k], 404 + k, axis), q = ar_matrix_empty();
             assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
-            ar_matrix_fill(&q, NAN);
+            ar_cm_fill(&q, NAN);
             ws = analysed(&pm, masks[k], axis, &r);
             ar_fit_result f;
             ar_error err = {{0}};
@@ -935,7 +938,7 @@ static void test_fit_unmasked_unchanged(void **state)
                 fresh.start_kl_mean == again.start_kl_mean &&
                 fresh.iterations == again.iterations && fresh.grad_norm == again.grad_norm &&
                 fresh.converged == again.converged && fresh.start_kept == again.start_kept);
-    assert_true(ar_matrix_max_abs_diff(ar_fit_prediction(a), ar_fit_prediction(b)) == 0.0);
+    assert_true(ar_cm_max_abs_diff(ar_fit_prediction(a), ar_fit_prediction(b)) == 0.0);
     /* preconditions of a masked target */
     assert_int_equal(ar_fit_set_target_masked(b, &pu, allowed, &o, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside the mask"));

@@ -6,6 +6,7 @@
  * sizes and every error path. */
 #include "theory/masked_internal.h"
 #include "testutil.h"
+#include "core/matrix_internal.h"
 
 #define SEED 20240917u
 
@@ -78,7 +79,7 @@ static int verify(const tpat *t, size_t r)
 }
 
 /* Differences of random Gaussian logits on the pattern: a rows x cols D. */
-static ar_matrix delta_of_gaussian_logits(const tpat *t, gsl_rng *rng)
+static ar_matrix delta_of_gaussian_logits(const tpat *t, ar_rng *rng)
 {
     size_t n = t->pat.rows;
     ar_matrix l = tu_gaussian(n, n, rng), d = ar_matrix_empty();
@@ -190,7 +191,7 @@ static void test_fp_seeds(void **state)
 static void test_f64_window_random(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED);
+    ar_rng *rng = ar_rng_alloc(SEED);
     tpat t = window_pattern(16, 4);
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     double raw = complete(&t, &d, 2, 0);
@@ -208,7 +209,7 @@ static void test_f64_window_random(void **state)
 static void test_f64_band_random(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 1);
+    ar_rng *rng = ar_rng_alloc(SEED + 1);
     tpat t = band_pattern(12, 3);
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     double raw = complete(&t, &d, 2, 0);
@@ -224,7 +225,7 @@ static void test_f64_band_random(void **state)
 static void test_f64_planted(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 2);
+    ar_rng *rng = ar_rng_alloc(SEED + 2);
     struct {
         int band;
         size_t n, w, rp, r;
@@ -252,13 +253,13 @@ static void test_f64_planted(void **state)
 static void test_f64_scale(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 7);
+    ar_rng *rng = ar_rng_alloc(SEED + 7);
     tpat t = window_pattern(16, 4);
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     const double scales[] = {1e-290, 1e290, 1e307};
     for (size_t k = 0; k < 3; k++) {
         ar_matrix ds = ar_matrix_empty();
-        assert_ok(ar_matrix_clone(&ds, &d));
+        assert_ok(ar_cm_clone(&ds, &d));
         for (size_t i = 0; i < ds.rows; i++)
             for (size_t j = t.lo[i]; j <= t.hi[i] && t.lo[i] <= t.hi[i]; j++)
                 AR_AT(&ds, i, j) *= scales[k] / 8.0;
@@ -282,7 +283,7 @@ static void test_f64_scale(void **state)
 static void test_f64_long_window(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 5);
+    ar_rng *rng = ar_rng_alloc(SEED + 5);
     tpat t = window_pattern(64, 16);
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     double raw = complete(&t, &d, 9, 0);
@@ -300,7 +301,7 @@ static void test_f64_long_window(void **state)
 static void test_f64_polish_cap(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 6);
+    ar_rng *rng = ar_rng_alloc(SEED + 6);
     const size_t cols[] = {100, 20000};
     for (size_t k = 0; k < 2; k++) {
         tpat t = tpat_alloc(3, cols[k]);
@@ -324,7 +325,7 @@ static void test_f64_polish_cap(void **state)
 static void test_f64_deterministic(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 3);
+    ar_rng *rng = ar_rng_alloc(SEED + 3);
     tpat t = window_pattern(20, 6);
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     ar_matrix u1 = ar_matrix_empty(), v1 = ar_matrix_empty(), u2 = ar_matrix_empty(),
@@ -336,8 +337,8 @@ static void test_f64_deterministic(void **state)
     double r1, r2;
     assert_ok(ar_interval_complete(&t.pat, &d, 3, 7, 0, &u1, &v1, &r1, NULL));
     assert_ok(ar_interval_complete(&t.pat, &d, 3, 7, 0, &u2, &v2, &r2, NULL));
-    assert_true(ar_matrix_max_abs_diff(&u1, &u2) == 0.0);
-    assert_true(ar_matrix_max_abs_diff(&v1, &v2) == 0.0);
+    assert_true(ar_cm_max_abs_diff(&u1, &u2) == 0.0);
+    assert_true(ar_cm_max_abs_diff(&v1, &v2) == 0.0);
     assert_true(r1 == r2);
     assert_ok(ar_interval_complete(&t.pat, &d, 3, 7, 30, &u2, &v2, &r2, NULL));
     assert_true(r2 <= r1);
@@ -355,7 +356,7 @@ static void test_f64_deterministic(void **state)
 static void test_edges(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(SEED + 4);
+    ar_rng *rng = ar_rng_alloc(SEED + 4);
     /* rows = 0 (with and without columns) */
     for (size_t cols = 0; cols <= 3; cols += 3) {
         tpat t = tpat_alloc(0, cols);
@@ -378,7 +379,7 @@ static void test_edges(void **state)
         assert_int_equal(verify(&t, 1), 1);
         assert_int_equal(verify(&t, 0), 0);
         /* r = 0: the residual is max |D| on the pattern */
-        assert_close(complete(&t, &d, 0, 10), ar_matrix_max_abs(&d), 0.0);
+        assert_close(complete(&t, &d, 0, 10), ar_cm_max_abs(&d), 0.0);
         ar_matrix_free(&d);
         tpat_free(&t);
     }
@@ -453,8 +454,8 @@ static void test_edges(void **state)
                   v = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&u, 10, 5));
         assert_ok(ar_matrix_alloc(&v, 9, 5));
-        ar_matrix_fill(&u, 3.0);
-        ar_matrix_fill(&v, 3.0);
+        ar_cm_fill(&u, 3.0);
+        ar_cm_fill(&v, 3.0);
         double res;
         assert_ok(ar_interval_complete(&t.pat, &d, 2, 1, 20, &u, &v, &res, NULL));
         assert_true(res < 1e-8);

@@ -5,6 +5,7 @@
  * FixedMultiHead control fits to ~0.  Every error path. */
 #include "attnrank/multihead.h"
 #include "testutil.h"
+#include "core/matrix_internal.h"
 
 /* The small instance of the separation: heads of size d/h = 1 against
  * g_V's heads of size d_p = 2 (d = 2, h = 2, n = 4).  Fits take well under
@@ -15,7 +16,7 @@
 #define SDP 2
 #define SEED 20240611u
 
-static double *random_theta(const ar_mh_shape *s, gsl_rng *rng, double sigma)
+static double *random_theta(const ar_mh_shape *s, ar_rng *rng, double sigma)
 {
     double *theta = malloc(ar_mh_nparams(s) * sizeof *theta);
     assert_non_null(theta);
@@ -29,7 +30,7 @@ static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix 
 {
     ar_matrix sc = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&sc, s->n, s->n));
-    ar_matrix_fill(y, 0.0);
+    ar_cm_fill(y, 0.0);
     for (size_t i = 0; i < s->h; i++) {
         ar_matrix q, k, v, o;
         assert_ok(ar_mh_head_views(s, theta, i, &q, &k, &v, &o));
@@ -51,7 +52,7 @@ static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix 
 
 static void check_forward(size_t d, size_t h, size_t p, size_t n, uint64_t seed)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     ar_mh_shape s;
     assert_ok(ar_mh_shape_init(&s, d, h, p, n));
     assert_int_equal(ar_mh_nparams(&s), 4 * h * p * d);
@@ -65,7 +66,7 @@ static void check_forward(size_t d, size_t h, size_t p, size_t n, uint64_t seed)
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
     assert_ok(ar_mh_forward(ws, theta, &x, &y));
     forward_direct(&s, theta, &x, &z);
-    assert_true(ar_matrix_max_abs_diff(&y, &z) <= 1e-13 * (1.0 + ar_matrix_max_abs(&z)));
+    assert_true(ar_cm_max_abs_diff(&y, &z) <= 1e-13 * (1.0 + ar_cm_max_abs(&z)));
     for (size_t i = 0; i < h; i++) { /* scores are column-stochastic */
         assert_ok(ar_mh_head_scores(ws, theta, i, &x, &pr));
         assert_true(ar_stochastic_defect(&pr, AR_AXIS_COL) <= 1e-15 * (double)n);
@@ -98,7 +99,7 @@ static void test_single_position_is_linear(void **state)
     double xd[] = {1.75, -0.625}, yd[2];
     ar_mh_shape s;
     assert_ok(ar_mh_shape_init(&s, 2, 1, 1, 1));
-    ar_matrix x = ar_matrix_view(xd, 2, 1, 2), y = ar_matrix_view(yd, 2, 1, 2);
+    ar_matrix x = ar_matrix_alias(xd, 2, 1, 2), y = ar_matrix_alias(yd, 2, 1, 2);
     ar_mh_workspace *ws = NULL;
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
     assert_ok(ar_mh_forward(ws, theta, &x, &y));
@@ -111,7 +112,7 @@ static void test_single_position_is_linear(void **state)
 static void test_loss_and_gradient(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(21);
+    ar_rng *rng = ar_rng_alloc(21);
     ar_mh_shape s;
     assert_ok(ar_mh_shape_init(&s, 3, 2, 2, 5));
     size_t np = ar_mh_nparams(&s), m = 3;
@@ -127,7 +128,7 @@ static void test_loss_and_gradient(void **state)
         y[k] = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&y[k], 3, 5));
         assert_ok(ar_mh_forward(ws, theta, &x[k], &y[k]));
-        norm2 += pow(ar_matrix_norm_fro(&y[k]), 2);
+        norm2 += pow(ar_cm_norm_fro(&y[k]), 2);
     }
     /* the outputs' own parameters have zero loss and zero gradient (to
      * round-off: the residual sums the heads in another order) */
@@ -203,11 +204,11 @@ static void test_target_meets_assumptions(void **state)
         assert_ok(ar_matrix_alloc(&p2, n, n));
         for (size_t k = 0; k < t.m; k++) {
             forward_direct(&t.shape, t.theta, &t.x[k], &y);
-            assert_true(ar_matrix_max_abs_diff(&y, &t.y[k]) <= 1e-13);
+            assert_true(ar_cm_max_abs_diff(&y, &t.y[k]) <= 1e-13);
             for (size_t i = 0; i < h; i++) {
                 assert_ok(ar_mh_head_scores(ws, t.theta, i, &t.x[k], &p1));
                 assert_ok(ar_heads_scores(&t.heads, i, &t.x[k], AR_AXIS_COL, &p2));
-                assert_true(ar_matrix_max_abs_diff(&p1, &p2) <= 1e-14);
+                assert_true(ar_cm_max_abs_diff(&p1, &p2) <= 1e-14);
             }
         }
         ar_matrix_free(&y);
@@ -217,8 +218,8 @@ static void test_target_meets_assumptions(void **state)
         /* the same seed draws the same g_V; fewer inputs are a prefix */
         ar_theorem2_target u;
         assert_ok(ar_theorem2_target_build(&u, d, h, n, dp, 1, 100 + c));
-        assert_true(ar_matrix_max_abs_diff(&u.x[0], &t.x[0]) == 0.0);
-        assert_true(ar_matrix_max_abs_diff(&u.y[0], &t.y[0]) == 0.0);
+        assert_true(ar_cm_max_abs_diff(&u.x[0], &t.x[0]) == 0.0);
+        assert_true(ar_cm_max_abs_diff(&u.y[0], &t.y[0]) == 0.0);
         ar_theorem2_target_free(&u);
         ar_theorem2_target_free(&t);
     }
@@ -234,7 +235,7 @@ static void check_reported_error(const ar_theorem2_target *t, ar_theorem2_model 
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
     double norm2 = 0.0, loss = 0.0;
     for (size_t k = 0; k < m; k++)
-        norm2 += pow(ar_matrix_norm_fro(&t->y[k]), 2);
+        norm2 += pow(ar_cm_norm_fro(&t->y[k]), 2);
     assert_ok(ar_mh_loss(ws, theta, t->x, t->y, m, norm2, &loss, NULL));
     assert_close(sqrt(loss), rel_error, 1e-9 * rel_error + 1e-15);
     ar_mh_workspace_free(ws);
@@ -366,8 +367,8 @@ static void test_error_paths(void **state)
     ar_mh_workspace_free(NULL);
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
     double xd[6] = {1, 2, 3, 4, 5, 6}, yd[6], pd[9];
-    ar_matrix x = ar_matrix_view(xd, 2, 3, 2), y = ar_matrix_view(yd, 2, 3, 2);
-    ar_matrix bad = ar_matrix_view(yd, 3, 2, 3), p = ar_matrix_view(pd, 3, 3, 3);
+    ar_matrix x = ar_matrix_alias(xd, 2, 3, 2), y = ar_matrix_alias(yd, 2, 3, 2);
+    ar_matrix bad = ar_matrix_alias(yd, 3, 2, 3), p = ar_matrix_alias(pd, 3, 3, 3);
     assert_int_equal(ar_mh_forward(ws, theta, &x, &bad), AR_ESIZE);
     assert_int_equal(ar_mh_forward(ws, theta, &bad, &y), AR_ESIZE);
     assert_int_equal(ar_mh_forward(NULL, theta, &x, &y), AR_EINVAL);
@@ -393,12 +394,12 @@ static void test_error_paths(void **state)
     /* no data attached yet */
     assert_int_equal(ar_mh_fit_from(f, &fo, theta, NULL, &out), AR_EINVAL);
     assert_int_equal(ar_mh_fit_best(f, &fo, NULL, NULL, &res), AR_EINVAL);
-    gsl_rng *rng = ar_rng_alloc(1);
+    ar_rng *rng = ar_rng_alloc(1);
     assert_int_equal(ar_mh_gradient_check(f, rng, &worst), AR_EINVAL);
     assert_int_equal(ar_mh_fitter_set_data(f, &x, &y, 0), AR_EINVAL);
     assert_int_equal(ar_mh_fitter_set_data(f, &x, &bad, 1), AR_ESIZE);
     double zd[6] = {0};
-    ar_matrix z = ar_matrix_view(zd, 2, 3, 2);
+    ar_matrix z = ar_matrix_alias(zd, 2, 3, 2);
     assert_int_equal(ar_mh_fitter_set_data(f, &x, &z, 1), AR_EINVAL); /* zero outputs */
     assert_ok(ar_mh_fitter_set_data(f, &x, &y, 1));
     ar_mh_fit_opts o2 = fo;

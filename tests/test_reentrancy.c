@@ -21,6 +21,9 @@
 #include <string.h>
 
 #include "attnrank/attnrank.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 #define NTHREADS 4
 #define ROUNDS 3
@@ -86,24 +89,24 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
     ar_matrix a = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
     double *s1 = calloc(k, sizeof(double)), *s2 = calloc(k, sizeof(double)),
            *s3 = calloc(k, sizeof(double));
-    gsl_rng *rng = ar_rng_alloc(jb->seed);
+    ar_rng *rng = ar_rng_alloc(jb->seed);
     ar_array arr;
     ar_error err = {{0}};
     memset(&arr, 0, sizeof arr);
     r->len = 0;
     int rc = (s1 && s2 && s3 && rng) ? ar_matrix_alloc(&a, jb->m, jb->n) : AR_ENOMEM;
     if (rc == AR_OK) {
-        ar_matrix_fill_gaussian(&a, rng, 2.385);
-        rc = ar_spectrum_svals(&a, s1);
+        ar_cm_fill_gaussian(&a, rng, 2.385);
+        rc = ar_cm_svals(&a, s1);
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_ws(&a, s2, ws);
+        rc = ar_cm_svals_ws(&a, s2, ws);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&u, jb->m, k);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, k, jb->n);
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(&a, &u, s3, &vt);
+        rc = ar_cm_svd(&a, &u, s3, &vt);
     ar_rank_metrics met;
     ar_rank_opts opts = ar_rank_opts_default();
     if (rc == AR_OK)
@@ -194,10 +197,10 @@ static int setup(void **state)
         jb->n = shapes[j][1];
         jb->seed = 0x9e3779b97f4a7c15ull * (j + 1);
         ar_matrix a = ar_matrix_empty();
-        gsl_rng *rng = ar_rng_alloc(jb->seed);
+        ar_rng *rng = ar_rng_alloc(jb->seed);
         if (rng == NULL || ar_matrix_alloc(&a, jb->m, jb->n) != AR_OK)
             return -1;
-        ar_matrix_fill_gaussian(&a, rng, 2.385);
+        ar_cm_fill_gaussian(&a, rng, 2.385);
         jb->npy = npy_image(&a, &jb->npy_len);
         ar_matrix_free(&a);
         ar_rng_free(rng);
@@ -282,15 +285,15 @@ static void *fallback_main(void *arg)
     const job *jb = &g_jobs[5]; /* 40 x 40 */
     ar_svd_workspace *ws = NULL;
     ar_matrix a = ar_matrix_empty();
-    gsl_rng *rng = ar_rng_alloc(jb->seed);
+    ar_rng *rng = ar_rng_alloc(jb->seed);
     fw->status = ar_svd_workspace_alloc(&ws, jb->m, jb->n, AR_SVD_VALUES);
     if (fw->status == AR_OK)
         fw->status = ar_matrix_alloc(&a, jb->m, jb->n);
     if (fw->status == AR_OK && rng != NULL) {
-        ar_matrix_fill_gaussian(&a, rng, 2.385);
+        ar_cm_fill_gaussian(&a, rng, 2.385);
         ar_svd_workspace_force_fallback(ws, fw->force);
         for (int rep = 0; rep < 3 && fw->status == AR_OK; rep++)
-            fw->status = ar_spectrum_svals_ws(&a, fw->s, ws);
+            fw->status = ar_cm_svals_ws(&a, fw->s, ws);
         fw->fallbacks = ar_svd_workspace_fallbacks(ws);
     }
     ar_matrix_free(&a);

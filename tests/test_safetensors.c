@@ -6,6 +6,7 @@
 #include "st_testutil.h"
 
 #include "attnrank/safetensors.h"
+#include "core/matrix_internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -444,7 +445,7 @@ static void write_shard(const char *dir, const char *file, const char *tensor, d
     stb_init(&b);
     ar_matrix m = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&m, 2, 2));
-    ar_matrix_fill(&m, value);
+    ar_cm_fill(&m, value);
     stb_add_matrix(&b, tensor, "F32", &m, 0);
     char path[512];
     path_in(path, sizeof path, dir, file);

@@ -5,23 +5,24 @@
 #include "testutil.h"
 
 #include <gsl/gsl_randist.h>
+#include "core/matrix_internal.h"
 
 /* Row softmax of logits (N x V) into a new matrix. */
 static ar_matrix row_softmax(const ar_matrix *z)
 {
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_clone(&p, z));
+    assert_ok(ar_cm_clone(&p, z));
     assert_ok(ar_softmax(&p, AR_AXIS_ROW));
     return p;
 }
 
 /* Logits H W^T (+ 1 b^T with bias) of rank r, N x V, Gaussian factors. */
-static ar_matrix planted_logits(size_t n, size_t v, size_t r, int bias, gsl_rng *rng)
+static ar_matrix planted_logits(size_t n, size_t v, size_t r, int bias, ar_rng *rng)
 {
     ar_matrix z = tu_random_rank(n, v, r, rng);
     if (bias)
         for (size_t j = 0; j < v; j++) {
-            double b = 1.5 * gsl_ran_gaussian_ziggurat(rng, 1.0);
+            double b = 1.5 * ar_rng_gaussian(rng, 1.0);
             for (size_t i = 0; i < n; i++)
                 AR_AT(&z, i, j) += b;
         }
@@ -49,7 +50,7 @@ static void analyse(const ar_matrix *p, ar_precision prec, size_t d, int bias, i
 static void test_planted(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(2385);
+    ar_rng *rng = ar_rng_alloc(2385);
     const size_t shapes[][3] = {{20, 30, 3}, {40, 15, 5}, {9, 9, 1}, {6, 50, 4}, {30, 8, 7}};
     for (size_t s = 0; s < 5; s++) {
         size_t n = shapes[s][0], v = shapes[s][1], r = shapes[s][2];
@@ -91,7 +92,7 @@ static void test_planted(void **state)
 static void test_generic(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(77);
+    ar_rng *rng = ar_rng_alloc(77);
     const size_t shapes[][2] = {{5, 12}, {12, 5}, {7, 7}, {1, 4}, {4, 1}, {2, 3}, {3, 2}, {1, 1}};
     for (size_t s = 0; s < 8; s++) {
         size_t n = shapes[s][0], v = shapes[s][1];
@@ -127,7 +128,7 @@ static void test_generic(void **state)
 static void test_yang_counterexample(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(512);
+    ar_rng *rng = ar_rng_alloc(512);
     ar_matrix z = tu_gaussian(5, 12, rng);
     ar_matrix p = row_softmax(&z);
     ar_sbn_result res;
@@ -191,7 +192,7 @@ static void test_uniform_ulp_noise(void **state)
 static void test_float32_precision(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(32);
+    ar_rng *rng = ar_rng_alloc(32);
     ar_matrix z = planted_logits(24, 40, 3, 0, rng);
     ar_matrix p = row_softmax(&z);
     for (size_t j = 0; j < p.cols; j++)
@@ -231,7 +232,7 @@ static void test_float32_precision(void **state)
 static void test_errors_against_width(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(4);
+    ar_rng *rng = ar_rng_alloc(4);
     ar_matrix z = planted_logits(15, 25, 4, 0, rng);
     ar_matrix noise = tu_gaussian(15, 25, rng);
     for (size_t j = 0; j < 25; j++)
@@ -266,7 +267,7 @@ static void test_errors_against_width(void **state)
         kls += kl;
     }
     assert_close(kls / 15.0, res.fit.kl_mean, 1e-12);
-    assert_close(ar_matrix_max_abs_diff(&p, &q), res.fit.max_abs_error, 1e-15);
+    assert_close(ar_cm_max_abs_diff(&p, &q), res.fit.max_abs_error, 1e-15);
     /* KL falls with the width; refits reuse the workspace */
     double prev = res.fit.kl_mean;
     for (size_t d = 3; d <= 5; d++) {
@@ -301,7 +302,7 @@ static void test_errors_against_width(void **state)
 static void test_shared_fit(void **state)
 {
     (void)state;
-    gsl_rng *rng = ar_rng_alloc(808);
+    ar_rng *rng = ar_rng_alloc(808);
     const size_t n = 14, v = 21, k = 3;
     ar_matrix z = planted_logits(n, v, k, 1, rng);
     ar_matrix p = row_softmax(&z);
@@ -363,7 +364,7 @@ static void test_input_errors(void **state)
 {
     (void)state;
     double good[6] = {0.25, 0.5, 0.75, 0.5, 0.0 + 1e-300, 0.0}; /* 2 x 3 column-major */
-    ar_matrix p = ar_matrix_view(good, 2, 3, 2);
+    ar_matrix p = ar_matrix_alias(good, 2, 3, 2);
     ar_error err = {{0}};
     /* rows: (0.25, 0.75, 1e-300) ok, (0.5, 0.5, 0.0) has a zero */
     assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_EDOMAIN);

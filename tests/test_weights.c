@@ -8,6 +8,9 @@
 #include "attnrank/weights.h"
 
 #include <lapacke.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* ---- model builder ------------------------------------------------------- */
 
@@ -23,9 +26,9 @@ static size_t planted_rank(size_t l, size_t h, size_t dh)
     return 1 + (l + 2 * h) % dh;
 }
 
-static double small_int(gsl_rng *rng, int span)
+static double small_int(ar_rng *rng, int span)
 {
-    return (double)((long)gsl_rng_uniform_int(rng, (unsigned long)(2 * span + 1)) - span);
+    return (double)((long)gsl_rng_uniform_int(ar_rng_gsl(rng), (unsigned long)(2 * span + 1)) - span);
 }
 
 /* Integer weights (|entry| <= 4 dh), exact in F16 and BF16.  Query head h
@@ -37,7 +40,7 @@ static void model_make(test_model *m, size_t layers, size_t heads, size_t kv, si
     m->wq = calloc(layers, sizeof *m->wq);
     m->wk = calloc(layers, sizeof *m->wk);
     m->rank = calloc(layers * heads, sizeof *m->rank);
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     for (size_t l = 0; l < layers; l++) {
         assert_ok(ar_matrix_alloc(&m->wq[l], heads * dh, d));
         assert_ok(ar_matrix_alloc(&m->wk[l], kv * dh, d));
@@ -54,11 +57,11 @@ static void model_make(test_model *m, size_t layers, size_t heads, size_t kv, si
             do {
                 for (size_t i = 0; i < dh * r; i++)
                     a.data[i] = small_int(rng, 2);
-                assert_ok(ar_spectrum_svals(&a, sa));
+                assert_ok(ar_cm_svals(&a, sa));
             } while (sa[r - 1] < 1e-6 * sa[0]);
             for (size_t i = 0; i < r * d; i++)
                 b.data[i] = small_int(rng, 2);
-            assert_ok(ar_matrix_gemm(0, 0, 1.0, &a, &b, 0.0, &p));
+            assert_ok(ar_cm_gemm(0, 0, 1.0, &a, &b, 0.0, &p));
             for (size_t i = 0; i < dh; i++)
                 for (size_t j = 0; j < d; j++)
                     AR_AT(&m->wq[l], h * dh + i, j) = AR_AT(&p, i, j);
@@ -97,7 +100,7 @@ static void model_tensors(const test_model *m, layout lay, const char *dtype, st
             stb_add_matrix(b, name, dtype, &m->wk[l], 0);
             ar_matrix bias = ar_matrix_empty();
             assert_ok(ar_matrix_alloc(&bias, 1, m->heads * m->dh));
-            ar_matrix_fill(&bias, 0.5);
+            ar_cm_fill(&bias, 0.5);
             snprintf(name, sizeof name, "bert.encoder.layer.%zu.attention.self.query.bias", l);
             stb_add_matrix(b, name, dtype, &bias, 0);
             ar_matrix_free(&bias);
@@ -191,8 +194,8 @@ static void check_against_direct(const test_model *m, const ar_weights_report *r
                     AR_AT(&wq, i, j) = AR_AT(&m->wq[l], h * m->dh + i, j);
                     AR_AT(&wk, i, j) = AR_AT(&m->wk[l], g * m->dh + i, j);
                 }
-            assert_ok(ar_matrix_gemm(1, 0, 1.0, &wq, &wk, 0.0, &dense));
-            assert_ok(ar_spectrum_svals(&dense, s));
+            assert_ok(ar_cm_gemm(1, 0, 1.0, &wq, &wk, 0.0, &dense));
+            assert_ok(ar_cm_svals(&dense, s));
             const ar_qk_head *q = ar_weights_head(r, l, h);
             assert_non_null(q);
             assert_int_equal(q->layer, l);
@@ -503,11 +506,11 @@ static void test_tolerance_rule(void **state)
 {
     (void)state;
     const size_t d = 256, dh = 16;
-    gsl_rng *rng = ar_rng_alloc(2024);
+    ar_rng *rng = ar_rng_alloc(2024);
     ar_matrix a = tu_gaussian(dh, 2, rng), b = tu_gaussian(2, d, rng), wq = ar_matrix_empty();
     ar_matrix wk = tu_gaussian(dh, d, rng);
     assert_ok(ar_matrix_alloc(&wq, dh, d));
-    assert_ok(ar_matrix_gemm(0, 0, 1.0 / 16.0, &a, &b, 0.0, &wq));
+    assert_ok(ar_cm_gemm(0, 0, 1.0 / 16.0, &a, &b, 0.0, &wq));
     for (size_t i = 0; i < dh * d; i++)
         wk.data[i] /= 16.0;
     const char *dtypes[2] = {"F16", "BF16"};
@@ -611,7 +614,7 @@ static ar_precision dtype_precision(const char *dtype)
 }
 
 /* Q factor (m x n, m >= n) of a Gaussian matrix: orthonormal columns. */
-static ar_matrix orthonormal(size_t m, size_t n, gsl_rng *rng)
+static ar_matrix orthonormal(size_t m, size_t n, ar_rng *rng)
 {
     ar_matrix q = tu_gaussian(m, n, rng);
     double *tau = malloc(n * sizeof *tau);
@@ -629,7 +632,7 @@ static ar_matrix orthonormal(size_t m, size_t n, gsl_rng *rng)
  * Gaussian; float64. */
 static void planted_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_matrix *b)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     ar_matrix g = tu_gaussian(3, d, rng);
     const double scale[3] = {1.0, 0.4, 0.16};
     for (size_t j = 0; j < d; j++)
@@ -640,8 +643,8 @@ static void planted_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_ma
     *b = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(a, dp, d));
     assert_ok(ar_matrix_alloc(b, dp, d));
-    assert_ok(ar_matrix_gemm(0, 0, 1.0, &r1, &g, 0.0, a));
-    assert_ok(ar_matrix_gemm(0, 0, 1.0, &r2, &g, 0.0, b));
+    assert_ok(ar_cm_gemm(0, 0, 1.0, &r1, &g, 0.0, a));
+    assert_ok(ar_cm_gemm(0, 0, 1.0, &r2, &g, 0.0, b));
     ar_matrix_free(&g);
     ar_matrix_free(&r1);
     ar_matrix_free(&r2);
@@ -653,7 +656,7 @@ static void planted_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_ma
  * orthonormal; the circuit's singular values are s. */
 static void decaying_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_matrix *b)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     ar_matrix q1 = orthonormal(d, dp, rng), q2 = orthonormal(dp, dp, rng);
     for (size_t k = 0; k < dp; k++) {
         double s = pow(10.0, -2.0 * (double)k / (double)(dp - 1));
@@ -662,8 +665,8 @@ static void decaying_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_m
     }
     *a = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(a, dp, d));
-    assert_ok(ar_matrix_gemm(0, 1, 1.0, &q2, &q1, 0.0, a));
-    assert_ok(ar_matrix_clone(b, a));
+    assert_ok(ar_cm_gemm(0, 1, 1.0, &q2, &q1, 0.0, a));
+    assert_ok(ar_cm_clone(b, a));
     ar_matrix_free(&q1);
     ar_matrix_free(&q2);
     ar_rng_free(rng);
@@ -698,7 +701,7 @@ static double dense_norm(const ar_matrix *m)
 {
     size_t k = m->rows < m->cols ? m->rows : m->cols;
     double *s = malloc(k * sizeof *s);
-    assert_ok(ar_spectrum_svals(m, s));
+    assert_ok(ar_cm_svals(m, s));
     double v = s[0];
     free(s);
     return v;
@@ -710,8 +713,8 @@ static ar_matrix dense_first_order(const ar_matrix *a, const ar_matrix *da, cons
 {
     ar_matrix m = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&m, a->cols, a->cols));
-    assert_ok(ar_matrix_gemm(1, 0, 1.0, da, b, 0.0, &m));
-    assert_ok(ar_matrix_gemm(1, 0, 1.0, a, db, 1.0, &m));
+    assert_ok(ar_cm_gemm(1, 0, 1.0, da, b, 0.0, &m));
+    assert_ok(ar_cm_gemm(1, 0, 1.0, a, db, 1.0, &m));
     return m;
 }
 
@@ -732,7 +735,7 @@ static double actual_first_order(const ar_matrix *a, const ar_matrix *b, const c
             AR_AT(&g, p + i, j) = stored_value(dtype, y) - y;
         }
     double *s = malloc(d * sizeof *s);
-    assert_ok(ar_spectrum_svals_factored(&f, &g, s));
+    assert_ok(ar_cm_svals_factored(&f, &g, s));
     double v = s[0];
     free(s);
     ar_matrix_free(&f);
@@ -749,7 +752,7 @@ static void test_noise_factored_matches_dense(void **state)
 {
     (void)state;
     const size_t shapes[5][2] = {{40, 5}, {9, 4}, {6, 4}, {3, 5}, {1, 1}};
-    gsl_rng *rng = ar_rng_alloc(606);
+    ar_rng *rng = ar_rng_alloc(606);
     for (size_t c = 0; c < 5; c++) {
         size_t d = shapes[c][0], p = shapes[c][1], k = d < p ? d : p;
         ar_matrix a = tu_gaussian(p, d, rng), b = tu_gaussian(p, d, rng);
@@ -760,14 +763,14 @@ static void test_noise_factored_matches_dense(void **state)
         assert_ok(ar_weights_head_factored(&a, &b, AR_PREC_BF16, seed, 3, 4.0, s, &z));
         ar_matrix prod = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&prod, d, d));
-        assert_ok(ar_matrix_gemm(1, 0, 1.0, &a, &b, 0.0, &prod));
+        assert_ok(ar_cm_gemm(1, 0, 1.0, &a, &b, 0.0, &prod));
         double sd[64];
-        assert_ok(ar_spectrum_svals(&prod, sd));
+        assert_ok(ar_cm_svals(&prod, sd));
         for (size_t i = 0; i < k; i++)
             assert_close(s[i], sd[i], 1e-12 * sd[0]);
         assert_close(z.norm_a, dense_norm(&a), 1e-12 * z.norm_a);
         assert_close(z.norm_b, dense_norm(&b), 1e-12 * z.norm_b);
-        assert_true(z.fro_a == ar_matrix_norm_fro(&a));
+        assert_true(z.fro_a == ar_cm_norm_fro(&a));
         double u = 0x1p-8, asub = 0x1p-134, rn = sqrt((double)(p * d));
         assert_true(z.unit_roundoff == u && z.subnormal_abs == asub);
         assert_true(z.err_a == u * z.fro_a + asub * rn);
@@ -776,7 +779,7 @@ static void test_noise_factored_matches_dense(void **state)
         assert_true(z.tau_cert == z.err_a * z.norm_b + z.norm_a * z.err_b + z.err_a * z.err_b +
                                       z.arith_floor);
         /* the draws, regenerated densely */
-        gsl_rng *g = ar_rng_alloc(seed);
+        ar_rng *g = ar_rng_alloc(seed);
         ar_matrix da = ar_matrix_empty(), db = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&da, p, d));
         assert_ok(ar_matrix_alloc(&db, p, d));
@@ -788,7 +791,7 @@ static void test_noise_factored_matches_dense(void **state)
                 for (size_t j = 0; j < d; j++)
                     for (size_t i = 0; i < p; i++) {
                         double h = fmax(u * fabs(AR_AT(x, i, j)), asub);
-                        AR_AT(dx, i, j) = h * (2.0 * gsl_rng_uniform(g) - 1.0);
+                        AR_AT(dx, i, j) = h * (2.0 * ar_rng_uniform(g) - 1.0);
                     }
             }
             ar_matrix m = dense_first_order(&a, &da, &b, &db);
@@ -859,7 +862,7 @@ static void test_noise_certain_bound_holds(void **state)
     const char *dtypes[3] = {"F32", "F16", "BF16"};
     const size_t d = 96, p = 8;
     for (int k = 0; k < 3; k++) {
-        gsl_rng *rng = ar_rng_alloc(77 + (uint64_t)k);
+        ar_rng *rng = ar_rng_alloc(77 + (uint64_t)k);
         ar_matrix a0 = tu_gaussian(p, d, rng), b0 = tu_gaussian(p, d, rng);
         for (size_t i = 0; i < p * d; i++) {
             a0.data[i] *= 0.05;
@@ -883,8 +886,8 @@ static void test_noise_certain_bound_holds(void **state)
             da.data[i] = a.data[i] - a0.data[i];
             db.data[i] = b.data[i] - b0.data[i];
         }
-        assert_true(ar_matrix_norm_fro(&da) <= z.err_a);
-        assert_true(ar_matrix_norm_fro(&db) <= z.err_b);
+        assert_true(ar_cm_norm_fro(&da) <= z.err_a);
+        assert_true(ar_cm_norm_fro(&db) <= z.err_b);
         double worst = 0.0;
         for (size_t i = 0; i < p; i++) {
             assert_true(fabs(s[i] - s0[i]) <= z.tau_cert);

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "attnrank/attnrank.h"
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 /* Assert |a - b| <= tol, printing both on failure. */
 #define assert_close(a, b, tol)                                                              \
@@ -28,7 +30,7 @@
 #define assert_ok(expr) assert_int_equal((expr), AR_OK)
 
 /* A random m x n matrix of rank r: product of m x r and r x n Gaussian factors. */
-static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, gsl_rng *rng)
+static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, ar_rng *rng)
 {
     ar_matrix a = ar_matrix_empty(), f = ar_matrix_empty(), g = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&a, m, n));
@@ -36,19 +38,19 @@ static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, gsl_rng *rn
         return a;
     assert_ok(ar_matrix_alloc(&f, m, r));
     assert_ok(ar_matrix_alloc(&g, r, n));
-    ar_matrix_fill_gaussian(&f, rng, 1.0);
-    ar_matrix_fill_gaussian(&g, rng, 1.0);
-    assert_ok(ar_matrix_gemm(0, 0, 1.0, &f, &g, 0.0, &a));
+    ar_cm_fill_gaussian(&f, rng, 1.0);
+    ar_cm_fill_gaussian(&g, rng, 1.0);
+    assert_ok(ar_cm_gemm(0, 0, 1.0, &f, &g, 0.0, &a));
     ar_matrix_free(&f);
     ar_matrix_free(&g);
     return a;
 }
 
-static inline ar_matrix tu_gaussian(size_t m, size_t n, gsl_rng *rng)
+static inline ar_matrix tu_gaussian(size_t m, size_t n, ar_rng *rng)
 {
     ar_matrix a = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&a, m, n));
-    ar_matrix_fill_gaussian(&a, rng, 1.0);
+    ar_cm_fill_gaussian(&a, rng, 1.0);
     return a;
 }
 

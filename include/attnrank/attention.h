@@ -8,7 +8,7 @@
 #define ATTNRANK_ATTENTION_H
 
 #include <stddef.h>
-#include <gsl/gsl_rng.h>
+#include "random.h"
 #include "export.h"
 #include "matrix.h"
 
@@ -63,7 +63,7 @@ AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h
 AR_API void ar_heads_free(ar_heads *heads);
 /* Fill every W_q, W_k with N(0, 1/d) entries, so logits are O(1) for
  * inputs with unit-variance entries. */
-AR_API void ar_heads_randomize(ar_heads *heads, gsl_rng *rng);
+AR_API void ar_heads_randomize(ar_heads *heads, ar_rng *rng);
 
 /* Logits (n x n, preallocated) of head k on input X (d x n). */
 AR_API int ar_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s);

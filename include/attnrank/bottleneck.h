@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <gsl/gsl_rng.h>
+#include "random.h"
 #include "export.h"
 #include "matrix.h"
 #include "rank.h"
@@ -113,7 +113,7 @@ AR_API int ar_target_family_parse(const char *text, ar_target_family *family);
  * entries are positive (Dirichlet entries that underflow are floored at
  * 1e-300 and the column renormalised).  opts NULL means defaults. */
 AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts,
-                              gsl_rng *rng, ar_matrix *p);
+                              ar_rng *rng, ar_matrix *p);
 
 /* ------------------------------------------------------------------ */
 /* Exact representability (docs/theory/low-rank-bottleneck.md)                              */

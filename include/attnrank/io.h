@@ -27,8 +27,9 @@ typedef struct ar_array {
     ar_precision precision;          /* precision the data was stored in */
 } ar_array;
 
-/* Matrix k of the stack, attached to the array's buffer. */
-AR_API ar_matrix ar_array_slice(const ar_array *a, size_t k);
+/* Matrix k of the stack: a read-only view of the array's buffer (empty when
+ * k is out of range). */
+AR_API ar_cview ar_array_slice(const ar_array *a, size_t k);
 /* Leading-axis indices of slice k (ndim - 2 of them) into idx. */
 AR_API void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx);
 AR_API void ar_array_free(ar_array *a);

@@ -42,7 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <gsl/gsl_rng.h>
+#include "random.h"
 #include "attention.h"
 #include "export.h"
 #include "matrix.h"
@@ -134,7 +134,7 @@ AR_API void ar_mh_fitter_free(ar_mh_fitter *f);
 AR_API int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *y,
                                  size_t m);
 /* theta (length ar_mh_nparams) with N(0, sigma^2) entries, drawn in order. */
-AR_API void ar_mh_random_start(const ar_mh_shape *shape, gsl_rng *rng, double sigma,
+AR_API void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma,
                                double *theta);
 /* One fit (BFGS, then the polish) from theta0; the fitted parameters go to
  * theta_out when not NULL.  AR_ENOCONV when the error is not finite or GSL
@@ -149,7 +149,7 @@ AR_API int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *e
 /* Largest relative gap between the analytic gradient and central
  * differences on every (1 + np/16)-th coordinate at a random point
  * (N(0, 0.25) entries from rng): ~1e-9 when the gradient is right. */
-AR_API int ar_mh_gradient_check(ar_mh_fitter *f, gsl_rng *rng, double *worst);
+AR_API int ar_mh_gradient_check(ar_mh_fitter *f, ar_rng *rng, double *worst);
 
 /* ---- Theorem 2 ---- */
 

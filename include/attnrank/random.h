@@ -1,27 +1,44 @@
-/* Seeded randomness on GSL generators, and per-configuration seeds.
+/* Seeded randomness, and per-configuration seeds.
  *
- * A sweep derives the seed of each configuration from the base seed and the
- * configuration's integers (ar_seed_derive), so it can be sharded, resumed or
- * reordered and still give the same numbers. */
+ * ar_rng is the library's generator (xoshiro256**, seeded through
+ * splitmix64 from all 64 bits of the seed: every seed, 0 included, gives its
+ * own stream).  A sweep derives the seed of each configuration from the base
+ * seed and the configuration's integers (ar_seed_derive), so it can be
+ * sharded, resumed or reordered and still give the same numbers. */
 #ifndef ATTNRANK_RANDOM_H
 #define ATTNRANK_RANDOM_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <gsl/gsl_rng.h>
 #include "export.h"
 #include "matrix.h"
 
-/* A mt19937 generator seeded with seed; NULL when out of memory. */
-AR_API gsl_rng *ar_rng_alloc(uint64_t seed);
-AR_API void ar_rng_free(gsl_rng *rng);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-/* Hash of the base seed and a configuration (splitmix64 chain). */
+typedef struct ar_rng ar_rng;
+
+/* A generator seeded with seed; NULL when out of memory. */
+AR_API ar_rng *ar_rng_alloc(uint64_t seed);
+AR_API void ar_rng_free(ar_rng *rng);
+/* Restart rng's stream as ar_rng_alloc(seed) would. */
+AR_API void ar_rng_seed(ar_rng *rng, uint64_t seed);
+/* The next 64 random bits / a uniform double in [0, 1) / N(0, sigma^2). */
+AR_API uint64_t ar_rng_u64(ar_rng *rng);
+AR_API double ar_rng_uniform(ar_rng *rng);
+AR_API double ar_rng_gaussian(ar_rng *rng, double sigma);
+
+/* Hash of the base seed and a configuration (splitmix64 chain, 64 bits). */
 AR_API uint64_t ar_seed_derive(uint64_t base, const uint64_t *config, size_t nconfig);
 
-/* Fill m with independent N(0, sigma^2) entries. */
-AR_API void ar_matrix_fill_gaussian(ar_matrix *m, gsl_rng *rng, double sigma);
-/* Fill m with uniform entries in [lo, hi). */
-AR_API void ar_matrix_fill_uniform(ar_matrix *m, gsl_rng *rng, double lo, double hi);
+/* Fill m with independent N(0, sigma^2) entries / uniform entries in
+ * [lo, hi), column by column.  AR_EINVAL for an invalid view or NULL rng. */
+AR_API int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma);
+AR_API int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

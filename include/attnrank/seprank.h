@@ -42,7 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <gsl/gsl_rng.h>
+#include "random.h"
 #include "export.h"
 #include "matrix.h"
 #include "status.h"
@@ -90,7 +90,7 @@ AR_API int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size
 AR_API void ar_san_free(ar_san *net);
 /* Weights N(0, 1/d) (so a layer keeps unit-size inputs O(1)); read-out
  * N(0, 1/d) as well.  Deterministic for a given generator state. */
-AR_API void ar_san_randomize(ar_san *net, gsl_rng *rng);
+AR_API void ar_san_randomize(ar_san *net, ar_rng *rng);
 /* Read out entry k of position i (r = e_k). */
 AR_API int ar_san_set_entry(ar_san *net, size_t position, size_t entry);
 /* Y (d x n, preallocated) = network(X) (d x n), every layer applied. */
@@ -113,13 +113,13 @@ typedef struct ar_san_mod {
 AR_API uint64_t ar_seprank_prime(size_t k);
 /* Uniform residue in [0, p) from a GSL generator (two 32-bit draws,
  * rejection sampling: exactly uniform). */
-AR_API uint64_t ar_field_uniform(gsl_rng *rng, uint64_t p);
+AR_API uint64_t ar_field_uniform(ar_rng *rng, uint64_t p);
 
 AR_API int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
                             int residual, uint64_t p);
 AR_API void ar_san_mod_free(ar_san_mod *net);
 /* Every weight and the read-out uniform over F_p. */
-AR_API void ar_san_mod_randomize(ar_san_mod *net, gsl_rng *rng);
+AR_API void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng);
 AR_API int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry);
 /* Weight (row, col) of matrix which (0 Q, 1 K, 2 V, 3 O) of layer l. */
 AR_API uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, int which, size_t row, size_t col);

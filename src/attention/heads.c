@@ -4,6 +4,8 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp)
 {
@@ -61,12 +63,12 @@ void ar_heads_free(ar_heads *heads)
     heads->h = 0;
 }
 
-void ar_heads_randomize(ar_heads *heads, gsl_rng *rng)
+void ar_heads_randomize(ar_heads *heads, ar_rng *rng)
 {
     double sigma = 1.0 / sqrt((double)heads->d);
     for (size_t k = 0; k < heads->h; k++) {
-        ar_matrix_fill_gaussian(&heads->wq[k], rng, sigma);
-        ar_matrix_fill_gaussian(&heads->wk[k], rng, sigma);
+        ar_cm_fill_gaussian(&heads->wq[k], rng, sigma);
+        ar_cm_fill_gaussian(&heads->wk[k], rng, sigma);
     }
 }
 

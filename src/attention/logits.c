@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 const char *ar_axis_name(ar_axis axis)
 {
@@ -43,9 +44,9 @@ int ar_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq, const ar
         return AR_EINVAL;
     /* Split 1/sqrt(d_p) evenly so both factors have the same scale. */
     double scale = 1.0 / sqrt(sqrt((double)wq->rows));
-    rc = ar_matrix_gemm(0, 0, scale, wk, x, 0.0, f);
+    rc = ar_cm_gemm(0, 0, scale, wk, x, 0.0, f);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 0, scale, wq, x, 0.0, g);
+        rc = ar_cm_gemm(0, 0, scale, wq, x, 0.0, g);
     return rc;
 }
 
@@ -66,7 +67,7 @@ int ar_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix
     if (rc == AR_OK)
         rc = ar_attention_logit_factors(x, wq, wk, &f, &g);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(1, 0, 1.0, &f, &g, 0.0, s);
+        rc = ar_cm_gemm(1, 0, 1.0, &f, &g, 0.0, s);
     ar_matrix_free(&f);
     ar_matrix_free(&g);
     return rc;

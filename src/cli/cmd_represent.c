@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "io/array_internal.h"
 
 static const cli_command_doc represent_doc = {
     "represent",
@@ -222,7 +224,7 @@ static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const
     ar_matrix smoothed = ar_matrix_empty();
     const ar_matrix *target = p;
     if (rc == AR_OK && ro->smooth > 0.0) {
-        rc = ar_matrix_clone(&smoothed, p);
+        rc = ar_cm_clone(&smoothed, p);
         if (rc == AR_OK)
             rc = ar_stochastic_smooth(&smoothed, ro->axis, ro->smooth, NULL);
         target = &smoothed;
@@ -476,8 +478,8 @@ static int run(const represent_args *a)
         ar_array_free(&xarr);
         return code;
     }
-    ar_matrix p = ar_array_slice(&parr, 0);
-    ar_matrix x = a->x_file ? ar_array_slice(&xarr, 0) : ar_matrix_empty();
+    ar_matrix p = ar_array_slice_cm(&parr, 0);
+    ar_matrix x = a->x_file ? ar_array_slice_cm(&xarr, 0) : ar_matrix_empty();
     if (code < 0 && p.rows != p.cols)
         code = cli_usage_error("represent",
                                "%s: P must be a square n x n attention matrix, got %zu x %zu "

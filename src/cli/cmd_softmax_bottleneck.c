@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "io/array_internal.h"
 
 typedef struct sbn_args {
     const char *file;
@@ -186,7 +187,7 @@ static int run(const sbn_args *a)
     ar_sbn_result r;
     memset(&r, 0, sizeof r);
     if (code < 0) {
-        ar_matrix p = ar_array_slice(&arr, 0);
+        ar_matrix p = ar_array_slice_cm(&arr, 0);
         rc = ar_sbn_workspace_alloc(&ws, arr.rows, arr.cols);
         if (rc == AR_OK)
             rc = ar_sbn_analyze(ws, &p, o.rank.precision, &o, &r, &err);

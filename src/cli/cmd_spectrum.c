@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
+#include "io/array_internal.h"
 
 typedef struct spectrum_args {
     const char *file;
@@ -174,7 +178,7 @@ static int analyse_dense(const ar_matrix *a, ar_svd_workspace *ws, const ar_rank
     it->s = malloc(it->k * sizeof(double));
     if (it->s == NULL)
         return AR_ENOMEM;
-    int rc = ar_spectrum_svals_ws(a, it->s, ws);
+    int rc = ar_cm_svals_ws(a, it->s, ws);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(it->s, it->k, a->rows, a->cols, opts, &it->metrics);
     return rc;
@@ -245,9 +249,9 @@ static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const 
 static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
 {
     for (size_t t = 0; t < arr->count; t++) {
-        ar_matrix a = ar_array_slice(arr, t);
+        ar_matrix a = ar_array_slice_cm(arr, t);
         size_t bi = 0, bj = 0;
-        if (ar_matrix_check_finite(&a, &bi, &bj) != AR_OK) {
+        if (ar_cm_check_finite(&a, &bi, &bj) != AR_OK) {
             spectrum_item tmp = {0};
             label_slice(arr, t, &tmp, args->file);
             return cli_usage_error("spectrum", "%s: non-finite value %g at row %zu, column %zu",
@@ -264,7 +268,7 @@ static int analyse_stack(const spectrum_args *args, const ar_array *arr, const a
                          spectrum_item *items, double **svals)
 {
     size_t k = arr->rows < arr->cols ? arr->rows : arr->cols;
-    ar_matrix *mats = calloc(arr->count, sizeof *mats);
+    ar_cview *mats = calloc(arr->count, sizeof *mats);
     double *s = malloc(arr->count * k * sizeof *s);
     *svals = s;
     int rc = (mats && s) ? AR_OK : AR_ENOMEM;
@@ -432,7 +436,7 @@ static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads,
             cli_status_error("spectrum", rc, &err, "distributed logits");
         free(res.s);
     } else if (rc == AR_OK) {
-        rc = ar_spectrum_svals_factored(&f, &g, it->s);
+        rc = ar_cm_svals_factored(&f, &g, it->s);
     }
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(it->s, n, n, n, opts, &it->metrics);
@@ -505,7 +509,7 @@ static int run_random(const spectrum_args *args)
     size_t first = args->head_seen ? args->head : 0;
     size_t count = args->head_seen ? 1 : args->heads;
     spectrum_item *items = calloc(count, sizeof *items);
-    gsl_rng *rng = ar_rng_alloc(args->seed);
+    ar_rng *rng = ar_rng_alloc(args->seed);
     int rc = (items && rng) ? ar_heads_size(kind, args->d, args->heads, args->head_size, &dp)
                             : AR_ENOMEM;
     if (rc == AR_OK)
@@ -517,7 +521,7 @@ static int run_random(const spectrum_args *args)
     if (rc == AR_OK) {
         /* Weights first, then X, so a head's weights do not depend on n. */
         ar_heads_randomize(&heads, rng);
-        ar_matrix_fill_gaussian(&x, rng, 1.0);
+        ar_cm_fill_gaussian(&x, rng, 1.0);
     }
     for (size_t t = 0; rc == AR_OK && t < count; t++) {
         size_t k = first + t;

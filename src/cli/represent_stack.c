@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/array_internal.h"
 
 typedef struct slice_answer {
     size_t lower, upper;   /* equal when exact */
@@ -206,7 +207,7 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
         cli_set_blas_threads(1);
     int progress = arr->count >= 8 && arr->rows >= 256;
     for (size_t k = 0; code < 0 && k < arr->count; k++) {
-        ar_matrix p = ar_array_slice(arr, k);
+        ar_matrix p = ar_array_slice_cm(arr, k);
         ar_error err = {{0}};
         cli_progress(progress, "slice %zu of %zu", k + 1, arr->count);
         rc = st.masked ? analyse_masked(&st, &p, &ans[k], &err)

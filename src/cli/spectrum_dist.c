@@ -43,6 +43,7 @@ int cli_dist_svals_factored(const ar_matrix *f, const ar_matrix *g, const cli_di
 #else
 
 #include <mpi.h>
+#include "core/spectrum_internal.h"
 
 /* BLACS and ScaLAPACK (Fortran symbols; character arguments are followed by
  * their hidden lengths, as gfortran passes them). */
@@ -443,7 +444,7 @@ int cli_dist_svals_factored(const ar_matrix *f, const ar_matrix *g_, const cli_d
                     acc += AR_AT(&rf, i, l) * AR_AT(&rg, j, l);
                 AR_AT(&core, i, j) = acc;
             }
-        rc = ar_spectrum_svals(&core, out->s);
+        rc = ar_cm_svals(&core, out->s);
     }
     rc = agree(rc, err);
     if (rc == AR_OK)

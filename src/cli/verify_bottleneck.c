@@ -7,11 +7,13 @@
 
 #include "attnrank/attnrank.h"
 #include "attnrank/bottleneck.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 /* Draw one target of a family into a new n x n matrix. */
 static int draw_target(ar_target_family fam, size_t n, size_t rank, uint64_t seed, ar_matrix *p)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     ar_target_opts o = ar_target_opts_default();
     o.rank = rank;
     int rc = rng ? ar_matrix_alloc(p, n, n) : AR_ENOMEM;
@@ -62,14 +64,14 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&s, n, n);
     if (rc == AR_OK) {
-        ar_matrix_identity(&x); /* the certificate is for X = I (any full-rank X maps to it) */
+        ar_cm_identity(&x); /* the certificate is for X = I (any full-rank X maps to it) */
         if (ctx->corrupt)
             AR_AT(&cert.wq, 0, 0) += 1e-3;
         rc = ar_attention_logits(&x, &cert.wq, &cert.wk, &s);
     }
     if (rc == AR_OK)
         rc = ar_softmax(&s, AR_AXIS_COL);
-    r->measured = rc == AR_OK ? ar_matrix_max_abs_diff(&s, &p) : NAN;
+    r->measured = rc == AR_OK ? ar_cm_max_abs_diff(&s, &p) : NAN;
     r->expected = 1e-9;
     r->relation = VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "Dirichlet P, n=%zu, head size %zu, seed %llu", n,
@@ -91,7 +93,7 @@ int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
 {
     double pd[4] = {0.5, 0.5, 0.75, 0.25};
     double xd[2] = {ctx->corrupt ? 0.0 : 1.0, ctx->corrupt ? 1.0 : 0.0};
-    ar_matrix p = ar_matrix_view(pd, 2, 2, 2), x = ar_matrix_view(xd, 1, 2, 1);
+    ar_matrix p = ar_matrix_alias(pd, 2, 2, 2), x = ar_matrix_alias(xd, 1, 2, 1);
     ar_represent_workspace *ws = NULL;
     ar_represent_result res;
     int rc = ar_represent_workspace_alloc(&ws, 2);
@@ -180,7 +182,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
             AR_AT(&l, i, j) = log(AR_AT(&p, i, j)) - (ctx->corrupt ? 0.0 : mean);
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(&l, &u, s, &vt);
+        rc = ar_cm_svd(&l, &u, s, &vt);
     double direct = 0.0;
     if (rc == AR_OK) {
         /* ||L - L_k||_F from the discarded part, reconstructed explicitly */
@@ -188,7 +190,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
             for (size_t j = 0; j < n; j++)
                 for (size_t i = 0; i < n; i++)
                     AR_AT(&l, i, j) -= s[c] * AR_AT(&u, i, c) * AR_AT(&vt, c, j);
-        direct = ar_matrix_norm_fro(&l);
+        direct = ar_cm_norm_fro(&l);
     }
     double lib = rc == AR_OK ? ar_represent_logit_error(&res, k) : NAN;
     r->measured = fabs(lib - direct) / (direct > 0 ? direct : 1.0);

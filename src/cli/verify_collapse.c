@@ -12,6 +12,8 @@
 #include "attnrank/attnrank.h"
 #include "attnrank/collapse.h"
 #include "attnrank/softmax_bottleneck.h"
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 static ar_collapse_opts collapse_instance(const verify_ctx *ctx, int skip)
 {
@@ -77,12 +79,12 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
 {
     size_t n = 17, d = 9;
     ar_matrix x = ar_matrix_empty(), res = ar_matrix_empty();
-    gsl_rng *rng = ar_rng_alloc(ctx->seed);
+    ar_rng *rng = ar_rng_alloc(ctx->seed);
     int rc = rng ? ar_matrix_alloc(&x, n, d) : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&res, n, d);
     for (size_t j = 0; rc == AR_OK && j < d; j++) {
-        double v = 2.385 * (gsl_rng_uniform(rng) - 0.5);
+        double v = 2.385 * (ar_rng_uniform(rng) - 0.5);
         for (size_t i = 0; i < n; i++)
             AR_AT(&x, i, j) = v;
     }
@@ -92,7 +94,7 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
         rc = ar_collapse_residual(&x, &res, NULL);
     /* Zero up to the rounding of the column means (a sum of n equal terms
      * divided by n can be off by an ulp). */
-    r->measured = rc == AR_OK ? ar_matrix_norm_fro(&res) / ar_matrix_norm_fro(&x) : NAN;
+    r->measured = rc == AR_OK ? ar_cm_norm_fro(&res) / ar_cm_norm_fro(&x) : NAN;
     r->expected = 0.0;
     r->tolerance = 4.0 * (double)n * DBL_EPSILON;
     r->relation = VERIFY_EQ;
@@ -110,19 +112,19 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
                                 ar_matrix *p)
 {
     ar_matrix h = ar_matrix_empty(), w = ar_matrix_empty();
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     int rc = rng ? ar_matrix_alloc(&h, nctx, k) : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&w, vocab, k);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(p, nctx, vocab);
     if (rc == AR_OK) {
-        ar_matrix_fill_gaussian(&h, rng, 1.0);
-        ar_matrix_fill_gaussian(&w, rng, 1.0);
-        rc = ar_matrix_gemm(0, 1, 1.0, &h, &w, 0.0, p);
+        ar_cm_fill_gaussian(&h, rng, 1.0);
+        ar_cm_fill_gaussian(&w, rng, 1.0);
+        rc = ar_cm_gemm(0, 1, 1.0, &h, &w, 0.0, p);
     }
     for (size_t j = 0; rc == AR_OK && bias && j < vocab; j++) {
-        double b = 1.5 * gsl_ran_gaussian_ziggurat(rng, 1.0);
+        double b = 1.5 * ar_rng_gaussian(rng, 1.0);
         for (size_t i = 0; i < nctx; i++)
             AR_AT(p, i, j) += b;
     }

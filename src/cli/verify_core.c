@@ -7,12 +7,15 @@
 #include <stdlib.h>
 
 #include "attnrank/attnrank.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* ||A - U S V^T||_F / (||A||_F max(m, n) eps) of a Gaussian matrix. */
 int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
 {
     size_t m = ctx->full ? 700 : 150, n = ctx->full ? 500 : 110, k = n;
-    gsl_rng *rng = ar_rng_alloc(ctx->seed);
+    ar_rng *rng = ar_rng_alloc(ctx->seed);
     ar_matrix a = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
     double *s = malloc(k * sizeof *s);
     int rc = (rng && s) ? ar_matrix_alloc(&a, m, n) : AR_ENOMEM;
@@ -21,8 +24,8 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, k, n);
     if (rc == AR_OK) {
-        ar_matrix_fill_gaussian(&a, rng, 1.0);
-        rc = ar_spectrum_svd(&a, &u, s, &vt);
+        ar_cm_fill_gaussian(&a, rng, 1.0);
+        rc = ar_cm_svd(&a, &u, s, &vt);
     }
     if (rc == AR_OK) {
         if (ctx->corrupt)
@@ -30,9 +33,9 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
         for (size_t j = 0; j < k; j++)
             for (size_t i = 0; i < m; i++)
                 AR_AT(&u, i, j) *= s[j];
-        double norm = ar_matrix_norm_fro(&a);
-        rc = ar_matrix_gemm(0, 0, -1.0, &u, &vt, 1.0, &a);
-        r->measured = ar_matrix_norm_fro(&a) / (norm * (double)m * DBL_EPSILON);
+        double norm = ar_cm_norm_fro(&a);
+        rc = ar_cm_gemm(0, 0, -1.0, &u, &vt, 1.0, &a);
+        r->measured = ar_cm_norm_fro(&a) / (norm * (double)m * DBL_EPSILON);
     }
     snprintf(r->instance, sizeof r->instance, "Gaussian %zu x %zu, seed %llu", m, n,
              (unsigned long long)ctx->seed);
@@ -52,7 +55,7 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
 static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t dp,
                                       int store_float32, double **sv_out)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     ar_heads heads = {0};
     ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
     double *sv = malloc(n * sizeof *sv);
@@ -63,7 +66,7 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
         rc = ar_matrix_alloc(&s, n, n);
     if (rc == AR_OK) {
         ar_heads_randomize(&heads, rng);
-        ar_matrix_fill_gaussian(&x, rng, 1.0);
+        ar_cm_fill_gaussian(&x, rng, 1.0);
         rc = ar_heads_logits(&heads, 0, &x, &s);
     }
     /* Store as float32, as a PyTorch export would. */
@@ -71,7 +74,7 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
         for (size_t i = 0; i < n; i++)
             AR_AT(&s, i, j) = (double)(float)AR_AT(&s, i, j);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&s, sv);
+        rc = ar_cm_svals(&s, sv);
     if (rc != AR_OK) {
         free(sv);
         sv = NULL;

@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "attnrank/attnrank.h"
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 /* Row-query logits: Gaussian, or a planted rank-r product scaled by 2. */
 static int draw_logits(size_t n, size_t rank, uint64_t seed, ar_matrix *s)
 {
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     int rc = rng ? ar_matrix_alloc(s, n, n) : AR_ENOMEM;
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
     if (rc == AR_OK && rank > 0)
@@ -21,14 +23,14 @@ static int draw_logits(size_t n, size_t rank, uint64_t seed, ar_matrix *s)
     for (size_t j = 0; rc == AR_OK && j < (rank > 0 ? rank : n); j++)
         for (size_t i = 0; i < n; i++) {
             if (rank == 0) {
-                AR_AT(s, i, j) = gsl_ran_gaussian(rng, 1.0);
+                AR_AT(s, i, j) = ar_rng_gaussian_polar(rng, 1.0);
             } else {
-                AR_AT(&a, i, j) = gsl_ran_gaussian(rng, 1.0);
-                AR_AT(&b, i, j) = gsl_ran_gaussian(rng, 1.0);
+                AR_AT(&a, i, j) = ar_rng_gaussian_polar(rng, 1.0);
+                AR_AT(&b, i, j) = ar_rng_gaussian_polar(rng, 1.0);
             }
         }
     if (rc == AR_OK && rank > 0)
-        rc = ar_matrix_gemm(0, 1, 2.0 / sqrt((double)rank), &a, &b, 0.0, s);
+        rc = ar_cm_gemm(0, 1, 2.0 / sqrt((double)rank), &a, &b, 0.0, s);
     ar_matrix_free(&a);
     ar_matrix_free(&b);
     ar_rng_free(rng);
@@ -54,12 +56,12 @@ static int forward_error(ar_certificate *c, const ar_mask *m, const ar_matrix *p
     size_t last = c->wq.cols - 1;
     if (rc == AR_OK) {
         AR_AT(&c->wq, 0, last) += bump;
-        rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)c->head_size), &c->wq, &c->wk, 0.0, &s);
+        rc = ar_cm_gemm(1, 0, 1.0 / sqrt((double)c->head_size), &c->wq, &c->wk, 0.0, &s);
         AR_AT(&c->wq, 0, last) -= bump;
     }
     if (rc == AR_OK)
         rc = ar_mask_softmax(&s, m, AR_AXIS_ROW, &q);
-    *err = rc == AR_OK ? ar_matrix_max_abs_diff(&q, p) : NAN;
+    *err = rc == AR_OK ? ar_cm_max_abs_diff(&q, p) : NAN;
     ar_matrix_free(&s);
     ar_matrix_free(&q);
     return rc;

@@ -1,4 +1,5 @@
 #include "attnrank/matrix.h"
+#include "core/matrix_internal.h"
 #include "attnrank/status.h"
 
 #include <gsl/gsl_cblas.h>
@@ -9,13 +10,13 @@
 
 ar_matrix ar_matrix_empty(void)
 {
-    ar_matrix m = {0, 0, 1, NULL, 0};
+    ar_matrix m = {0, 0, 1, NULL};
     return m;
 }
 
-ar_matrix ar_matrix_view(double *data, size_t rows, size_t cols, size_t ld)
+ar_matrix ar_matrix_alias(double *data, size_t rows, size_t cols, size_t ld)
 {
-    ar_matrix m = {rows, cols, ld < 1 ? 1 : ld, data, 0};
+    ar_matrix m = {rows, cols, ld < 1 ? 1 : ld, data};
     return m;
 }
 
@@ -37,7 +38,6 @@ int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols)
     m->cols = cols;
     m->ld = rows < 1 ? 1 : rows;
     m->data = data;
-    m->owned = 1;
     return AR_OK;
 }
 
@@ -45,12 +45,11 @@ void ar_matrix_free(ar_matrix *m)
 {
     if (m == NULL)
         return;
-    if (m->owned)
-        free(m->data);
+    free(m->data);
     *m = ar_matrix_empty();
 }
 
-int ar_matrix_copy(ar_matrix *dst, const ar_matrix *src)
+int ar_cm_copy(ar_matrix *dst, const ar_matrix *src)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;
@@ -61,17 +60,17 @@ int ar_matrix_copy(ar_matrix *dst, const ar_matrix *src)
     return AR_OK;
 }
 
-int ar_matrix_clone(ar_matrix *dst, const ar_matrix *src)
+int ar_cm_clone(ar_matrix *dst, const ar_matrix *src)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;
     int rc = ar_matrix_alloc(dst, src->rows, src->cols);
     if (rc != AR_OK)
         return rc;
-    return ar_matrix_copy(dst, src);
+    return ar_cm_copy(dst, src);
 }
 
-int ar_matrix_transpose(ar_matrix *dst, const ar_matrix *src)
+int ar_cm_transpose(ar_matrix *dst, const ar_matrix *src)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;
@@ -84,22 +83,22 @@ int ar_matrix_transpose(ar_matrix *dst, const ar_matrix *src)
     return AR_OK;
 }
 
-void ar_matrix_fill(ar_matrix *m, double value)
+void ar_cm_fill(ar_matrix *m, double value)
 {
     for (size_t j = 0; j < m->cols; j++)
         for (size_t i = 0; i < m->rows; i++)
             AR_AT(m, i, j) = value;
 }
 
-void ar_matrix_identity(ar_matrix *m)
+void ar_cm_identity(ar_matrix *m)
 {
-    ar_matrix_fill(m, 0.0);
+    ar_cm_fill(m, 0.0);
     size_t k = m->rows < m->cols ? m->rows : m->cols;
     for (size_t i = 0; i < k; i++)
         AR_AT(m, i, i) = 1.0;
 }
 
-int ar_matrix_check_finite(const ar_matrix *m, size_t *bad_row, size_t *bad_col)
+int ar_cm_check_finite(const ar_matrix *m, size_t *bad_row, size_t *bad_col)
 {
     for (size_t j = 0; j < m->cols; j++)
         for (size_t i = 0; i < m->rows; i++)
@@ -113,7 +112,7 @@ int ar_matrix_check_finite(const ar_matrix *m, size_t *bad_row, size_t *bad_col)
     return AR_OK;
 }
 
-int ar_matrix_gemm(int trans_a, int trans_b, double alpha, const ar_matrix *a,
+int ar_cm_gemm(int trans_a, int trans_b, double alpha, const ar_matrix *a,
                    const ar_matrix *b, double beta, ar_matrix *c)
 {
     if (a == NULL || b == NULL || c == NULL)
@@ -124,6 +123,9 @@ int ar_matrix_gemm(int trans_a, int trans_b, double alpha, const ar_matrix *a,
     size_t n = trans_b ? b->rows : b->cols;
     if (k != kb || c->rows != m || c->cols != n)
         return AR_ESIZE;
+    /* An ld below the rows would make BLAS print an error and do nothing. */
+    if (a->ld < a->rows || b->ld < b->rows || c->ld < c->rows)
+        return AR_EINVAL;
     if (m == 0 || n == 0)
         return AR_OK;
     if (k == 0) { /* empty inner dimension: C = beta C */
@@ -132,15 +134,16 @@ int ar_matrix_gemm(int trans_a, int trans_b, double alpha, const ar_matrix *a,
                 AR_AT(c, i, j) = beta == 0.0 ? 0.0 : beta * AR_AT(c, i, j);
         return AR_OK;
     }
-    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
-        return AR_EINVAL;
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || a->ld > INT32_MAX ||
+        b->ld > INT32_MAX || c->ld > INT32_MAX)
+        return AR_EUNSUPPORTED;
     cblas_dgemm(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a->data,
                 (int)a->ld, b->data, (int)b->ld, beta, c->data, (int)c->ld);
     return AR_OK;
 }
 
-double ar_matrix_norm_fro(const ar_matrix *m)
+double ar_cm_norm_fro(const ar_matrix *m)
 {
     /* Scaled sum of squares (as in LAPACK's dlassq) so that entries near
      * DBL_MAX or DBL_MIN neither overflow nor underflow. */
@@ -160,7 +163,7 @@ double ar_matrix_norm_fro(const ar_matrix *m)
     return scale * sqrt(ssq);
 }
 
-double ar_matrix_max_abs(const ar_matrix *m)
+double ar_cm_max_abs(const ar_matrix *m)
 {
     double best = 0.0;
     for (size_t j = 0; j < m->cols; j++)
@@ -172,7 +175,7 @@ double ar_matrix_max_abs(const ar_matrix *m)
     return best;
 }
 
-double ar_matrix_max_abs_diff(const ar_matrix *a, const ar_matrix *b)
+double ar_cm_max_abs_diff(const ar_matrix *a, const ar_matrix *b)
 {
     if (a->rows != b->rows || a->cols != b->cols)
         return NAN;

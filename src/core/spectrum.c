@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 
 #include <lapacke.h>
@@ -167,16 +168,18 @@ size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws)
     return ws != NULL ? ws->fallbacks : 0;
 }
 
-static int load_input(ar_svd_workspace *ws, const ar_matrix *a)
+/* Copy the view into the workspace, column-major (gesdd destroys its
+ * argument, so this copy is needed anyway and serves every layout). */
+static int load_input(ar_svd_workspace *ws, ar_cview a)
 {
-    for (size_t j = 0; j < a->cols; j++) {
-        const double *col = &AR_AT(a, 0, j);
+    for (size_t j = 0; j < a.cols; j++) {
         double *dst = ws->a + j * ws->m;
-        for (size_t i = 0; i < a->rows; i++) {
+        for (size_t i = 0; i < a.rows; i++) {
+            double v = AR_VAT(a, i, j);
             /* NaN and Inf make LAPACK loop or return garbage: refuse them. */
-            if (col[i] - col[i] != 0.0)
+            if (v - v != 0.0)
                 return AR_ENONFINITE;
-            dst[i] = col[i];
+            dst[i] = v;
         }
     }
     return AR_OK;
@@ -206,7 +209,7 @@ static int fallback_workspace(ar_svd_workspace *ws, double **work, lapack_int *l
 /* Run gesdd on the loaded copy; on non-convergence (info > 0) reload the
  * input and run gesvd, whose QR iteration converges where divide and conquer
  * occasionally fails. */
-static int run_svd(ar_svd_workspace *ws, const ar_matrix *a, double *s, double *u,
+static int run_svd(ar_svd_workspace *ws, ar_cview a, double *s, double *u,
                    lapack_int ldu, double *vt, lapack_int ldvt)
 {
     lapack_int m = (lapack_int)ws->m, n = (lapack_int)ws->n;
@@ -234,18 +237,21 @@ static int run_svd(ar_svd_workspace *ws, const ar_matrix *a, double *s, double *
     return info == 0 ? AR_OK : AR_ENOCONV;
 }
 
-static int check_shape(const ar_matrix *a, const ar_svd_workspace *ws, ar_svd_job job)
+/* One condition, one code: an invalid view or a workspace made for the
+ * other job is a bad argument (AR_EINVAL), a shape other than the
+ * workspace's is AR_ESIZE. */
+static int check_shape(ar_cview a, const ar_svd_workspace *ws, ar_svd_job job)
 {
-    if (a == NULL || ws == NULL)
+    if (ws == NULL || ar_cview_check(a) != AR_OK || ws->job != job)
         return AR_EINVAL;
-    if (a->rows == 0 || a->cols == 0)
+    if (a.rows == 0 || a.cols == 0)
         return AR_EINVAL;
-    if (a->rows != ws->m || a->cols != ws->n || ws->job != job)
+    if (a.rows != ws->m || a.cols != ws->n)
         return AR_ESIZE;
     return AR_OK;
 }
 
-int ar_spectrum_svals_ws(const ar_matrix *a, double *s, ar_svd_workspace *ws)
+int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws)
 {
     int rc = check_shape(a, ws, AR_SVD_VALUES);
     if (rc != AR_OK)
@@ -259,41 +265,58 @@ int ar_spectrum_svals_ws(const ar_matrix *a, double *s, ar_svd_workspace *ws)
     return run_svd(ws, a, s, &dummy, 1, &dummy, 1);
 }
 
-int ar_spectrum_svd_ws(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt,
-                       ar_svd_workspace *ws)
+static int check_factors(ar_cview a, ar_view u, ar_view vt)
 {
-    int rc = check_shape(a, ws, AR_SVD_THIN);
-    if (rc != AR_OK)
-        return rc;
-    if (s == NULL || u == NULL || vt == NULL)
+    if (ar_view_check(u) != AR_OK || ar_view_check(vt) != AR_OK)
         return AR_EINVAL;
-    size_t k = a->rows < a->cols ? a->rows : a->cols;
-    if (u->rows != a->rows || u->cols != k || vt->rows != k || vt->cols != a->cols)
+    size_t k = a.rows < a.cols ? a.rows : a.cols;
+    if (u.rows != a.rows || u.cols != k || vt.rows != k || vt.cols != a.cols)
         return AR_ESIZE;
-    rc = load_input(ws, a);
-    if (rc != AR_OK)
-        return rc;
-    return run_svd(ws, a, s, u->data, (lapack_int)u->ld, vt->data, (lapack_int)vt->ld);
+    return AR_OK;
 }
 
-int ar_spectrum_svals(const ar_matrix *a, double *s)
+int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_workspace *ws)
 {
-    if (a == NULL)
+    int rc = check_shape(a, ws, AR_SVD_THIN);
+    if (rc == AR_OK)
+        rc = s == NULL ? AR_EINVAL : check_factors(a, u, vt);
+    if (rc == AR_OK)
+        rc = load_input(ws, a);
+    if (rc != AR_OK)
+        return rc;
+    /* LAPACK writes column-major factors: into the caller's memory when the
+     * views are column-major, else into scratch stored back afterwards. */
+    ar_colmajor_out cu, cvt;
+    rc = ar_colmajor_out_get(&cu, u);
+    int rc_vt = ar_colmajor_out_get(&cvt, vt);
+    if (rc == AR_OK)
+        rc = rc_vt;
+    if (rc == AR_OK && (cu.m.ld > INT_MAX || cvt.m.ld > INT_MAX))
+        rc = AR_EUNSUPPORTED;
+    if (rc == AR_OK)
+        rc = run_svd(ws, a, s, cu.m.data, (lapack_int)cu.m.ld, cvt.m.data, (lapack_int)cvt.m.ld);
+    rc = ar_colmajor_out_put(&cu, rc);
+    return ar_colmajor_out_put(&cvt, rc);
+}
+
+int ar_spectrum_svals(ar_cview a, double *s)
+{
+    if (ar_cview_check(a) != AR_OK)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc_oneshot(&ws, a->rows, a->cols, AR_SVD_VALUES);
+    int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_VALUES);
     if (rc == AR_OK)
         rc = ar_spectrum_svals_ws(a, s, ws);
     ar_svd_workspace_free(ws);
     return rc;
 }
 
-int ar_spectrum_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
+int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt)
 {
-    if (a == NULL)
+    if (ar_cview_check(a) != AR_OK)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc_oneshot(&ws, a->rows, a->cols, AR_SVD_THIN);
+    int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_THIN);
     if (rc == AR_OK)
         rc = ar_spectrum_svd_ws(a, u, s, vt, ws);
     ar_svd_workspace_free(ws);
@@ -305,7 +328,7 @@ int ar_spectrum_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
 static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
 {
     ar_matrix ft = ar_matrix_empty();
-    int rc = ar_matrix_transpose(&ft, f); /* rows x r */
+    int rc = ar_cm_transpose(&ft, f); /* rows x r */
     if (rc != AR_OK)
         return rc;
     size_t rows = ft.rows, r = ft.cols, k = rows < r ? rows : r;
@@ -330,19 +353,17 @@ static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
     return rc;
 }
 
-int ar_spectrum_svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
+static int svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
 {
-    if (f == NULL || g == NULL || s == NULL)
-        return AR_EINVAL;
     if (f->rows != g->rows)
         return AR_ESIZE;
     size_t n = f->cols, p = g->cols, r = f->rows;
     if (n == 0 || p == 0 || r == 0 || !fits_lapack_int(n) || !fits_lapack_int(p) ||
         !fits_lapack_int(r))
         return AR_EINVAL;
-    int rc = ar_matrix_check_finite(f, NULL, NULL);
+    int rc = ar_cm_check_finite(f, NULL, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_check_finite(g, NULL, NULL);
+        rc = ar_cm_check_finite(g, NULL, NULL);
     if (rc != AR_OK)
         return rc;
     size_t kout = n < p ? n : p;
@@ -355,11 +376,27 @@ int ar_spectrum_svals_factored(const ar_matrix *f, const ar_matrix *g, double *s
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&core, rf.rows, rg.rows);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 1, 1.0, &rf, &rg, 0.0, &core);
+        rc = ar_cm_gemm(0, 1, 1.0, &rf, &rg, 0.0, &core);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&core, s); /* writes min(kF, kG) <= kout values */
+        rc = ar_spectrum_svals(ar_matrix_cview(&core), s); /* writes min(kF, kG) <= kout values */
     ar_matrix_free(&rf);
     ar_matrix_free(&rg);
     ar_matrix_free(&core);
+    return rc;
+}
+
+int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s)
+{
+    if (s == NULL)
+        return AR_EINVAL;
+    ar_colmajor cf, cg;
+    int rc = ar_colmajor_get(&cf, f);
+    int rc_g = ar_colmajor_get(&cg, g);
+    if (rc == AR_OK)
+        rc = rc_g;
+    if (rc == AR_OK)
+        rc = svals_factored(&cf.m, &cg.m, s);
+    ar_colmajor_release(&cf);
+    ar_colmajor_release(&cg);
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 typedef struct batch_job {
-    const ar_matrix *mats;
+    const ar_cview *mats;
     size_t count, k;
     double *s;
     size_t next;             /* next matrix to take, under lock */
@@ -51,7 +51,7 @@ static void *batch_worker(void *arg)
     }
     size_t t;
     while (take_next(job, &t)) {
-        rc = ar_spectrum_svals_ws(&job->mats[t], job->s + t * job->k, ws);
+        rc = ar_spectrum_svals_ws(job->mats[t], job->s + t * job->k, ws);
         if (rc != AR_OK)
             record_failure(job, t, rc);
     }
@@ -65,15 +65,21 @@ static size_t online_cpus(void)
     return n > 0 ? (size_t)n : 1;
 }
 
-int ar_spectrum_svals_batch(const ar_matrix *mats, size_t count, double *s, size_t nthreads,
+int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_t nthreads,
                             size_t *failed_index)
 {
     if (mats == NULL || s == NULL || count == 0)
         return AR_EINVAL;
     size_t m = mats[0].rows, n = mats[0].cols;
-    for (size_t t = 0; t < count; t++)
+    for (size_t t = 0; t < count; t++) {
+        if (ar_cview_check(mats[t]) != AR_OK) {
+            if (failed_index != NULL)
+                *failed_index = t;
+            return AR_EINVAL;
+        }
         if (mats[t].rows != m || mats[t].cols != n)
             return AR_ESIZE;
+    }
     if (m == 0 || n == 0)
         return AR_EINVAL;
     if (nthreads == 0)

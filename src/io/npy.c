@@ -21,6 +21,8 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include "core/matrix_internal.h"
+#include "io/array_internal.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -941,12 +943,18 @@ int ar_matrix_file_read(const char *path, ar_array *out, size_t max_bytes, ar_er
 
 /* ---- ar_array --------------------------------------------------------- */
 
-ar_matrix ar_array_slice(const ar_array *a, size_t k)
+ar_matrix ar_array_slice_cm(const ar_array *a, size_t k)
 {
     if (a == NULL || a->data == NULL || k >= a->count)
         return ar_matrix_empty();
     size_t per_slice = a->rows * a->cols;
-    return ar_matrix_view(a->data + k * per_slice, a->rows, a->cols, a->rows);
+    return ar_matrix_alias(a->data + k * per_slice, a->rows, a->cols, a->rows);
+}
+
+ar_cview ar_array_slice(const ar_array *a, size_t k)
+{
+    ar_matrix m = ar_array_slice_cm(a, k);
+    return ar_matrix_cview(&m);
 }
 
 void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx)

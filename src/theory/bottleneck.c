@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 struct ar_represent_workspace {
     size_t n;
@@ -185,7 +187,7 @@ static int analyze_input(ar_represent_workspace *ws, const ar_matrix *x,
                             "X must be d x n with n = %zu columns (tokens), got %zu x %zu", n,
                             x->rows, x->cols);
     size_t bi = 0, bj = 0;
-    if (ar_matrix_check_finite(x, &bi, &bj) != AR_OK)
+    if (ar_cm_check_finite(x, &bi, &bj) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "X has a non-finite entry at (%zu, %zu)", bi, bj);
     free_x_buffers(ws);
     size_t k = d < n ? d : n;
@@ -197,13 +199,13 @@ static int analyze_input(ar_represent_workspace *ws, const ar_matrix *x,
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, k, n);
     if (rc == AR_OK)
-        rc = ar_matrix_clone(&ws->x, x);
+        rc = ar_cm_clone(&ws->x, x);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&ws->xpinv, n, d);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&ws->rproj, n, n);
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(x, &u, s, &vt);
+        rc = ar_cm_svd(x, &u, s, &vt);
     if (rc == AR_OK) {
         double x_rtol = o->x_rtol >= 0.0 ? o->x_rtol
                                          : (double)(d > n ? d : n) * ar_precision_eps(o->x_precision);
@@ -271,13 +273,13 @@ static double projector_residual(const ar_matrix *r, const ar_matrix *l, int lef
                                  ar_matrix *tmp)
 {
     if (left)
-        ar_matrix_gemm(0, 0, 1.0, r, l, 0.0, tmp);
+        ar_cm_gemm(0, 0, 1.0, r, l, 0.0, tmp);
     else
-        ar_matrix_gemm(0, 0, 1.0, l, r, 0.0, tmp);
+        ar_cm_gemm(0, 0, 1.0, l, r, 0.0, tmp);
     for (size_t j = 0; j < l->cols; j++)
         for (size_t i = 0; i < l->rows; i++)
             AR_AT(tmp, i, j) = AR_AT(l, i, j) - AR_AT(tmp, i, j);
-    return ar_matrix_norm_fro(tmp);
+    return ar_cm_norm_fro(tmp);
 }
 
 /* ---- the analysis ---- */
@@ -347,28 +349,28 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
      * largest singular value of the centred matrix.  Without X, ||log P||_2
      * comes from the SVD of the centred matrix below (no second SVD). */
     if (x != NULL) {
-        rc = ar_spectrum_svals_ws(&ws->l0, ws->s, ws->svd_vals);
+        rc = ar_cm_svals_ws(&ws->l0, ws->s, ws->svd_vals);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "SVD of log P failed: %s", ar_strerror(rc));
         r.log_norm2 = ws->s[0];
     }
-    r.log_norm_fro = ar_matrix_norm_fro(&ws->l0);
+    r.log_norm_fro = ar_cm_norm_fro(&ws->l0);
 
     centre_columns(&ws->cen, &ws->l0);
     if (x == NULL) {
-        ar_matrix_copy(&ws->lstar, &ws->cen);
+        ar_cm_copy(&ws->lstar, &ws->cen);
         r.feasible = 1;
     } else {
         rc = analyze_input(ws, x, &o, &r, err);
         if (rc != AR_OK)
             return rc;
-        rc = ar_spectrum_svals_ws(&ws->cen, ws->csv, ws->svd_vals);
+        rc = ar_cm_svals_ws(&ws->cen, ws->csv, ws->svd_vals);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "SVD of Pi log P failed: %s", ar_strerror(rc));
         if (r.shift_forced)
             forced_shift(ws);
         else
-            ar_matrix_copy(&ws->lstar, &ws->cen);
+            ar_cm_copy(&ws->lstar, &ws->cen);
         r.residual_key = projector_residual(&ws->rproj, &ws->lstar, 1, &ws->scratch);
         r.residual_query = projector_residual(&ws->rproj, &ws->lstar, 0, &ws->scratch);
         r.residual_rel = r.log_norm_fro > 0.0
@@ -378,7 +380,7 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
     }
     /* Thin SVD of L*: its rank is the minimal head size, its factors the
      * certificate.  Without X, L* = Pi log P, so this also gives rho. */
-    rc = ar_spectrum_svd_ws(&ws->lstar, &ws->u, ws->s, &ws->vt, ws->svd_thin);
+    rc = ar_cm_svd_ws(&ws->lstar, &ws->u, ws->s, &ws->vt, ws->svd_thin);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the logits failed: %s", ar_strerror(rc));
     if (x == NULL) {
@@ -437,17 +439,17 @@ static int certificate_factor(const ar_represent_workspace *ws, size_t m, size_t
                               const ar_matrix *pinv, ar_matrix *w)
 {
     size_t n = ws->n, d = w->cols;
-    ar_matrix_fill(w, 0.0);
+    ar_cm_fill(w, 0.0);
     if (m == 0)
         return AR_OK;
     /* F^T = U_m^T (keys) or V_m^T = the first m rows of V^T (queries). */
-    ar_matrix wm = ar_matrix_view(w->data, m, d, w->ld);
-    ar_matrix um = ar_matrix_view(ws->u.data, n, m, ws->u.ld);
-    ar_matrix vtm = ar_matrix_view(ws->vt.data, m, n, ws->vt.ld);
+    ar_matrix wm = ar_matrix_alias(w->data, m, d, w->ld);
+    ar_matrix um = ar_matrix_alias(ws->u.data, n, m, ws->u.ld);
+    ar_matrix vtm = ar_matrix_alias(ws->vt.data, m, n, ws->vt.ld);
     int rc = AR_OK;
     if (pinv != NULL) /* one GEMM: F^T pinv(X) */
-        rc = keys ? ar_matrix_gemm(1, 0, 1.0, &um, pinv, 0.0, &wm)
-                  : ar_matrix_gemm(0, 0, 1.0, &vtm, pinv, 0.0, &wm);
+        rc = keys ? ar_cm_gemm(1, 0, 1.0, &um, pinv, 0.0, &wm)
+                  : ar_cm_gemm(0, 0, 1.0, &vtm, pinv, 0.0, &wm);
     else /* X = I: pinv(X) = I, so W is F^T itself */
         for (size_t j = 0; j < d; j++)
             for (size_t t = 0; t < m; t++)
@@ -464,7 +466,7 @@ static int certificate_factor(const ar_represent_workspace *ws, size_t m, size_t
 static void verify_certificate(ar_represent_workspace *ws, ar_matrix *sc, ar_certificate *c)
 {
     size_t n = ws->n;
-    c->logit_max_abs = ar_matrix_max_abs_diff(sc, &ws->lstar);
+    c->logit_max_abs = ar_cm_max_abs_diff(sc, &ws->lstar);
     /* KL from the logits, before the softmax overwrites them:
      * sum_i p_i (log p_i - log q_i) with log q_i = s_i - logsumexp(s), so
      * that an exact certificate gives a sum of tiny terms instead of the
@@ -490,7 +492,7 @@ static void verify_certificate(ar_represent_workspace *ws, ar_matrix *sc, ar_cer
     c->kl_mean = kl_sum / (double)n;
     c->kl_max = kl_max;
     ar_softmax(sc, AR_AXIS_COL);
-    c->max_abs = ar_matrix_max_abs_diff(sc, &ws->pc);
+    c->max_abs = ar_cm_max_abs_diff(sc, &ws->pc);
 }
 
 int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_certificate *cert,
@@ -551,7 +553,7 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     if (r->x_given)
         rc = ar_attention_logits(&ws->x, right, left, &ws->scratch);
     else
-        rc = ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), left, right, 0.0, &ws->scratch);
+        rc = ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), left, right, 0.0, &ws->scratch);
     if (rc != AR_OK) {
         ar_certificate_free(cert);
         return ar_error_set(err, rc, "forward logits failed: %s", ar_strerror(rc));

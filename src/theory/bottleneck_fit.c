@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 enum { BUF_PC, BUF_L0, BUF_CEN, BUF_LOGITS, BUF_GRAD, BUF_U, BUF_VT, NBUFS };
 
@@ -217,13 +219,13 @@ static void shape_views(ar_fit_workspace *ws, size_t m, size_t c)
 {
     ws->m = m;
     ws->c = c;
-    ws->pc = ar_matrix_view(ws->buf[BUF_PC], m, c, m);
-    ws->l0 = ar_matrix_view(ws->buf[BUF_L0], m, c, m);
-    ws->cen = ar_matrix_view(ws->buf[BUF_CEN], m, c, m);
-    ws->logits = ar_matrix_view(ws->buf[BUF_LOGITS], m, c, m);
-    ws->grad = ar_matrix_view(ws->buf[BUF_GRAD], m, c, m);
-    ws->u = ar_matrix_view(ws->buf[BUF_U], m, ws->r, m);
-    ws->vt = ar_matrix_view(ws->buf[BUF_VT], ws->r, c, ws->r);
+    ws->pc = ar_matrix_alias(ws->buf[BUF_PC], m, c, m);
+    ws->l0 = ar_matrix_alias(ws->buf[BUF_L0], m, c, m);
+    ws->cen = ar_matrix_alias(ws->buf[BUF_CEN], m, c, m);
+    ws->logits = ar_matrix_alias(ws->buf[BUF_LOGITS], m, c, m);
+    ws->grad = ar_matrix_alias(ws->buf[BUF_GRAD], m, c, m);
+    ws->u = ar_matrix_alias(ws->buf[BUF_U], m, ws->r, m);
+    ws->vt = ar_matrix_alias(ws->buf[BUF_VT], ws->r, c, ws->r);
 }
 
 int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols)
@@ -317,7 +319,7 @@ static int load_start(ar_fit_workspace *ws, int bias)
             AR_AT(&ws->cen, i, j) -= mean;
     }
     ws->start_bias = -1;
-    int rc = ar_spectrum_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
+    int rc = ar_cm_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
     if (rc == AR_OK)
         ws->start_bias = bias;
     return rc;
@@ -494,19 +496,19 @@ int ar_fit_set_start_factors(ar_fit_workspace *ws, const ar_matrix *a, const ar_
                             a->rows, a->cols, b->rows, b->cols, ws->m, ws->c, r);
     ws->start_bias = -1;
     if (r == 0) {
-        ar_matrix_fill(&ws->cen, 0.0);
+        ar_cm_fill(&ws->cen, 0.0);
     } else {
-        ar_matrix av = ar_matrix_view(a->data, a->rows, r, a->ld);
-        ar_matrix bv = ar_matrix_view(b->data, b->rows, r, b->ld);
-        int rc = ar_matrix_gemm(0, 1, 1.0, &av, &bv, 0.0, &ws->cen);
+        ar_matrix av = ar_matrix_alias(a->data, a->rows, r, a->ld);
+        ar_matrix bv = ar_matrix_alias(b->data, b->rows, r, b->ld);
+        int rc = ar_cm_gemm(0, 1, 1.0, &av, &bv, 0.0, &ws->cen);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "start logits: %s", ar_strerror(rc));
     }
     size_t bad_row, bad_col;
-    if (ar_matrix_check_finite(&ws->cen, &bad_row, &bad_col) != AR_OK)
+    if (ar_cm_check_finite(&ws->cen, &bad_row, &bad_col) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "start logit (%zu, %zu) is not finite", bad_row,
                             bad_col);
-    int rc = ar_spectrum_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
+    int rc = ar_cm_svd_ws(&ws->cen, &ws->u, ws->sv, &ws->vt, ws->svd_thin);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the start logits failed: %s", ar_strerror(rc));
     memset(ws->bias0, 0, ws->m * sizeof(double));
@@ -519,11 +521,11 @@ int ar_fit_set_start_factors(ar_fit_workspace *ws, const ar_matrix *a, const ar_
 /* Views of the packed parameters x = [vec A (m x k); vec B (c x k); b (m)]. */
 static ar_matrix view_a(const ar_fit_workspace *ws, double *x)
 {
-    return ar_matrix_view(x, ws->m, ws->k, ws->m);
+    return ar_matrix_alias(x, ws->m, ws->k, ws->m);
 }
 static ar_matrix view_b(const ar_fit_workspace *ws, double *x)
 {
-    return ar_matrix_view(x + ws->m * ws->k, ws->c, ws->k, ws->c);
+    return ar_matrix_alias(x + ws->m * ws->k, ws->c, ws->k, ws->c);
 }
 static double *view_bias(const ar_fit_workspace *ws, double *x)
 {
@@ -535,10 +537,10 @@ static double *view_bias(const ar_fit_workspace *ws, double *x)
 static void logits_from(ar_fit_workspace *ws, const double *x)
 {
     if (ws->k == 0) {
-        ar_matrix_fill(&ws->logits, 0.0);
+        ar_cm_fill(&ws->logits, 0.0);
     } else {
         ar_matrix a = view_a(ws, (double *)x), b = view_b(ws, (double *)x);
-        ar_matrix_gemm(0, 1, 1.0, &a, &b, 0.0, &ws->logits);
+        ar_cm_gemm(0, 1, 1.0, &a, &b, 0.0, &ws->logits);
     }
     const double *bias = view_bias(ws, (double *)x);
     for (size_t j = 0; bias != NULL && j < ws->c; j++)
@@ -711,8 +713,8 @@ static void param_gradient(ar_fit_workspace *ws, double *x, double *gx)
     if (ws->k > 0) {
         ar_matrix a = view_a(ws, x), b = view_b(ws, x);
         ar_matrix ga = view_a(ws, gx), gb = view_b(ws, gx);
-        ar_matrix_gemm(0, 0, 1.0, &ws->grad, &b, 0.0, &ga);
-        ar_matrix_gemm(1, 0, 1.0, &ws->grad, &a, 0.0, &gb);
+        ar_cm_gemm(0, 0, 1.0, &ws->grad, &b, 0.0, &ga);
+        ar_cm_gemm(1, 0, 1.0, &ws->grad, &a, 0.0, &gb);
     }
     double *gbias = view_bias(ws, gx);
     for (size_t i = 0; gbias != NULL && i < ws->m; i++) {
@@ -918,11 +920,11 @@ static int jittered_start(ar_fit_workspace *ws, const ar_fit_opts *o)
     double sigma = o->jitter * (rms > 0.0 ? rms : 1.0);
     if (!(sigma > 0.0))
         return AR_OK;
-    gsl_rng *rng = ar_rng_alloc(o->seed);
+    ar_rng *rng = ar_rng_alloc(o->seed);
     if (rng == NULL)
         return AR_ENOMEM;
     for (size_t i = 0; i < np; i++)
-        ws->x0[i] += gsl_ran_gaussian_ziggurat(rng, sigma);
+        ws->x0[i] += ar_rng_gaussian(rng, sigma);
     ar_rng_free(rng);
     return AR_OK;
 }

@@ -141,7 +141,7 @@ static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
     ar_represent_workspace *rws = NULL;
     ar_fit_workspace *fws = NULL;
     ar_matrix p = ar_matrix_empty();
-    gsl_rng *rng = NULL;
+    ar_rng *rng = NULL;
     int rc = ar_represent_workspace_alloc(&rws, n);
     if (rc == AR_OK && do_fit)
         rc = ar_fit_workspace_alloc(&fws, n);
@@ -156,7 +156,7 @@ static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
         for (size_t s = 0; rc == AR_OK && s < rep->samples; s++) {
             uint64_t cfg[3] = {(uint64_t)heads_families[f], s, n};
             uint64_t seed = ar_seed_derive(rep->seed, cfg, 3);
-            gsl_rng_set(rng, (unsigned long)seed);
+            ar_rng_seed(rng, seed);
             rc = ar_target_generate(heads_families[f], &to, rng, &p);
             ar_represent_result rr;
             if (rc == AR_OK)

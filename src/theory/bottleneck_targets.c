@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 /* Element (i, j) of p seen in the column convention: for the row axis the
  * "columns" of the problem are the rows of p. */
@@ -42,7 +44,7 @@ int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_pre
                             "P must be square (n x n attention matrix), got %zu x %zu", p->rows,
                             p->cols);
     size_t bi = 0, bj = 0;
-    if (ar_matrix_check_finite(p, &bi, &bj) != AR_OK)
+    if (ar_cm_check_finite(p, &bi, &bj) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "non-finite entry %g at (%zu, %zu)",
                             AR_AT(p, bi, bj), bi, bj);
     size_t n = p->rows;
@@ -218,7 +220,7 @@ static void softmax_columns(ar_matrix *p)
     }
 }
 
-static int gen_dirichlet(double alpha, gsl_rng *rng, ar_matrix *p)
+static int gen_dirichlet(double alpha, ar_rng *rng, ar_matrix *p)
 {
     size_t n = p->rows;
     double *a = malloc(n * sizeof *a);
@@ -227,14 +229,14 @@ static int gen_dirichlet(double alpha, gsl_rng *rng, ar_matrix *p)
     for (size_t i = 0; i < n; i++)
         a[i] = alpha;
     for (size_t j = 0; j < n; j++) {
-        gsl_ran_dirichlet(rng, n, a, &AR_AT(p, 0, j));
+        gsl_ran_dirichlet(ar_rng_gsl(rng), n, a, &AR_AT(p, 0, j));
         floor_column(&AR_AT(p, 0, j), n);
     }
     free(a);
     return AR_OK;
 }
 
-static void gen_local(int smooth, size_t w, double contrast, double noise, gsl_rng *rng,
+static void gen_local(int smooth, size_t w, double contrast, double noise, ar_rng *rng,
                       ar_matrix *p)
 {
     size_t n = p->rows;
@@ -247,13 +249,13 @@ static void gen_local(int smooth, size_t w, double contrast, double noise, gsl_r
             else
                 logit = dist <= (double)w ? 0.0 : -contrast;
             if (noise > 0.0)
-                logit += gsl_ran_gaussian_ziggurat(rng, noise);
+                logit += ar_rng_gaussian(rng, noise);
             AR_AT(p, i, j) = logit;
         }
     softmax_columns(p);
 }
 
-static int gen_near_permutation(double delta, gsl_rng *rng, ar_matrix *p)
+static int gen_near_permutation(double delta, ar_rng *rng, ar_matrix *p)
 {
     size_t n = p->rows;
     size_t *perm = malloc(n * sizeof *perm);
@@ -261,7 +263,7 @@ static int gen_near_permutation(double delta, gsl_rng *rng, ar_matrix *p)
         return AR_ENOMEM;
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
-    gsl_ran_shuffle(rng, perm, n, sizeof *perm);
+    gsl_ran_shuffle(ar_rng_gsl(rng), perm, n, sizeof *perm);
     int rc = gen_dirichlet(1.0, rng, p);
     for (size_t j = 0; rc == AR_OK && j < n; j++) {
         for (size_t i = 0; i < n; i++)
@@ -272,7 +274,7 @@ static int gen_near_permutation(double delta, gsl_rng *rng, ar_matrix *p)
     return rc;
 }
 
-static int gen_lowrank(size_t r, double scale, gsl_rng *rng, ar_matrix *p)
+static int gen_lowrank(size_t r, double scale, ar_rng *rng, ar_matrix *p)
 {
     size_t n = p->rows;
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
@@ -280,9 +282,9 @@ static int gen_lowrank(size_t r, double scale, gsl_rng *rng, ar_matrix *p)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&b, n, r);
     if (rc == AR_OK) {
-        ar_matrix_fill_gaussian(&a, rng, 1.0);
-        ar_matrix_fill_gaussian(&b, rng, 1.0);
-        rc = ar_matrix_gemm(0, 1, scale / sqrt((double)r), &a, &b, 0.0, p);
+        ar_cm_fill_gaussian(&a, rng, 1.0);
+        ar_cm_fill_gaussian(&b, rng, 1.0);
+        rc = ar_cm_gemm(0, 1, scale / sqrt((double)r), &a, &b, 0.0, p);
     }
     if (rc == AR_OK)
         softmax_columns(p);
@@ -302,7 +304,7 @@ static void transpose_square(ar_matrix *p)
         }
 }
 
-int ar_target_generate(ar_target_family family, const ar_target_opts *opts, gsl_rng *rng,
+int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
                        ar_matrix *p)
 {
     ar_target_opts o = opts != NULL ? *opts : ar_target_opts_default();

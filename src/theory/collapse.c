@@ -9,6 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* ---- norms and the residual ---- */
 
@@ -79,8 +82,8 @@ int ar_collapse_norms_compute(const ar_matrix *x, ar_matrix *work, ar_collapse_n
     int rc = ar_collapse_residual(x, work, NULL);
     if (rc != AR_OK)
         return rc;
-    out->norm_fro = ar_matrix_norm_fro(x);
-    out->res_fro = ar_matrix_norm_fro(work);
+    out->norm_fro = ar_cm_norm_fro(x);
+    out->res_fro = ar_cm_norm_fro(work);
     out->rel_res_fro = ratio_or_zero(out->res_fro, out->norm_fro);
     out->norm_1inf = ar_norm_1inf(x);
     out->res_1inf = ar_norm_1inf(work);
@@ -254,17 +257,17 @@ static int ws_alloc(collapse_ws *w, const ar_collapse_opts *o)
 static int fill_layer_weights(collapse_ws *w, uint64_t seed, size_t layer)
 {
     uint64_t cfg[2] = {1, (uint64_t)layer};
-    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
+    ar_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
     if (rng == NULL)
         return AR_ENOMEM;
     double sd = 1.0 / sqrt((double)w->d);
-    ar_matrix_fill_gaussian(&w->wq, rng, sd);
-    ar_matrix_fill_gaussian(&w->wk, rng, sd);
-    ar_matrix_fill_gaussian(&w->wv, rng, sd);
-    ar_matrix_fill_gaussian(&w->wo, rng, sd);
+    ar_cm_fill_gaussian(&w->wq, rng, sd);
+    ar_cm_fill_gaussian(&w->wk, rng, sd);
+    ar_cm_fill_gaussian(&w->wv, rng, sd);
+    ar_cm_fill_gaussian(&w->wo, rng, sd);
     if (w->w1.rows > 0) {
-        ar_matrix_fill_gaussian(&w->w1, rng, sqrt(2.0 / (double)w->d));
-        ar_matrix_fill_gaussian(&w->w2, rng, 1.0 / sqrt((double)w->m));
+        ar_cm_fill_gaussian(&w->w1, rng, sqrt(2.0 / (double)w->d));
+        ar_cm_fill_gaussian(&w->w2, rng, 1.0 / sqrt((double)w->m));
     }
     ar_rng_free(rng);
     return AR_OK;
@@ -273,28 +276,28 @@ static int fill_layer_weights(collapse_ws *w, uint64_t seed, size_t layer)
 /* Columns [c0, c0 + count) of m, as a view. */
 static ar_matrix col_block(const ar_matrix *m, size_t c0, size_t count)
 {
-    return ar_matrix_view(m->data + c0 * m->ld, m->rows, count, m->ld);
+    return ar_matrix_alias(m->data + c0 * m->ld, m->rows, count, m->ld);
 }
 
 /* cat = [P_1 V_1, ..., P_H V_H] for X (n x d). */
 static int attention_heads(collapse_ws *w, const ar_matrix *x)
 {
-    int rc = ar_matrix_gemm(0, 0, 1.0, x, &w->wq, 0.0, &w->q);
+    int rc = ar_cm_gemm(0, 0, 1.0, x, &w->wq, 0.0, &w->q);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 0, 1.0, x, &w->wk, 0.0, &w->k);
+        rc = ar_cm_gemm(0, 0, 1.0, x, &w->wk, 0.0, &w->k);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 0, 1.0, x, &w->wv, 0.0, &w->v);
+        rc = ar_cm_gemm(0, 0, 1.0, x, &w->wv, 0.0, &w->v);
     double scale = 1.0 / sqrt((double)w->dh);
     for (size_t h = 0; rc == AR_OK && h < w->h; h++) {
         ar_matrix qh = col_block(&w->q, h * w->dh, w->dh);
         ar_matrix kh = col_block(&w->k, h * w->dh, w->dh);
         ar_matrix vh = col_block(&w->v, h * w->dh, w->dh);
         ar_matrix oh = col_block(&w->cat, h * w->dh, w->dh);
-        rc = ar_matrix_gemm(0, 1, scale, &qh, &kh, 0.0, &w->s);
+        rc = ar_cm_gemm(0, 1, scale, &qh, &kh, 0.0, &w->s);
         if (rc == AR_OK)
             rc = ar_softmax(&w->s, AR_AXIS_ROW);
         if (rc == AR_OK)
-            rc = ar_matrix_gemm(0, 0, 1.0, &w->s, &vh, 0.0, &oh);
+            rc = ar_cm_gemm(0, 0, 1.0, &w->s, &vh, 0.0, &oh);
     }
     return rc;
 }
@@ -305,20 +308,20 @@ static int layer_forward(collapse_ws *w, int skip, int mlp, const ar_matrix *x, 
     int rc = attention_heads(w, x);
     ar_matrix *y = mlp ? &w->y : out;
     if (rc == AR_OK && skip)
-        rc = ar_matrix_copy(y, x);
+        rc = ar_cm_copy(y, x);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 0, 1.0, &w->cat, &w->wo, skip ? 1.0 : 0.0, y);
+        rc = ar_cm_gemm(0, 0, 1.0, &w->cat, &w->wo, skip ? 1.0 : 0.0, y);
     if (rc != AR_OK || !mlp)
         return rc;
-    rc = ar_matrix_gemm(0, 0, 1.0, y, &w->w1, 0.0, &w->hid);
+    rc = ar_cm_gemm(0, 0, 1.0, y, &w->w1, 0.0, &w->hid);
     for (size_t j = 0; rc == AR_OK && j < w->hid.cols; j++)
         for (size_t i = 0; i < w->hid.rows; i++)
             if (!(AR_AT(&w->hid, i, j) > 0.0))
                 AR_AT(&w->hid, i, j) = 0.0;
     if (rc == AR_OK && skip)
-        rc = ar_matrix_copy(out, y);
+        rc = ar_cm_copy(out, y);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 0, 1.0, &w->hid, &w->w2, skip ? 1.0 : 0.0, out);
+        rc = ar_cm_gemm(0, 0, 1.0, &w->hid, &w->w2, skip ? 1.0 : 0.0, out);
     return rc;
 }
 
@@ -360,11 +363,11 @@ static int measure_depth(ar_collapse_result *r, size_t l, const ar_matrix *x, co
 {
     ar_collapse_depth *dp = &r->depths[l];
     dp->depth = l;
-    if (ar_matrix_check_finite(x, NULL, NULL) != AR_OK)
+    if (ar_cm_check_finite(x, NULL, NULL) != AR_OK)
         return AR_ENONFINITE;
     int rc = ar_collapse_norms_compute(x, &w->res, &dp->norms);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_ws(x, dp->singular_values, svd);
+        rc = ar_cm_svals_ws(x, dp->singular_values, svd);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(dp->singular_values, r->nsv, x->rows, x->cols,
                                      &r->opts.rank, &dp->rank);
@@ -407,10 +410,10 @@ static void summarise(ar_collapse_result *r)
 static int fill_input(ar_matrix *x, uint64_t seed)
 {
     uint64_t cfg[1] = {0};
-    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 1));
+    ar_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 1));
     if (rng == NULL)
         return AR_ENOMEM;
-    ar_matrix_fill_gaussian(x, rng, 1.0);
+    ar_cm_fill_gaussian(x, rng, 1.0);
     ar_rng_free(rng);
     return AR_OK;
 }
@@ -427,7 +430,7 @@ int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collap
     if (x0 != NULL && (x0->rows != opts->n || x0->cols != opts->d))
         return ar_error_set(err, AR_ESIZE, "collapse: input is %zu x %zu, expected n x d = %zu x %zu",
                             x0->rows, x0->cols, opts->n, opts->d);
-    if (x0 != NULL && ar_matrix_check_finite(x0, NULL, NULL) != AR_OK)
+    if (x0 != NULL && ar_cm_check_finite(x0, NULL, NULL) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "collapse: non-finite value in the input");
     collapse_ws w;
     ar_matrix cur = ar_matrix_empty(), next = ar_matrix_empty();
@@ -443,7 +446,7 @@ int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collap
     if (rc == AR_OK)
         rc = ar_svd_workspace_alloc(&svd, opts->n, opts->d, AR_SVD_VALUES);
     if (rc == AR_OK)
-        rc = x0 != NULL ? ar_matrix_copy(&cur, x0) : fill_input(&cur, opts->seed);
+        rc = x0 != NULL ? ar_cm_copy(&cur, x0) : fill_input(&cur, opts->seed);
     if (rc == AR_OK)
         rc = measure_depth(r, 0, &cur, &w, svd);
     for (size_t l = 1; rc == AR_OK && l <= opts->layers; l++) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/array_internal.h"
 
 ar_dw_law ar_dw_law_paper(void)
 {
@@ -221,7 +222,7 @@ static int points_from_array(const ar_array *arr, const char *name, ar_dw_points
         ar_dw_points_free(out);
         return ar_error_set(err, AR_ENOMEM, "%s: out of memory", name);
     }
-    ar_matrix m = ar_array_slice(arr, 0);
+    ar_matrix m = ar_array_slice_cm(arr, 0);
     for (size_t i = 0; i < n; i++) {
         out->depth[i] = AR_AT(&m, i, 0);
         out->width[i] = AR_AT(&m, i, 1);

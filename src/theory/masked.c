@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 ar_masked_opts ar_masked_opts_default(void)
 {
@@ -239,7 +240,7 @@ static int load_input(ar_masked_workspace *ws, const ar_matrix *x, const ar_mask
                                   &r->x_threshold, err);
     if (rc != AR_OK)
         return rc;
-    rc = ar_matrix_clone(&ws->x, x);
+    rc = ar_cm_clone(&ws->x, x);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "out of memory");
     ws->x_given = 1;

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 /* Q (n x r, orthonormal columns) and R (r x r) with A = Q R; A is n x r. */
 static int thin_qr(const ar_matrix *a, size_t r, ar_matrix *q, ar_matrix *rr)
@@ -45,14 +47,14 @@ static int balanced_factor(const ar_matrix *qf, const ar_matrix *f, const double
     ar_matrix t = ar_matrix_empty(); /* r x n: F^T Q^T */
     int rc = ar_matrix_alloc(&t, r, n);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(1, 1, 1.0, f, qf, 0.0, &t);
+        rc = ar_cm_gemm(1, 1, 1.0, f, qf, 0.0, &t);
     double scale = sqrt(sqrt((double)k));
     for (size_t j = 0; rc == AR_OK && j < n; j++)
         for (size_t i = 0; i < r; i++)
             AR_AT(&t, i, j) *= scale * sqrt(s[i]);
-    ar_matrix wr = ar_matrix_view(w->data, r, w->cols, w->ld);
+    ar_matrix wr = ar_matrix_alias(w->data, r, w->cols, w->ld);
     if (rc == AR_OK && pinv != NULL)
-        rc = ar_matrix_gemm(0, 0, 1.0, &t, pinv, 0.0, &wr);
+        rc = ar_cm_gemm(0, 0, 1.0, &t, pinv, 0.0, &wr);
     else if (rc == AR_OK)
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < r; i++)
@@ -89,18 +91,18 @@ int ar_masked_weights(const ar_matrix *u, const ar_matrix *v, size_t r, size_t k
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&m, r, r);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 1, 1.0, &ru, &rv, 0.0, &m);
+        rc = ar_cm_gemm(0, 1, 1.0, &ru, &rv, 0.0, &m);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&w, r, r);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&zt, r, r);
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(&m, &w, s, &zt);
+        rc = ar_cm_svd(&m, &w, s, &zt);
     if (rc == AR_OK)
         rc = balanced_factor(&qu, &w, s, r, k, pinv, wq);
     if (rc == AR_OK) {
         ar_matrix z = ar_matrix_empty();
-        rc = ar_matrix_transpose(&z, &zt);
+        rc = ar_cm_transpose(&z, &zt);
         if (rc == AR_OK)
             rc = balanced_factor(&qv, &z, s, r, k, pinv, wk);
         ar_matrix_free(&z);
@@ -126,7 +128,7 @@ static int forward_logits(const ar_matrix *wq, const ar_matrix *wk, const ar_mat
 {
     size_t k = wq->rows;
     if (x == NULL)
-        return ar_matrix_gemm(1, 0, 1.0 / sqrt((double)k), wq, wk, 0.0, s);
+        return ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), wq, wk, 0.0, s);
     /* ar_attention_logits computes (B X)^T (A X) / sqrt(k) for (A, B) =
      * (its wq, its wk): rows as queries is that with the roles exchanged. */
     return ar_attention_logits(x, wk, wq, s);

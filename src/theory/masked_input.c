@@ -4,6 +4,9 @@
 #include "attnrank/spectrum.h"
 
 #include <stdlib.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double rtol,
                          ar_matrix *pinv, size_t *rank, double *threshold, ar_error *err)
@@ -14,7 +17,7 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
                             "X must be d x n with n = %zu columns (tokens), got %zu x %zu", n,
                             x->rows, x->cols);
     size_t bi = 0, bj = 0;
-    if (ar_matrix_check_finite(x, &bi, &bj) != AR_OK)
+    if (ar_cm_check_finite(x, &bi, &bj) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "X has a non-finite entry at (%zu, %zu)", bi, bj);
     if (d < n)
         return ar_error_set(err, AR_EDOMAIN,
@@ -29,7 +32,7 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, n, n);
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(x, &u, s, &vt);
+        rc = ar_cm_svd(x, &u, s, &vt);
     if (rc == AR_OK) {
         double tol = rtol >= 0.0 ? rtol : (double)d * ar_precision_eps(prec);
         *threshold = tol * s[0];
@@ -50,7 +53,7 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
         for (size_t t = 0; t < n; t++)
             for (size_t j = 0; j < d; j++)
                 AR_AT(&u, j, t) /= s[t];
-        rc = ar_matrix_gemm(1, 1, 1.0, &vt, &u, 0.0, pinv);
+        rc = ar_cm_gemm(1, 1, 1.0, &vt, &u, 0.0, pinv);
     }
     free(s);
     ar_matrix_free(&u);

@@ -88,6 +88,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 #define FP_PRIME UINT64_C(2147483647) /* 2^31 - 1 */
 #define POLISH_MAX_PARAMS 20000u
@@ -212,7 +214,7 @@ typedef struct f64_rec {
     double *s;         /* singular values for dgelsd */
     double sigma;
     double inv_scale;  /* the systems see D / scale (see unit_scale) */
-    gsl_rng *rng;
+    ar_rng *rng;
 } f64_rec;
 
 static int lapack_rc(lapack_int info)
@@ -232,7 +234,7 @@ static int f64_solve(f64_rec *rec, size_t k)
 {
     size_t r = rec->r;
     for (size_t c = 0; c < r; c++)
-        rec->x[c] = rec->sigma * gsl_ran_gaussian(rec->rng, 1.0);
+        rec->x[c] = rec->sigma * ar_rng_gaussian_polar(rec->rng, 1.0);
     if (k == 0)
         return AR_OK;
     for (size_t t = 0; t < k; t++) {
@@ -717,13 +719,13 @@ static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, si
         return AR_OK;
     }
     uint64_t cfg[2] = {3, (uint64_t)k};
-    gsl_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
+    ar_rng *rng = ar_rng_alloc(ar_seed_derive(seed, cfg, 2));
     if (rng == NULL)
         return AR_ENOMEM;
     for (size_t q = 0; q < s->n * r; q++)
-        s->pu[q] = sigma * gsl_ran_gaussian(rng, 1.0);
+        s->pu[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
     for (size_t q = 0; q < s->m * r; q++)
-        s->pv[q] = sigma * gsl_ran_gaussian(rng, 1.0);
+        s->pv[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
     ar_rng_free(rng);
     return AR_OK;
 }
@@ -868,9 +870,9 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
         return rc;
     /* Columns beyond r (a caller's capacity) are left zero. */
     if (pat->rows > 0 && u->cols > 0)
-        ar_matrix_fill(u, 0.0);
+        ar_cm_fill(u, 0.0);
     if (pat->cols > 0 && v->cols > 0)
-        ar_matrix_fill(v, 0.0);
+        ar_cm_fill(v, 0.0);
     /* The scale of the random parts, in units of root: u . v of the size of
      * the data. */
     double root = unit_root(dmax), rel = rms / (root * root);
@@ -882,8 +884,8 @@ int ar_interval_complete(const ar_interval_pattern *pat, const ar_matrix *d, siz
             /* Overflow: no usable exact completion; return zero factors (their
              * residual is max|D|) unless a random start of the polish does
              * better. */
-            ar_matrix_fill(u, 0.0);
-            ar_matrix_fill(v, 0.0);
+            ar_cm_fill(u, 0.0);
+            ar_cm_fill(v, 0.0);
             from_uv = 0;
             rc = AR_OK;
         }
@@ -912,7 +914,7 @@ typedef struct fp_rec {
     const size_t *off;
     nmod_mat_t a;       /* one square system */
     mp_limb_t *b, *x;
-    gsl_rng *aux;       /* the random completing equations */
+    ar_rng *aux;       /* the random completing equations */
 } fp_rec;
 
 static mp_limb_t fp_random(fp_rec *rec)
@@ -1039,7 +1041,7 @@ static int fp_run(const ar_interval_pattern *pat, size_t r, size_t nnz, uint64_t
     /* Data and completing equations from separate streams, so that the data
      * do not depend on how many random equations the recursion drew. */
     uint64_t role_data = 4, role_aux = 5;
-    gsl_rng *rd = ar_rng_alloc(ar_seed_derive(seed, &role_data, 1));
+    ar_rng *rd = ar_rng_alloc(ar_seed_derive(seed, &role_data, 1));
     rec.aux = ar_rng_alloc(ar_seed_derive(seed, &role_aux, 1));
     if (off == NULL || rec.u == NULL || rec.v == NULL || rec.dat == NULL || rec.b == NULL ||
         rec.x == NULL || fixed == NULL || rd == NULL || rec.aux == NULL)

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 /* Least squares (minimum norm) of U[rows, 0:r] x = z; z becomes the
  * residual.  a: len * r, b: max(len, r), sv: r doubles of scratch. */
@@ -55,8 +56,8 @@ int ar_pattern_complete(const ar_matrix *d, const size_t *const *rows_of, const 
     res->tau = tau;
     res->min_innovative = INFINITY;
     res->max_not_innovative = 0.0;
-    ar_matrix_fill(u, 0.0);
-    ar_matrix_fill(v, 0.0);
+    ar_cm_fill(u, 0.0);
+    ar_cm_fill(v, 0.0);
     size_t big = longest > cap ? longest : cap;
     double *work = malloc((longest * (cap + 1) + 3 * big + 2) * sizeof *work);
     if (work == NULL)

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 void ar_interval_form_free(ar_interval_form *f)
 {
@@ -87,7 +88,7 @@ int ar_interval_form_build(const unsigned char *allowed, size_t n, ar_interval_f
 
 void ar_interval_form_data(const ar_interval_form *f, const ar_matrix *lrow, ar_matrix *d)
 {
-    ar_matrix_fill(d, 0.0);
+    ar_cm_fill(d, 0.0);
     for (size_t i = 0; i < f->pat.rows; i++)
         for (size_t j = f->lo[i]; f->lo[i] <= f->hi[i] && j <= f->hi[i]; j++)
             AR_AT(d, i, j) = f->kind == AR_REDUCE_DIFFERENCES

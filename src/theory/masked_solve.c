@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 /* Sub-patterns examined for lower bounds are capped at this many entries,
  * so the bounds cost a few SVDs of at most this size. */
@@ -48,7 +50,7 @@ static int block_spectrum(ar_masked_workspace *ws, const size_t *rows, size_t p,
             AR_AT(&a, t, b) = AR_AT(&ws->lrow, rows[t], keys[b]) - mean;
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&a, out->sv);
+        rc = ar_cm_svals(&a, out->sv);
     ar_matrix_free(&a);
     if (rc != AR_OK) {
         free(out->sv);
@@ -211,8 +213,8 @@ static void merge_gap(ar_masked_result *r, const ar_staircase_result *s)
 static int solve_staircase(ar_masked_workspace *ws, pattern_blocks *pb, ar_masked_result *r,
                            ar_error *err)
 {
-    ar_matrix_fill(&ws->u, 0.0);
-    ar_matrix_fill(&ws->v, 0.0);
+    ar_cm_fill(&ws->u, 0.0);
+    ar_cm_fill(&ws->v, 0.0);
     size_t rank = 0, largest = 0;
     int rc = AR_OK;
     for (size_t b = 0; b < pb->count && rc == AR_OK; b++) {

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 
 /* Below this norm (on the still active rows) a column of U is retired
  * instead of renormalised: its coefficient in later columns would be the
@@ -252,8 +253,8 @@ int ar_staircase_complete(const ar_matrix *d, const size_t *start, double tau, a
     if (rc != AR_OK)
         return rc;
     init_result(res, tau);
-    ar_matrix_fill(u, 0.0);
-    ar_matrix_fill(v, 0.0);
+    ar_cm_fill(u, 0.0);
+    ar_cm_fill(v, 0.0);
     size_t big = d->rows > d->cols ? d->rows : d->cols;
     stair s = {u, v, d->rows, u->cols, 0, 0, 0, big, NULL, NULL, 0};
     s.work = malloc((big + 2 * s.cap + 2) * sizeof *s.work);
@@ -308,8 +309,8 @@ int ar_staircase_complete_reference(const ar_matrix *d, const size_t *start, dou
     if (rc != AR_OK)
         return rc;
     init_result(res, tau);
-    ar_matrix_fill(u, 0.0);
-    ar_matrix_fill(v, 0.0);
+    ar_cm_fill(u, 0.0);
+    ar_cm_fill(v, 0.0);
     size_t rows = d->rows, cap = u->cols, r = 0;
     double *work = malloc((2 * rows * (cap + 3) + 3 * cap + 2) * sizeof *work);
     size_t *sel = malloc((cap + 1) * sizeof *sel);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/matrix_internal.h"
 
 /* Keep a confirmed completion in ws when it beats the current one. */
 static int offer(ar_masked_workspace *ws, const ar_matrix *u, const ar_matrix *v, size_t rank,
@@ -64,8 +65,8 @@ int ar_masked_interval_upper(ar_masked_workspace *ws, const ar_masked_opts *o,
                                       o->polish_iter, &ur, &vr, &resid, NULL);
         if (rc != AR_OK)
             break;
-        ar_matrix_fill(u, 0.0);
-        ar_matrix_fill(v, 0.0);
+        ar_cm_fill(u, 0.0);
+        ar_cm_fill(v, 0.0);
         for (size_t t = 0; t < k; t++)
             for (size_t i = 0; i < n; i++)
                 AR_AT(u, i, t) = AR_AT(&ur, i, t);

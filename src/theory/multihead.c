@@ -16,6 +16,9 @@
 #include "attnrank/rank.h"
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* ---- the layer ---- */
 
@@ -43,10 +46,10 @@ static void views(const ar_mh_shape *s, double *theta, size_t i, ar_matrix *q, a
 {
     size_t pd = s->p * s->d;
     double *base = theta + i * 4 * pd;
-    *q = ar_matrix_view(base, s->p, s->d, s->p);
-    *k = ar_matrix_view(base + pd, s->p, s->d, s->p);
-    *v = ar_matrix_view(base + 2 * pd, s->p, s->d, s->p);
-    *o = ar_matrix_view(base + 3 * pd, s->d, s->p, s->d);
+    *q = ar_matrix_alias(base, s->p, s->d, s->p);
+    *k = ar_matrix_alias(base + pd, s->p, s->d, s->p);
+    *v = ar_matrix_alias(base + 2 * pd, s->p, s->d, s->p);
+    *o = ar_matrix_alias(base + 3 * pd, s->d, s->p, s->d);
 }
 
 int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_matrix *q,
@@ -123,9 +126,9 @@ void ar_mh_workspace_free(ar_mh_workspace *ws)
 static int scores(ar_mh_workspace *ws, const ar_matrix *q, const ar_matrix *k,
                   const ar_matrix *x)
 {
-    ar_matrix_gemm(0, 0, 1.0, k, x, 0.0, &ws->f);
-    ar_matrix_gemm(0, 0, 1.0, q, x, 0.0, &ws->g);
-    ar_matrix_gemm(1, 0, 1.0 / sqrt((double)ws->shape.p), &ws->f, &ws->g, 0.0, &ws->pr);
+    ar_cm_gemm(0, 0, 1.0, k, x, 0.0, &ws->f);
+    ar_cm_gemm(0, 0, 1.0, q, x, 0.0, &ws->g);
+    ar_cm_gemm(1, 0, 1.0 / sqrt((double)ws->shape.p), &ws->f, &ws->g, 0.0, &ws->pr);
     return ar_softmax(&ws->pr, AR_AXIS_COL);
 }
 
@@ -140,9 +143,9 @@ static int forward_add(ar_mh_workspace *ws, const double *theta_c, const ar_matr
         int rc = scores(ws, &q, &k, x);
         if (rc != AR_OK)
             return rc;
-        ar_matrix_gemm(0, 0, 1.0, &v, x, 0.0, &ws->vx);
-        ar_matrix_gemm(0, 0, 1.0, &ws->vx, &ws->pr, 0.0, &ws->hh);
-        ar_matrix_gemm(0, 0, 1.0, &o, &ws->hh, 1.0, acc);
+        ar_cm_gemm(0, 0, 1.0, &v, x, 0.0, &ws->vx);
+        ar_cm_gemm(0, 0, 1.0, &ws->vx, &ws->pr, 0.0, &ws->hh);
+        ar_cm_gemm(0, 0, 1.0, &o, &ws->hh, 1.0, acc);
     }
     return AR_OK;
 }
@@ -159,7 +162,7 @@ int ar_mh_forward(ar_mh_workspace *ws, const double *theta, const ar_matrix *x, 
         return AR_EINVAL;
     if (!io_sizes_ok(&ws->shape, x, y))
         return AR_ESIZE;
-    ar_matrix_fill(y, 0.0);
+    ar_cm_fill(y, 0.0);
     return forward_add(ws, theta, x, y);
 }
 
@@ -175,7 +178,7 @@ int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, const 
     views(&ws->shape, (double *)theta, i, &q, &k, &v, &o);
     int rc = scores(ws, &q, &k, x);
     if (rc == AR_OK)
-        rc = ar_matrix_copy(p, &ws->pr);
+        rc = ar_cm_copy(p, &ws->pr);
     return rc;
 }
 
@@ -192,13 +195,13 @@ static void head_backward(ar_mh_workspace *ws, double *theta, double *grad, size
     views(sh, theta, i, &q, &k, &v, &o);
     views(sh, grad, i, &gq, &gk, &gv, &go);
     scores(ws, &q, &k, x); /* finite: the forward pass succeeded on the same weights */
-    ar_matrix_gemm(0, 0, 1.0, &v, x, 0.0, &ws->vx);
-    ar_matrix_gemm(0, 0, 1.0, &ws->vx, &ws->pr, 0.0, &ws->hh);
-    ar_matrix_gemm(0, 1, 1.0, &ws->ybar, &ws->hh, 1.0, &go);
-    ar_matrix_gemm(1, 0, 1.0, &o, &ws->ybar, 0.0, &ws->dh);
-    ar_matrix_gemm(0, 0, 1.0, x, &ws->pr, 0.0, &ws->xp);
-    ar_matrix_gemm(0, 1, 1.0, &ws->dh, &ws->xp, 1.0, &gv);
-    ar_matrix_gemm(1, 0, 1.0, &ws->vx, &ws->dh, 0.0, &ws->dpr);
+    ar_cm_gemm(0, 0, 1.0, &v, x, 0.0, &ws->vx);
+    ar_cm_gemm(0, 0, 1.0, &ws->vx, &ws->pr, 0.0, &ws->hh);
+    ar_cm_gemm(0, 1, 1.0, &ws->ybar, &ws->hh, 1.0, &go);
+    ar_cm_gemm(1, 0, 1.0, &o, &ws->ybar, 0.0, &ws->dh);
+    ar_cm_gemm(0, 0, 1.0, x, &ws->pr, 0.0, &ws->xp);
+    ar_cm_gemm(0, 1, 1.0, &ws->dh, &ws->xp, 1.0, &gv);
+    ar_cm_gemm(1, 0, 1.0, &ws->vx, &ws->dh, 0.0, &ws->dpr);
     for (size_t j = 0; j < sh->n; j++) {
         double dot = 0.0;
         for (size_t a = 0; a < sh->n; a++)
@@ -207,10 +210,10 @@ static void head_backward(ar_mh_workspace *ws, double *theta, double *grad, size
             AR_AT(&ws->s, a, j) = AR_AT(&ws->pr, a, j) * (AR_AT(&ws->dpr, a, j) - dot);
     }
     /* ws->vx and ws->dh are free again: reuse them for G dS^T and F dS */
-    ar_matrix_gemm(0, 1, scale, &ws->g, &ws->s, 0.0, &ws->vx);
-    ar_matrix_gemm(0, 1, 1.0, &ws->vx, x, 1.0, &gk);
-    ar_matrix_gemm(0, 0, scale, &ws->f, &ws->s, 0.0, &ws->dh);
-    ar_matrix_gemm(0, 1, 1.0, &ws->dh, x, 1.0, &gq);
+    ar_cm_gemm(0, 1, scale, &ws->g, &ws->s, 0.0, &ws->vx);
+    ar_cm_gemm(0, 1, 1.0, &ws->vx, x, 1.0, &gk);
+    ar_cm_gemm(0, 0, scale, &ws->f, &ws->s, 0.0, &ws->dh);
+    ar_cm_gemm(0, 1, 1.0, &ws->dh, x, 1.0, &gq);
 }
 
 /* E (not yet divided by norm2) and the gradient; +inf on non-finite logits. */
@@ -224,7 +227,7 @@ static double loss_grad(ar_mh_workspace *ws, const double *theta_c, const ar_mat
         memset(grad, 0, ar_mh_nparams(&ws->shape) * sizeof *grad);
     for (size_t t = 0; t < m; t++) {
         /* r = f(X) - Y */
-        ar_matrix_copy(&ws->r, &y[t]);
+        ar_cm_copy(&ws->r, &y[t]);
         for (size_t e = 0; e < block; e++)
             ws->r.data[e] = -ws->r.data[e];
         if (forward_add(ws, theta, &x[t], &ws->r) != AR_OK)
@@ -354,7 +357,7 @@ static int lm_residuals(const gsl_vector *v, void *params, gsl_vector *out)
     size_t block = f->shape.d * f->shape.n;
     gsl_vector_set_zero(out);
     for (size_t t = 0; t < f->m; t++) {
-        ar_matrix_copy(&ws->r, &f->y[t]);
+        ar_cm_copy(&ws->r, &f->y[t]);
         for (size_t e = 0; e < block; e++)
             ws->r.data[e] = -ws->r.data[e];
         if (forward_add(ws, v->data, &f->x[t], &ws->r) != AR_OK)
@@ -375,7 +378,7 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *
         return rc;
     double norm2 = 0.0;
     for (size_t t = 0; t < m; t++) {
-        double nf = ar_matrix_norm_fro(&y[t]);
+        double nf = ar_cm_norm_fro(&y[t]);
         norm2 += nf * nf;
     }
     if (!(norm2 > 0.0) || !isfinite(norm2))
@@ -400,11 +403,11 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *
     return AR_OK;
 }
 
-void ar_mh_random_start(const ar_mh_shape *shape, gsl_rng *rng, double sigma, double *theta)
+void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma, double *theta)
 {
     size_t np = ar_mh_nparams(shape);
     for (size_t i = 0; i < np; i++)
-        theta[i] = gsl_ran_gaussian_ziggurat(rng, sigma);
+        theta[i] = ar_rng_gaussian(rng, sigma);
 }
 
 static double gsl_f(const gsl_vector *v, void *params)
@@ -516,14 +519,14 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     res->opts = *opts;
     res->inputs = f->m;
     res->best_rel_error = INFINITY;
-    gsl_rng *rng = ar_rng_alloc(0);
+    ar_rng *rng = ar_rng_alloc(0);
     if (rng == NULL)
         return AR_ENOMEM;
     double sigma = opts->start_sigma > 0.0 ? opts->start_sigma : 1.0 / sqrt((double)f->shape.d);
     int rc = AR_OK;
     for (size_t s = 0; s < opts->starts; s++) {
         uint64_t key = s;
-        gsl_rng_set(rng, (unsigned long)ar_seed_derive(opts->seed, &key, 1));
+        ar_rng_seed(rng, ar_seed_derive(opts->seed, &key, 1));
         ar_mh_random_start(&f->shape, rng, sigma, f->theta);
         ar_mh_fit_outcome out;
         rc = ar_mh_fit_from(f, opts, f->theta, best_theta != NULL ? f->scratch : NULL, &out);
@@ -547,14 +550,14 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     return rc;
 }
 
-int ar_mh_gradient_check(ar_mh_fitter *f, gsl_rng *rng, double *worst_out)
+int ar_mh_gradient_check(ar_mh_fitter *f, ar_rng *rng, double *worst_out)
 {
     if (f == NULL || rng == NULL || worst_out == NULL || f->m == 0)
         return AR_EINVAL;
     size_t np = f->np;
     double *th = f->scratch, *g = f->scratch + np;
     for (size_t i = 0; i < np; i++)
-        th[i] = gsl_ran_gaussian_ziggurat(rng, 0.5);
+        th[i] = ar_rng_gaussian(rng, 0.5);
     loss_grad(f->ws, th, f->x, f->y, f->m, f->norm2, g);
     double worst = 0.0, gnorm = 0.0;
     for (size_t i = 0; i < np; i++)
@@ -586,12 +589,12 @@ const char *ar_theorem2_model_name(ar_theorem2_model model)
 }
 
 /* g = I - 2 w w^T / w^T w, an orthogonal reflection (w has g->rows entries). */
-static void householder(ar_matrix *g, gsl_rng *rng, double *w)
+static void householder(ar_matrix *g, ar_rng *rng, double *w)
 {
     size_t k = g->rows;
     double ww = 0.0;
     for (size_t i = 0; i < k; i++) {
-        w[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
+        w[i] = ar_rng_gaussian(rng, 1.0);
         ww += w[i] * w[i];
     }
     for (size_t j = 0; j < k; j++)
@@ -601,16 +604,16 @@ static void householder(ar_matrix *g, gsl_rng *rng, double *w)
 
 /* q (k x k) = a product of k random reflections; acc, out, w are k x k,
  * k x k and k scratch. */
-static void random_orthogonal(ar_matrix *q, gsl_rng *rng, ar_matrix *acc, ar_matrix *out,
+static void random_orthogonal(ar_matrix *q, ar_rng *rng, ar_matrix *acc, ar_matrix *out,
                               double *w)
 {
-    ar_matrix_identity(acc);
+    ar_cm_identity(acc);
     for (size_t r = 0; r < q->rows; r++) {
         householder(q, rng, w);
-        ar_matrix_gemm(0, 0, 1.0, q, acc, 0.0, out);
-        ar_matrix_copy(acc, out);
+        ar_cm_gemm(0, 0, 1.0, q, acc, 0.0, out);
+        ar_cm_copy(acc, out);
     }
-    ar_matrix_copy(q, acc);
+    ar_cm_copy(q, acc);
 }
 
 /* Q_1, K_1 with orthonormal rows (the first d_p rows of random orthogonal
@@ -618,7 +621,7 @@ static void random_orthogonal(ar_matrix *q, gsl_rng *rng, ar_matrix *acc, ar_mat
  * rank d_p of the logits is well conditioned, not barely above the
  * tolerance; heads i > 1: K_i = G_i K_1, Q_i = G_i Q_1 (G_i orthogonal), so
  * K_i^T Q_i = U and every head has the same attention. */
-static int draw_query_keys(ar_theorem2_target *t, gsl_rng *rng)
+static int draw_query_keys(ar_theorem2_target *t, ar_rng *rng)
 {
     size_t d = t->d, dp = t->dp;
     ar_matrix tmp = ar_matrix_empty(), acc = ar_matrix_empty(), out = ar_matrix_empty(),
@@ -640,8 +643,8 @@ static int draw_query_keys(ar_theorem2_target *t, gsl_rng *rng)
     }
     for (size_t i = 1; rc == AR_OK && i < t->h; i++) {
         householder(&g, rng, w);
-        ar_matrix_gemm(0, 0, 1.0, &g, &t->heads.wk[0], 0.0, &t->heads.wk[i]);
-        ar_matrix_gemm(0, 0, 1.0, &g, &t->heads.wq[0], 0.0, &t->heads.wq[i]);
+        ar_cm_gemm(0, 0, 1.0, &g, &t->heads.wk[0], 0.0, &t->heads.wk[i]);
+        ar_cm_gemm(0, 0, 1.0, &g, &t->heads.wq[0], 0.0, &t->heads.wq[i]);
     }
     ar_matrix_free(&tmp);
     ar_matrix_free(&acc);
@@ -652,19 +655,19 @@ static int draw_query_keys(ar_theorem2_target *t, gsl_rng *rng)
 }
 
 /* Packed parameters of g_V: Q, K from the heads, V ~ N(0, 1/d), O ~ N(0, 1/(h d_p)). */
-static void pack_parameters(ar_theorem2_target *t, gsl_rng *rng)
+static void pack_parameters(ar_theorem2_target *t, ar_rng *rng)
 {
     for (size_t i = 0; i < t->h; i++) {
         ar_matrix q, k, v, o;
         views(&t->shape, t->theta, i, &q, &k, &v, &o);
-        ar_matrix_copy(&q, &t->heads.wq[i]);
-        ar_matrix_copy(&k, &t->heads.wk[i]);
-        ar_matrix_fill_gaussian(&v, rng, 1.0 / sqrt((double)t->d));
-        ar_matrix_fill_gaussian(&o, rng, 1.0 / sqrt((double)(t->h * t->dp)));
+        ar_cm_copy(&q, &t->heads.wq[i]);
+        ar_cm_copy(&k, &t->heads.wk[i]);
+        ar_cm_fill_gaussian(&v, rng, 1.0 / sqrt((double)t->d));
+        ar_cm_fill_gaussian(&o, rng, 1.0 / sqrt((double)(t->h * t->dp)));
     }
 }
 
-static int draw_inputs_and_outputs(ar_theorem2_target *t, gsl_rng *rng)
+static int draw_inputs_and_outputs(ar_theorem2_target *t, ar_rng *rng)
 {
     int rc = AR_OK;
     for (size_t k = 0; rc == AR_OK && k < t->m; k++) {
@@ -672,7 +675,7 @@ static int draw_inputs_and_outputs(ar_theorem2_target *t, gsl_rng *rng)
         if (rc == AR_OK)
             rc = ar_matrix_alloc(&t->y[k], t->d, t->n);
         if (rc == AR_OK)
-            ar_matrix_fill_gaussian(&t->x[k], rng, 1.0);
+            ar_cm_fill_gaussian(&t->x[k], rng, 1.0);
     }
     ar_mh_workspace *ws = NULL;
     if (rc == AR_OK)
@@ -693,7 +696,7 @@ int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n
         return AR_EINVAL;
     t->d = d, t->h = h, t->n = n, t->dp = dp, t->m = m, t->seed = seed;
     int rc = ar_mh_shape_init(&t->shape, d, h, dp, n);
-    gsl_rng *rng = rc == AR_OK ? ar_rng_alloc(seed) : NULL;
+    ar_rng *rng = rc == AR_OK ? ar_rng_alloc(seed) : NULL;
     if (rc == AR_OK && rng == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK)
@@ -740,7 +743,7 @@ void ar_theorem2_target_free(ar_theorem2_target *t)
 static int small_rank(const ar_matrix *a, double *s, size_t *rank, double *kept, double *cut)
 {
     size_t k = a->rows < a->cols ? a->rows : a->cols;
-    int rc = ar_spectrum_svals(a, s);
+    int rc = ar_cm_svals(a, s);
     if (rc == AR_OK)
         rc = ar_rank_numerical(s, k, a->rows, a->cols, NULL, rank, NULL);
     if (rc == AR_OK) {
@@ -785,13 +788,13 @@ static int check_weights(const ar_theorem2_target *t, ar_theorem2_assumptions *a
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&ui, d, d);
     if (rc == AR_OK) {
-        ar_matrix_gemm(1, 0, 1.0, &t->heads.wk[0], &t->heads.wq[0], 0.0, &u);
+        ar_cm_gemm(1, 0, 1.0, &t->heads.wk[0], &t->heads.wq[0], 0.0, &u);
         for (size_t i = 0; i < t->h; i++) {
             ar_matrix q, k, v, o;
             views(&t->shape, t->theta, i, &q, &k, &v, &o);
-            ar_matrix_gemm(0, 0, 1.0, &o, &v, i > 0 ? 1.0 : 0.0, &vov);
-            ar_matrix_gemm(1, 0, 1.0, &t->heads.wk[i], &t->heads.wq[i], 0.0, &ui);
-            a->u_shared_defect = fmax(a->u_shared_defect, ar_matrix_max_abs_diff(&ui, &u));
+            ar_cm_gemm(0, 0, 1.0, &o, &v, i > 0 ? 1.0 : 0.0, &vov);
+            ar_cm_gemm(1, 0, 1.0, &t->heads.wk[i], &t->heads.wq[i], 0.0, &ui);
+            a->u_shared_defect = fmax(a->u_shared_defect, ar_cm_max_abs_diff(&ui, &u));
         }
         rc = small_rank(&u, sv, &a->rank_u, &kept, &cut);
     }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/random_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* partitions                                                          */
@@ -320,19 +322,19 @@ void ar_san_free(ar_san *net)
     memset(net, 0, sizeof *net);
 }
 
-void ar_san_randomize(ar_san *net, gsl_rng *rng)
+void ar_san_randomize(ar_san *net, ar_rng *rng)
 {
     if (net == NULL || rng == NULL || net->layers == 0)
         return;
     double sigma = 1.0 / sqrt((double)net->d);
     for (size_t l = 0; l < net->layers; l++) {
-        ar_matrix_fill_gaussian(&net->wq[l], rng, sigma);
-        ar_matrix_fill_gaussian(&net->wk[l], rng, sigma);
-        ar_matrix_fill_gaussian(&net->wv[l], rng, sigma);
-        ar_matrix_fill_gaussian(&net->wo[l], rng, sigma);
+        ar_cm_fill_gaussian(&net->wq[l], rng, sigma);
+        ar_cm_fill_gaussian(&net->wk[l], rng, sigma);
+        ar_cm_fill_gaussian(&net->wv[l], rng, sigma);
+        ar_cm_fill_gaussian(&net->wo[l], rng, sigma);
     }
-    ar_matrix r = ar_matrix_view(net->readout, net->d, 1, net->d);
-    ar_matrix_fill_gaussian(&r, rng, sigma);
+    ar_matrix r = ar_matrix_alias(net->readout, net->d, 1, net->d);
+    ar_cm_fill_gaussian(&r, rng, sigma);
 }
 
 int ar_san_set_entry(ar_san *net, size_t position, size_t entry)

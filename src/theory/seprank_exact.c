@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/random_internal.h"
 
 /* Residues are uint64_t in the public header and mp_limb_t in FLINT. */
 _Static_assert(sizeof(uint64_t) == sizeof(mp_limb_t), "mp_limb_t must be 64-bit");
@@ -29,15 +30,15 @@ uint64_t ar_seprank_prime(size_t k)
     return (uint64_t)n_nextprime(start, 1);
 }
 
-uint64_t ar_field_uniform(gsl_rng *rng, uint64_t p)
+uint64_t ar_field_uniform(ar_rng *rng, uint64_t p)
 {
     if (rng == NULL || p == 0)
         return 0;
     /* Largest multiple of p that fits in 64 bits: reject above it. */
     uint64_t limit = UINT64_MAX - (UINT64_MAX % p + 1) % p;
     for (;;) {
-        uint64_t hi = (uint64_t)gsl_rng_get(rng) & 0xffffffffULL;
-        uint64_t lo = (uint64_t)gsl_rng_get(rng) & 0xffffffffULL;
+        uint64_t hi = (uint64_t)ar_rng_u64(rng) & 0xffffffffULL;
+        uint64_t lo = (uint64_t)ar_rng_u64(rng) & 0xffffffffULL;
         uint64_t x = (hi << 32) | lo;
         if (x <= limit)
             return x % p;
@@ -85,7 +86,7 @@ void ar_san_mod_free(ar_san_mod *net)
     memset(net, 0, sizeof *net);
 }
 
-void ar_san_mod_randomize(ar_san_mod *net, gsl_rng *rng)
+void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng)
 {
     if (net == NULL || rng == NULL || net->w == NULL)
         return;
@@ -424,8 +425,8 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
     int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p);
     if (rc != AR_OK)
         return rc;
-    gsl_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 100 + 2 * (uint64_t)prime_index));
-    gsl_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 101 + 2 * (uint64_t)prime_index));
+    ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 100 + 2 * (uint64_t)prime_index));
+    ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 101 + 2 * (uint64_t)prime_index));
     *templates = malloc(m * cfg->d * sizeof(uint64_t));
     if (rw == NULL || rt == NULL || *templates == NULL) {
         ar_rng_free(rw);
@@ -550,10 +551,10 @@ static void z_eval(zws *z, const ar_seprank_config *cfg, fmpz_t out)
         fmpz_addmul(out, z->readout + r, z->y + cfg->position * d + r);
 }
 
-static void z_random(fmpz_t x, gsl_rng *rng, long range)
+static void z_random(fmpz_t x, ar_rng *rng, long range)
 {
     unsigned long span = 2UL * (unsigned long)range + 1UL;
-    fmpz_set_si(x, (slong)gsl_rng_uniform_int(rng, span) - range);
+    fmpz_set_si(x, (slong)gsl_rng_uniform_int(ar_rng_gsl(rng), span) - range);
 }
 
 int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
@@ -571,8 +572,8 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
     size_t d = cfg->d, n = cfg->n, nw = cfg->layers * 4 * d * d;
     zws z = {d, n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {0}};
     fmpz *all = _fmpz_vec_init((slong)(6 * d * n + nw + d + m * d));
-    gsl_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 200));
-    gsl_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 201));
+    ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 200));
+    ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 201));
     if (rw == NULL || rt == NULL) {
         ar_rng_free(rw);
         ar_rng_free(rt);

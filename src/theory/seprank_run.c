@@ -9,6 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
+#include "core/random_internal.h"
 
 /* Largest matricisation ar_seprank_run builds: 2^26 entries (512 MB of
  * doubles or residues), a 8192 x 8192 matrix. */
@@ -140,8 +143,8 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     if (rc != AR_OK)
         return rc;
     ar_matrix templates = ar_matrix_empty(), g = ar_matrix_empty();
-    gsl_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 1));
-    gsl_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 2));
+    ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 1));
+    ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 2));
     if (rw == NULL || rt == NULL || ar_matrix_alloc(&templates, cfg->d, m) != AR_OK ||
         ar_matrix_alloc(&g, rows, cols) != AR_OK) {
         rc = AR_ENOMEM;
@@ -152,10 +155,10 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     if (cfg->entry >= 0 && (rc = ar_san_set_entry(&net, cfg->position, (size_t)cfg->entry)))
         goto done;
     /* Unit-size templates: entries N(0, 1/d). */
-    ar_matrix_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
+    ar_cm_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
     rc = ar_grid_float(&net, &templates, part, &g, cfg->threads ? cfg->threads : 1);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&g, s);
+        rc = ar_cm_svals(&g, s);
 done:
     ar_rng_free(rw);
     ar_rng_free(rt);

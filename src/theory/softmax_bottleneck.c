@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/spectrum_internal.h"
 
 struct ar_sbn_workspace {
     size_t n, v, k;            /* contexts, vocabulary, min(n, v) */
@@ -207,7 +208,7 @@ static void load_log(ar_sbn_workspace *ws, const ar_matrix *p)
  * the centring that applies (double with bias) goes to r->singular_values. */
 static int compute_ranks(ar_sbn_workspace *ws, const ar_sbn_opts *o, ar_sbn_result *r)
 {
-    int rc = ar_spectrum_svals_ws(&ws->lt, ws->sv, ws->svd_vals);
+    int rc = ar_cm_svals_ws(&ws->lt, ws->sv, ws->svd_vals);
     if (rc != AR_OK)
         return rc;
     r->log_norm = ws->sv[0];
@@ -217,7 +218,7 @@ static int compute_ranks(ar_sbn_workspace *ws, const ar_sbn_opts *o, ar_sbn_resu
     r->rank_log = ar_rank_count_above(ws->sv, ws->k, r->threshold);
     for (int both = 0; both <= 1 && rc == AR_OK; both++) {
         centre(&ws->lt, &ws->cen, both);
-        rc = ar_spectrum_svals_ws(&ws->cen, ws->sv, ws->svd_vals);
+        rc = ar_cm_svals_ws(&ws->cen, ws->sv, ws->svd_vals);
         size_t rk = ar_rank_count_above(ws->sv, ws->k, r->threshold);
         if (both)
             r->rank_double_centred = rk;

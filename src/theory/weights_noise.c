@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "core/spectrum_internal.h"
 
 double ar_weights_subnormal_abs(ar_precision p)
 {
@@ -141,7 +143,7 @@ static int top_sval(const double *q, size_t d, size_t k, size_t p, double *out)
     int rc = s ? ar_matrix_alloc(&r, k, p) : AR_ENOMEM;
     if (rc == AR_OK) {
         copy_r(q, d, k, p, &r, 0, 0);
-        rc = ar_spectrum_svals(&r, s);
+        rc = ar_cm_svals(&r, s);
     }
     if (rc == AR_OK)
         *out = s[0];
@@ -162,10 +164,10 @@ static int circuit_svals(const noise_work *w, double *s)
     if (rc == AR_OK) {
         copy_r(w->qa, w->d, w->ka, w->p, &ra, 0, 0);
         copy_r(w->qb, w->d, w->kb, w->p, &rb, 0, 0);
-        rc = ar_matrix_gemm(0, 1, 1.0, &ra, &rb, 0.0, &core);
+        rc = ar_cm_gemm(0, 1, 1.0, &ra, &rb, 0.0, &core);
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&core, s);
+        rc = ar_cm_svals(&core, s);
     ar_matrix_free(&ra);
     ar_matrix_free(&rb);
     ar_matrix_free(&core);
@@ -184,13 +186,13 @@ static double half_width(double x, double u, double asub)
 /* R of [X^T | dX^T] into r (rows x 2p) for one drawn dX: x is p x d, q and
  * tau its reflectors. */
 static int stack_r(noise_work *w, const ar_matrix *x, const double *q, const double *tau,
-                   size_t k, gsl_rng *rng, double u, double asub, ar_matrix *r)
+                   size_t k, ar_rng *rng, double u, double asub, ar_matrix *r)
 {
     size_t d = w->d, p = w->p;
     for (size_t j = 0; j < d; j++) /* draw in the storage order of x (column-major) */
         for (size_t i = 0; i < p; i++) {
             double a = AR_AT(x, i, j);
-            w->w[j + i * d] = half_width(a, u, asub) * (2.0 * gsl_rng_uniform(rng) - 1.0);
+            w->w[j + i * d] = half_width(a, u, asub) * (2.0 * ar_rng_uniform(rng) - 1.0);
         }
     /* W = Q_X^T dX^T */
     int rc = lapack_status(LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', (lapack_int)d,
@@ -217,7 +219,7 @@ static int stack_r(noise_work *w, const ar_matrix *x, const double *q, const dou
 }
 
 /* ||dA^T B + A^T dB||_2 for one draw. */
-static int draw_norm(noise_work *w, const ar_matrix *a, const ar_matrix *b, gsl_rng *rng,
+static int draw_norm(noise_work *w, const ar_matrix *a, const ar_matrix *b, ar_rng *rng,
                      double u, double asub, double *out)
 {
     int rc = stack_r(w, a, w->qa, w->tau_a, w->ka, rng, u, asub, &w->rf);
@@ -226,15 +228,15 @@ static int draw_norm(noise_work *w, const ar_matrix *a, const ar_matrix *b, gsl_
     if (rc != AR_OK)
         return rc;
     size_t rows = w->rf.rows, p = w->p;
-    ar_matrix f1 = ar_matrix_view(w->rf.data, rows, p, w->rf.ld);
-    ar_matrix f2 = ar_matrix_view(w->rf.data + p * w->rf.ld, rows, p, w->rf.ld);
-    ar_matrix h1 = ar_matrix_view(w->rh.data, rows, p, w->rh.ld);
-    ar_matrix h2 = ar_matrix_view(w->rh.data + p * w->rh.ld, rows, p, w->rh.ld);
-    rc = ar_matrix_gemm(0, 1, 1.0, &f1, &h2, 0.0, &w->core); /* A^T dB */
+    ar_matrix f1 = ar_matrix_alias(w->rf.data, rows, p, w->rf.ld);
+    ar_matrix f2 = ar_matrix_alias(w->rf.data + p * w->rf.ld, rows, p, w->rf.ld);
+    ar_matrix h1 = ar_matrix_alias(w->rh.data, rows, p, w->rh.ld);
+    ar_matrix h2 = ar_matrix_alias(w->rh.data + p * w->rh.ld, rows, p, w->rh.ld);
+    rc = ar_cm_gemm(0, 1, 1.0, &f1, &h2, 0.0, &w->core); /* A^T dB */
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(0, 1, 1.0, &f2, &h1, 1.0, &w->core); /* + dA^T B */
+        rc = ar_cm_gemm(0, 1, 1.0, &f2, &h1, 1.0, &w->core); /* + dA^T B */
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(&w->core, w->sv);
+        rc = ar_cm_svals(&w->core, w->sv);
     if (rc == AR_OK)
         *out = w->sv[0];
     return rc;
@@ -255,9 +257,9 @@ int ar_weights_head_factored(const ar_matrix *a, const ar_matrix *b, ar_precisio
     if (noise != NULL && (draws == 0 || draws > AR_WEIGHTS_NOISE_MAX_DRAWS ||
                           !(factor > 0.0) || !isfinite(factor)))
         return AR_EINVAL;
-    int rc = ar_matrix_check_finite(a, NULL, NULL);
+    int rc = ar_cm_check_finite(a, NULL, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_check_finite(b, NULL, NULL);
+        rc = ar_cm_check_finite(b, NULL, NULL);
     if (rc != AR_OK)
         return rc;
     size_t k = d < p ? d : p;
@@ -291,14 +293,14 @@ int ar_weights_head_factored(const ar_matrix *a, const ar_matrix *b, ar_precisio
     }
     double u = z->unit_roundoff, asub = z->subnormal_abs;
     double root_n = sqrt((double)p * (double)d);
-    z->fro_a = ar_matrix_norm_fro(a);
-    z->fro_b = ar_matrix_norm_fro(b);
+    z->fro_a = ar_cm_norm_fro(a);
+    z->fro_b = ar_cm_norm_fro(b);
     z->err_a = u * z->fro_a + asub * root_n;
     z->err_b = u * z->fro_b + asub * root_n;
     z->arith_floor = (double)d * 0x1p-53 * z->norm_a * z->norm_b;
     z->tau_cert = z->err_a * z->norm_b + z->norm_a * z->err_b + z->err_a * z->err_b +
                   z->arith_floor;
-    gsl_rng *rng = ar_rng_alloc(seed);
+    ar_rng *rng = ar_rng_alloc(seed);
     if (rng == NULL)
         rc = AR_ENOMEM;
     for (size_t t = 0; rc == AR_OK && t < draws; t++) {

@@ -9,6 +9,7 @@
  * LLaMA projection is analysed.
  *   scripts/fuzz 60 safetensors   (seeds: tests/corpus/safetensors/) */
 #include "fuzz_common.h"
+#include "core/matrix_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,7 +45,7 @@ static void check_tensors(const ar_safetensors *st, const uint8_t *data, size_t 
         ar_error err = {{0}};
         int rc = ar_safetensors_read(st, t, &m, &err);
         fuzz_check_status(rc, &err, "safetensors read");
-        if (rc == AR_OK && ar_matrix_check_finite(&m, NULL, NULL) != AR_OK)
+        if (rc == AR_OK && ar_cm_check_finite(&m, NULL, NULL) != AR_OK)
             fuzz_fail("a successful read returned a non-finite value", t->name);
         if (rc != AR_OK && rc != AR_ENONFINITE && rc != AR_ENOMEM)
             fuzz_fail("unexpected read failure", err.msg);

@@ -1,0 +1,11 @@
+/* Internal to the library and its tests: not installed, not exported. */
+#ifndef ATTNRANK_IO_ARRAY_INTERNAL_H
+#define ATTNRANK_IO_ARRAY_INTERNAL_H
+
+#include "attnrank/io.h"
+
+/* Matrix k of the stack as a column-major alias of the array's buffer
+ * (never freed; empty when k is out of range). */
+ar_matrix ar_array_slice_cm(const ar_array *a, size_t k);
+
+#endif
