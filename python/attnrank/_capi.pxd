@@ -22,6 +22,7 @@ cdef extern from "attnrank/status.h" nogil:
         char msg[512]
 
     const char *ar_strerror(int status)
+    int ar_error_set(ar_error *err, int status, const char *fmt, ...)
 
 cdef extern from "attnrank/version.h" nogil:
     const char *ar_version()

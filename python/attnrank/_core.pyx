@@ -19,7 +19,7 @@ from libc.stdint cimport SIZE_MAX
 from attnrank._capi cimport (
     AR_OK, AR_EINVAL, AR_ENOMEM, AR_ENONFINITE, AR_ENOCONV, AR_EIO, AR_EFORMAT,
     AR_EUNSUPPORTED, AR_EDOMAIN, AR_ELAPACK, AR_ESIZE, AR_NSTATUS,
-    ar_error, ar_strerror, ar_version,
+    ar_error, ar_error_set, ar_strerror, ar_version,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_default, ar_rank_metrics, ar_rank_metrics_compute,
 )
@@ -71,6 +71,17 @@ def raise_status(int status, str function, detail=None):
     if status == AR_OK:
         raise ValueError("raise_status: AR_OK is not an error")
     check_status(status, function, NULL, detail)
+
+
+def _error_roundtrip(int status, str message):
+    """Fill an ar_error with ar_error_set(status, message) as a C function
+    reports a failure, and pass it through check_status (for the tests)."""
+    cdef ar_error err
+    err.msg[0] = 0
+    data = message.encode("utf-8")
+    cdef int rc = ar_error_set(&err, status, "%s", <const char *>data)
+    check_status(rc, "ar_error_set", &err)
+    return None
 
 
 def version():
@@ -138,7 +149,10 @@ cdef ar_precision _precision(object precision) except *:
             raise ArgumentError(
                 AR_EINVAL, strerror(AR_EINVAL), "ar_precision_parse",
                 f"precision must be a name or a float dtype, got {precision!r}")
-    check_status(ar_precision_parse(precision.encode("utf-8", "replace"), &p),
+    name = precision.encode("utf-8", "replace")
+    if b"\0" in name:
+        name = b"?"  # a C string ends at the NUL: never accept a prefix
+    check_status(ar_precision_parse(name, &p),
                  "ar_precision_parse", NULL,
                  "precision must be one of float64, float32, float16, bfloat16 "
                  f"(or f64, f32, f16, bf16), got {precision!r}")
