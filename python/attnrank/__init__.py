@@ -1,0 +1,60 @@
+"""attnrank: exact linear algebra for the rank and expressivity of attention.
+
+The Python face of the attnrank C library (docs/python.md):
+
+- :func:`version` -- the C library's version;
+- :func:`rank_metrics` -- numerical rank (with the tolerance used) and the
+  effective ranks of a singular spectrum, as ``attnrank spectrum --json``;
+- :class:`Error` and its subclasses -- one per C status, each also a
+  ValueError, TypeError, MemoryError, OSError or RuntimeError;
+- :mod:`attnrank.torch` -- per-head attention probabilities captured from
+  PyTorch models (imported on first use; needs torch, ``import attnrank``
+  does not).
+"""
+
+from attnrank._errors import (
+    ArgumentError,
+    ConvergenceError,
+    DomainError,
+    Error,
+    FileError,
+    FormatError,
+    InternalError,
+    NonFiniteError,
+    OutOfMemoryError,
+    SizeError,
+    UnsupportedError,
+)
+from attnrank._results import RankMetrics, Tolerance
+from attnrank._core import rank_metrics, strerror, version
+
+__version__ = version()
+
+__all__ = [
+    "ArgumentError",
+    "ConvergenceError",
+    "DomainError",
+    "Error",
+    "FileError",
+    "FormatError",
+    "InternalError",
+    "NonFiniteError",
+    "OutOfMemoryError",
+    "RankMetrics",
+    "SizeError",
+    "Tolerance",
+    "UnsupportedError",
+    "rank_metrics",
+    "strerror",
+    "version",
+]
+
+
+def __getattr__(name):
+    # attnrank.torch without an explicit import, and without importing torch
+    # (about a second) for users who never touch it.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module("attnrank.torch")
+    raise AttributeError(f"module 'attnrank' has no attribute {name!r}")

@@ -1,0 +1,285 @@
+"""attnrank.torch: per-head attention capture from PyTorch modules."""
+
+import types
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import attnrank  # noqa: E402
+import attnrank.torch as art  # noqa: E402
+
+MHA_FORWARD = nn.MultiheadAttention.forward
+
+
+def _assert_restored(model):
+    for m in model.modules():
+        if isinstance(m, nn.MultiheadAttention):
+            assert "forward" not in m.__dict__
+            assert m.forward.__func__ is MHA_FORWARD
+        if isinstance(m, nn.TransformerEncoderLayer):
+            assert m.activation_relu_or_gelu == 1  # relu
+        assert not m._forward_pre_hooks
+
+
+def _encoder(layers=3, d=16, heads=4, dropout=0.0):
+    torch.manual_seed(11)
+    layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=32, dropout=dropout,
+                                       batch_first=True)
+    return nn.TransformerEncoder(layer, layers)
+
+
+def _layer_inputs(model, layers, *args, **kwargs):
+    """The input of each layer, recorded by forward pre-hooks."""
+    seen = []
+    hooks = [layer.register_forward_pre_hook(lambda mod, inp: seen.append(inp[0]))
+             for layer in layers]
+    try:
+        with torch.no_grad():
+            model(*args, **kwargs)
+    finally:
+        for h in hooks:
+            h.remove()
+    return seen
+
+
+def test_lazy_attribute_and_module():
+    assert attnrank.torch is art
+
+
+# ---- a plain nn.MultiheadAttention ------------------------------------------
+
+@pytest.mark.parametrize("train", [False, True])
+def test_plain_mha_reproduces_need_weights_exactly(train):
+    torch.manual_seed(3)
+    m = nn.MultiheadAttention(8, 2, batch_first=True)
+    m.train(train)
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        ref = m(x, x, x, need_weights=True, average_attn_weights=False)[1]
+    records = art.capture_attention(m, x, x, x)
+    (r,) = records
+    assert r.layer == "<model>" and r.call == 0 and r.self_attention
+    assert r.probs.shape == (2, 2, 5, 5) and r.probs.dtype == np.float32
+    assert np.array_equal(r.probs, ref.numpy())
+    assert r.precision == "float32" and r.device == "cpu" and r.dropout == 0.0
+    assert r.mask is None and r.attn_mask is None and r.key_padding_mask is None
+    _assert_restored(m)
+
+
+def test_plain_mha_masks_positional_args_and_returned_weights():
+    torch.manual_seed(4)
+    m = nn.MultiheadAttention(8, 2).eval()  # sequence first
+    q, kv = torch.randn(4, 3, 8), torch.randn(6, 3, 8)
+    attn_mask = torch.zeros(4, 6, dtype=torch.bool)
+    attn_mask[:, 5] = True
+    kpm = torch.zeros(3, 6, dtype=torch.bool)
+    kpm[1, 0] = True
+    with torch.no_grad():
+        ref_out, ref_w = m(q, kv, kv, kpm, True, attn_mask, average_attn_weights=False)
+        ref_avg = m(q, kv, kv, kpm, True, attn_mask)[1]
+        ref_none = m(q, kv, kv, kpm, False, attn_mask)
+    with torch.no_grad(), art.capture(m) as records:
+        out, w = m(q, kv, kv, kpm, True, attn_mask, average_attn_weights=False)
+        avg = m(q, kv, kv, kpm, True, attn_mask)[1]
+        none = m(q, kv, kv, kpm, False, attn_mask)
+    assert torch.equal(out, ref_out) and torch.equal(w, ref_w)
+    assert torch.allclose(avg, ref_avg, rtol=0, atol=1e-7)
+    assert none[1] is None and ref_none[1] is None and torch.equal(none[0], ref_none[0])
+    assert [r.call for r in records] == [0, 1, 2]
+    r = records[0]
+    assert not r.self_attention and r.probs.shape == (3, 2, 4, 6)
+    assert np.array_equal(r.probs, ref_w.numpy())
+    assert r.attn_mask.dtype == np.bool_ and np.array_equal(r.attn_mask, attn_mask.numpy())
+    assert np.array_equal(r.key_padding_mask, kpm.numpy())
+    mask = r.mask
+    assert mask.shape == r.probs.shape and mask.dtype == np.bool_
+    assert mask[:, :, :, 5].all() and mask[1, :, :, 0].all() and not mask[0, :, :, 0].any()
+    assert (r.probs[mask] == 0).all()
+    _assert_restored(m)
+
+
+def test_unbatched_input_gets_a_batch_axis():
+    torch.manual_seed(5)
+    m = nn.MultiheadAttention(6, 3).eval()
+    x = torch.randn(4, 6)
+    with torch.no_grad():
+        ref = m(x, x, x, average_attn_weights=False)[1]
+    (r,) = art.capture_attention(m, x, x, x)
+    assert r.probs.shape == (1, 3, 4, 4) and np.array_equal(r.probs[0], ref.numpy())
+
+
+def test_restored_after_an_exception_and_an_own_forward_kept():
+    m = nn.MultiheadAttention(8, 2, batch_first=True)
+    with pytest.raises(Exception):
+        art.capture_attention(m, torch.randn(2, 5, 7), torch.randn(2, 5, 7),
+                              torch.randn(2, 5, 7))  # wrong width
+    _assert_restored(m)
+    calls = []
+    original = m.forward
+
+    def own(*a, **k):
+        calls.append(1)
+        return original(*a, **k)
+
+    m.forward = own
+    x = torch.randn(1, 3, 8)
+    (r,) = art.capture_attention(m, x, x, x)
+    assert calls == [1] and m.__dict__["forward"] is own and r.probs.shape == (1, 2, 3, 3)
+
+
+def test_refuses_a_non_module():
+    with pytest.raises(TypeError):
+        art.capture(lambda x: x)
+
+
+# ---- inside nn.TransformerEncoder -------------------------------------------
+
+@pytest.mark.parametrize("train", [False, True])
+def test_encoder_causal_mask_every_layer_exact(train):
+    enc = _encoder()
+    enc.train(train)
+    n = 7
+    x = torch.randn(2, n, 16)
+    causal = nn.Transformer.generate_square_subsequent_mask(n)  # float, -inf above
+    with torch.no_grad():
+        ref_out = enc(x, mask=causal)
+    with torch.no_grad(), art.capture(enc) as records:
+        out = enc(x, mask=causal)
+    assert torch.allclose(out, ref_out, rtol=0, atol=1e-6)
+    assert [r.layer for r in records] == [f"layers.{i}.self_attn" for i in range(3)]
+    inputs = _layer_inputs(enc, enc.layers, x, mask=causal)
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    for r, xin, layer in zip(records, inputs, enc.layers):
+        with torch.no_grad():
+            ref = layer.self_attn(xin, xin, xin, attn_mask=causal, need_weights=True,
+                                  average_attn_weights=False)[1]
+        assert np.array_equal(r.probs, ref.numpy())
+        assert r.probs.shape == (2, 4, n, n)
+        assert (r.probs[:, :, upper] == 0).all()
+        assert np.allclose(r.probs.sum(-1), 1, atol=1e-6)
+        assert np.array_equal(r.attn_mask, causal.numpy())
+        assert np.array_equal(r.mask[0, 0], upper)
+        assert r.dropout == 0.0 and r.self_attention
+    _assert_restored(enc)
+
+
+def test_encoder_eval_fast_path_is_switched_off():
+    # eval + no_grad + no mask: the fused path of torch 1.13+ would run no
+    # self_attn at all; with a key padding mask also the nested-tensor path.
+    enc = _encoder(layers=2).eval()
+    x = torch.randn(3, 5, 16)
+    with torch.no_grad():
+        ref_out = enc(x)
+    records = art.capture_attention(enc, x)
+    assert len(records) == 2
+    with torch.no_grad(), art.capture(enc):
+        assert torch.allclose(enc(x), ref_out, rtol=0, atol=1e-5)
+    pad = torch.zeros(3, 5, dtype=torch.bool)
+    pad[0, 3:] = True
+    records = art.capture_attention(enc, x, src_key_padding_mask=pad)
+    assert len(records) == 2
+    for r in records:
+        assert np.array_equal(r.key_padding_mask, pad.numpy())
+        assert (r.probs[0, :, :, 3:] == 0).all() and r.mask[0, :, :, 3:].all()
+        assert not r.mask[1:].any()
+    _assert_restored(enc)
+
+
+def test_train_mode_dropout_is_recorded():
+    enc = _encoder(layers=1, dropout=0.25).train()
+    (r,) = art.capture_attention(enc, torch.randn(1, 4, 16))
+    assert r.dropout == 0.25
+    (r,) = art.capture_attention(enc.eval(), torch.randn(1, 4, 16))
+    assert r.dropout == 0.0
+
+
+def test_decoder_self_and_cross_attention():
+    torch.manual_seed(12)
+    layer = nn.TransformerDecoderLayer(16, 2, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True)
+    dec = nn.TransformerDecoder(layer, 2).eval()
+    tgt, memory = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
+    mask = nn.Transformer.generate_square_subsequent_mask(4)
+    records = art.capture_attention(dec, tgt, memory, tgt_mask=mask)
+    assert [r.layer for r in records] == ["layers.0.self_attn", "layers.0.multihead_attn",
+                                          "layers.1.self_attn", "layers.1.multihead_attn"]
+    assert [r.self_attention for r in records] == [True, False, True, False]
+    assert records[0].probs.shape == (2, 2, 4, 4) and records[1].probs.shape == (2, 2, 4, 6)
+    assert records[1].mask is None and records[0].mask[0, 0, 0, 1]
+    _assert_restored(dec)
+
+
+def test_float64_and_half_models():
+    enc = _encoder(layers=1).double().eval()
+    (r,) = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.float64))
+    assert r.probs.dtype == np.float64 and r.precision == "float64"
+    enc = _encoder(layers=1).eval()
+    (r,) = art.capture_attention(enc, torch.randn(1, 3, 16), dtype="float64")
+    assert r.probs.dtype == np.float64 and r.precision == "float32"
+
+
+def test_bfloat16_model():
+    enc = _encoder(layers=1).to(torch.bfloat16).train()
+    try:
+        (r,) = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.bfloat16))
+    except RuntimeError as exc:  # some CPU builds lack a bf16 kernel
+        pytest.skip(f"bfloat16 attention unsupported here: {exc}")
+    assert r.precision == "bfloat16" and r.probs.dtype == np.float32
+
+
+# ---- Hugging Face style attentions -------------------------------------------
+
+def test_from_attentions_tuple():
+    torch.manual_seed(2)
+    b, h, n = 2, 3, 5
+    layers = tuple(torch.softmax(torch.randn(b, h, n, n), -1) for _ in range(3))
+    grads = layers[0].clone().requires_grad_(True)
+    bf = layers[1].to(torch.bfloat16)
+    mask = torch.ones(b, n, dtype=torch.long)
+    mask[1, 4] = 0
+    records = art.from_attentions((grads, bf, layers[2]), attention_mask=mask)
+    assert [r.layer for r in records] == ["layers.0", "layers.1", "layers.2"]
+    assert np.array_equal(records[0].probs, layers[0].numpy())
+    assert records[1].precision == "bfloat16" and records[1].probs.dtype == np.float32
+    assert np.array_equal(records[1].probs, bf.float().numpy())
+    (r,) = art.from_attentions([layers[2][0]])  # heads x n x n: batch 1
+    assert r.probs.shape == (1, h, n, n) and r.mask is None
+    assert records[0].mask[1, :, :, 4].all() and not records[0].mask[0].any()
+    out = types.SimpleNamespace(attentions=layers)
+    records = art.from_attentions(out, names=["a", "b", "c"], is_causal=True, dtype="float64")
+    assert [r.layer for r in records] == ["a", "b", "c"]
+    assert records[0].probs.dtype == np.float64 and records[0].precision == "float32"
+    assert np.array_equal(records[0].mask[0, 0], np.triu(np.ones((n, n), bool), 1))
+    np_records = art.from_attentions([layers[0].numpy()])
+    assert np_records[0].precision == "float32"
+
+
+def test_from_attentions_refusals():
+    a = torch.rand(1, 2, 3, 3)
+    with pytest.raises(ValueError):
+        art.from_attentions(types.SimpleNamespace(attentions=None))
+    with pytest.raises(TypeError):
+        art.from_attentions(a)
+    with pytest.raises(ValueError):
+        art.from_attentions([torch.rand(3, 3)])
+    with pytest.raises(ValueError):
+        art.from_attentions([a], names=["x", "y"])
+    with pytest.raises(ValueError):
+        art.from_attentions([a, None])
+    with pytest.raises(ValueError):
+        art.from_attentions([a], attention_mask=torch.ones(2, 3))
+    with pytest.raises(TypeError):
+        art.from_attentions([torch.ones(1, 1, 2, 2, dtype=torch.complex64)])
+    with pytest.raises(TypeError):
+        art.from_attentions([torch.ones(1, 1, 2, 2, dtype=torch.long)])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_tensors_are_moved():  # pragma: no cover - needs a GPU
+    m = nn.MultiheadAttention(8, 2, batch_first=True).cuda()
+    x = torch.randn(1, 3, 8, device="cuda")
+    (r,) = art.capture_attention(m, x, x, x)
+    assert r.device.startswith("cuda") and isinstance(r.probs, np.ndarray)
