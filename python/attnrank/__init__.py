@@ -3,6 +3,8 @@
 The Python face of the attnrank C library (docs/python.md):
 
 - :func:`version` -- the C library's version;
+- :func:`spectrum` -- singular values and rank metrics of a matrix or a
+  stack (numpy of any layout, torch tensors), as ``attnrank spectrum --json``;
 - :func:`rank_metrics` -- numerical rank (with the tolerance used) and the
   effective ranks of a singular spectrum, as ``attnrank spectrum --json``;
 - :class:`Error` and its subclasses -- one per C status, each also a
@@ -25,8 +27,8 @@ from attnrank._errors import (
     SizeError,
     UnsupportedError,
 )
-from attnrank._results import RankMetrics, Tolerance
-from attnrank._core import rank_metrics, strerror, version
+from attnrank._results import RankMetrics, Spectrum, SpectrumStack, Tolerance
+from attnrank._core import rank_metrics, spectrum, strerror, version
 
 __version__ = version()
 
@@ -42,9 +44,12 @@ __all__ = [
     "OutOfMemoryError",
     "RankMetrics",
     "SizeError",
+    "Spectrum",
+    "SpectrumStack",
     "Tolerance",
     "UnsupportedError",
     "rank_metrics",
+    "spectrum",
     "strerror",
     "version",
 ]

@@ -61,3 +61,17 @@ cdef extern from "attnrank/rank.h" nogil:
 
     int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                                 const ar_rank_opts *opts, ar_rank_metrics *out)
+
+cdef extern from "attnrank/matrix.h" nogil:
+    ctypedef struct ar_cview:
+        const double *data
+        size_t rows, cols
+        size_t row_stride
+        size_t col_stride
+
+    int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols,
+                      size_t row_stride, size_t col_stride)
+
+cdef extern from "attnrank/spectrum.h" nogil:
+    int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s,
+                                size_t nthreads, size_t *failed_index)

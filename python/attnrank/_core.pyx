@@ -22,6 +22,7 @@ from attnrank._capi cimport (
     ar_error, ar_error_set, ar_strerror, ar_version,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_default, ar_rank_metrics, ar_rank_metrics_compute,
+    ar_cview, ar_cview_init, ar_spectrum_svals_batch,
 )
 
 import math
@@ -32,7 +33,7 @@ import numpy as np
 from attnrank._errors import (
     ArgumentError, OutOfMemoryError, UnsupportedError, error_class,
 )
-from attnrank._results import RankMetrics, Tolerance
+from attnrank._results import RankMetrics, Spectrum, SpectrumStack, Tolerance
 
 # The numbers of enum ar_status as compiled in, for the tests to check
 # attnrank._errors.STATUS_NAMES against the header.
@@ -255,3 +256,6 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
         stable_rank=out.stable_rank, roy_vetterli_rank=out.roy_vetterli_rank,
         participation_ratio=out.participation_ratio, energy_rank=out.energy_rank,
         energy_fraction=out.energy_fraction, nuclear_rank=out.nuclear_rank)
+
+
+include "_spectrum.pxi"

@@ -5,9 +5,11 @@ the CLI's ``--json`` output of the same computation compare key by key."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
-__all__ = ["Tolerance", "RankMetrics"]
+import numpy as np
+
+__all__ = ["Tolerance", "RankMetrics", "Spectrum", "SpectrumStack"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +93,54 @@ class RankMetrics:
             "energy_fraction": self.energy_fraction,
             "nuclear_rank": self.nuclear_rank,
         }
+
+
+@dataclass(frozen=True)
+class Spectrum(RankMetrics):
+    """Singular values of one matrix with its rank metrics (every field of
+    :class:`RankMetrics`), and where it sits in a stack.
+
+    index
+        the matrix's indices over the stack's leading axes (``()`` for a
+        single matrix);
+    singular_values
+        the singular values, descending, a float64 numpy array of
+        ``min(rows, cols)`` values.
+    """
+
+    index: Tuple[int, ...] = ()
+    singular_values: np.ndarray = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON for this matrix (``attnrank spectrum --json``,
+        one entry of ``matrices``) without its ``label``: index, the rank
+        metrics, singular_values."""
+        d = {"index": list(self.index)}
+        d.update(RankMetrics.to_dict(self))
+        d["singular_values"] = [float(v) for v in self.singular_values]
+        return d
+
+
+@dataclass(frozen=True)
+class SpectrumStack:
+    """Spectra of a stack of matrices.
+
+    matrices
+        one :class:`Spectrum` per matrix, in C order over the leading axes;
+    singular_values
+        all singular values, shape ``leading axes + (min(rows, cols),)``.
+    """
+
+    matrices: Tuple[Spectrum, ...]
+    singular_values: np.ndarray
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """The numerical ranks, shaped as the stack's leading axes."""
+        return np.array([m.rank for m in self.matrices],
+                        dtype=np.int64).reshape(self.singular_values.shape[:-1])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON for the stack without ``source`` and the labels:
+        ``{"matrices": [...]}``."""
+        return {"matrices": [m.to_dict() for m in self.matrices]}

@@ -1,0 +1,131 @@
+# Included by _core.pyx: singular spectra of a matrix or a stack.
+
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport uintptr_t
+
+from attnrank._convert import as_matrix_stack
+
+
+cdef int _view_at(const char *base, Py_ssize_t offset, size_t rows, size_t cols,
+                  Py_ssize_t rs, Py_ssize_t cs, ar_cview *v) nogil:
+    """The C view of one matrix of a numpy array from byte strides (only the
+    strides of axes longer than 1 matter; they must be positive multiples of
+    8).  AR_EINVAL when the C rules refuse the layout."""
+    cdef size_t r_el = 1, c_el = 1
+    if rows > 1:
+        if rs <= 0 or rs % 8 != 0:
+            return AR_EINVAL
+        r_el = <size_t>(rs // 8)
+    if cols > 1:
+        if cs <= 0 or cs % 8 != 0:
+            return AR_EINVAL
+        c_el = <size_t>(cs // 8)
+    return ar_cview_init(v, <const double *>(base + offset), rows, cols, r_el, c_el)
+
+
+cdef object _slice_offsets(object arr):
+    """Byte offsets of every matrix of the stack from the array's data
+    pointer, in C order over the leading axes (negative strides allowed)."""
+    lead = arr.shape[:-2]
+    offsets = np.zeros(lead, dtype=np.int64)
+    for axis, (length, stride) in enumerate(zip(lead, arr.strides[:-2])):
+        shape = [1] * len(lead)
+        shape[axis] = length
+        offsets = offsets + (np.arange(length, dtype=np.int64) * stride).reshape(shape)
+    return np.ascontiguousarray(offsets.reshape(-1))
+
+
+cdef int _fill_views(object arr, ar_cview *views) except -1:
+    """The views of every matrix of arr; 1 when a layout was refused (the
+    caller then copies arr into C order once and retries)."""
+    cdef const char *base = <const char *><uintptr_t>arr.__array_interface__["data"][0]
+    cdef const long long[::1] offs = _slice_offsets(arr)
+    cdef size_t rows = arr.shape[-2], cols = arr.shape[-1]
+    cdef Py_ssize_t rs = arr.strides[-2], cs = arr.strides[-1]
+    cdef Py_ssize_t t
+    for t in range(offs.shape[0]):
+        if _view_at(base, offs[t], rows, cols, rs, cs, &views[t]) != AR_OK:
+            return 1
+    return 0
+
+
+def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
+             threads=0):
+    """Singular values and rank metrics of a matrix or of a stack of matrices
+    (ar_spectrum_svals_batch + ar_rank_metrics_compute), as
+    ``attnrank spectrum --json`` (docs/theory/spectra.md).
+
+    a
+        a real matrix (2-D), or a stack of any rank over its leading axes
+        (batch x heads x n x n as PyTorch returns attentions); a 1-D input is
+        one 1 x n matrix.  numpy arrays of any layout (C or Fortran order,
+        slices, transposes, negative strides on the leading axes) are read in
+        place when float64; float32 / float16 / integers are converted to
+        float64 once and set the default tolerance's precision.  torch
+        tensors: detached, moved to the CPU, bfloat16 widened exactly.
+    rtol, atol, energy_fraction
+        as in :func:`rank_metrics` (rtol None: ``max(m, n) * eps``).
+    precision
+        storage precision for the default rtol; None: the input's dtype.
+    threads
+        threads over the matrices of a stack (0: one per CPU).
+
+    Returns a :class:`attnrank.Spectrum` for one matrix, a
+    :class:`attnrank.SpectrumStack` for a stack; ``.to_dict()`` is the
+    CLI's JSON for the same data (without ``source`` and ``label``).  Raises
+    UnsupportedError (TypeError) for complex/object/bool data,
+    ArgumentError (ValueError) for an empty matrix or bad options,
+    NonFiniteError (ValueError) for NaN/Inf (naming the matrix), and
+    OutOfMemoryError.  The GIL is released during the computation.
+    """
+    cdef str fn = "ar_spectrum_svals_batch"
+    arr, stored = as_matrix_stack(a, fn, "a")
+    prec = stored if precision is None else precision
+    cdef size_t rows = arr.shape[-2], cols = arr.shape[-1]
+    cdef size_t k = rows if rows < cols else cols
+    lead = arr.shape[:-2]
+    count_obj = 1
+    for length in lead:
+        count_obj *= length
+    if count_obj * max(k, 1) * 8 > SIZE_MAX:
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"a stack of shape {arr.shape}")
+    cdef size_t count = count_obj
+    try:
+        sv = np.empty(tuple(lead) + (k,), dtype=np.float64)
+    except (MemoryError, ValueError):
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn,
+                               f"{k} singular values for each matrix of a stack {lead}")
+    if count == 0:
+        return SpectrumStack(matrices=(), singular_values=sv)
+    cdef ar_cview *views = <ar_cview *>malloc(count * sizeof(ar_cview))
+    if views == NULL:
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
+    cdef double[::1] out = sv.reshape(-1)
+    cdef size_t failed = 0, nthreads = _size(threads, "threads", fn)
+    cdef int rc
+    try:
+        if _fill_views(arr, views):
+            try:  # a layout the C views refuse (zero or overlapping strides): one copy
+                arr = np.ascontiguousarray(arr)
+            except (MemoryError, ValueError):
+                raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn,
+                                       f"a C-order copy of a (shape {arr.shape})")
+            if _fill_views(arr, views):
+                raise_status(AR_EINVAL, fn, f"the layout of a (strides {arr.strides})")
+        with nogil:
+            rc = ar_spectrum_svals_batch(views, count, &out[0], nthreads, &failed)
+    finally:
+        free(views)
+    if rc != AR_OK:
+        where = tuple(int(i) for i in np.unravel_index(failed, lead)) if lead else ()
+        check_status(rc, fn, NULL, f"matrix {list(where)} of a" if lead else None)
+    matrices = []
+    for t in range(count):
+        index = tuple(int(i) for i in np.unravel_index(t, lead)) if lead else ()
+        s = sv[index] if lead else sv
+        m = rank_metrics(s, (rows, cols), rtol=rtol, atol=atol, precision=prec,
+                         energy_fraction=energy_fraction)
+        matrices.append(Spectrum(index=index, singular_values=s, **m.__dict__))
+    if not lead:
+        return matrices[0]
+    return SpectrumStack(matrices=tuple(matrices), singular_values=sv)

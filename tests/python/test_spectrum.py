@@ -1,0 +1,179 @@
+"""attnrank.spectrum: the CLI's JSON on the same data, every numpy layout,
+stacks, torch tensors, hostile inputs, the GIL."""
+
+import json
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import attnrank
+
+
+def _rng(seed=7):
+    return np.random.default_rng(seed)
+
+
+def _cli_json(cli, tmp_path, a, *extra):
+    path = tmp_path / "a.npy"
+    np.save(path, a)
+    out = subprocess.run([cli, "spectrum", str(path), "--json", *extra],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["matrices"]
+
+
+def _without_label(m):
+    return {k: v for k, v in m.items() if k != "label"}
+
+
+def test_matrix_equals_the_cli_json(cli, tmp_path):
+    a = _rng().standard_normal((9, 6)) @ np.diag([3, 2, 1, 1e-3, 1e-9, 0.0])
+    want = _cli_json(cli, tmp_path, a)
+    got = attnrank.spectrum(a)
+    assert isinstance(got, attnrank.Spectrum)
+    assert got.to_dict() == _without_label(want[0])
+    assert got.rank == 5 and got.tolerance.precision == "float64"
+
+
+def test_float32_stack_equals_the_cli_json(cli, tmp_path):
+    a = _rng(3).random((2, 3, 5, 5)).astype(np.float32)
+    want = _cli_json(cli, tmp_path, a)
+    got = attnrank.spectrum(a)
+    assert isinstance(got, attnrank.SpectrumStack)
+    assert got.to_dict() == {"matrices": [_without_label(m) for m in want]}
+    assert got.singular_values.shape == (2, 3, 5)
+    assert got.ranks.shape == (2, 3)
+    assert got.matrices[4].index == (1, 1)
+    assert got.matrices[0].tolerance.precision == "float32"
+
+
+def test_tolerance_options_equal_the_cli(cli, tmp_path):
+    a = np.diag([1.0, 1e-4, 1e-8])
+    want = _cli_json(cli, tmp_path, a, "--rtol", "1e-5", "--atol", "1e-9")
+    got = attnrank.spectrum(a, rtol=1e-5, atol=1e-9)
+    assert got.to_dict() == _without_label(want[0])
+    assert got.rank == 2
+
+
+def _layouts(a):
+    """The same matrix in many numpy layouts (values equal to a)."""
+    big = np.zeros((a.shape[0] * 2, a.shape[1] * 3))
+    big[::2, ::3] = a
+    rev = np.ascontiguousarray(a[::-1, ::-1])
+    return {
+        "C": np.ascontiguousarray(a),
+        "F": np.asfortranarray(a),
+        "transpose of F": np.ascontiguousarray(a.T).T,
+        "step slices": big[::2, ::3],
+        "negative strides": rev[::-1, ::-1],
+        "read-only": np.frombuffer(np.ascontiguousarray(a).tobytes()).reshape(a.shape),
+        "list": a.tolist(),
+    }
+
+
+def test_every_layout_gives_the_same_bits():
+    a = _rng(11).standard_normal((7, 5))
+    want = attnrank.spectrum(a).singular_values
+    for name, x in _layouts(a).items():
+        got = attnrank.spectrum(x).singular_values
+        assert np.array_equal(got, want), name
+
+
+def test_stack_layouts_and_leading_strides():
+    s = _rng(5).standard_normal((3, 4, 6, 6))
+    want = attnrank.spectrum(s).singular_values
+    assert np.array_equal(attnrank.spectrum(np.asfortranarray(s)).singular_values, want)
+    flipped = s[::-1, ::2]
+    got = attnrank.spectrum(flipped).singular_values
+    assert np.array_equal(got, want[::-1, ::2])
+    t = attnrank.spectrum(np.swapaxes(s, -1, -2)).singular_values
+    np.testing.assert_allclose(t, want, rtol=1e-13, atol=1e-14 * want.max())
+    # the same as numpy's stacked SVD
+    np.testing.assert_allclose(want, np.linalg.svd(s, compute_uv=False), rtol=1e-12,
+                               atol=1e-13 * want.max())
+    for threads in (1, 2, 3):
+        assert np.array_equal(attnrank.spectrum(s, threads=threads).singular_values, want)
+
+
+def test_edge_sizes():
+    one = attnrank.spectrum(np.array([[2.5]]))
+    assert one.rank == 1 and one.singular_values.tolist() == [2.5]
+    row = attnrank.spectrum(np.array([3.0, 4.0]))  # a 1-D input is one 1 x n matrix
+    assert (row.rows, row.cols) == (1, 2) and row.singular_values[0] == pytest.approx(5.0)
+    assert attnrank.spectrum(np.float64(2.0)).singular_values.tolist() == [2.0]
+    zero = attnrank.spectrum(np.zeros((3, 2)))
+    assert zero.rank == 0 and zero.stable_rank == 0.0
+    empty_stack = attnrank.spectrum(np.zeros((0, 3, 3)))
+    assert empty_stack.matrices == () and empty_stack.singular_values.shape == (0, 3)
+    for shape in [(0, 3), (3, 0), (2, 0, 4)]:
+        with pytest.raises(attnrank.ArgumentError, match="empty matrix"):
+            attnrank.spectrum(np.zeros(shape))
+
+
+def test_hostile_inputs_raise_and_never_crash():
+    a = np.ones((4, 4))
+    a[2, 1] = np.nan
+    with pytest.raises(attnrank.NonFiniteError):
+        attnrank.spectrum(a)
+    stack = np.ones((2, 3, 4, 4))
+    stack[1, 2, 0, 0] = np.inf
+    with pytest.raises(attnrank.NonFiniteError, match=r"matrix \[1, 2\]"):
+        attnrank.spectrum(stack)
+    for bad in [np.ones((3, 3), dtype=complex), np.array([[object()]]),
+                np.ones((2, 2), dtype=bool), np.array([["a", "b"]]), {"a": 1}]:
+        with pytest.raises(attnrank.UnsupportedError):
+            attnrank.spectrum(bad)
+    with pytest.raises(TypeError):  # UnsupportedError is a TypeError
+        attnrank.spectrum(np.ones((2, 2), dtype=np.complex64))
+    # a broadcast (zero-stride) view of a huge matrix: the copy cannot be made
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(1 << 28, 1 << 28),
+                                           strides=(0, 0))
+    with pytest.raises(MemoryError):
+        attnrank.spectrum(huge)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.spectrum(np.eye(3), threads=-1)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.spectrum(np.eye(3), energy_fraction=0.0)
+    # overlapping strides are copied, not refused or misread
+    base = np.arange(10.0)
+    sliding = np.lib.stride_tricks.as_strided(base, shape=(4, 4), strides=(8, 8))
+    assert np.array_equal(attnrank.spectrum(sliding).singular_values,
+                          attnrank.spectrum(np.array(sliding)).singular_values)
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch")
+    t = torch.randn(2, 5, 5, dtype=torch.float64, requires_grad=True)
+    want = attnrank.spectrum(t.detach().numpy()).singular_values
+    assert np.array_equal(attnrank.spectrum(t).singular_values, want)
+    assert np.array_equal(attnrank.spectrum(t.transpose(-1, -2)).singular_values.shape,
+                          want.shape)
+    b = t.detach().to(torch.bfloat16)
+    got = attnrank.spectrum(b)
+    assert got.matrices[0].tolerance.precision == "bfloat16"
+    want_b = attnrank.spectrum(b.float().numpy(), precision="bfloat16")
+    assert got.to_dict() == want_b.to_dict()
+
+
+def test_the_gil_is_released():
+    a = _rng(2).standard_normal((700, 700))
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    t0 = time.perf_counter()
+    attnrank.spectrum(a)
+    elapsed = time.perf_counter() - t0
+    done.set()
+    counter.join()
+    # while the SVD ran, the other thread kept running (it ticks about once a
+    # millisecond when it holds the GIL; a held GIL would give it ~0 ticks)
+    assert len(ticks) >= max(3, int(elapsed * 1000) // 10)
