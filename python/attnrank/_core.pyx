@@ -183,6 +183,32 @@ def _rank_detail(s, double rtol, double atol, double fraction):
     return None
 
 
+cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
+                             object energy_fraction, str fn) except *:
+    """The C options of the rank keywords (rtol None: the default rule)."""
+    cdef ar_rank_opts opts = ar_rank_opts_default()
+    if rtol is not None:
+        opts.rtol = _real(rtol, "rtol", fn)
+        if opts.rtol < 0.0:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"rtol must be >= 0 (None for the default rule), got {rtol!r}")
+    opts.atol = _real(atol, "atol", fn)
+    opts.energy_fraction = _real(energy_fraction, "energy_fraction", fn)
+    opts.precision = _precision(precision)
+    return opts
+
+
+cdef dict _metrics_fields(const ar_rank_metrics *out):
+    """The RankMetrics fields of a C result, named as the CLI's JSON."""
+    return dict(
+        rows=out.m, cols=out.n, rank=out.rank,
+        tolerance=Tolerance(threshold=out.threshold, rtol=out.rtol, atol=out.atol,
+                            precision=_text(ar_precision_name(out.precision))),
+        stable_rank=out.stable_rank, roy_vetterli_rank=out.roy_vetterli_rank,
+        participation_ratio=out.participation_ratio, energy_rank=out.energy_rank,
+        energy_fraction=out.energy_fraction, nuclear_rank=out.nuclear_rank)
+
+
 # ---- bindings --------------------------------------------------------------
 
 def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
@@ -231,15 +257,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
                                 f"shape must be a pair (m, n), got {shape!r}")
         m = _size(m_obj, "shape[0]", fn)
         n = _size(n_obj, "shape[1]", fn)
-    cdef ar_rank_opts opts = ar_rank_opts_default()
-    if rtol is not None:
-        opts.rtol = _real(rtol, "rtol", fn)
-        if opts.rtol < 0.0:
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"rtol must be >= 0 (None for the default rule), got {rtol!r}")
-    opts.atol = _real(atol, "atol", fn)
-    opts.energy_fraction = _real(energy_fraction, "energy_fraction", fn)
-    opts.precision = _precision(precision)
+    cdef ar_rank_opts opts = _rank_opts(rtol, atol, precision, energy_fraction, fn)
 
     cdef const double *ptr = &view[0] if k > 0 else NULL
     cdef ar_rank_metrics out
@@ -249,13 +267,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
     if rc != AR_OK:
         check_status(rc, fn, NULL, _rank_detail(s, opts.rtol, opts.atol, opts.energy_fraction))
 
-    return RankMetrics(
-        rows=out.m, cols=out.n, rank=out.rank,
-        tolerance=Tolerance(threshold=out.threshold, rtol=out.rtol, atol=out.atol,
-                            precision=_text(ar_precision_name(out.precision))),
-        stable_rank=out.stable_rank, roy_vetterli_rank=out.roy_vetterli_rank,
-        participation_ratio=out.participation_ratio, energy_rank=out.energy_rank,
-        energy_fraction=out.energy_fraction, nuclear_rank=out.nuclear_rank)
+    return RankMetrics(**_metrics_fields(&out))
 
 
 include "_spectrum.pxi"

@@ -3,6 +3,9 @@
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport uintptr_t
 
+import itertools
+import time
+
 from attnrank._convert import as_matrix_stack
 
 
@@ -102,7 +105,10 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
         raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
     cdef double[::1] out = sv.reshape(-1)
     cdef size_t failed = 0, nthreads = _size(threads, "threads", fn)
-    cdef int rc
+    cdef ar_rank_opts opts = _rank_opts(rtol, atol, prec, energy_fraction, fn)
+    cdef ar_rank_metrics *metrics = NULL
+    cdef int rc = AR_OK
+    cdef size_t t
     try:
         if _fill_views(arr, views):
             try:  # a layout the C views refuse (zero or overlapping strides): one copy
@@ -112,20 +118,60 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
                                        f"a C-order copy of a (shape {arr.shape})")
             if _fill_views(arr, views):
                 raise_status(AR_EINVAL, fn, f"the layout of a (strides {arr.strides})")
+        metrics = <ar_rank_metrics *>malloc(count * sizeof(ar_rank_metrics))
+        if metrics == NULL:
+            raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} results")
         with nogil:
             rc = ar_spectrum_svals_batch(views, count, &out[0], nthreads, &failed)
+            t = 0
+            while rc == AR_OK and t < count:
+                rc = ar_rank_metrics_compute(&out[t * k], k, rows, cols, &opts, &metrics[t])
+                failed = t
+                t += 1
+        if rc != AR_OK:
+            where = list(np.unravel_index(failed, lead)) if lead else []
+            check_status(rc, fn, NULL, f"matrix {[int(i) for i in where]} of a" if lead else None)
+        flat = sv.reshape(count, k)
+        indices = itertools.product(*[range(n) for n in lead])
+        matrices = tuple(Spectrum(index=index, singular_values=flat[t],
+                                  **_metrics_fields(&metrics[t]))
+                         for t, index in zip(range(count), indices))
     finally:
         free(views)
-    if rc != AR_OK:
-        where = tuple(int(i) for i in np.unravel_index(failed, lead)) if lead else ()
-        check_status(rc, fn, NULL, f"matrix {list(where)} of a" if lead else None)
-    matrices = []
-    for t in range(count):
-        index = tuple(int(i) for i in np.unravel_index(t, lead)) if lead else ()
-        s = sv[index] if lead else sv
-        m = rank_metrics(s, (rows, cols), rtol=rtol, atol=atol, precision=prec,
-                         energy_fraction=energy_fraction)
-        matrices.append(Spectrum(index=index, singular_values=s, **m.__dict__))
+        free(metrics)
     if not lead:
         return matrices[0]
-    return SpectrumStack(matrices=tuple(matrices), singular_values=sv)
+    return SpectrumStack(matrices=matrices, singular_values=sv)
+
+
+def _c_loop_seconds(a, size_t calls):
+    """Seconds per call of the C calls spectrum() makes for the float64
+    matrix a (views, batch SVD, rank metrics), looped in C without the GIL:
+    the reference against which bench/bench_python.py measures the binding's
+    per-call overhead.  Not part of the API."""
+    cdef str fn = "_c_loop_seconds"
+    arr, _ = as_matrix_stack(a, fn, "a")
+    if arr.ndim != 2:
+        raise_status(AR_EINVAL, fn, "one matrix")
+    cdef ar_cview view
+    if _fill_views(arr, &view):
+        raise_status(AR_EINVAL, fn, "layout")
+    cdef size_t rows = arr.shape[0], cols = arr.shape[1]
+    cdef size_t k = rows if rows < cols else cols
+    s = np.empty(k)
+    cdef double[::1] out = s
+    cdef ar_rank_opts opts = ar_rank_opts_default()
+    cdef ar_rank_metrics m
+    cdef size_t i, failed = 0
+    cdef int rc = AR_OK
+    t0 = time.perf_counter()
+    with nogil:
+        for i in range(calls):
+            rc = ar_spectrum_svals_batch(&view, 1, &out[0], 0, &failed)
+            if rc == AR_OK:
+                rc = ar_rank_metrics_compute(&out[0], k, rows, cols, &opts, &m)
+            if rc != AR_OK:
+                break
+    elapsed = time.perf_counter() - t0
+    check_status(rc, fn)
+    return elapsed / max(calls, 1)
