@@ -1,5 +1,7 @@
 /* Attention construction: logits rank, softmax stochasticity and stability. */
 #include "testutil.h"
+#include "theory/bottleneck_internal.h"
+#include "attention/attention_internal.h"
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 
@@ -19,7 +21,7 @@ static void test_logits_rank_sweep(void **state)
                 ar_heads_randomize(&heads, rng);
                 ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty();
                 assert_ok(ar_matrix_alloc(&s, n, n));
-                assert_ok(ar_heads_logits(&heads, 0, &x, &s));
+                assert_ok(ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s)));
                 double *sv = malloc(n * sizeof *sv);
                 assert_ok(ar_cm_svals(&s, sv));
                 size_t rank = 0;
@@ -32,7 +34,7 @@ static void test_logits_rank_sweep(void **state)
                 ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
                 assert_ok(ar_matrix_alloc(&f, dp, n));
                 assert_ok(ar_matrix_alloc(&g, dp, n));
-                assert_ok(ar_attention_logit_factors(&x, &heads.wq[0], &heads.wk[0], &f, &g));
+                assert_ok(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(&heads.wq[0]), ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g)));
                 double *sf = malloc(n * sizeof *sf);
                 assert_ok(ar_cm_svals_factored(&f, &g, sf));
                 for (size_t i = 0; i < n; i++)
@@ -58,7 +60,7 @@ static void test_logits_definition(void **state)
     ar_matrix Wq = ar_matrix_alias(wq, 1, 2, 1), Wk = ar_matrix_alias(wk, 1, 2, 1);
     ar_matrix X = ar_matrix_alias(xd, 2, 2, 2), S = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&S, 2, 2));
-    assert_ok(ar_attention_logits(&X, &Wq, &Wk, &S));
+    assert_ok(ar_attention_logits(ar_matrix_cview(&X), ar_matrix_cview(&Wq), ar_matrix_cview(&Wk), ar_matrix_view(&S)));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
             double ki = wk[0] * xd[2 * i] + wk[1] * xd[2 * i + 1];
@@ -76,10 +78,10 @@ static void test_softmax_axes(void **state)
         ar_matrix m = tu_gaussian(9, 13, rng);
         ar_matrix copy = ar_matrix_empty();
         assert_ok(ar_cm_clone(&copy, &m));
-        assert_ok(ar_softmax(&m, (ar_axis)ax));
-        assert_true(ar_stochastic_defect(&m, (ar_axis)ax) < 1e-12);
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
+        assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)ax) < 1e-12);
         /* the other axis is not stochastic in general */
-        assert_true(ar_stochastic_defect(&m, (ar_axis)!ax) > 1e-3);
+        assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)!ax) > 1e-3);
         for (size_t j = 0; j < 13; j++)
             for (size_t i = 0; i < 9; i++)
                 assert_true(AR_AT(&m, i, j) > 0.0);
@@ -101,7 +103,7 @@ static void test_softmax_stable_large_logits(void **state)
     (void)state;
     double d[] = {1000.0, 999.0, -1000.0, 1e3 + 0.5};
     ar_matrix m = ar_matrix_alias(d, 4, 1, 4);
-    assert_ok(ar_softmax(&m, AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL));
     double z = exp(-0.5) + exp(-1.5) + 1.0; /* exp(-2000.5) underflows to 0 */
     assert_close(d[0], exp(-0.5) / z, 1e-15);
     assert_close(d[1], exp(-1.5) / z, 1e-15);
@@ -109,12 +111,12 @@ static void test_softmax_stable_large_logits(void **state)
     assert_true(d[2] >= 0.0 && d[2] < 1e-300);
     double bad[] = {1.0, NAN};
     ar_matrix b = ar_matrix_alias(bad, 1, 2, 1);
-    assert_int_equal(ar_softmax(&b, AR_AXIS_ROW), AR_ENONFINITE);
-    assert_int_equal(ar_softmax(&b, (ar_axis)5), AR_EINVAL);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), AR_AXIS_ROW), AR_ENONFINITE);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), (ar_axis)5), AR_EINVAL);
     /* 1 x 1: softmax is exactly 1 */
     double one[] = {-2.385};
     ar_matrix o = ar_matrix_alias(one, 1, 1, 1);
-    assert_ok(ar_softmax(&o, AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&o), AR_AXIS_COL));
     assert_close(one[0], 1.0, 0.0);
 }
 
@@ -135,15 +137,15 @@ static void test_heads_config(void **state)
     ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&x, 6, 4));
     assert_ok(ar_matrix_alloc(&s, 4, 4));
-    assert_int_equal(ar_heads_logits(&h, 3, &x, &s), AR_EINVAL);
+    assert_int_equal(ar_heads_logits(&h, 3, ar_matrix_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
     ar_matrix xbad = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&xbad, 5, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, &xbad, &s), AR_ESIZE);
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&xbad), ar_matrix_view(&s)), AR_ESIZE);
     ar_matrix s3 = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&s3, 3, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, &x, &s3), AR_ESIZE);
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&x), ar_matrix_view(&s3)), AR_ESIZE);
     /* scores of a zero-weight head are uniform 1/n */
-    assert_ok(ar_heads_scores(&h, 1, &x, AR_AXIS_COL, &s));
+    assert_ok(ar_heads_scores(&h, 1, ar_matrix_cview(&x), AR_AXIS_COL, ar_matrix_view(&s)));
     assert_close(AR_AT(&s, 2, 3), 0.25, 0.0);
     ar_matrix_free(&x);
     ar_matrix_free(&xbad);
