@@ -1,5 +1,6 @@
 /* Attention construction: logits rank, softmax stochasticity and stability. */
 #include "testutil.h"
+#include "layout_testutil.h"
 #include "theory/bottleneck_internal.h"
 #include "attention/attention_internal.h"
 #include "core/matrix_internal.h"
@@ -159,6 +160,128 @@ static void test_heads_config(void **state)
     assert_string_equal(ar_axis_name(AR_AXIS_COL), "col");
 }
 
+/* d_p = 4, so the scale 1/sqrt(d_p) = 1/2 is exact and differs from 1/d_p
+ * (a mutant scaling by 1/d_p gives half these values).  X = [1 2; 0 1]
+ * (tokens x_0 = (1, 0), x_1 = (2, 1)); W_q X has columns q_0 = (1, 0, 1, 2),
+ * q_1 = (2, 1, 3, 3); W_k X has k_0 = (0, 1, 1, 1), k_1 = (1, 2, 1, 3);
+ * S_ij = k_i . q_j / 2: k_0.q_0 = 3, k_0.q_1 = 7, k_1.q_0 = 8, k_1.q_1 = 16. */
+static void test_logits_dp4_hand(void **state)
+{
+    (void)state;
+    const double wq_rows[4][2] = {{1, 0}, {0, 1}, {1, 1}, {2, -1}};
+    const double wk_rows[4][2] = {{0, 1}, {1, 0}, {1, -1}, {1, 1}};
+    const double want[2][2] = {{1.5, 3.5}, {4.0, 8.0}};
+    double xd[] = {1.0, 0.0, 2.0, 1.0}; /* column-major */
+    ar_cview wq, wk, x;
+    assert_ok(ar_cview_init_ld(&wq, &wq_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
+    assert_ok(ar_cview_init_ld(&wk, &wk_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
+    assert_ok(ar_cview_init_ld(&x, xd, 2, 2, 2, AR_COL_MAJOR));
+    double sd[4], fd[8], gd[8];
+    ar_view s, f, g;
+    assert_ok(ar_view_init_ld(&s, sd, 2, 2, 2, AR_COL_MAJOR));
+    assert_ok(ar_attention_logits(x, wq, wk, s));
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++)
+            assert_close(AR_VAT(s, i, j), want[i][j], 1e-14);
+    /* the factors multiply to the same S: F^T G */
+    assert_ok(ar_view_init_ld(&f, fd, 4, 2, 4, AR_COL_MAJOR));
+    assert_ok(ar_view_init_ld(&g, gd, 4, 2, 4, AR_COL_MAJOR));
+    assert_ok(ar_attention_logit_factors(x, wq, wk, f, g));
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++) {
+            double acc = 0.0;
+            for (size_t t = 0; t < 4; t++)
+                acc += AR_VAT(f, t, i) * AR_VAT(g, t, j);
+            assert_close(acc, want[i][j], 1e-14);
+        }
+}
+
+/* Every public function taking a matrix gives the column-major answer on a
+ * row-major padded view, and AR_EINVAL (NaN for the defect) on an
+ * overlapping one. */
+static void test_attention_views(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(2385);
+    size_t d = 5, n = 7, dp = 3;
+    ar_heads heads = {0};
+    assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp));
+    assert_ok(ar_heads_randomize(&heads, rng));
+    assert_int_equal(ar_heads_randomize(NULL, rng), AR_EINVAL);
+    ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty(), f = ar_matrix_empty(),
+              g = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&s, n, n));
+    assert_ok(ar_matrix_alloc(&f, dp, n));
+    assert_ok(ar_matrix_alloc(&g, dp, n));
+    const ar_matrix *wq = &heads.wq[0], *wk = &heads.wk[0];
+    tu_strided xs = tu_row_major(&x), qs = tu_row_major(wq), ks = tu_row_major(wk);
+    tu_strided ss = tu_row_major(&s), fs = tu_row_major(&f), gs = tu_row_major(&g);
+    /* logits */
+    assert_ok(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
+                                  ar_matrix_view(&s)));
+    assert_ok(ar_attention_logits(tu_cv(xs), tu_cv(qs), tu_cv(ks), ss.v));
+    assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+    assert_int_equal(ar_attention_logits(tu_bad_cview(&x), ar_matrix_cview(wq),
+                                         ar_matrix_cview(wk), ar_matrix_view(&s)),
+                     AR_EINVAL);
+    assert_int_equal(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                         ar_matrix_cview(wk), tu_bad_view(&s)),
+                     AR_EINVAL);
+    /* factors */
+    assert_ok(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                         ar_matrix_cview(wk), ar_matrix_view(&f),
+                                         ar_matrix_view(&g)));
+    assert_ok(ar_attention_logit_factors(tu_cv(xs), tu_cv(qs), tu_cv(ks), fs.v, gs.v));
+    assert_true(tu_view_diff(tu_cv(fs), &f) <= 1e-13);
+    assert_true(tu_view_diff(tu_cv(gs), &g) <= 1e-13);
+    assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), tu_bad_cview(wq),
+                                                ar_matrix_cview(wk), ar_matrix_view(&f),
+                                                ar_matrix_view(&g)),
+                     AR_EINVAL);
+    assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                                ar_matrix_cview(wk), ar_matrix_view(&f),
+                                                tu_bad_view(&g)),
+                     AR_EINVAL);
+    /* heads: logits and scores, both axes */
+    assert_ok(ar_heads_logits(&heads, 0, tu_cv(xs), ss.v));
+    assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s)),
+                     AR_EINVAL);
+    for (int ax = 0; ax < 2; ax++) {
+        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax,
+                                  ar_matrix_view(&s)));
+        assert_ok(ar_heads_scores(&heads, 0, tu_cv(xs), (ar_axis)ax, ss.v));
+        assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+        assert_true(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax) < 1e-12);
+        assert_close(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax),
+                     ar_attention_stochastic_defect(ar_matrix_cview(&s), (ar_axis)ax), 0.0);
+        assert_int_equal(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax,
+                                         tu_bad_view(&s)),
+                         AR_EINVAL);
+    }
+    assert_true(isnan(ar_attention_stochastic_defect(tu_bad_cview(&s), AR_AXIS_COL)));
+    /* softmax in place on a row-major view, both axes */
+    for (int ax = 0; ax < 2; ax++) {
+        ar_matrix m = tu_gaussian(4, 6, rng);
+        tu_strided ms = tu_row_major(&m);
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
+        assert_ok(ar_attention_softmax(ms.v, (ar_axis)ax));
+        assert_true(tu_view_diff(tu_cv(ms), &m) == 0.0);
+        assert_int_equal(ar_attention_softmax(tu_bad_view(&m), (ar_axis)ax), AR_EINVAL);
+        tu_strided_free(&ms);
+        ar_matrix_free(&m);
+    }
+    tu_strided *all[] = {&xs, &qs, &ks, &ss, &fs, &gs};
+    for (size_t t = 0; t < sizeof all / sizeof all[0]; t++)
+        tu_strided_free(all[t]);
+    ar_matrix_free(&x);
+    ar_matrix_free(&s);
+    ar_matrix_free(&f);
+    ar_matrix_free(&g);
+    ar_heads_free(&heads);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +290,8 @@ int main(void)
         cmocka_unit_test(test_softmax_axes),
         cmocka_unit_test(test_softmax_stable_large_logits),
         cmocka_unit_test(test_heads_config),
+        cmocka_unit_test(test_logits_dp4_hand),
+        cmocka_unit_test(test_attention_views),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
 }
