@@ -18,6 +18,7 @@
 #include "attnrank/attnrank.h"
 #include "theory/fit_lbfgs.h"
 #include "core/matrix_internal.h"
+#include "layout_testutil.h"
 #include "theory/bottleneck_internal.h"
 #include "theory/mask_internal.h"
 #include "attention/attention_internal.h"
@@ -1315,6 +1316,131 @@ static void test_params(void **state)
     assert_int_equal(ar_bert_params(&cfg, &c), AR_EDOMAIN);
 }
 
+/* The public bottleneck functions that take matrices give the column-major
+ * answer on row-major padded views and refuse an overlapping view. */
+static void test_bottleneck_views(void **state)
+{
+    (void)state;
+    const size_t n = 6, d = 8;
+    ar_rng *rng = ar_rng_alloc(31);
+    ar_matrix p = ar_matrix_empty(), x = tu_gaussian(d, n, rng);
+    assert_ok(ar_matrix_alloc(&p, n, n));
+    tu_strided ps = tu_row_major(&p), xs = tu_row_major(&x);
+    /* targets: the same draw whatever the layout */
+    ar_rng_seed(rng, 77);
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p)));
+    ar_rng_seed(rng, 77);
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ps.v));
+    assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, tu_bad_view(&p)),
+                     AR_EINVAL);
+    /* stochastic check */
+    double dc = -1.0, dr = -2.0;
+    ar_error err = {{0}};
+    assert_ok(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                             AR_PREC_F64, AR_ZEROS_REFUSE, &dc, &err));
+    assert_ok(ar_bottleneck_stochastic_check(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                             AR_PREC_F64, AR_ZEROS_REFUSE, &dr, &err));
+    assert_close(dc, dr, 0.0);
+    assert_int_equal(ar_bottleneck_stochastic_check(tu_bad_cview(&p), AR_AXIS_COL,
+                                                    AR_TOL_DEFAULT, AR_PREC_F64,
+                                                    AR_ZEROS_REFUSE, NULL, &err),
+                     AR_EINVAL);
+    /* fit target check */
+    assert_ok(ar_fit_check_target(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, &dr,
+                                  &err));
+    assert_close(dc, dr, 0.0);
+    assert_int_equal(ar_fit_check_target(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                         AR_PREC_F64, NULL, &err),
+                     AR_EINVAL);
+    /* representability with and without X */
+    ar_represent_workspace *w1 = NULL, *w2 = NULL;
+    assert_ok(ar_represent_workspace_alloc(&w1, n));
+    assert_ok(ar_represent_workspace_alloc(&w2, n));
+    ar_represent_result r1, r2;
+    ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
+    for (int with_x = 0; with_x < 2; with_x++) {
+        assert_ok(ar_represent_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, NULL, &r1,
+                                       &err));
+        assert_ok(ar_represent_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, NULL, &r2, &err));
+        assert_int_equal(r1.min_head_size, r2.min_head_size);
+        assert_int_equal(r1.centred_rank, r2.centred_rank);
+        assert_int_equal(r1.x_rank, r2.x_rank);
+        assert_int_equal(r1.x_given, with_x);
+        assert_close(r1.residual_rel, r2.residual_rel, 1e-14);
+        for (size_t i = 0; i < n; i++)
+            assert_close(r1.centred_svals[i], r2.centred_svals[i], 1e-12);
+    }
+    assert_int_equal(ar_represent_analyze(w1, tu_bad_cview(&p), NULL, NULL, &r1, &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_represent_analyze(w1, ar_matrix_cview(&p), &xbad, NULL, &r1, &err),
+                     AR_EINVAL);
+    ar_represent_workspace_free(w1);
+    ar_represent_workspace_free(w2);
+    /* probability-space fit: NULL options are the defaults */
+    ar_fit_workspace *f1 = NULL, *f2 = NULL;
+    assert_ok(ar_fit_workspace_alloc(&f1, n));
+    assert_ok(ar_fit_workspace_alloc(&f2, n));
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    fo.max_iter = 30;
+    ar_fit_result a, b;
+    assert_ok(ar_fit_lowrank(f1, ar_matrix_cview(&p), 2, &fo, &a, &err));
+    assert_ok(ar_fit_lowrank(f2, tu_cv(ps), 2, &fo, &b, &err));
+    assert_close(a.kl_mean, b.kl_mean, 1e-12 * (1.0 + a.kl_mean));
+    ar_cview q1 = ar_fit_prediction(f1), q2 = ar_fit_prediction(f2);
+    assert_int_equal(q1.rows, n);
+    assert_true(ar_matrix_max_abs_diff(q1, q2) <= 1e-10);
+    assert_ok(ar_fit_set_target(f2, tu_cv(ps), NULL, &err));
+    assert_ok(ar_fit_run(f2, 2, NULL, &b, &err));
+    assert_int_equal(ar_fit_set_target(f1, tu_bad_cview(&p), &fo, &err), AR_EINVAL);
+    assert_int_equal(ar_fit_lowrank(f1, tu_bad_cview(&p), 2, &fo, &a, &err), AR_EINVAL);
+    assert_int_equal(ar_fit_prediction(NULL).rows, 0);
+    ar_fit_workspace_free(f1);
+    ar_fit_workspace_free(f2);
+    /* smoothing in place: the same numbers on the padded copy */
+    assert_ok(ar_bottleneck_smooth(ar_matrix_view(&p), AR_AXIS_COL, 1e-3, NULL));
+    assert_ok(ar_bottleneck_smooth(ps.v, AR_AXIS_COL, 1e-3, NULL));
+    assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+    assert_int_equal(ar_bottleneck_smooth(tu_bad_view(&p), AR_AXIS_COL, 1e-3, NULL), AR_EINVAL);
+    tu_strided_free(&ps);
+    tu_strided_free(&xs);
+    ar_matrix_free(&p);
+    ar_matrix_free(&x);
+    ar_rng_free(rng);
+}
+
+/* The opts_init functions set the documented defaults; NULL is ignored. */
+static void test_opts_init(void **state)
+{
+    (void)state;
+    ar_represent_opts ro;
+    ar_represent_opts_init(&ro);
+    assert_int_equal(ro.axis, AR_AXIS_COL);
+    assert_true(ro.rtol < 0.0 && ro.sum_tol < 0.0 && ro.atol == 0.0 && ro.smooth == 0.0);
+    ar_target_opts to;
+    ar_target_opts_init(&to);
+    assert_int_equal(to.bandwidth, AR_TARGET_BANDWIDTH_AUTO);
+    assert_close(to.alpha, 1.0, 0.0);
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    assert_int_equal(fo.max_iter, 400);
+    assert_int_equal(fo.method, AR_FIT_LBFGS);
+    ar_bottleneck_heads_opts ho;
+    ar_bottleneck_heads_opts_init(&ho);
+    assert_int_equal(ho.errors, AR_HEADS_ERRORS_ESTIMATE);
+    assert_int_equal(ho.head_size, AR_HEAD_SIZE_PAPER);
+    ar_bert_config bc;
+    ar_bert_config_init(&bc, 1024, 16, 64);
+    assert_int_equal(bc.ffn, 4096);
+    assert_int_equal(bc.layers, 24);
+    ar_represent_opts_init(NULL);
+    ar_target_opts_init(NULL);
+    ar_fit_opts_init(NULL);
+    ar_bottleneck_heads_opts_init(NULL);
+    ar_bert_config_init(NULL, 1, 1, 1);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -1340,6 +1466,8 @@ int main(void)
         cmocka_unit_test(test_heads_bert_large),
         cmocka_unit_test(test_heads_errors),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_bottleneck_views),
+        cmocka_unit_test(test_opts_init),
     };
     return cmocka_run_group_tests_name("bottleneck", tests, NULL, NULL);
 }
