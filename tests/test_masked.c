@@ -20,6 +20,7 @@
 #include "theory/masked_internal.h"
 #include "theory/bottleneck_fit_mask.h"
 #include "core/matrix_internal.h"
+#include "layout_testutil.h"
 #include "theory/bottleneck_internal.h"
 #include "theory/mask_internal.h"
 #include "attention/attention_internal.h"
@@ -982,6 +983,93 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_matrix_free(&pm);
 }
 
+/* The public mask and masked functions that take matrices give the
+ * column-major answer on row-major padded views and refuse an overlapping
+ * view with AR_EINVAL. */
+static void test_masked_views(void **state)
+{
+    (void)state;
+    const size_t n = 12, d = 14;
+    ar_error err = {{0}};
+    ar_matrix s = logits(n, 2, 2.0, 5), p = ar_matrix_empty();
+    ar_mask m = parse("window:4");
+    assert_ok(ar_matrix_alloc(&p, n, n));
+    tu_strided ss = tu_row_major(&s), ps = tu_row_major(&p);
+    for (int ax = 0; ax < 2; ax++) {
+        ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
+        /* masked softmax */
+        assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p)));
+        assert_ok(ar_mask_softmax(tu_cv(ss), &m, axis, ps.v));
+        assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+        assert_int_equal(ar_mask_softmax(tu_bad_cview(&s), &m, axis, ar_matrix_view(&p)),
+                         AR_EINVAL);
+        assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, tu_bad_view(&p)),
+                         AR_EINVAL);
+        /* map check and inference */
+        assert_ok(ar_mask_check_map(tu_cv(ps), axis, &m, &err));
+        assert_int_equal(ar_mask_check_map(tu_bad_cview(&p), axis, &m, &err), AR_EINVAL);
+        ar_mask got;
+        assert_ok(ar_mask_infer(tu_cv(ps), axis, &got, &err));
+        char text[32];
+        ar_mask_format(&got, text, sizeof text);
+        assert_string_equal(text, "window:4");
+        ar_mask_free(&got);
+        assert_int_equal(ar_mask_infer(tu_bad_cview(&p), axis, &got, &err), AR_EINVAL);
+    }
+    /* the analysis, with and without X, and the fitted map */
+    ar_rng *rng = ar_rng_alloc(8);
+    ar_matrix x = tu_gaussian(d, n, rng), q1 = ar_matrix_empty(), q2 = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q1, n, n));
+    assert_ok(ar_matrix_alloc(&q2, n, n));
+    tu_strided xs = tu_row_major(&x), qs = tu_row_major(&q2);
+    ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
+    ar_masked_workspace *w1 = NULL, *w2 = NULL;
+    assert_ok(ar_masked_workspace_alloc(&w1, n));
+    assert_ok(ar_masked_workspace_alloc(&w2, n));
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
+    o.axis = AR_AXIS_COL; /* p holds the column-query map of the last pass */
+    ar_masked_result r1, r2;
+    for (int with_x = 0; with_x < 2; with_x++) {
+        assert_ok(ar_masked_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, &m, &o, &r1,
+                                    &err));
+        assert_ok(ar_masked_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, &m, &o, &r2, &err));
+        assert_int_equal(r1.lower, r2.lower);
+        assert_int_equal(r1.upper, r2.upper);
+        assert_int_equal(r1.exact, r2.exact);
+        assert_int_equal(r1.x_given, with_x);
+    }
+    assert_int_equal(ar_masked_analyze(w1, tu_bad_cview(&p), NULL, &m, &o, &r1, &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_masked_analyze(w1, ar_matrix_cview(&p), &xbad, &m, &o, &r1, &err),
+                     AR_EINVAL);
+    /* NULL options: the defaults (rows as queries), on the row-query map */
+    ar_matrix prow = masked_map(&s, &m, AR_AXIS_ROW);
+    assert_ok(ar_masked_analyze(w1, ar_matrix_cview(&prow), NULL, &m, NULL, &r1, &err));
+    assert_int_equal(r1.axis, AR_AXIS_ROW);
+    assert_ok(ar_masked_analyze(w2, ar_matrix_cview(&prow), NULL, &m, NULL, &r2, &err));
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    fo.max_iter = 20;
+    ar_fit_result f1, f2;
+    ar_view v1 = ar_matrix_view(&q1), vbad = tu_bad_view(&q1);
+    assert_ok(ar_masked_fit_map(w1, 1, &fo, &f1, &v1, &err));
+    assert_ok(ar_masked_fit_map(w2, 1, &fo, &f2, &qs.v, &err));
+    assert_close(f1.kl_mean, f2.kl_mean, 1e-12 * (1.0 + f1.kl_mean));
+    assert_true(tu_view_diff(tu_cv(qs), &q1) <= 1e-12);
+    assert_int_equal(ar_masked_fit_map(w1, 1, &fo, &f1, &vbad, &err), AR_EINVAL);
+    ar_masked_workspace_free(w1);
+    ar_masked_workspace_free(w2);
+    tu_strided *all[] = {&ss, &ps, &xs, &qs};
+    for (size_t t = 0; t < sizeof all / sizeof all[0]; t++)
+        tu_strided_free(all[t]);
+    ar_matrix *mats[] = {&s, &p, &x, &q1, &q2, &prow};
+    for (size_t t = 0; t < sizeof mats / sizeof mats[0]; t++)
+        ar_matrix_free(mats[t]);
+    ar_mask_free(&m);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -995,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_fit_planted_exact), cmocka_unit_test(test_fit_below_threshold),
         cmocka_unit_test(test_fit_limits_and_zeros), cmocka_unit_test(test_fit_unmasked_unchanged),
+        cmocka_unit_test(test_masked_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
