@@ -201,7 +201,8 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     ar_masked_result r;
     memset(&r, 0, sizeof r);
     ar_error err = {{0}};
-    if (code == 0 && (rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, m, &o, &r, &err)) != AR_OK)
+    if (code == 0 &&
+        (rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, m, &o, &r, &err)) != AR_OK)
         code = exp_fail(&e->ctx, rc, &err, "masked analysis");
     int certified = certify && r.certified;
     double max_abs = NAN;
@@ -343,7 +344,8 @@ static int run_head(const experiment *e, head_kind h, FILE *fp)
         ar_represent_opts ro;
         ar_represent_opts_init(&ro);
         ro.axis = AR_AXIS_ROW;
-        if ((rc = ar_represent_analyze(rws, ar_matrix_cview(&pfull), NULL, &ro, &rr, &err)) != AR_OK)
+        if ((rc = ar_represent_analyze(rws, ar_matrix_cview(&pfull), NULL, &ro, &rr, &err)) !=
+            AR_OK)
             code = exp_fail(&e->ctx, rc, &err, "bidirectional analysis");
     }
     if (code == 0) {

@@ -35,7 +35,9 @@ static void test_logits_rank_sweep(void **state)
                 ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
                 assert_ok(ar_matrix_alloc(&f, dp, n));
                 assert_ok(ar_matrix_alloc(&g, dp, n));
-                assert_ok(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(&heads.wq[0]), ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g)));
+                assert_ok(ar_attention_logit_factors(
+                    ar_matrix_cview(&x), ar_matrix_cview(&heads.wq[0]),
+                    ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g)));
                 double *sf = malloc(n * sizeof *sf);
                 assert_ok(ar_cm_svals_factored(&f, &g, sf));
                 for (size_t i = 0; i < n; i++)
@@ -61,7 +63,8 @@ static void test_logits_definition(void **state)
     ar_matrix Wq = ar_matrix_alias(wq, 1, 2, 1), Wk = ar_matrix_alias(wk, 1, 2, 1);
     ar_matrix X = ar_matrix_alias(xd, 2, 2, 2), S = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&S, 2, 2));
-    assert_ok(ar_attention_logits(ar_matrix_cview(&X), ar_matrix_cview(&Wq), ar_matrix_cview(&Wk), ar_matrix_view(&S)));
+    assert_ok(ar_attention_logits(ar_matrix_cview(&X), ar_matrix_cview(&Wq), ar_matrix_cview(&Wk),
+                                  ar_matrix_view(&S)));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
             double ki = wk[0] * xd[2 * i] + wk[1] * xd[2 * i + 1];
@@ -221,8 +224,8 @@ static void test_attention_views(void **state)
                                   ar_matrix_view(&s)));
     assert_ok(ar_attention_logits(tu_cv(xs), tu_cv(qs), tu_cv(ks), ss.v));
     assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
-    assert_int_equal(ar_attention_logits(tu_bad_cview(&x), ar_matrix_cview(wq),
-                                         ar_matrix_cview(wk), ar_matrix_view(&s)),
+    assert_int_equal(ar_attention_logits(tu_bad_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
+                                         ar_matrix_view(&s)),
                      AR_EINVAL);
     assert_int_equal(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq),
                                          ar_matrix_cview(wk), tu_bad_view(&s)),
@@ -245,19 +248,17 @@ static void test_attention_views(void **state)
     /* heads: logits and scores, both axes */
     assert_ok(ar_heads_logits(&heads, 0, tu_cv(xs), ss.v));
     assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
-    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s)),
-                     AR_EINVAL);
+    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
     for (int ax = 0; ax < 2; ax++) {
-        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax,
-                                  ar_matrix_view(&s)));
+        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, ar_matrix_view(&s)));
         assert_ok(ar_heads_scores(&heads, 0, tu_cv(xs), (ar_axis)ax, ss.v));
         assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
         assert_true(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax) < 1e-12);
         assert_close(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax),
                      ar_attention_stochastic_defect(ar_matrix_cview(&s), (ar_axis)ax), 0.0);
-        assert_int_equal(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax,
-                                         tu_bad_view(&s)),
-                         AR_EINVAL);
+        assert_int_equal(
+            ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, tu_bad_view(&s)),
+            AR_EINVAL);
     }
     assert_true(isnan(ar_attention_stochastic_defect(tu_bad_cview(&s), AR_AXIS_COL)));
     /* softmax in place on a row-major view, both axes */

@@ -61,9 +61,13 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
     /* Columns as queries: S = (W_k X)^T (W_q X); rows as queries (PyTorch):
      * S = (W_q X)^T (W_k X), i.e. the same call with the roles exchanged. */
     if (axis == AR_AXIS_COL)
-        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wq), ar_matrix_cview(&c->wk), ar_matrix_view(&s)), AR_OK);
+        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wq),
+                                             ar_matrix_cview(&c->wk), ar_matrix_view(&s)),
+                         AR_OK);
     else
-        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wk), ar_matrix_cview(&c->wq), ar_matrix_view(&s)), AR_OK);
+        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wk),
+                                             ar_matrix_cview(&c->wq), ar_matrix_view(&s)),
+                         AR_OK);
     assert_int_equal(ar_attention_softmax(ar_matrix_view(&s), axis), AR_OK);
     double e = ar_cm_max_abs_diff(&s, p);
     ar_matrix_free(&s);
@@ -78,7 +82,9 @@ static int analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matr
     ar_represent_opts o;
     ar_represent_opts_init(&o);
     o.axis = axis;
-    return ar_represent_analyze(ws, ar_matrix_cview(p), x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL, &o, r, err);
+    return ar_represent_analyze(ws, ar_matrix_cview(p),
+                                x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL, &o, r,
+                                err);
 }
 
 /* ---- the paper's witness (docs/theory/low-rank-bottleneck.md) ---- */
@@ -554,7 +560,8 @@ static void test_fit(void **state)
     assert_true(fabs(b.kl_mean - a.kl_mean) < 1e-9);
     assert_int_equal(b.axis, AR_AXIS_ROW);
     /* bad inputs */
-    assert_int_equal(ar_fit_lowrank(fw, ar_matrix_cview(&p), 4, &o, &b, &err), AR_EDOMAIN); /* not row-stoch. */
+    assert_int_equal(ar_fit_lowrank(fw, ar_matrix_cview(&p), 4, &o, &b, &err),
+                     AR_EDOMAIN); /* not row-stoch. */
     o.axis = AR_AXIS_COL;
     o.jitter = -1.0;
     assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_EINVAL);
@@ -721,7 +728,8 @@ static void test_fit_rect_axes(void **state)
     assert_int_equal(ar_fit_run(ws, 2, &o, &nob, &err), AR_OK);
     o.bias = 1;
     assert_int_equal(ar_fit_run(ws, 2, &o, &a, &err), AR_OK);
-    assert_int_equal(ar_fit_set_target(ref, ar_matrix_cview(&pcol), &o, &err), AR_ESIZE); /* 6 x 11 != 11 x 6 */
+    assert_int_equal(ar_fit_set_target(ref, ar_matrix_cview(&pcol), &o, &err),
+                     AR_ESIZE); /* 6 x 11 != 11 x 6 */
     ar_fit_workspace *fresh = NULL;
     assert_int_equal(ar_fit_workspace_alloc_rect(&fresh, m, c), AR_OK);
     assert_int_equal(ar_fit_lowrank(fresh, ar_matrix_cview(&pcol), 2, &o, &b, &err), AR_OK);
@@ -749,36 +757,45 @@ static void test_fit_check_target(void **state)
     ar_matrix p = ar_matrix_alias(d, 2, 3, 2);
     ar_error err = {{0}};
     double defect = -1.0;
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, &defect, &err),
-                     AR_OK);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, &defect, &err),
+        AR_OK);
     assert_true(defect >= 0.0 && defect < 1e-15);
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_ROW, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_ROW, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 0 sums to"));
     assert_non_null(strstr(err.msg, "row-stochastic"));
     d[5] = 0.61; /* column 2 sums to 1.01 */
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "column 2 sums to"));
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, 0.02, AR_PREC_F64, &defect, &err),
-                     AR_OK);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, 0.02, AR_PREC_F64, &defect, &err),
+        AR_OK);
     assert_true(fabs(defect - 0.01) < 1e-12);
     d[5] = 0.6;
     d[3] = 0.0;
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 1, column 1"));
     d[3] = NAN;
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_ENONFINITE);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_ENONFINITE);
     d[3] = 0.5;
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&p), (ar_axis)7, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(NULL), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), (ar_axis)7, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(NULL), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_fit_check_target(ar_matrix_cview(&empty), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&empty), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
     /* the fit refuses what the check refuses, and a shape it was not made for */
     ar_fit_workspace *ws = NULL;
     assert_int_equal(ar_fit_workspace_alloc_rect(NULL, 2, 3), AR_EINVAL);
@@ -1140,7 +1157,8 @@ static void test_targets(void **state)
         for (int ax = 0; ax <= 1; ax++) {
             ar_matrix p = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
             ar_error err = {{0}};
-            assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), (ar_axis)ax, -1.0, AR_PREC_F64, 0, NULL, &err),
+            assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), (ar_axis)ax, -1.0,
+                                                            AR_PREC_F64, 0, NULL, &err),
                              AR_OK);
             ar_matrix q = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
             assert_true(ar_cm_max_abs_diff(&p, &q) == 0.0); /* seeded */
@@ -1157,15 +1175,20 @@ static void test_targets(void **state)
     ar_target_opts o;
     ar_target_opts_init(&o);
     o.alpha = 0.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
     ar_target_opts_init(&o);
     o.delta = 1.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
     ar_target_opts_init(&o);
     o.rank = 0;
-    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, ar_matrix_view(&p)), AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, ar_matrix_view(&p)), AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)),
+                     AR_EINVAL);
     /* small alpha: entries underflow, still strictly positive */
     ar_target_opts_init(&o);
     o.alpha = 0.005;
@@ -1339,20 +1362,18 @@ static void test_bottleneck_views(void **state)
     ar_error err = {{0}};
     assert_ok(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
                                              AR_PREC_F64, AR_ZEROS_REFUSE, &dc, &err));
-    assert_ok(ar_bottleneck_stochastic_check(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT,
-                                             AR_PREC_F64, AR_ZEROS_REFUSE, &dr, &err));
+    assert_ok(ar_bottleneck_stochastic_check(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64,
+                                             AR_ZEROS_REFUSE, &dr, &err));
     assert_close(dc, dr, 0.0);
-    assert_int_equal(ar_bottleneck_stochastic_check(tu_bad_cview(&p), AR_AXIS_COL,
-                                                    AR_TOL_DEFAULT, AR_PREC_F64,
-                                                    AR_ZEROS_REFUSE, NULL, &err),
+    assert_int_equal(ar_bottleneck_stochastic_check(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                                    AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
                      AR_EINVAL);
     /* fit target check */
-    assert_ok(ar_fit_check_target(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, &dr,
-                                  &err));
+    assert_ok(ar_fit_check_target(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, &dr, &err));
     assert_close(dc, dr, 0.0);
-    assert_int_equal(ar_fit_check_target(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
-                                         AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
     /* representability with and without X */
     ar_represent_workspace *w1 = NULL, *w2 = NULL;
     assert_ok(ar_represent_workspace_alloc(&w1, n));
@@ -1360,8 +1381,8 @@ static void test_bottleneck_views(void **state)
     ar_represent_result r1, r2;
     ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
     for (int with_x = 0; with_x < 2; with_x++) {
-        assert_ok(ar_represent_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, NULL, &r1,
-                                       &err));
+        assert_ok(
+            ar_represent_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, NULL, &r1, &err));
         assert_ok(ar_represent_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, NULL, &r2, &err));
         assert_int_equal(r1.min_head_size, r2.min_head_size);
         assert_int_equal(r1.centred_rank, r2.centred_rank);
@@ -1371,8 +1392,7 @@ static void test_bottleneck_views(void **state)
         for (size_t i = 0; i < n; i++)
             assert_close(r1.centred_svals[i], r2.centred_svals[i], 1e-12);
     }
-    assert_int_equal(ar_represent_analyze(w1, tu_bad_cview(&p), NULL, NULL, &r1, &err),
-                     AR_EINVAL);
+    assert_int_equal(ar_represent_analyze(w1, tu_bad_cview(&p), NULL, NULL, &r1, &err), AR_EINVAL);
     assert_int_equal(ar_represent_analyze(w1, ar_matrix_cview(&p), &xbad, NULL, &r1, &err),
                      AR_EINVAL);
     ar_represent_workspace_free(w1);

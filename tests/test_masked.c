@@ -149,7 +149,9 @@ static run analyse(const ar_matrix *p, const ar_matrix *x, const char *mask, ar_
     ar_mask m = ar_mask_none();
     if (mask != NULL)
         m = parse(mask);
-    int rc = ar_masked_analyze(ws, ar_matrix_cview(p), x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL, mask ? &m : NULL, &o, &out.r, &err);
+    int rc = ar_masked_analyze(ws, ar_matrix_cview(p),
+                               x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL,
+                               mask ? &m : NULL, &o, &out.r, &err);
     if (rc != AR_OK)
         fail_msg("analyze: %s", err.msg);
     if (out.r.certified) {
@@ -300,11 +302,13 @@ static void test_check_map(void **state)
     assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &win, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside the window:3 mask"));
     /* the wrong convention: the causal map read with columns as queries */
-    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_COL, &causal, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_COL, &causal, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside"));
     /* an underflowed probability inside */
     AR_AT(&p, 6, 2) = 0.0;
-    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &causal, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &causal, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "entry (6, 2) = 0 lies inside"));
     assert_non_null(strstr(err.msg, "--smooth"));
     /* wrong shape */
@@ -705,28 +709,35 @@ static void test_errors(void **state)
     ar_masked_result r;
     ar_error err = {{0}};
     ar_mask m = parse("causal");
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(NULL), NULL, &m, NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(NULL), NULL, &m, NULL, &r, &err),
+                     AR_EINVAL);
     ar_certificate c;
     assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_EINVAL);
     /* rank-deficient and too-narrow X */
     ar_matrix x = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&x, 4, 6), AR_OK);
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
+                                       (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "full-column-rank"));
     ar_matrix_free(&x);
     assert_int_equal(ar_matrix_alloc(&x, 8, 6), AR_OK);
     for (size_t j = 0; j < 6; j++)
         AR_AT(&x, j % 3, j) = 1.0;
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
+                                       (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "rank 3"));
     ar_matrix_free(&x);
     /* a row that does not sum to 1 */
     AR_AT(&p, 3, 1) *= 2.0;
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 3 sums"));
     /* a zero inside the mask: refused, then smoothed */
     AR_AT(&p, 3, 1) = 0.0;
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "inside"));
     ar_masked_opts o;
     ar_masked_opts_init(&o);
@@ -742,10 +753,12 @@ static void test_errors(void **state)
     ar_certificate_free(&c);
     /* shape errors */
     ar_mask d = parse("docs:2/2");
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &d, NULL, &r, &err), AR_ESIZE);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &d, NULL, &r, &err),
+                     AR_ESIZE);
     ar_mask_free(&d);
     ar_matrix small = generic_map(5, "causal", 1, AR_AXIS_ROW);
-    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&small), NULL, &m, NULL, &r, &err), AR_ESIZE);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&small), NULL, &m, NULL, &r, &err),
+                     AR_ESIZE);
     ar_matrix_free(&small);
     ar_matrix_free(&p);
     ar_masked_workspace_free(ws);
@@ -812,7 +825,9 @@ static void test_fit_planted_exact(void **state)
         for (size_t k = planted; k <= planted + 2; k++) {
             ar_fit_result f;
             ar_error err = {{0}};
-            assert_int_equal(ar_masked_fit_map(ws, k, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err), AR_OK);
+            assert_int_equal(
+                ar_masked_fit_map(ws, k, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+                AR_OK);
             if (!(f.kl_mean < 1e-10 && f.kl_max < 1e-10 && f.max_abs_error < 1e-9))
                 fail_msg("K = %zu: KL mean %g max %g max-abs %g", k, f.kl_mean, f.kl_max,
                          f.max_abs_error);
@@ -848,7 +863,9 @@ static void test_fit_below_threshold(void **state)
         o.seed = 4;
         ar_fit_result f;
         ar_error err = {{0}};
-        assert_int_equal(ar_masked_fit_map(ws, ks[t], &o, &f, (const ar_view[]){ar_matrix_view(&q)}, &err), AR_OK);
+        assert_int_equal(
+            ar_masked_fit_map(ws, ks[t], &o, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+            AR_OK);
         if (!(f.kl_mean > 1e-4 && f.kl_max >= f.kl_mean && f.kl_mean <= f.start_kl_mean &&
               f.kl_mean <= previous))
             fail_msg("K = %zu: KL mean %g max %g start %g previous %g", ks[t], f.kl_mean,
@@ -903,7 +920,9 @@ static void test_fit_limits_and_zeros(void **state)
             ws = analysed(&pm, masks[k], axis, &r);
             ar_fit_result f;
             ar_error err = {{0}};
-            assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err), AR_OK);
+            assert_int_equal(
+                ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+                AR_OK);
             double mean, max, off;
             kl_of(&pm, &q, masks[k], axis, &mean, &max, &off);
             if (!(off == 0.0 && fabs(mean - f.kl_mean) < 1e-12 && f.kl_mean > 0.0 &&
@@ -969,7 +988,9 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_matrix pr = generic_map(n, "causal", 507, AR_AXIS_ROW), small = ar_matrix_empty();
     ws = analysed(&pr, "causal", AR_AXIS_ROW, &r);
     assert_int_equal(ar_matrix_alloc(&small, n - 1, n), AR_OK);
-    assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&small)}, &err), AR_ESIZE);
+    assert_int_equal(
+        ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&small)}, &err),
+        AR_ESIZE);
     o.step_size = 0.0;
     assert_int_equal(ar_masked_fit(ws, 1, &o, &f, &err), AR_EINVAL);
     ar_masked_workspace_free(ws);
@@ -1031,16 +1052,15 @@ static void test_masked_views(void **state)
     o.axis = AR_AXIS_COL; /* p holds the column-query map of the last pass */
     ar_masked_result r1, r2;
     for (int with_x = 0; with_x < 2; with_x++) {
-        assert_ok(ar_masked_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, &m, &o, &r1,
-                                    &err));
+        assert_ok(
+            ar_masked_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, &m, &o, &r1, &err));
         assert_ok(ar_masked_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, &m, &o, &r2, &err));
         assert_int_equal(r1.lower, r2.lower);
         assert_int_equal(r1.upper, r2.upper);
         assert_int_equal(r1.exact, r2.exact);
         assert_int_equal(r1.x_given, with_x);
     }
-    assert_int_equal(ar_masked_analyze(w1, tu_bad_cview(&p), NULL, &m, &o, &r1, &err),
-                     AR_EINVAL);
+    assert_int_equal(ar_masked_analyze(w1, tu_bad_cview(&p), NULL, &m, &o, &r1, &err), AR_EINVAL);
     assert_int_equal(ar_masked_analyze(w1, ar_matrix_cview(&p), &xbad, &m, &o, &r1, &err),
                      AR_EINVAL);
     /* NULL options: the defaults (rows as queries), on the row-query map */
@@ -1073,16 +1093,25 @@ static void test_masked_views(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_and_format),  cmocka_unit_test(test_allows),
-        cmocka_unit_test(test_simplify_round_trip), cmocka_unit_test(test_infer),
-        cmocka_unit_test(test_check_map),         cmocka_unit_test(test_generic_formulas),
-        cmocka_unit_test(test_causal_generic),    cmocka_unit_test(test_planted_rank),
+        cmocka_unit_test(test_parse_and_format),
+        cmocka_unit_test(test_allows),
+        cmocka_unit_test(test_simplify_round_trip),
+        cmocka_unit_test(test_infer),
+        cmocka_unit_test(test_check_map),
+        cmocka_unit_test(test_generic_formulas),
+        cmocka_unit_test(test_causal_generic),
+        cmocka_unit_test(test_planted_rank),
         cmocka_unit_test(test_f32_ill_conditioned),
-        cmocka_unit_test(test_uniform_rows_zero), cmocka_unit_test(test_structured_heads),
-        cmocka_unit_test(test_woerdeman_formula), cmocka_unit_test(test_conventions_and_x),
-        cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_fit_planted_exact), cmocka_unit_test(test_fit_below_threshold),
-        cmocka_unit_test(test_fit_limits_and_zeros), cmocka_unit_test(test_fit_unmasked_unchanged),
+        cmocka_unit_test(test_uniform_rows_zero),
+        cmocka_unit_test(test_structured_heads),
+        cmocka_unit_test(test_woerdeman_formula),
+        cmocka_unit_test(test_conventions_and_x),
+        cmocka_unit_test(test_window_bounds),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fit_planted_exact),
+        cmocka_unit_test(test_fit_below_threshold),
+        cmocka_unit_test(test_fit_limits_and_zeros),
+        cmocka_unit_test(test_fit_unmasked_unchanged),
         cmocka_unit_test(test_masked_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,8 +30,7 @@ AR_API int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s);
 /* The two factors of the logits, F = W_k X / d_p^{1/4} and G = W_q X / d_p^{1/4}
  * (both d_p x n, caller-sized), so S = F^T G.  Lets spectra be computed from
  * the factors (ar_spectrum_svals_factored) in O(n d_p^2). */
-AR_API int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f,
-                                      ar_view g);
+AR_API int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g);
 
 /* In-place softmax of each column (AR_AXIS_COL) or row (AR_AXIS_ROW) of m,
  * with max-subtraction so large logits do not overflow.  Non-finite logits
@@ -71,7 +70,6 @@ AR_API int ar_heads_randomize(ar_heads *heads, ar_rng *rng);
 /* Logits (n x n, caller-sized) of head k on input X (d x n). */
 AR_API int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s);
 /* Scores = softmax of head k's logits along axis (n x n, caller-sized). */
-AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis,
-                           ar_view p);
+AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p);
 
 #endif

@@ -49,8 +49,8 @@ AR_API double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec);
 
 /* What a stochastic-matrix check does with exact zeros. */
 typedef enum ar_zeros {
-    AR_ZEROS_REFUSE = 0,  /* a zero is AR_EDOMAIN: log P is undefined */
-    AR_ZEROS_ALLOW = 1    /* accept zeros (for a later smoothing step) */
+    AR_ZEROS_REFUSE = 0, /* a zero is AR_EDOMAIN: log P is undefined */
+    AR_ZEROS_ALLOW = 1   /* accept zeros (for a later smoothing step) */
 } ar_zeros;
 
 /* A tolerance argument or option set to this takes its documented default
@@ -129,8 +129,8 @@ AR_API int ar_target_family_parse(const char *text, ar_target_family *family);
  * floored at 1e-300 and the column renormalised).  opts NULL means
  * defaults.  AR_EINVAL for an invalid view, a non-square or empty p, NULL
  * rng or bad options. */
-AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts,
-                              ar_rng *rng, ar_view p);
+AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
+                              ar_view p);
 
 /* ------------------------------------------------------------------ */
 /* Exact representability (docs/theory/low-rank-bottleneck.md)                              */
@@ -218,7 +218,7 @@ typedef struct ar_certificate {
     double kl_mean, kl_max;   /* KL(P || softmax(S)) per column (row): mean, max */
 } ar_certificate;
 
-#define AR_HEAD_SIZE_MIN 0  /* head_size argument: the minimal (certified) head size */
+#define AR_HEAD_SIZE_MIN 0 /* head_size argument: the minimal (certified) head size */
 
 /* Build W_q, W_k of size head_size (AR_HEAD_SIZE_MIN: the minimal head size) from the last
  * analysis in ws and verify them by ar_attention_logits + ar_attention_softmax on X.
@@ -466,8 +466,9 @@ typedef struct ar_bottleneck_heads_report {
 /* Everything above for d, h, n (all >= 1); opts NULL means defaults.
  * AR_EINVAL when h does not divide d and no head size was given (the
  * standard configuration is undefined). */
-AR_API int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n, const ar_bottleneck_heads_opts *opts,
-                            ar_bottleneck_heads_report *rep, ar_error *err);
+AR_API int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n,
+                                       const ar_bottleneck_heads_opts *opts,
+                                       ar_bottleneck_heads_report *rep, ar_error *err);
 
 /* ------------------------------------------------------------------ */
 /* BERT-style parameter counts (docs/theory/low-rank-bottleneck.md)                         */

@@ -112,8 +112,8 @@ AR_API void ar_masked_workspace_free(ar_masked_workspace *ws);
  * size or its bounds, and keeps the best confirmed completion in ws for
  * ar_masked_certificate.  P, X and mask are not modified. */
 AR_API int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
-                             const ar_mask *mask, const ar_masked_opts *opts,
-                             ar_masked_result *res, ar_error *err);
+                             const ar_mask *mask, const ar_masked_opts *opts, ar_masked_result *res,
+                             ar_error *err);
 
 /* W_q, W_k of size head_size (AR_HEAD_SIZE_MIN: the certified size res->upper; >= it
  * otherwise, extra rows zero) from the last analysis, checked by an

@@ -107,8 +107,8 @@ int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, 
         rc = rf != AR_OK ? rf : rg;
     if (rc == AR_OK) {
         rc = check_head_shapes(&in.x.m, &in.wq.m, &in.wk.m);
-        if (rc == AR_OK && (f.rows != wq.rows || f.cols != x.cols || g.rows != wq.rows ||
-                            g.cols != x.cols))
+        if (rc == AR_OK &&
+            (f.rows != wq.rows || f.cols != x.cols || g.rows != wq.rows || g.cols != x.cols))
             rc = AR_ESIZE;
     }
     if (rc == AR_OK)

@@ -90,8 +90,7 @@ static int run_one(const params_args *a)
                                "--heads %zu does not divide --d %zu; give --head-size P", a->heads,
                                a->d);
     ar_bert_config cfg;
-    ar_bert_config_init(&cfg, a->d, a->heads,
-                                                a->head_size_seen ? a->head_size : a->d / a->heads);
+    ar_bert_config_init(&cfg, a->d, a->heads, a->head_size_seen ? a->head_size : a->d / a->heads);
     if (a->layers_seen)
         cfg.layers = a->layers;
     if (a->ffn_seen)

@@ -425,7 +425,9 @@ static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads,
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&g, heads->dp, n);
     if (rc == AR_OK)
-        rc = ar_attention_logit_factors(ar_matrix_cview(x), ar_matrix_cview(&heads->wq[k]), ar_matrix_cview(&heads->wk[k]), ar_matrix_view(&f), ar_matrix_view(&g));
+        rc = ar_attention_logit_factors(ar_matrix_cview(x), ar_matrix_cview(&heads->wq[k]),
+                                        ar_matrix_cview(&heads->wk[k]), ar_matrix_view(&f),
+                                        ar_matrix_view(&g));
     if (rc == AR_OK && args->distributed) {
         cli_dist_result res;
         ar_error err = {{0}};

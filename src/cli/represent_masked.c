@@ -266,7 +266,8 @@ static int analyse(const represent_args *a, const ar_matrix *p, ar_precision pre
                 p->rows, p->rows);
     int code = -1;
     ar_cview xv = ar_matrix_cview(x);
-    rc = ar_masked_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, mask, &mo, &o->res, &err);
+    rc =
+        ar_masked_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, mask, &mo, &o->res, &err);
     if (rc != AR_OK)
         code = cli_status_error("represent", rc, &err, a->p_file);
     if (code < 0) {

@@ -44,7 +44,8 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
     if (st->a->verify_seen)
         o.verify_seconds = st->a->verify_seconds;
     ar_masked_result r;
-    int rc = ar_masked_analyze(st->mws, ar_matrix_cview(p), NULL, st->is_auto ? NULL : &st->mask, &o, &r, err);
+    int rc = ar_masked_analyze(st->mws, ar_matrix_cview(p), NULL, st->is_auto ? NULL : &st->mask,
+                               &o, &r, err);
     if (rc != AR_OK)
         return rc;
     ans->exact = r.exact;

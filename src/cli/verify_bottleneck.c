@@ -68,7 +68,8 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
         ar_cm_identity(&x); /* the certificate is for X = I (any full-rank X maps to it) */
         if (ctx->corrupt)
             AR_AT(&cert.wq, 0, 0) += 1e-3;
-        rc = ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(&cert.wq), ar_matrix_cview(&cert.wk), ar_matrix_view(&s));
+        rc = ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(&cert.wq),
+                                 ar_matrix_cview(&cert.wk), ar_matrix_view(&s));
     }
     if (rc == AR_OK)
         rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL);

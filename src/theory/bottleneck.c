@@ -295,15 +295,15 @@ static int load_target(ar_represent_workspace *ws, const ar_matrix *p,
     if (!isfinite(o->smooth) || o->smooth < 0.0)
         return ar_error_set(err, AR_EINVAL, "smoothing constant must be >= 0, got %g", o->smooth);
     int rc = ar_cm_stochastic_check(p, o->axis, o->sum_tol, o->precision,
-                                    smooth ? AR_ZEROS_ALLOW : AR_ZEROS_REFUSE,
-                                 &res->max_sum_defect, err);
+                                    smooth ? AR_ZEROS_ALLOW : AR_ZEROS_REFUSE, &res->max_sum_defect,
+                                    err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->n)
         return ar_error_set(err, AR_ESIZE, "P is %zu x %zu but the workspace is for n = %zu",
                             p->rows, p->cols, ws->n);
-    res->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol
-                                     : ar_bottleneck_default_sum_tol(ws->n, o->precision);
+    res->sum_tol =
+        o->sum_tol >= 0.0 ? o->sum_tol : ar_bottleneck_default_sum_tol(ws->n, o->precision);
     copy_oriented(&ws->pc, p, o->axis == AR_AXIS_ROW);
     res->smoothed = smooth;
     if (smooth) {
@@ -323,8 +323,7 @@ static int load_target(ar_represent_workspace *ws, const ar_matrix *p,
 }
 
 int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
-                            const ar_represent_opts *opts, ar_represent_result *res,
-                            ar_error *err)
+                            const ar_represent_opts *opts, ar_represent_result *res, ar_error *err)
 {
     if (ws == NULL || p == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");

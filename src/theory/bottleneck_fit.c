@@ -144,7 +144,7 @@ const char *ar_fit_stop_name(ar_fit_stop stop)
 /* ---- input check ---- */
 
 int ar_cm_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
-                        double *max_defect, ar_error *err)
+                           double *max_defect, ar_error *err)
 {
     if (p == NULL || p->rows == 0 || p->cols == 0 || p->data == NULL ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
@@ -349,16 +349,17 @@ static int orient(ar_fit_workspace *ws, ar_axis axis)
 }
 
 int ar_cm_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
-                      ar_error *err)
+                         ar_error *err)
 {
     if (ws == NULL || p == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_fit_opts o = ar_fit_opts_resolve(opts);
     ws->loaded = 0;
     ws->allowed = NULL;
-    int rc = p->rows == p->cols
-                 ? ar_cm_stochastic_check(p, o.axis, o.sum_tol, o.precision, AR_ZEROS_REFUSE, NULL, err)
-                 : ar_cm_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
+    int rc =
+        p->rows == p->cols
+            ? ar_cm_stochastic_check(p, o.axis, o.sum_tol, o.precision, AR_ZEROS_REFUSE, NULL, err)
+            : ar_cm_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->rows || p->cols != ws->cols)
@@ -1099,7 +1100,7 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
 }
 
 int ar_cm_fit_lowrank(ar_fit_workspace *ws, const ar_matrix *p, size_t k, const ar_fit_opts *opts,
-                   ar_fit_result *res, ar_error *err)
+                      ar_fit_result *res, ar_error *err)
 {
     int rc = ar_cm_fit_set_target(ws, p, opts, err);
     return rc == AR_OK ? ar_fit_run(ws, k, opts, res, err) : rc;

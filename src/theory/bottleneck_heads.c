@@ -182,8 +182,7 @@ static int estimate_errors(ar_bottleneck_heads_report *rep, int do_fit, ar_error
     return rc;
 }
 
-int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n,
-                                const ar_bottleneck_heads_opts *opts,
+int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n, const ar_bottleneck_heads_opts *opts,
                                 ar_bottleneck_heads_report *rep, ar_error *err)
 {
     if (rep == NULL)

@@ -13,14 +13,13 @@ int ar_cm_target_generate(ar_target_family family, const ar_target_opts *opts, a
                           ar_matrix *p);
 /* x NULL: any full-column-rank input. */
 int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
-                            const ar_represent_opts *opts, ar_represent_result *res,
-                            ar_error *err);
+                            const ar_represent_opts *opts, ar_represent_result *res, ar_error *err);
 int ar_cm_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
                            double *max_defect, ar_error *err);
 int ar_cm_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
                          ar_error *err);
-int ar_cm_fit_lowrank(ar_fit_workspace *ws, const ar_matrix *p, size_t k,
-                      const ar_fit_opts *opts, ar_fit_result *res, ar_error *err);
+int ar_cm_fit_lowrank(ar_fit_workspace *ws, const ar_matrix *p, size_t k, const ar_fit_opts *opts,
+                      ar_fit_result *res, ar_error *err);
 /* *opts, or the defaults when opts is NULL (the NULL-means-defaults rule). */
 static inline ar_fit_opts ar_fit_opts_resolve(const ar_fit_opts *opts)
 {

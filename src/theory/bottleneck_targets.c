@@ -384,8 +384,7 @@ int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *
     return ar_colmajor_out_put(&c, rc);
 }
 
-int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
-                       ar_view p)
+int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng, ar_view p)
 {
     if (ar_view_check(p) != AR_OK || rng == NULL)
         return AR_EINVAL;

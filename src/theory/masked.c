@@ -147,11 +147,10 @@ static int check_sums(ar_masked_workspace *ws, ar_masked_result *r, ar_error *er
         if (defect > r->max_sum_defect)
             r->max_sum_defect = defect;
         if (defect > r->sum_tol)
-            return ar_error_set(err, AR_EDOMAIN,
-                                "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
-                                r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect,
-                                r->sum_tol,
-                                ar_bottleneck_defect_hint(defect, n, r->precision, r->axis));
+            return ar_error_set(
+                err, AR_EDOMAIN, "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
+                r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect, r->sum_tol,
+                ar_bottleneck_defect_hint(defect, n, r->precision, r->axis));
     }
     return AR_OK;
 }
@@ -173,8 +172,8 @@ static void take_log(ar_masked_workspace *ws, ar_masked_result *r)
 static int load_mask(ar_masked_workspace *ws, const ar_matrix *p, const ar_mask *mask,
                      const ar_masked_opts *o, ar_masked_result *r, ar_error *err)
 {
-    int rc = mask != NULL ? ar_mask_copy(&ws->mask, mask) : ar_cm_mask_infer(p, o->axis, &ws->mask,
-                                                                           err);
+    int rc =
+        mask != NULL ? ar_mask_copy(&ws->mask, mask) : ar_cm_mask_infer(p, o->axis, &ws->mask, err);
     if (rc != AR_OK)
         return mask != NULL ? ar_error_set(err, rc, "out of memory") : rc;
     r->mask = &ws->mask;
@@ -362,9 +361,8 @@ int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double 
     return AR_OK;
 }
 
-int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
-                      const ar_mask *mask, const ar_masked_opts *opts, ar_masked_result *res,
-                      ar_error *err)
+int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x, const ar_mask *mask,
+                      const ar_masked_opts *opts, ar_masked_result *res, ar_error *err)
 {
     if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
