@@ -44,7 +44,7 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
     for (size_t t = 0; t < count && rc == AR_OK; t++) {
         ar_matrix m = ar_array_slice_cm(arr, t);
         ar_cm_fill_gaussian(&m, rng, 2.0);
-        rc = ar_softmax(&m, AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL);
     }
     ar_rng_free(rng);
     return rc;

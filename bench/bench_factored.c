@@ -3,7 +3,7 @@
  *
  *   factored: ar_attention_logit_factors + ar_spectrum_svals_factored,
  *             O(n d_p^2 + d d_p n)
- *   dense:    ar_attention_logits (forms S) + ar_spectrum_svals, O(n^3)
+ *   dense:    ar_attention_logits (ar_matrix_cview(forms S)) + ar_spectrum_svals, O(n^3)
  *
  * usage: bench_factored [--n N] [--head-size P] [--d D] [--threads T]
  *                       [--reps R] [--seed S] [--json]
@@ -64,7 +64,8 @@ static void problem_free(problem *p)
 static double time_dense(problem *p, double *sv)
 {
     double t0 = bench_now();
-    int rc = ar_attention_logits(&p->x, &p->heads.wq[0], &p->heads.wk[0], &p->s);
+    int rc = ar_attention_logits(ar_matrix_cview(&p->x), ar_matrix_cview(&p->heads.wq[0]),
+                                 ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->s));
     if (rc == AR_OK)
         rc = ar_cm_svals(&p->s, sv);
     double t = bench_now() - t0;
@@ -74,7 +75,9 @@ static double time_dense(problem *p, double *sv)
 static double time_factored(problem *p, double *sv)
 {
     double t0 = bench_now();
-    int rc = ar_attention_logit_factors(&p->x, &p->heads.wq[0], &p->heads.wk[0], &p->f, &p->g);
+    int rc = ar_attention_logit_factors(ar_matrix_cview(&p->x), ar_matrix_cview(&p->heads.wq[0]),
+                                        ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->f),
+                                        ar_matrix_view(&p->g));
     if (rc == AR_OK)
         rc = ar_cm_svals_factored(&p->f, &p->g, sv);
     double t = bench_now() - t0;

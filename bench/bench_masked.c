@@ -13,7 +13,7 @@
  * For each n: Gaussian N(0, 1) logits S (rows as queries), P = causal row
  * softmax of S, and
  *   (a) the full exact analysis with its certificate: ar_masked_workspace_alloc
- *       + ar_masked_analyze (mask "causal", default options) +
+ *       + ar_masked_analyze (mask "causal", ar_matrix_cview(default options)) +
  *       ar_masked_certificate (W_q, W_k and the masked forward check);
  *   (b) one thin SVD with vectors, LAPACKE_dgesdd('S'), of an n x n matrix
  *       (copy of S included, as a hand-written call does);
@@ -207,7 +207,8 @@ typedef struct analysis_run {
 static int run_analysis(const causal_case *c, const ar_mask *mask, analysis_run *a)
 {
     ar_masked_workspace *ws = NULL;
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     ar_certificate cert;
     ar_error err = {{0}};
     memset(&cert, 0, sizeof cert);
@@ -215,7 +216,7 @@ static int run_analysis(const causal_case *c, const ar_mask *mask, analysis_run 
     int rc = ar_masked_workspace_alloc(&ws, c->n);
     double t1 = bench_now();
     if (rc == AR_OK)
-        rc = ar_masked_analyze(ws, &c->p, NULL, mask, &o, &a->res, &err);
+        rc = ar_masked_analyze(ws, ar_matrix_cview(&c->p), NULL, mask, &o, &a->res, &err);
     double t2 = bench_now();
     if (rc == AR_OK)
         rc = ar_masked_certificate(ws, 0, &cert, &err);

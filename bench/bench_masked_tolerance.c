@@ -451,12 +451,13 @@ static int run_case(map_kind kind, size_t n, size_t r, int f32, int seed, double
     ar_masked_workspace *ws = NULL;
     if (rc == AR_OK)
         rc = ar_masked_workspace_alloc(&ws, n);
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.precision = f32 ? AR_PREC_F32 : AR_PREC_F64;
     ar_masked_result res;
     ar_error err = {{0}};
     if (rc == AR_OK) {
-        rc = ar_masked_analyze(ws, &p, NULL, mask, &o, &res, &err);
+        rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, mask, &o, &res, &err);
         if (rc != AR_OK)
             fprintf(stderr, "bench_masked_tolerance: %s n=%zu: %s\n", kind_name(kind), n,
                     err.msg);

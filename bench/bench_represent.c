@@ -42,7 +42,7 @@ static int time_represent(const ar_matrix *p, phases *ph)
     int rc = ar_represent_workspace_alloc(&ws, n);
     double t1 = bench_now();
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, p, NULL, NULL, &res, &err);
+        rc = ar_represent_analyze(ws, ar_matrix_cview(p), NULL, NULL, &res, &err);
     double t2 = bench_now();
     if (rc == AR_OK)
         rc = ar_represent_certificate(ws, 0, &cert, &err);
@@ -155,7 +155,7 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
         rc = ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), &wk, &wq, 0.0, &sc);
     }
     if (rc == AR_OK)
-        rc = ar_softmax(&sc, AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL);
     if (rc == AR_OK)
         out->max_abs = ar_cm_max_abs_diff(&sc, p);
     free(s);
@@ -228,7 +228,7 @@ int main(int argc, char **argv)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, n, n);
     if (rc == AR_OK)
-        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, &p);
+        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p));
     if (rc != AR_OK) {
         fprintf(stderr, "bench_represent: setup failed: %s\n", ar_strerror(rc));
         return 1;

@@ -5,7 +5,7 @@
  *   - the FixedMultiHead layer (head size d_p = n, the paper's choice).
  * Per configuration: the per-head logit rank bound min(d_p, d, n), the
  * bottleneck flags (exact d_p < n - 1, the paper's h > d / n), attention
- * parameters per layer (ar_heads_analyze, ar_attention_params), and on
+ * parameters per layer (ar_bottleneck_heads_analyze, ar_bottleneck_attention_params), and on
  * random and structured targets: the fraction that one head can represent
  * exactly (minimal head size <= rank bound), the mean relative logit error
  * (Eckart-Young) and the mean probability-space error (KL) of the best head
@@ -120,20 +120,21 @@ static int measure_target(const experiment *e, size_t f, size_t s, target_ws *w,
     uint64_t cfg[3] = {f, n, s};
     uint64_t seed = ar_seed_derive(e->ctx.seed, cfg, 3);
     ar_rng_seed(w->rng, seed);
-    ar_target_opts to = ar_target_opts_default();
+    ar_target_opts to;
+    ar_target_opts_init(&to);
     to.noise = fs->noise;
     if (fs->rank_div > 0)
         to.rank = n / fs->rank_div > 0 ? n / fs->rank_div : 1;
-    int rc = ar_target_generate(fs->family, &to, w->rng, &w->p);
+    int rc = ar_target_generate(fs->family, &to, w->rng, ar_matrix_view(&w->p));
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
-    rc = ar_represent_analyze(w->rws, &w->p, NULL, NULL, &rr, &err);
+    rc = ar_represent_analyze(w->rws, ar_matrix_cview(&w->p), NULL, NULL, &rr, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "representability analysis");
     *min_size = rr.min_head_size;
     int fit = s < e->fit_targets;
-    if (fit && (rc = ar_fit_set_target(w->fws, &w->p, NULL, &err)) != AR_OK)
+    if (fit && (rc = ar_fit_set_target(w->fws, ar_matrix_cview(&w->p), NULL, &err)) != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "fit target");
     for (size_t k = 1; k <= n; k++) {
         if (!e->need[k])
@@ -150,7 +151,8 @@ static int measure_target(const experiment *e, size_t f, size_t s, target_ws *w,
             c->max_abs = cert.max_abs;
             ar_certificate_free(&cert);
         } else {
-            ar_fit_opts fo = ar_fit_opts_default();
+            ar_fit_opts fo;
+            ar_fit_opts_init(&fo);
             uint64_t fcfg[5] = {f, n, s, k, 1};
             fo.seed = ar_seed_derive(e->ctx.seed, fcfg, 5);
             ar_fit_result fr;
@@ -303,16 +305,17 @@ static void write_row(experiment *e, FILE *fp, size_t d, size_t h, const ar_head
  * the figure is one run of consecutive lines. */
 static int write_embedding(experiment *e, FILE *rows, FILE *configs, size_t d)
 {
-    ar_heads_report reps[MAX_HEADS];
+    ar_bottleneck_heads_report reps[MAX_HEADS];
     size_t hs[MAX_HEADS], nh = 0;
     for (size_t h = 1; h <= MAX_HEADS && h <= d; h++) {
         if (d % h != 0)
             continue;
-        ar_heads_opts o = ar_heads_opts_default();
+        ar_bottleneck_heads_opts o;
+        ar_bottleneck_heads_opts_init(&o);
         o.errors = 0; /* measured here on shared targets instead */
         o.seed = e->ctx.seed;
         ar_error err = {{0}};
-        int rc = ar_heads_analyze(d, h, e->n, &o, &reps[nh], &err);
+        int rc = ar_bottleneck_heads_analyze(d, h, e->n, &o, &reps[nh], &err);
         if (rc != AR_OK)
             return exp_fail(&e->ctx, rc, &err, "head configuration");
         hs[nh++] = h;
@@ -321,7 +324,7 @@ static int write_embedding(experiment *e, FILE *rows, FILE *configs, size_t d)
         for (size_t f = 0; f < NFAM; f++)
             for (size_t i = 0; i < nh; i++)
                 write_row(e, rows, d, hs[i], kind == 0 ? &reps[i].standard : &reps[i].fixed, f);
-    const ar_heads_report *last = &reps[nh - 1];
+    const ar_bottleneck_heads_report *last = &reps[nh - 1];
     fprintf(configs, "%zu,%zu,", d, e->n);
     exp_csv_real(configs, (double)d / (double)e->n);
     fprintf(configs, ",%zu,%zu,%zu,%zu,%llu,%llu\n", last->needed_head_size,

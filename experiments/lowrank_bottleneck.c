@@ -186,7 +186,8 @@ static int measure_head_size(target_run *t, const ar_represent_result *rr, size_
             source = "certificate";
             converged = 1;
         } else {
-            ar_fit_opts fo = ar_fit_opts_default();
+            ar_fit_opts fo;
+            ar_fit_opts_init(&fo);
             uint64_t cfg[5] = {t->vi, t->n, t->sample, k, 1};
             fo.seed = ar_seed_derive(e->ctx.seed, cfg, 5);
             ar_fit_result fr;
@@ -226,14 +227,15 @@ static int run_target(target_run *t, size_t *min_head_size)
     uint64_t cfg[3] = {t->vi, n, t->sample};
     t->seed = ar_seed_derive(e->ctx.seed, cfg, 3);
     ar_rng_seed(t->rng, t->seed);
-    ar_target_opts to = ar_target_opts_default();
+    ar_target_opts to;
+    ar_target_opts_init(&to);
     to.noise = v->noise;
     to.rank = planted_rank(v, n);
-    int rc = ar_target_generate(v->family, &to, t->rng, &t->p);
+    int rc = ar_target_generate(v->family, &to, t->rng, ar_matrix_view(&t->p));
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
-    rc = ar_represent_analyze(t->rws, &t->p, NULL, NULL, &rr, &err);
+    rc = ar_represent_analyze(t->rws, ar_matrix_cview(&t->p), NULL, NULL, &rr, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "representability analysis");
     *min_head_size = rr.min_head_size;
@@ -262,8 +264,9 @@ static int run_target(target_run *t, size_t *min_head_size)
     ar_certificate_free(&cert);
     /* The fit workspace needs the target loaded once; ar_fit_run then takes
      * every head size from the same SVD. */
-    ar_fit_opts fo = ar_fit_opts_default();
-    rc = ar_fit_set_target(t->fws, &t->p, &fo, &err);
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    rc = ar_fit_set_target(t->fws, ar_matrix_cview(&t->p), &fo, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "fit target");
     for (size_t k = 1; k <= n; k++) {

@@ -190,7 +190,8 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     /* Windows and bands beyond --cert-max: the lower bound and the generic
      * status only; no completion is polished or searched beyond r = lower. */
     int certify = is_staircase_kind(m) || n <= e->cert_max;
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.axis = AR_AXIS_ROW;
     o.seed = seed;
     if (!certify) {
@@ -200,7 +201,8 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     ar_masked_result r;
     memset(&r, 0, sizeof r);
     ar_error err = {{0}};
-    if (code == 0 && (rc = ar_masked_analyze(ws, &p, NULL, m, &o, &r, &err)) != AR_OK)
+    if (code == 0 &&
+        (rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, m, &o, &r, &err)) != AR_OK)
         code = exp_fail(&e->ctx, rc, &err, "masked analysis");
     int certified = certify && r.certified;
     double max_abs = NAN;
@@ -320,10 +322,11 @@ static int run_head(const experiment *e, head_kind h, FILE *fp)
         masked_softmax(&s, &causal, &p);
         ar_mask none = ar_mask_none();
         masked_softmax(&s, &none, &pfull);
-        ar_masked_opts o = ar_masked_opts_default();
+        ar_masked_opts o;
+        ar_masked_opts_init(&o);
         o.axis = AR_AXIS_ROW;
         o.seed = seed;
-        if ((rc = ar_masked_analyze(ws, &p, NULL, &causal, &o, &r, &err)) != AR_OK)
+        if ((rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &causal, &o, &r, &err)) != AR_OK)
             code = exp_fail(&e->ctx, rc, &err, "masked analysis");
     }
     if (code == 0 && r.certified) {
@@ -338,9 +341,11 @@ static int run_head(const experiment *e, head_kind h, FILE *fp)
     ar_represent_result rr;
     memset(&rr, 0, sizeof rr);
     if (code == 0) {
-        ar_represent_opts ro = ar_represent_opts_default();
+        ar_represent_opts ro;
+        ar_represent_opts_init(&ro);
         ro.axis = AR_AXIS_ROW;
-        if ((rc = ar_represent_analyze(rws, &pfull, NULL, &ro, &rr, &err)) != AR_OK)
+        if ((rc = ar_represent_analyze(rws, ar_matrix_cview(&pfull), NULL, &ro, &rr, &err)) !=
+            AR_OK)
             code = exp_fail(&e->ctx, rc, &err, "bidirectional analysis");
     }
     if (code == 0) {

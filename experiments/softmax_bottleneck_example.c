@@ -65,7 +65,7 @@ static int generate(const example *e, ar_matrix *p)
         for (size_t i = 0; i < e->n; i++)
             AR_AT(p, i, j) += -1.1 * log((double)j + 1.0) + ar_rng_gaussian(rng, 0.25);
     if (rc == AR_OK)
-        rc = ar_softmax(p, AR_AXIS_ROW);
+        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW);
     ar_matrix_free(&h0);
     ar_matrix_free(&w0);
     ar_rng_free(rng);

@@ -133,7 +133,8 @@ static int write_target_checks(FILE *fp, const ar_theorem2_target *t)
             if (rc == AR_OK)
                 rc = ar_mh_head_scores(ws, t->theta, i, &t->x[m], &pr);
             if (rc == AR_OK)
-                rc = ar_heads_scores(&t->heads, i, &t->x[m], AR_AXIS_COL, &sc);
+                rc = ar_heads_scores(&t->heads, i, ar_matrix_cview(&t->x[m]), AR_AXIS_COL,
+                                     ar_matrix_view(&sc));
             if (rc != AR_OK)
                 break;
             fprintf(fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp, m, i,

@@ -1,5 +1,8 @@
 /* Attention construction: logits rank, softmax stochasticity and stability. */
 #include "testutil.h"
+#include "layout_testutil.h"
+#include "theory/bottleneck_internal.h"
+#include "attention/attention_internal.h"
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 
@@ -19,7 +22,7 @@ static void test_logits_rank_sweep(void **state)
                 ar_heads_randomize(&heads, rng);
                 ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty();
                 assert_ok(ar_matrix_alloc(&s, n, n));
-                assert_ok(ar_heads_logits(&heads, 0, &x, &s));
+                assert_ok(ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s)));
                 double *sv = malloc(n * sizeof *sv);
                 assert_ok(ar_cm_svals(&s, sv));
                 size_t rank = 0;
@@ -32,7 +35,9 @@ static void test_logits_rank_sweep(void **state)
                 ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
                 assert_ok(ar_matrix_alloc(&f, dp, n));
                 assert_ok(ar_matrix_alloc(&g, dp, n));
-                assert_ok(ar_attention_logit_factors(&x, &heads.wq[0], &heads.wk[0], &f, &g));
+                assert_ok(ar_attention_logit_factors(
+                    ar_matrix_cview(&x), ar_matrix_cview(&heads.wq[0]),
+                    ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g)));
                 double *sf = malloc(n * sizeof *sf);
                 assert_ok(ar_cm_svals_factored(&f, &g, sf));
                 for (size_t i = 0; i < n; i++)
@@ -58,7 +63,8 @@ static void test_logits_definition(void **state)
     ar_matrix Wq = ar_matrix_alias(wq, 1, 2, 1), Wk = ar_matrix_alias(wk, 1, 2, 1);
     ar_matrix X = ar_matrix_alias(xd, 2, 2, 2), S = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&S, 2, 2));
-    assert_ok(ar_attention_logits(&X, &Wq, &Wk, &S));
+    assert_ok(ar_attention_logits(ar_matrix_cview(&X), ar_matrix_cview(&Wq), ar_matrix_cview(&Wk),
+                                  ar_matrix_view(&S)));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
             double ki = wk[0] * xd[2 * i] + wk[1] * xd[2 * i + 1];
@@ -76,10 +82,10 @@ static void test_softmax_axes(void **state)
         ar_matrix m = tu_gaussian(9, 13, rng);
         ar_matrix copy = ar_matrix_empty();
         assert_ok(ar_cm_clone(&copy, &m));
-        assert_ok(ar_softmax(&m, (ar_axis)ax));
-        assert_true(ar_stochastic_defect(&m, (ar_axis)ax) < 1e-12);
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
+        assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)ax) < 1e-12);
         /* the other axis is not stochastic in general */
-        assert_true(ar_stochastic_defect(&m, (ar_axis)!ax) > 1e-3);
+        assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)!ax) > 1e-3);
         for (size_t j = 0; j < 13; j++)
             for (size_t i = 0; i < 9; i++)
                 assert_true(AR_AT(&m, i, j) > 0.0);
@@ -101,7 +107,7 @@ static void test_softmax_stable_large_logits(void **state)
     (void)state;
     double d[] = {1000.0, 999.0, -1000.0, 1e3 + 0.5};
     ar_matrix m = ar_matrix_alias(d, 4, 1, 4);
-    assert_ok(ar_softmax(&m, AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL));
     double z = exp(-0.5) + exp(-1.5) + 1.0; /* exp(-2000.5) underflows to 0 */
     assert_close(d[0], exp(-0.5) / z, 1e-15);
     assert_close(d[1], exp(-1.5) / z, 1e-15);
@@ -109,12 +115,12 @@ static void test_softmax_stable_large_logits(void **state)
     assert_true(d[2] >= 0.0 && d[2] < 1e-300);
     double bad[] = {1.0, NAN};
     ar_matrix b = ar_matrix_alias(bad, 1, 2, 1);
-    assert_int_equal(ar_softmax(&b, AR_AXIS_ROW), AR_ENONFINITE);
-    assert_int_equal(ar_softmax(&b, (ar_axis)5), AR_EINVAL);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), AR_AXIS_ROW), AR_ENONFINITE);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), (ar_axis)5), AR_EINVAL);
     /* 1 x 1: softmax is exactly 1 */
     double one[] = {-2.385};
     ar_matrix o = ar_matrix_alias(one, 1, 1, 1);
-    assert_ok(ar_softmax(&o, AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&o), AR_AXIS_COL));
     assert_close(one[0], 1.0, 0.0);
 }
 
@@ -135,15 +141,15 @@ static void test_heads_config(void **state)
     ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&x, 6, 4));
     assert_ok(ar_matrix_alloc(&s, 4, 4));
-    assert_int_equal(ar_heads_logits(&h, 3, &x, &s), AR_EINVAL);
+    assert_int_equal(ar_heads_logits(&h, 3, ar_matrix_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
     ar_matrix xbad = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&xbad, 5, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, &xbad, &s), AR_ESIZE);
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&xbad), ar_matrix_view(&s)), AR_ESIZE);
     ar_matrix s3 = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&s3, 3, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, &x, &s3), AR_ESIZE);
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&x), ar_matrix_view(&s3)), AR_ESIZE);
     /* scores of a zero-weight head are uniform 1/n */
-    assert_ok(ar_heads_scores(&h, 1, &x, AR_AXIS_COL, &s));
+    assert_ok(ar_heads_scores(&h, 1, ar_matrix_cview(&x), AR_AXIS_COL, ar_matrix_view(&s)));
     assert_close(AR_AT(&s, 2, 3), 0.25, 0.0);
     ar_matrix_free(&x);
     ar_matrix_free(&xbad);
@@ -157,6 +163,126 @@ static void test_heads_config(void **state)
     assert_string_equal(ar_axis_name(AR_AXIS_COL), "col");
 }
 
+/* d_p = 4, so the scale 1/sqrt(d_p) = 1/2 is exact and differs from 1/d_p
+ * (a mutant scaling by 1/d_p gives half these values).  X = [1 2; 0 1]
+ * (tokens x_0 = (1, 0), x_1 = (2, 1)); W_q X has columns q_0 = (1, 0, 1, 2),
+ * q_1 = (2, 1, 3, 3); W_k X has k_0 = (0, 1, 1, 1), k_1 = (1, 2, 1, 3);
+ * S_ij = k_i . q_j / 2: k_0.q_0 = 3, k_0.q_1 = 7, k_1.q_0 = 8, k_1.q_1 = 16. */
+static void test_logits_dp4_hand(void **state)
+{
+    (void)state;
+    const double wq_rows[4][2] = {{1, 0}, {0, 1}, {1, 1}, {2, -1}};
+    const double wk_rows[4][2] = {{0, 1}, {1, 0}, {1, -1}, {1, 1}};
+    const double want[2][2] = {{1.5, 3.5}, {4.0, 8.0}};
+    double xd[] = {1.0, 0.0, 2.0, 1.0}; /* column-major */
+    ar_cview wq, wk, x;
+    assert_ok(ar_cview_init_ld(&wq, &wq_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
+    assert_ok(ar_cview_init_ld(&wk, &wk_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
+    assert_ok(ar_cview_init_ld(&x, xd, 2, 2, 2, AR_COL_MAJOR));
+    double sd[4], fd[8], gd[8];
+    ar_view s, f, g;
+    assert_ok(ar_view_init_ld(&s, sd, 2, 2, 2, AR_COL_MAJOR));
+    assert_ok(ar_attention_logits(x, wq, wk, s));
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++)
+            assert_close(AR_VAT(s, i, j), want[i][j], 1e-14);
+    /* the factors multiply to the same S: F^T G */
+    assert_ok(ar_view_init_ld(&f, fd, 4, 2, 4, AR_COL_MAJOR));
+    assert_ok(ar_view_init_ld(&g, gd, 4, 2, 4, AR_COL_MAJOR));
+    assert_ok(ar_attention_logit_factors(x, wq, wk, f, g));
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++) {
+            double acc = 0.0;
+            for (size_t t = 0; t < 4; t++)
+                acc += AR_VAT(f, t, i) * AR_VAT(g, t, j);
+            assert_close(acc, want[i][j], 1e-14);
+        }
+}
+
+/* Every public function taking a matrix gives the column-major answer on a
+ * row-major padded view, and AR_EINVAL (NaN for the defect) on an
+ * overlapping one. */
+static void test_attention_views(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(2385);
+    size_t d = 5, n = 7, dp = 3;
+    ar_heads heads = {0};
+    assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp));
+    assert_ok(ar_heads_randomize(&heads, rng));
+    assert_int_equal(ar_heads_randomize(NULL, rng), AR_EINVAL);
+    ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty(), f = ar_matrix_empty(),
+              g = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&s, n, n));
+    assert_ok(ar_matrix_alloc(&f, dp, n));
+    assert_ok(ar_matrix_alloc(&g, dp, n));
+    const ar_matrix *wq = &heads.wq[0], *wk = &heads.wk[0];
+    tu_strided xs = tu_row_major(&x), qs = tu_row_major(wq), ks = tu_row_major(wk);
+    tu_strided ss = tu_row_major(&s), fs = tu_row_major(&f), gs = tu_row_major(&g);
+    /* logits */
+    assert_ok(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
+                                  ar_matrix_view(&s)));
+    assert_ok(ar_attention_logits(tu_cv(xs), tu_cv(qs), tu_cv(ks), ss.v));
+    assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+    assert_int_equal(ar_attention_logits(tu_bad_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
+                                         ar_matrix_view(&s)),
+                     AR_EINVAL);
+    assert_int_equal(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                         ar_matrix_cview(wk), tu_bad_view(&s)),
+                     AR_EINVAL);
+    /* factors */
+    assert_ok(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                         ar_matrix_cview(wk), ar_matrix_view(&f),
+                                         ar_matrix_view(&g)));
+    assert_ok(ar_attention_logit_factors(tu_cv(xs), tu_cv(qs), tu_cv(ks), fs.v, gs.v));
+    assert_true(tu_view_diff(tu_cv(fs), &f) <= 1e-13);
+    assert_true(tu_view_diff(tu_cv(gs), &g) <= 1e-13);
+    assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), tu_bad_cview(wq),
+                                                ar_matrix_cview(wk), ar_matrix_view(&f),
+                                                ar_matrix_view(&g)),
+                     AR_EINVAL);
+    assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
+                                                ar_matrix_cview(wk), ar_matrix_view(&f),
+                                                tu_bad_view(&g)),
+                     AR_EINVAL);
+    /* heads: logits and scores, both axes */
+    assert_ok(ar_heads_logits(&heads, 0, tu_cv(xs), ss.v));
+    assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
+    for (int ax = 0; ax < 2; ax++) {
+        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, ar_matrix_view(&s)));
+        assert_ok(ar_heads_scores(&heads, 0, tu_cv(xs), (ar_axis)ax, ss.v));
+        assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
+        assert_true(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax) < 1e-12);
+        assert_close(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax),
+                     ar_attention_stochastic_defect(ar_matrix_cview(&s), (ar_axis)ax), 0.0);
+        assert_int_equal(
+            ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, tu_bad_view(&s)),
+            AR_EINVAL);
+    }
+    assert_true(isnan(ar_attention_stochastic_defect(tu_bad_cview(&s), AR_AXIS_COL)));
+    /* softmax in place on a row-major view, both axes */
+    for (int ax = 0; ax < 2; ax++) {
+        ar_matrix m = tu_gaussian(4, 6, rng);
+        tu_strided ms = tu_row_major(&m);
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
+        assert_ok(ar_attention_softmax(ms.v, (ar_axis)ax));
+        assert_true(tu_view_diff(tu_cv(ms), &m) == 0.0);
+        assert_int_equal(ar_attention_softmax(tu_bad_view(&m), (ar_axis)ax), AR_EINVAL);
+        tu_strided_free(&ms);
+        ar_matrix_free(&m);
+    }
+    tu_strided *all[] = {&xs, &qs, &ks, &ss, &fs, &gs};
+    for (size_t t = 0; t < sizeof all / sizeof all[0]; t++)
+        tu_strided_free(all[t]);
+    ar_matrix_free(&x);
+    ar_matrix_free(&s);
+    ar_matrix_free(&f);
+    ar_matrix_free(&g);
+    ar_heads_free(&heads);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +291,8 @@ int main(void)
         cmocka_unit_test(test_softmax_axes),
         cmocka_unit_test(test_softmax_stable_large_logits),
         cmocka_unit_test(test_heads_config),
+        cmocka_unit_test(test_logits_dp4_hand),
+        cmocka_unit_test(test_attention_views),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
 }

@@ -18,6 +18,10 @@
 #include "attnrank/attnrank.h"
 #include "theory/fit_lbfgs.h"
 #include "core/matrix_internal.h"
+#include "layout_testutil.h"
+#include "theory/bottleneck_internal.h"
+#include "theory/mask_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
 
@@ -30,10 +34,11 @@ static ar_matrix make_target(ar_target_family fam, size_t n, uint64_t seed, ar_a
     assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     assert_non_null(rng);
-    ar_target_opts o = ar_target_opts_default();
+    ar_target_opts o;
+    ar_target_opts_init(&o);
     o.axis = axis;
     o.rank = rank;
-    assert_int_equal(ar_target_generate(fam, &o, rng, &p), AR_OK);
+    assert_int_equal(ar_target_generate(fam, &o, rng, ar_matrix_view(&p)), AR_OK);
     ar_rng_free(rng);
     return p;
 }
@@ -56,10 +61,14 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
     /* Columns as queries: S = (W_k X)^T (W_q X); rows as queries (PyTorch):
      * S = (W_q X)^T (W_k X), i.e. the same call with the roles exchanged. */
     if (axis == AR_AXIS_COL)
-        assert_int_equal(ar_attention_logits(x, &c->wq, &c->wk, &s), AR_OK);
+        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wq),
+                                             ar_matrix_cview(&c->wk), ar_matrix_view(&s)),
+                         AR_OK);
     else
-        assert_int_equal(ar_attention_logits(x, &c->wk, &c->wq, &s), AR_OK);
-    assert_int_equal(ar_softmax(&s, axis), AR_OK);
+        assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wk),
+                                             ar_matrix_cview(&c->wq), ar_matrix_view(&s)),
+                         AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&s), axis), AR_OK);
     double e = ar_cm_max_abs_diff(&s, p);
     ar_matrix_free(&s);
     ar_matrix_free(&ident);
@@ -70,9 +79,12 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
 static int analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
                    ar_axis axis, ar_represent_result *r, ar_error *err)
 {
-    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_opts o;
+    ar_represent_opts_init(&o);
     o.axis = axis;
-    return ar_represent_analyze(ws, p, x, &o, r, err);
+    return ar_represent_analyze(ws, ar_matrix_cview(p),
+                                x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL, &o, r,
+                                err);
 }
 
 /* ---- the paper's witness (docs/theory/low-rank-bottleneck.md) ---- */
@@ -239,7 +251,7 @@ static void planted_feasible(ar_matrix *x, size_t n, size_t d, size_t r, int one
     ar_cm_fill_gaussian(&m, rng, 0.3);
     assert_int_equal(ar_cm_gemm(0, 0, 1.0, &m, x, 0.0, &t), AR_OK);
     assert_int_equal(ar_cm_gemm(1, 0, 1.0, x, &t, 0.0, p), AR_OK);
-    assert_int_equal(ar_softmax(p, AR_AXIS_COL), AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(p), AR_AXIS_COL), AR_OK);
     ar_matrix_free(&a);
     ar_matrix_free(&b);
     ar_matrix_free(&m);
@@ -405,16 +417,17 @@ static void test_float32_export(void **state)
             AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
     ar_represent_workspace *ws = NULL;
     assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
-    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_opts o;
+    ar_represent_opts_init(&o);
     ar_represent_result r;
     ar_error err = {{0}};
     o.precision = AR_PREC_F32;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
     assert_int_equal(r.min_head_size, 8);
     assert_true(r.sum_tol > 1e-5);
     o.precision = AR_PREC_F64;
     o.sum_tol = 1e-5; /* the float64 default would refuse the rounded sums */
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
     assert_true(r.min_head_size > 100);
     ar_represent_workspace_free(ws);
     ar_matrix_free(&p);
@@ -491,11 +504,12 @@ static void test_fit(void **state)
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 61, AR_AXIS_COL, 1);
     ar_fit_workspace *fw = NULL;
     assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     ar_fit_result a, b, c;
     ar_error err = {{0}};
     assert_int_equal(ar_fit_run(fw, 2, &o, &a, &err), AR_EINVAL); /* nothing loaded */
-    assert_int_equal(ar_fit_set_target(fw, &p, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target(fw, ar_matrix_cview(&p), &o, &err), AR_OK);
     /* k = 0: the uniform prediction, KL = log n - H(p_j) per column */
     assert_int_equal(ar_fit_run(fw, 0, &o, &a, &err), AR_OK);
     double expect = 0.0;
@@ -516,8 +530,8 @@ static void test_fit(void **state)
     assert_int_equal(a.k, 4);
     assert_true(a.iterations > 0);
     /* the prediction is column-stochastic */
-    const ar_matrix *q = ar_fit_prediction(fw);
-    assert_true(ar_stochastic_defect(q, AR_AXIS_COL) < 1e-14);
+    const ar_matrix *q = ar_cm_fit_prediction(fw);
+    assert_true(ar_attention_stochastic_defect(ar_matrix_cview(q), AR_AXIS_COL) < 1e-14);
     /* deterministic with a seed, seed-dependent jitter */
     assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_OK);
     assert_true(a.kl_mean == b.kl_mean && a.iterations == b.iterations);
@@ -542,17 +556,18 @@ static void test_fit(void **state)
     assert_int_equal(ar_cm_transpose(&pt, &p), AR_OK);
     o.seed = 0;
     o.axis = AR_AXIS_ROW;
-    assert_int_equal(ar_lowrank_fit(fw, &pt, 4, &o, &b, &err), AR_OK);
+    assert_int_equal(ar_fit_lowrank(fw, ar_matrix_cview(&pt), 4, &o, &b, &err), AR_OK);
     assert_true(fabs(b.kl_mean - a.kl_mean) < 1e-9);
     assert_int_equal(b.axis, AR_AXIS_ROW);
     /* bad inputs */
-    assert_int_equal(ar_lowrank_fit(fw, &p, 4, &o, &b, &err), AR_EDOMAIN); /* not row-stoch. */
+    assert_int_equal(ar_fit_lowrank(fw, ar_matrix_cview(&p), 4, &o, &b, &err),
+                     AR_EDOMAIN); /* not row-stoch. */
     o.axis = AR_AXIS_COL;
     o.jitter = -1.0;
     assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_EINVAL);
     ar_matrix small = make_target(AR_TARGET_DIRICHLET, 3, 1, AR_AXIS_COL, 1);
-    o = ar_fit_opts_default();
-    assert_int_equal(ar_fit_set_target(fw, &small, &o, &err), AR_ESIZE);
+    ar_fit_opts_init(&o);
+    assert_int_equal(ar_fit_set_target(fw, ar_matrix_cview(&small), &o, &err), AR_ESIZE);
     assert_int_equal(ar_fit_workspace_alloc(NULL, 3), AR_EINVAL);
     ar_fit_workspace *bad = NULL;
     assert_int_equal(ar_fit_workspace_alloc(&bad, 0), AR_EINVAL);
@@ -581,7 +596,7 @@ static ar_matrix planted_bias_target(size_t m, size_t c, size_t k, uint64_t seed
         for (size_t j = 0; j < c; j++)
             AR_AT(&z, i, j) += bias;
     }
-    assert_int_equal(ar_softmax(&z, AR_AXIS_COL), AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&z), AR_AXIS_COL), AR_OK);
     ar_matrix out = ar_matrix_empty();
     if (row)
         assert_int_equal(ar_cm_transpose(&out, &z), AR_OK);
@@ -601,11 +616,12 @@ static ar_fit_workspace *fit_once(const ar_matrix *p, ar_axis axis, int bias, si
 {
     ar_fit_workspace *ws = NULL;
     assert_int_equal(ar_fit_workspace_alloc_rect(&ws, p->rows, p->cols), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     o.axis = axis;
     o.bias = bias;
     ar_error err = {{0}};
-    int rc = ar_lowrank_fit(ws, p, k, &o, res, &err);
+    int rc = ar_fit_lowrank(ws, ar_matrix_cview(p), k, &o, res, &err);
     if (rc != AR_OK)
         fail_msg("fit: %s", err.msg);
     return ws;
@@ -647,10 +663,10 @@ static void test_fit_rect_bias(void **state)
             assert_true(r.kl_mean > 1e-8 && r.kl_mean <= r.start_kl_mean);
             assert_true(r.kl_max >= r.kl_mean && r.max_abs_error > 0.0);
             /* the prediction (m x c, column convention) reproduces the reported errors */
-            const ar_matrix *q = ar_fit_prediction(ws);
+            const ar_matrix *q = ar_cm_fit_prediction(ws);
             assert_int_equal(q->rows, m);
             assert_int_equal(q->cols, c);
-            assert_true(ar_stochastic_defect(q, AR_AXIS_COL) < 1e-14);
+            assert_true(ar_attention_stochastic_defect(ar_matrix_cview(q), AR_AXIS_COL) < 1e-14);
             double kls = 0.0, worst_moment = 0.0;
             for (size_t j = 0; j < c; j++)
                 for (size_t i = 0; i < m; i++) {
@@ -683,7 +699,8 @@ static void test_fit_rect_axes(void **state)
     ar_matrix prow = planted_bias_target(c, m, 3, 42, 1); /* m x c, rows sum to 1 */
     ar_matrix prow_t = ar_matrix_empty();
     assert_int_equal(ar_cm_transpose(&prow_t, &prow), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     o.bias = 1;
     ar_error err = {{0}};
     ar_fit_workspace *ws = NULL, *ref = NULL;
@@ -692,13 +709,13 @@ static void test_fit_rect_axes(void **state)
     ar_fit_result a, b;
     for (int pass = 0; pass < 2; pass++) { /* col, row, col, row: reorients each time */
         o.axis = AR_AXIS_COL;
-        assert_int_equal(ar_lowrank_fit(ws, &pcol, 2, &o, &a, &err), AR_OK);
+        assert_int_equal(ar_fit_lowrank(ws, ar_matrix_cview(&pcol), 2, &o, &a, &err), AR_OK);
         assert_true(a.kl_mean > 1e-6 && a.kl_mean >= 0.0);
         o.axis = AR_AXIS_ROW;
-        assert_int_equal(ar_lowrank_fit(ws, &prow, 2, &o, &a, &err), AR_OK);
-        assert_int_equal(ar_fit_prediction(ws)->rows, c);
+        assert_int_equal(ar_fit_lowrank(ws, ar_matrix_cview(&prow), 2, &o, &a, &err), AR_OK);
+        assert_int_equal(ar_cm_fit_prediction(ws)->rows, c);
         o.axis = AR_AXIS_COL;
-        assert_int_equal(ar_lowrank_fit(ref, &prow_t, 2, &o, &b, &err), AR_OK);
+        assert_int_equal(ar_fit_lowrank(ref, ar_matrix_cview(&prow_t), 2, &o, &b, &err), AR_OK);
         assert_true(a.kl_mean == b.kl_mean && a.iterations == b.iterations);
         assert_true(a.max_abs_error == b.max_abs_error);
         assert_int_equal(a.axis, AR_AXIS_ROW);
@@ -706,15 +723,16 @@ static void test_fit_rect_axes(void **state)
     /* the start follows the bias setting of the run, not of the target */
     o.axis = AR_AXIS_COL;
     o.bias = 0;
-    assert_int_equal(ar_fit_set_target(ws, &pcol, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target(ws, ar_matrix_cview(&pcol), &o, &err), AR_OK);
     ar_fit_result nob;
     assert_int_equal(ar_fit_run(ws, 2, &o, &nob, &err), AR_OK);
     o.bias = 1;
     assert_int_equal(ar_fit_run(ws, 2, &o, &a, &err), AR_OK);
-    assert_int_equal(ar_fit_set_target(ref, &pcol, &o, &err), AR_ESIZE); /* 6 x 11 != 11 x 6 */
+    assert_int_equal(ar_fit_set_target(ref, ar_matrix_cview(&pcol), &o, &err),
+                     AR_ESIZE); /* 6 x 11 != 11 x 6 */
     ar_fit_workspace *fresh = NULL;
     assert_int_equal(ar_fit_workspace_alloc_rect(&fresh, m, c), AR_OK);
-    assert_int_equal(ar_lowrank_fit(fresh, &pcol, 2, &o, &b, &err), AR_OK);
+    assert_int_equal(ar_fit_lowrank(fresh, ar_matrix_cview(&pcol), 2, &o, &b, &err), AR_OK);
     assert_true(a.kl_mean == b.kl_mean && a.start_kl_mean == b.start_kl_mean);
     assert_true(a.kl_mean < nob.kl_mean); /* the bias is worth something on a planted bias */
     /* k = 0 with the bias: only b is fitted; k above min(rows, cols) is capped */
@@ -739,58 +757,68 @@ static void test_fit_check_target(void **state)
     ar_matrix p = ar_matrix_alias(d, 2, 3, 2);
     ar_error err = {{0}};
     double defect = -1.0;
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, &defect, &err),
-                     AR_OK);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, &defect, &err),
+        AR_OK);
     assert_true(defect >= 0.0 && defect < 1e-15);
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_ROW, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_ROW, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 0 sums to"));
     assert_non_null(strstr(err.msg, "row-stochastic"));
     d[5] = 0.61; /* column 2 sums to 1.01 */
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "column 2 sums to"));
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, 0.02, AR_PREC_F64, &defect, &err),
-                     AR_OK);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, 0.02, AR_PREC_F64, &defect, &err),
+        AR_OK);
     assert_true(fabs(defect - 0.01) < 1e-12);
     d[5] = 0.6;
     d[3] = 0.0;
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EDOMAIN);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 1, column 1"));
     d[3] = NAN;
-    assert_int_equal(ar_fit_check_target(&p, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_ENONFINITE);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_ENONFINITE);
     d[3] = 0.5;
-    assert_int_equal(ar_fit_check_target(&p, (ar_axis)7, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
-    assert_int_equal(ar_fit_check_target(NULL, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&p), (ar_axis)7, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(NULL), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_fit_check_target(&empty, AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
-                     AR_EINVAL);
+    assert_int_equal(
+        ar_fit_check_target(ar_matrix_cview(&empty), AR_AXIS_COL, -1.0, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
     /* the fit refuses what the check refuses, and a shape it was not made for */
     ar_fit_workspace *ws = NULL;
     assert_int_equal(ar_fit_workspace_alloc_rect(NULL, 2, 3), AR_EINVAL);
     assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 0, 3), AR_EINVAL);
     assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 0), AR_EINVAL);
     assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 3), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     ar_fit_result r;
     o.axis = AR_AXIS_ROW;
-    assert_int_equal(ar_fit_set_target(ws, &p, &o, &err), AR_EDOMAIN);
+    assert_int_equal(ar_fit_set_target(ws, ar_matrix_cview(&p), &o, &err), AR_EDOMAIN);
     assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_EINVAL); /* nothing loaded */
     o.axis = AR_AXIS_COL;
-    assert_int_equal(ar_fit_set_target(ws, &p, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target(ws, ar_matrix_cview(&p), &o, &err), AR_OK);
     assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_OK);
     assert_true(r.kl_mean >= 0.0 && r.k == 1);
     o.grad_tol = -1.0;
     assert_int_equal(ar_fit_run(ws, 1, &o, &r, &err), AR_EINVAL);
     ar_matrix sq = ar_matrix_alias(d, 2, 2, 2);
-    o = ar_fit_opts_default();
-    assert_int_equal(ar_fit_set_target(ws, &sq, &o, &err), AR_ESIZE);
-    assert_int_equal(ar_fit_set_target(NULL, &p, &o, &err), AR_EINVAL);
-    assert_null(ar_fit_prediction(NULL));
+    ar_fit_opts_init(&o);
+    assert_int_equal(ar_fit_set_target(ws, ar_matrix_cview(&sq), &o, &err), AR_ESIZE);
+    assert_int_equal(ar_fit_set_target(NULL, ar_matrix_cview(&p), &o, &err), AR_EINVAL);
+    assert_null(ar_cm_fit_prediction(NULL));
     ar_fit_workspace_free(ws);
     ar_fit_workspace_free(NULL);
 }
@@ -918,11 +946,12 @@ static void test_fit_progress_methods(void **state)
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 71, AR_AXIS_COL, 1);
     ar_fit_workspace *fw = NULL;
     assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     assert_int_equal(o.method, AR_FIT_LBFGS);
     assert_true(o.progress == NULL && o.lbfgs_memory >= 1 && o.f_tol == 0.0);
     ar_error err = {{0}};
-    assert_int_equal(ar_fit_set_target(fw, &p, &o, &err), AR_OK);
+    assert_int_equal(ar_fit_set_target(fw, ar_matrix_cview(&p), &o, &err), AR_OK);
     ar_fit_result plain, logged, every, stopped, gsl;
     assert_int_equal(ar_fit_run(fw, k, &o, &plain, &err), AR_OK);
     assert_true(plain.method == AR_FIT_LBFGS && !plain.stopped && plain.iterations > 5);
@@ -965,7 +994,7 @@ static void test_fit_progress_methods(void **state)
     o.f_tol = 0.0;
     /* GSL's vector_bfgs2, the earlier method: a valid fit, more evaluations per
      * iteration, not better than L-BFGS within the same 400 iterations */
-    o = ar_fit_opts_default();
+    ar_fit_opts_init(&o);
     o.method = AR_FIT_GSL_BFGS2;
     progress_log logg = {0, 0, 0, 0, k, 0.0, 1};
     o.progress = log_progress;
@@ -978,13 +1007,13 @@ static void test_fit_progress_methods(void **state)
     if (!(plain.kl_mean <= gsl.kl_mean * (1.0 + 1e-12)))
         fail_msg("L-BFGS KL %.17g, GSL %.17g", plain.kl_mean, gsl.kl_mean);
     /* option checks */
-    o = ar_fit_opts_default();
+    ar_fit_opts_init(&o);
     o.lbfgs_memory = 0;
     assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
-    o = ar_fit_opts_default();
+    ar_fit_opts_init(&o);
     o.method = (ar_fit_method)7;
     assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
-    o = ar_fit_opts_default();
+    ar_fit_opts_init(&o);
     o.step_size = INFINITY;
     assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
     ar_fit_workspace_free(fw);
@@ -1037,21 +1066,22 @@ static void test_input_errors(void **state)
     d[5] = 0.25 + 1e-9;
     assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "column 1 sums"));
-    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_opts o;
+    ar_represent_opts_init(&o);
     o.sum_tol = 1e-8; /* overridable */
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
     assert_true(r.sum_tol == 1e-8 && r.max_sum_defect > 9e-10);
     o.precision = AR_PREC_F32; /* float32 default tolerance accepts 1e-9 */
     o.sum_tol = -1.0;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
     d[5] = 0.25;
     /* bad options */
-    o = ar_represent_opts_default();
+    ar_represent_opts_init(&o);
     o.atol = -1.0;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EINVAL);
-    o = ar_represent_opts_default();
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EINVAL);
+    ar_represent_opts_init(&o);
     o.smooth = -1e-3;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EINVAL);
     /* X with the wrong number of columns, or NaN */
     double xd[6] = {1, 2, 3, 4, 5, 6};
     ar_matrix x = ar_matrix_alias(xd, 3, 2, 3);
@@ -1077,12 +1107,13 @@ static void test_smoothing(void **state)
     ar_matrix p = ar_matrix_alias(d, 3, 3, 3);
     ar_represent_workspace *ws = NULL;
     assert_int_equal(ar_represent_workspace_alloc(&ws, 3), AR_OK);
-    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_opts o;
+    ar_represent_opts_init(&o);
     ar_represent_result r;
     ar_error err = {{0}};
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EDOMAIN);
     o.smooth = 1e-6;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
     assert_true(r.smoothed);
     assert_int_equal(r.smooth.zeros, 2);
     assert_true(r.smooth.min_before == 0.0);
@@ -1100,16 +1131,16 @@ static void test_smoothing(void **state)
     double e[4] = {0.0, 0.5, 1.0, 0.5}; /* rows (0, 1) and (0.5, 0.5) */
     ar_matrix q = ar_matrix_alias(e, 2, 2, 2);
     ar_smooth_report rep;
-    assert_int_equal(ar_stochastic_smooth(&q, AR_AXIS_ROW, 0.25, &rep), AR_OK);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.25, &rep), AR_OK);
     assert_true(fabs(e[0] - 0.25 / 1.5) < 1e-15 && fabs(e[2] - 1.25 / 1.5) < 1e-15);
     assert_true(fabs(e[1] - 0.5) < 1e-15);
     assert_int_equal(rep.zeros, 1);
-    assert_int_equal(ar_stochastic_smooth(&q, AR_AXIS_ROW, 0.0, &rep), AR_EINVAL);
-    assert_int_equal(ar_stochastic_smooth(NULL, AR_AXIS_ROW, 0.1, &rep), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.0, &rep), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(NULL), AR_AXIS_ROW, 0.1, &rep), AR_EINVAL);
     /* a negative entry is still refused with smoothing */
     d[0] = -0.125;
     d[1] = 0.375;
-    assert_int_equal(ar_represent_analyze(ws, &p, NULL, &o, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EDOMAIN);
     ar_represent_workspace_free(ws);
 }
 
@@ -1126,7 +1157,8 @@ static void test_targets(void **state)
         for (int ax = 0; ax <= 1; ax++) {
             ar_matrix p = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
             ar_error err = {{0}};
-            assert_int_equal(ar_stochastic_check(&p, (ar_axis)ax, -1.0, AR_PREC_F64, 0, NULL, &err),
+            assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), (ar_axis)ax, -1.0,
+                                                            AR_PREC_F64, 0, NULL, &err),
                              AR_OK);
             ar_matrix q = make_target(fam, 20, 7 + (uint64_t)f, (ar_axis)ax, 3);
             assert_true(ar_cm_max_abs_diff(&p, &q) == 0.0); /* seeded */
@@ -1140,21 +1172,27 @@ static void test_targets(void **state)
     ar_matrix p = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&p, 4, 4), AR_OK);
     ar_rng *rng = ar_rng_alloc(1);
-    ar_target_opts o = ar_target_opts_default();
+    ar_target_opts o;
+    ar_target_opts_init(&o);
     o.alpha = 0.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, &p), AR_EINVAL);
-    o = ar_target_opts_default();
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    ar_target_opts_init(&o);
     o.delta = 1.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, &p), AR_EINVAL);
-    o = ar_target_opts_default();
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    ar_target_opts_init(&o);
     o.rank = 0;
-    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, &p), AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, &p), AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, &p), AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)),
+                     AR_EINVAL);
     /* small alpha: entries underflow, still strictly positive */
-    o = ar_target_opts_default();
+    ar_target_opts_init(&o);
     o.alpha = 0.005;
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, &p), AR_OK);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)), AR_OK);
     for (size_t j = 0; j < 4; j++)
         for (size_t i = 0; i < 4; i++)
             assert_true(AR_AT(&p, i, j) > 0.0);
@@ -1167,11 +1205,12 @@ static void test_targets(void **state)
 static void test_heads_bert_large(void **state)
 {
     (void)state;
-    ar_heads_opts o = ar_heads_opts_default();
+    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts_init(&o);
     o.errors = 0;
-    ar_heads_report rep;
+    ar_bottleneck_heads_report rep;
     ar_error err = {{0}};
-    assert_int_equal(ar_heads_analyze(1024, 16, 128, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(1024, 16, 128, &o, &rep, &err), AR_OK);
     assert_int_equal(rep.standard.dp, 64);
     assert_int_equal(rep.standard.logit_rank_bound, 64);
     assert_true(rep.standard.bottleneck && rep.standard.bottleneck_paper);
@@ -1189,35 +1228,35 @@ static void test_heads_bert_large(void **state)
                      3u * (1024 * 16 * 128 + 16 * 128) + 16 * 128 * 1024 + 1024);
     /* h = 8 at n = 129: d_p = 128 = n - 1 suffices exactly; the paper's
      * informal condition d_p >= n says bottleneck. */
-    assert_int_equal(ar_heads_analyze(1024, 8, 129, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(1024, 8, 129, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.bottleneck);
     assert_true(rep.standard.bottleneck_paper);
     assert_int_equal(rep.max_heads_exact, 8);
     assert_int_equal(rep.max_heads_paper, 4);
     /* d < n: no full-column-rank X, bottleneck whatever the head size */
     o.head_size = 64;
-    assert_int_equal(ar_heads_analyze(32, 4, 40, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(32, 4, 40, &o, &rep, &err), AR_OK);
     assert_true(rep.fixed.bottleneck);
     assert_int_equal(rep.fixed.logit_rank_bound, 32);
     assert_int_equal(rep.fixed.max_seq_len, 32);
     assert_int_equal(rep.max_heads_exact, 0);
     /* h does not divide d: standard undefined unless a head size is given */
     o.head_size = 128;
-    assert_int_equal(ar_heads_analyze(512, 12, 128, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(512, 12, 128, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.defined);
     assert_true(rep.head_size_given);
     o.head_size = 0;
-    assert_int_equal(ar_heads_analyze(512, 12, 128, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_analyze(512, 12, 128, &o, &rep, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "do not divide"));
-    assert_int_equal(ar_heads_analyze(0, 1, 1, &o, &rep, &err), AR_EINVAL);
-    assert_int_equal(ar_heads_analyze(4, 0, 1, &o, &rep, &err), AR_EINVAL);
-    assert_int_equal(ar_heads_analyze(4, 1, 0, &o, &rep, &err), AR_EINVAL);
-    assert_int_equal(ar_heads_analyze(4, 1, 1, &o, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_analyze(0, 1, 1, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_analyze(4, 0, 1, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_analyze(4, 1, 0, &o, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_analyze(4, 1, 1, &o, NULL, &err), AR_EINVAL);
     /* edge sizes n = 1, 2 */
-    assert_int_equal(ar_heads_analyze(4, 4, 1, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(4, 4, 1, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.bottleneck);
     assert_int_equal(rep.max_heads_exact, 4);
-    assert_int_equal(ar_heads_analyze(2, 2, 2, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(2, 2, 2, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.bottleneck);   /* d_p = 1 = n - 1 */
     assert_true(rep.standard.bottleneck_paper);
 }
@@ -1225,10 +1264,11 @@ static void test_heads_bert_large(void **state)
 static void test_heads_errors(void **state)
 {
     (void)state;
-    ar_heads_opts o = ar_heads_opts_default();
-    ar_heads_report rep;
+    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts_init(&o);
+    ar_bottleneck_heads_report rep;
     ar_error err = {{0}};
-    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
     assert_int_equal(rep.standard.dp, 4);
     for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++) {
         const ar_family_error *e = &rep.standard.errors[f];
@@ -1244,17 +1284,17 @@ static void test_heads_errors(void **state)
     }
     assert_false(rep.errors_capped);
     /* same seed, same numbers */
-    ar_heads_report again;
-    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &again, &err), AR_OK);
+    ar_bottleneck_heads_report again;
+    assert_int_equal(ar_bottleneck_heads_analyze(64, 16, 16, &o, &again, &err), AR_OK);
     assert_true(again.standard.errors[0].kl_mean == rep.standard.errors[0].kl_mean);
     /* caps: no fits above fit_cap, no estimates above logit_cap */
     o.fit_cap = 8;
-    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
     assert_true(rep.errors_capped);
     assert_false(rep.standard.errors[0].fit_computed);
     assert_true(rep.standard.errors[0].logit_computed);
     o.logit_cap = 8;
-    assert_int_equal(ar_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
+    assert_int_equal(ar_bottleneck_heads_analyze(64, 16, 16, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.errors[0].logit_computed);
 }
 
@@ -1264,7 +1304,8 @@ static void test_params(void **state)
 {
     (void)state;
     /* BERT-large, counted by hand from docs/theory/low-rank-bottleneck.md */
-    ar_bert_config cfg = ar_bert_config_default(1024, 16, 64);
+    ar_bert_config cfg;
+    ar_bert_config_init(&cfg, 1024, 16, 64);
     ar_param_count c;
     assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
     assert_int_equal(c.attention, 4198400);
@@ -1281,7 +1322,7 @@ static void test_params(void **state)
     assert_int_equal(count, 15);
     double worst = 0.0;
     for (size_t i = 0; i < count; i++) {
-        cfg = ar_bert_config_default(pc[i].d, pc[i].h, pc[i].dp);
+        ar_bert_config_init(&cfg, pc[i].d, pc[i].h, pc[i].dp);
         assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
         double dev = fabs((double)c.total - pc[i].printed) / pc[i].printed;
         if (dev > worst)
@@ -1293,9 +1334,131 @@ static void test_params(void **state)
     cfg.d = 0;
     assert_int_equal(ar_bert_params(&cfg, &c), AR_EINVAL);
     assert_int_equal(ar_bert_params(NULL, &c), AR_EINVAL);
-    cfg = ar_bert_config_default(1024, 16, 64);
+    ar_bert_config_init(&cfg, 1024, 16, 64);
     cfg.layers = (size_t)1 << 30;
     assert_int_equal(ar_bert_params(&cfg, &c), AR_EDOMAIN);
+}
+
+/* The public bottleneck functions that take matrices give the column-major
+ * answer on row-major padded views and refuse an overlapping view. */
+static void test_bottleneck_views(void **state)
+{
+    (void)state;
+    const size_t n = 6, d = 8;
+    ar_rng *rng = ar_rng_alloc(31);
+    ar_matrix p = ar_matrix_empty(), x = tu_gaussian(d, n, rng);
+    assert_ok(ar_matrix_alloc(&p, n, n));
+    tu_strided ps = tu_row_major(&p), xs = tu_row_major(&x);
+    /* targets: the same draw whatever the layout */
+    ar_rng_seed(rng, 77);
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p)));
+    ar_rng_seed(rng, 77);
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ps.v));
+    assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, tu_bad_view(&p)),
+                     AR_EINVAL);
+    /* stochastic check */
+    double dc = -1.0, dr = -2.0;
+    ar_error err = {{0}};
+    assert_ok(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                             AR_PREC_F64, AR_ZEROS_REFUSE, &dc, &err));
+    assert_ok(ar_bottleneck_stochastic_check(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64,
+                                             AR_ZEROS_REFUSE, &dr, &err));
+    assert_close(dc, dr, 0.0);
+    assert_int_equal(ar_bottleneck_stochastic_check(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT,
+                                                    AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
+                     AR_EINVAL);
+    /* fit target check */
+    assert_ok(ar_fit_check_target(tu_cv(ps), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, &dr, &err));
+    assert_close(dc, dr, 0.0);
+    assert_int_equal(
+        ar_fit_check_target(tu_bad_cview(&p), AR_AXIS_COL, AR_TOL_DEFAULT, AR_PREC_F64, NULL, &err),
+        AR_EINVAL);
+    /* representability with and without X */
+    ar_represent_workspace *w1 = NULL, *w2 = NULL;
+    assert_ok(ar_represent_workspace_alloc(&w1, n));
+    assert_ok(ar_represent_workspace_alloc(&w2, n));
+    ar_represent_result r1, r2;
+    ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
+    for (int with_x = 0; with_x < 2; with_x++) {
+        assert_ok(
+            ar_represent_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, NULL, &r1, &err));
+        assert_ok(ar_represent_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, NULL, &r2, &err));
+        assert_int_equal(r1.min_head_size, r2.min_head_size);
+        assert_int_equal(r1.centred_rank, r2.centred_rank);
+        assert_int_equal(r1.x_rank, r2.x_rank);
+        assert_int_equal(r1.x_given, with_x);
+        assert_close(r1.residual_rel, r2.residual_rel, 1e-14);
+        for (size_t i = 0; i < n; i++)
+            assert_close(r1.centred_svals[i], r2.centred_svals[i], 1e-12);
+    }
+    assert_int_equal(ar_represent_analyze(w1, tu_bad_cview(&p), NULL, NULL, &r1, &err), AR_EINVAL);
+    assert_int_equal(ar_represent_analyze(w1, ar_matrix_cview(&p), &xbad, NULL, &r1, &err),
+                     AR_EINVAL);
+    ar_represent_workspace_free(w1);
+    ar_represent_workspace_free(w2);
+    /* probability-space fit: NULL options are the defaults */
+    ar_fit_workspace *f1 = NULL, *f2 = NULL;
+    assert_ok(ar_fit_workspace_alloc(&f1, n));
+    assert_ok(ar_fit_workspace_alloc(&f2, n));
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    fo.max_iter = 30;
+    ar_fit_result a, b;
+    assert_ok(ar_fit_lowrank(f1, ar_matrix_cview(&p), 2, &fo, &a, &err));
+    assert_ok(ar_fit_lowrank(f2, tu_cv(ps), 2, &fo, &b, &err));
+    assert_close(a.kl_mean, b.kl_mean, 1e-12 * (1.0 + a.kl_mean));
+    ar_cview q1 = ar_fit_prediction(f1), q2 = ar_fit_prediction(f2);
+    assert_int_equal(q1.rows, n);
+    assert_true(ar_matrix_max_abs_diff(q1, q2) <= 1e-10);
+    assert_ok(ar_fit_set_target(f2, tu_cv(ps), NULL, &err));
+    assert_ok(ar_fit_run(f2, 2, NULL, &b, &err));
+    assert_int_equal(ar_fit_set_target(f1, tu_bad_cview(&p), &fo, &err), AR_EINVAL);
+    assert_int_equal(ar_fit_lowrank(f1, tu_bad_cview(&p), 2, &fo, &a, &err), AR_EINVAL);
+    assert_int_equal(ar_fit_prediction(NULL).rows, 0);
+    ar_fit_workspace_free(f1);
+    ar_fit_workspace_free(f2);
+    /* smoothing in place: the same numbers on the padded copy */
+    assert_ok(ar_bottleneck_smooth(ar_matrix_view(&p), AR_AXIS_COL, 1e-3, NULL));
+    assert_ok(ar_bottleneck_smooth(ps.v, AR_AXIS_COL, 1e-3, NULL));
+    assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+    assert_int_equal(ar_bottleneck_smooth(tu_bad_view(&p), AR_AXIS_COL, 1e-3, NULL), AR_EINVAL);
+    tu_strided_free(&ps);
+    tu_strided_free(&xs);
+    ar_matrix_free(&p);
+    ar_matrix_free(&x);
+    ar_rng_free(rng);
+}
+
+/* The opts_init functions set the documented defaults; NULL is ignored. */
+static void test_opts_init(void **state)
+{
+    (void)state;
+    ar_represent_opts ro;
+    ar_represent_opts_init(&ro);
+    assert_int_equal(ro.axis, AR_AXIS_COL);
+    assert_true(ro.rtol < 0.0 && ro.sum_tol < 0.0 && ro.atol == 0.0 && ro.smooth == 0.0);
+    ar_target_opts to;
+    ar_target_opts_init(&to);
+    assert_int_equal(to.bandwidth, AR_TARGET_BANDWIDTH_AUTO);
+    assert_close(to.alpha, 1.0, 0.0);
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    assert_int_equal(fo.max_iter, 400);
+    assert_int_equal(fo.method, AR_FIT_LBFGS);
+    ar_bottleneck_heads_opts ho;
+    ar_bottleneck_heads_opts_init(&ho);
+    assert_int_equal(ho.errors, AR_HEADS_ERRORS_ESTIMATE);
+    assert_int_equal(ho.head_size, AR_HEAD_SIZE_PAPER);
+    ar_bert_config bc;
+    ar_bert_config_init(&bc, 1024, 16, 64);
+    assert_int_equal(bc.ffn, 4096);
+    assert_int_equal(bc.layers, 24);
+    ar_represent_opts_init(NULL);
+    ar_target_opts_init(NULL);
+    ar_fit_opts_init(NULL);
+    ar_bottleneck_heads_opts_init(NULL);
+    ar_bert_config_init(NULL, 1, 1, 1);
 }
 
 int main(void)
@@ -1323,6 +1486,8 @@ int main(void)
         cmocka_unit_test(test_heads_bert_large),
         cmocka_unit_test(test_heads_errors),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_bottleneck_views),
+        cmocka_unit_test(test_opts_init),
     };
     return cmocka_run_group_tests_name("bottleneck", tests, NULL, NULL);
 }

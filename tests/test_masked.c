@@ -20,6 +20,10 @@
 #include "theory/masked_internal.h"
 #include "theory/bottleneck_fit_mask.h"
 #include "core/matrix_internal.h"
+#include "layout_testutil.h"
+#include "theory/bottleneck_internal.h"
+#include "theory/mask_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
 
@@ -68,7 +72,7 @@ static ar_matrix masked_map(const ar_matrix *s, const ar_mask *m, ar_axis axis)
 {
     ar_matrix p = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&p, s->rows, s->rows), AR_OK);
-    assert_int_equal(ar_mask_softmax(s, m, axis, &p), AR_OK);
+    assert_int_equal(ar_mask_softmax(ar_matrix_cview(s), m, axis, ar_matrix_view(&p)), AR_OK);
     return p;
 }
 
@@ -138,13 +142,16 @@ static run analyse(const ar_matrix *p, const ar_matrix *x, const char *mask, ar_
     memset(&out, 0, sizeof out);
     ar_masked_workspace *ws = NULL;
     assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.axis = axis;
     ar_error err = {{0}};
     ar_mask m = ar_mask_none();
     if (mask != NULL)
         m = parse(mask);
-    int rc = ar_masked_analyze(ws, p, x, mask ? &m : NULL, &o, &out.r, &err);
+    int rc = ar_masked_analyze(ws, ar_matrix_cview(p),
+                               x != NULL ? (const ar_cview[]){ar_matrix_cview(x)} : NULL,
+                               mask ? &m : NULL, &o, &out.r, &err);
     if (rc != AR_OK)
         fail_msg("analyze: %s", err.msg);
     if (out.r.certified) {
@@ -254,14 +261,14 @@ static void test_infer(void **state)
         ar_matrix p = generic_map(12, "window:4", 3, axis);
         ar_mask m;
         ar_error err = {{0}};
-        assert_int_equal(ar_mask_infer(&p, axis, &m, &err), AR_OK);
+        assert_int_equal(ar_mask_infer(ar_matrix_cview(&p), axis, &m, &err), AR_OK);
         assert_int_equal(m.kind, AR_MASK_WINDOW);
         assert_int_equal(m.w, 4);
         ar_mask_free(&m);
         /* a hole inside: refused, naming the matrix entry */
         size_t hr = axis == AR_AXIS_ROW ? 7 : 5, hc = axis == AR_AXIS_ROW ? 5 : 7;
         AR_AT(&p, hr, hc) = 0.0;
-        assert_int_equal(ar_mask_infer(&p, axis, &m, &err), AR_EDOMAIN);
+        assert_int_equal(ar_mask_infer(ar_matrix_cview(&p), axis, &m, &err), AR_EDOMAIN);
         char want[64];
         snprintf(want, sizeof want, "entry (%zu, %zu) = 0", hr, hc);
         assert_non_null(strstr(err.msg, want));
@@ -274,12 +281,12 @@ static void test_infer(void **state)
         AR_AT(&p, 4, j) = j == 2 ? NAN : 0.0;
     ar_mask m;
     ar_error err = {{0}};
-    assert_int_equal(ar_mask_infer(&p, AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_infer(ar_matrix_cview(&p), AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "1 row is"));
     assert_non_null(strstr(err.msg, "row 4"));
     AR_AT(&p, 4, 2) = -0.5;
     AR_AT(&p, 4, 0) = 1.5;
-    assert_int_equal(ar_mask_infer(&p, AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_infer(ar_matrix_cview(&p), AR_AXIS_ROW, &m, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "negative"));
     ar_matrix_free(&p);
 }
@@ -290,21 +297,23 @@ static void test_check_map(void **state)
     ar_matrix p = generic_map(8, "causal", 5, AR_AXIS_ROW);
     ar_mask causal = parse("causal"), win = parse("window:3");
     ar_error err = {{0}};
-    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &causal, &err), AR_OK);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &causal, &err), AR_OK);
     /* positive entries outside a smaller mask */
-    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &win, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &win, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside the window:3 mask"));
     /* the wrong convention: the causal map read with columns as queries */
-    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_COL, &causal, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_COL, &causal, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside"));
     /* an underflowed probability inside */
     AR_AT(&p, 6, 2) = 0.0;
-    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &causal, &err), AR_EDOMAIN);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &causal, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "entry (6, 2) = 0 lies inside"));
     assert_non_null(strstr(err.msg, "--smooth"));
     /* wrong shape */
     ar_mask d = parse("docs:4/5");
-    assert_int_equal(ar_mask_check_map(&p, AR_AXIS_ROW, &d, &err), AR_ESIZE);
+    assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &d, &err), AR_ESIZE);
     ar_mask_free(&d);
     ar_matrix_free(&p);
 }
@@ -442,12 +451,13 @@ static void test_f32_ill_conditioned(void **state)
     /* the public analysis */
     ar_masked_workspace *ws = NULL;
     assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.precision = AR_PREC_F32;
     ar_mask m = parse("causal");
     ar_masked_result res;
     ar_error err = {{0}};
-    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, &o, &res, &err), AR_OK);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, &o, &res, &err), AR_OK);
     if (!res.exact || res.min_head_size != r)
         fail_msg("f32 planted 32: exact %d, head %zu", res.exact, res.min_head_size);
     assert_true(res.max_not_innovative <= res.tau && res.tau < res.min_innovative);
@@ -699,33 +709,41 @@ static void test_errors(void **state)
     ar_masked_result r;
     ar_error err = {{0}};
     ar_mask m = parse("causal");
-    assert_int_equal(ar_masked_analyze(ws, NULL, NULL, &m, NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(NULL), NULL, &m, NULL, &r, &err),
+                     AR_EINVAL);
     ar_certificate c;
     assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_EINVAL);
     /* rank-deficient and too-narrow X */
     ar_matrix x = ar_matrix_empty();
     assert_int_equal(ar_matrix_alloc(&x, 4, 6), AR_OK);
-    assert_int_equal(ar_masked_analyze(ws, &p, &x, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
+                                       (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "full-column-rank"));
     ar_matrix_free(&x);
     assert_int_equal(ar_matrix_alloc(&x, 8, 6), AR_OK);
     for (size_t j = 0; j < 6; j++)
         AR_AT(&x, j % 3, j) = 1.0;
-    assert_int_equal(ar_masked_analyze(ws, &p, &x, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
+                                       (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "rank 3"));
     ar_matrix_free(&x);
     /* a row that does not sum to 1 */
     AR_AT(&p, 3, 1) *= 2.0;
-    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 3 sums"));
     /* a zero inside the mask: refused, then smoothed */
     AR_AT(&p, 3, 1) = 0.0;
-    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, NULL, &r, &err), AR_EDOMAIN);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, NULL, &r, &err),
+                     AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "inside"));
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.smooth = 1e-3;
     o.sum_tol = 1.0;
-    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &m, &o, &r, &err), AR_OK);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, &o, &r, &err), AR_OK);
     assert_true(r.smoothed && r.smooth.zeros == 1);
     /* smoothing stays inside the mask */
     assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_OK);
@@ -735,10 +753,12 @@ static void test_errors(void **state)
     ar_certificate_free(&c);
     /* shape errors */
     ar_mask d = parse("docs:2/2");
-    assert_int_equal(ar_masked_analyze(ws, &p, NULL, &d, NULL, &r, &err), AR_ESIZE);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &d, NULL, &r, &err),
+                     AR_ESIZE);
     ar_mask_free(&d);
     ar_matrix small = generic_map(5, "causal", 1, AR_AXIS_ROW);
-    assert_int_equal(ar_masked_analyze(ws, &small, NULL, &m, NULL, &r, &err), AR_ESIZE);
+    assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&small), NULL, &m, NULL, &r, &err),
+                     AR_ESIZE);
     ar_matrix_free(&small);
     ar_matrix_free(&p);
     ar_masked_workspace_free(ws);
@@ -752,12 +772,13 @@ static ar_masked_workspace *analysed(const ar_matrix *p, const char *mask, ar_ax
 {
     ar_masked_workspace *ws = NULL;
     assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.axis = axis;
     o.verify_seconds = 0.0;
     ar_mask m = parse(mask);
     ar_error err = {{0}};
-    if (ar_masked_analyze(ws, p, NULL, &m, &o, r, &err) != AR_OK)
+    if (ar_masked_analyze(ws, ar_matrix_cview(p), NULL, &m, &o, r, &err) != AR_OK)
         fail_msg("analyze: %s", err.msg);
     ar_mask_free(&m);
     return ws;
@@ -804,7 +825,9 @@ static void test_fit_planted_exact(void **state)
         for (size_t k = planted; k <= planted + 2; k++) {
             ar_fit_result f;
             ar_error err = {{0}};
-            assert_int_equal(ar_masked_fit_map(ws, k, NULL, &f, &q, &err), AR_OK);
+            assert_int_equal(
+                ar_masked_fit_map(ws, k, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+                AR_OK);
             if (!(f.kl_mean < 1e-10 && f.kl_max < 1e-10 && f.max_abs_error < 1e-9))
                 fail_msg("K = %zu: KL mean %g max %g max-abs %g", k, f.kl_mean, f.kl_max,
                          f.max_abs_error);
@@ -835,11 +858,14 @@ static void test_fit_below_threshold(void **state)
     assert_true(r.exact && r.min_head_size == n / 2);
     double previous = INFINITY;
     for (size_t t = 0; t < 3; t++) {
-        ar_fit_opts o = ar_fit_opts_default();
+        ar_fit_opts o;
+        ar_fit_opts_init(&o);
         o.seed = 4;
         ar_fit_result f;
         ar_error err = {{0}};
-        assert_int_equal(ar_masked_fit_map(ws, ks[t], &o, &f, &q, &err), AR_OK);
+        assert_int_equal(
+            ar_masked_fit_map(ws, ks[t], &o, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+            AR_OK);
         if (!(f.kl_mean > 1e-4 && f.kl_max >= f.kl_mean && f.kl_mean <= f.start_kl_mean &&
               f.kl_mean <= previous))
             fail_msg("K = %zu: KL mean %g max %g start %g previous %g", ks[t], f.kl_mean,
@@ -852,7 +878,8 @@ static void test_fit_below_threshold(void **state)
         previous = f.kl_mean;
     }
     /* the same seed gives the same fit */
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     ar_fit_result f1, f2;
     assert_int_equal(ar_masked_fit(ws, 2, &o, &f1, NULL), AR_OK);
     assert_int_equal(ar_masked_fit(ws, 2, &o, &f2, NULL), AR_OK);
@@ -873,7 +900,8 @@ static void test_fit_limits_and_zeros(void **state)
     ar_masked_workspace *ws = analysed(&p, "causal", AR_AXIS_ROW, &r);
     size_t limits[] = {0, 1, 7};
     for (size_t t = 0; t < 3; t++) {
-        ar_fit_opts o = ar_fit_opts_default();
+        ar_fit_opts o;
+        ar_fit_opts_init(&o);
         o.max_iter = limits[t];
         ar_fit_result f;
         assert_int_equal(ar_masked_fit(ws, 3, &o, &f, NULL), AR_OK);
@@ -892,7 +920,9 @@ static void test_fit_limits_and_zeros(void **state)
             ws = analysed(&pm, masks[k], axis, &r);
             ar_fit_result f;
             ar_error err = {{0}};
-            assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, &q, &err), AR_OK);
+            assert_int_equal(
+                ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&q)}, &err),
+                AR_OK);
             double mean, max, off;
             kl_of(&pm, &q, masks[k], axis, &mean, &max, &off);
             if (!(off == 0.0 && fabs(mean - f.kl_mean) < 1e-12 && f.kl_mean > 0.0 &&
@@ -924,21 +954,22 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_fit_workspace *a = NULL, *b = NULL;
     assert_int_equal(ar_fit_workspace_alloc(&a, n), AR_OK);
     assert_int_equal(ar_fit_workspace_alloc(&b, n), AR_OK);
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     ar_fit_result fresh, again, masked;
     ar_error err = {{0}};
-    assert_int_equal(ar_lowrank_fit(a, &pu, 3, &o, &fresh, &err), AR_OK);
+    assert_int_equal(ar_fit_lowrank(a, ar_matrix_cview(&pu), 3, &o, &fresh, &err), AR_OK);
     assert_int_equal(ar_fit_set_target_masked(b, &pm, allowed, &o, &err), AR_OK);
     assert_int_equal(ar_fit_run(b, 3, &o, &masked, &err), AR_OK);
     assert_true(masked.kl_mean > 0.0 && masked.kl_mean <= masked.start_kl_mean);
-    assert_int_equal(ar_lowrank_fit(b, &pu, 3, &o, &again, &err), AR_OK);
+    assert_int_equal(ar_fit_lowrank(b, ar_matrix_cview(&pu), 3, &o, &again, &err), AR_OK);
     assert_true(fresh.kl_mean == again.kl_mean && fresh.kl_max == again.kl_max &&
                 fresh.fro_error == again.fro_error &&
                 fresh.max_abs_error == again.max_abs_error &&
                 fresh.start_kl_mean == again.start_kl_mean &&
                 fresh.iterations == again.iterations && fresh.grad_norm == again.grad_norm &&
                 fresh.converged == again.converged && fresh.start_kept == again.start_kept);
-    assert_true(ar_cm_max_abs_diff(ar_fit_prediction(a), ar_fit_prediction(b)) == 0.0);
+    assert_true(ar_cm_max_abs_diff(ar_cm_fit_prediction(a), ar_cm_fit_prediction(b)) == 0.0);
     /* preconditions of a masked target */
     assert_int_equal(ar_fit_set_target_masked(b, &pu, allowed, &o, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "outside the mask"));
@@ -957,7 +988,9 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_matrix pr = generic_map(n, "causal", 507, AR_AXIS_ROW), small = ar_matrix_empty();
     ws = analysed(&pr, "causal", AR_AXIS_ROW, &r);
     assert_int_equal(ar_matrix_alloc(&small, n - 1, n), AR_OK);
-    assert_int_equal(ar_masked_fit_map(ws, 1, NULL, &f, &small, &err), AR_ESIZE);
+    assert_int_equal(
+        ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&small)}, &err),
+        AR_ESIZE);
     o.step_size = 0.0;
     assert_int_equal(ar_masked_fit(ws, 1, &o, &f, &err), AR_EINVAL);
     ar_masked_workspace_free(ws);
@@ -971,19 +1004,115 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_matrix_free(&pm);
 }
 
+/* The public mask and masked functions that take matrices give the
+ * column-major answer on row-major padded views and refuse an overlapping
+ * view with AR_EINVAL. */
+static void test_masked_views(void **state)
+{
+    (void)state;
+    const size_t n = 12, d = 14;
+    ar_error err = {{0}};
+    ar_matrix s = logits(n, 2, 2.0, 5), p = ar_matrix_empty();
+    ar_mask m = parse("window:4");
+    assert_ok(ar_matrix_alloc(&p, n, n));
+    tu_strided ss = tu_row_major(&s), ps = tu_row_major(&p);
+    for (int ax = 0; ax < 2; ax++) {
+        ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
+        /* masked softmax */
+        assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p)));
+        assert_ok(ar_mask_softmax(tu_cv(ss), &m, axis, ps.v));
+        assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
+        assert_int_equal(ar_mask_softmax(tu_bad_cview(&s), &m, axis, ar_matrix_view(&p)),
+                         AR_EINVAL);
+        assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, tu_bad_view(&p)),
+                         AR_EINVAL);
+        /* map check and inference */
+        assert_ok(ar_mask_check_map(tu_cv(ps), axis, &m, &err));
+        assert_int_equal(ar_mask_check_map(tu_bad_cview(&p), axis, &m, &err), AR_EINVAL);
+        ar_mask got;
+        assert_ok(ar_mask_infer(tu_cv(ps), axis, &got, &err));
+        char text[32];
+        ar_mask_format(&got, text, sizeof text);
+        assert_string_equal(text, "window:4");
+        ar_mask_free(&got);
+        assert_int_equal(ar_mask_infer(tu_bad_cview(&p), axis, &got, &err), AR_EINVAL);
+    }
+    /* the analysis, with and without X, and the fitted map */
+    ar_rng *rng = ar_rng_alloc(8);
+    ar_matrix x = tu_gaussian(d, n, rng), q1 = ar_matrix_empty(), q2 = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q1, n, n));
+    assert_ok(ar_matrix_alloc(&q2, n, n));
+    tu_strided xs = tu_row_major(&x), qs = tu_row_major(&q2);
+    ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
+    ar_masked_workspace *w1 = NULL, *w2 = NULL;
+    assert_ok(ar_masked_workspace_alloc(&w1, n));
+    assert_ok(ar_masked_workspace_alloc(&w2, n));
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
+    o.axis = AR_AXIS_COL; /* p holds the column-query map of the last pass */
+    ar_masked_result r1, r2;
+    for (int with_x = 0; with_x < 2; with_x++) {
+        assert_ok(
+            ar_masked_analyze(w1, ar_matrix_cview(&p), with_x ? &xc : NULL, &m, &o, &r1, &err));
+        assert_ok(ar_masked_analyze(w2, tu_cv(ps), with_x ? &xr : NULL, &m, &o, &r2, &err));
+        assert_int_equal(r1.lower, r2.lower);
+        assert_int_equal(r1.upper, r2.upper);
+        assert_int_equal(r1.exact, r2.exact);
+        assert_int_equal(r1.x_given, with_x);
+    }
+    assert_int_equal(ar_masked_analyze(w1, tu_bad_cview(&p), NULL, &m, &o, &r1, &err), AR_EINVAL);
+    assert_int_equal(ar_masked_analyze(w1, ar_matrix_cview(&p), &xbad, &m, &o, &r1, &err),
+                     AR_EINVAL);
+    /* NULL options: the defaults (rows as queries), on the row-query map */
+    ar_matrix prow = masked_map(&s, &m, AR_AXIS_ROW);
+    assert_ok(ar_masked_analyze(w1, ar_matrix_cview(&prow), NULL, &m, NULL, &r1, &err));
+    assert_int_equal(r1.axis, AR_AXIS_ROW);
+    assert_ok(ar_masked_analyze(w2, ar_matrix_cview(&prow), NULL, &m, NULL, &r2, &err));
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
+    fo.max_iter = 20;
+    ar_fit_result f1, f2;
+    ar_view v1 = ar_matrix_view(&q1), vbad = tu_bad_view(&q1);
+    assert_ok(ar_masked_fit_map(w1, 1, &fo, &f1, &v1, &err));
+    assert_ok(ar_masked_fit_map(w2, 1, &fo, &f2, &qs.v, &err));
+    assert_close(f1.kl_mean, f2.kl_mean, 1e-12 * (1.0 + f1.kl_mean));
+    assert_true(tu_view_diff(tu_cv(qs), &q1) <= 1e-12);
+    assert_int_equal(ar_masked_fit_map(w1, 1, &fo, &f1, &vbad, &err), AR_EINVAL);
+    ar_masked_workspace_free(w1);
+    ar_masked_workspace_free(w2);
+    tu_strided *all[] = {&ss, &ps, &xs, &qs};
+    for (size_t t = 0; t < sizeof all / sizeof all[0]; t++)
+        tu_strided_free(all[t]);
+    ar_matrix *mats[] = {&s, &p, &x, &q1, &q2, &prow};
+    for (size_t t = 0; t < sizeof mats / sizeof mats[0]; t++)
+        ar_matrix_free(mats[t]);
+    ar_mask_free(&m);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_and_format),  cmocka_unit_test(test_allows),
-        cmocka_unit_test(test_simplify_round_trip), cmocka_unit_test(test_infer),
-        cmocka_unit_test(test_check_map),         cmocka_unit_test(test_generic_formulas),
-        cmocka_unit_test(test_causal_generic),    cmocka_unit_test(test_planted_rank),
+        cmocka_unit_test(test_parse_and_format),
+        cmocka_unit_test(test_allows),
+        cmocka_unit_test(test_simplify_round_trip),
+        cmocka_unit_test(test_infer),
+        cmocka_unit_test(test_check_map),
+        cmocka_unit_test(test_generic_formulas),
+        cmocka_unit_test(test_causal_generic),
+        cmocka_unit_test(test_planted_rank),
         cmocka_unit_test(test_f32_ill_conditioned),
-        cmocka_unit_test(test_uniform_rows_zero), cmocka_unit_test(test_structured_heads),
-        cmocka_unit_test(test_woerdeman_formula), cmocka_unit_test(test_conventions_and_x),
-        cmocka_unit_test(test_window_bounds),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_fit_planted_exact), cmocka_unit_test(test_fit_below_threshold),
-        cmocka_unit_test(test_fit_limits_and_zeros), cmocka_unit_test(test_fit_unmasked_unchanged),
+        cmocka_unit_test(test_uniform_rows_zero),
+        cmocka_unit_test(test_structured_heads),
+        cmocka_unit_test(test_woerdeman_formula),
+        cmocka_unit_test(test_conventions_and_x),
+        cmocka_unit_test(test_window_bounds),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fit_planted_exact),
+        cmocka_unit_test(test_fit_below_threshold),
+        cmocka_unit_test(test_fit_limits_and_zeros),
+        cmocka_unit_test(test_fit_unmasked_unchanged),
+        cmocka_unit_test(test_masked_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ static double *random_theta(const ar_mh_shape *s, ar_rng *rng, double sigma)
     return theta;
 }
 
-/* f(X) recomputed from ar_attention_logits, ar_softmax and explicit loops
+/* f(X) recomputed from ar_attention_logits, ar_attention_softmax and explicit loops
  * (no shared code with the library's forward pass beyond the softmax). */
 static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix *x, ar_matrix *y)
 {
@@ -34,8 +34,9 @@ static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix 
     for (size_t i = 0; i < s->h; i++) {
         ar_matrix q, k, v, o;
         assert_ok(ar_mh_head_views(s, theta, i, &q, &k, &v, &o));
-        assert_ok(ar_attention_logits(x, &q, &k, &sc));
-        assert_ok(ar_softmax(&sc, AR_AXIS_COL));
+        assert_ok(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&q), ar_matrix_cview(&k),
+                                      ar_matrix_view(&sc)));
+        assert_ok(ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL));
         for (size_t c = 0; c < s->n; c++)
             for (size_t r = 0; r < s->d; r++) {
                 double acc = 0.0;
@@ -69,7 +70,8 @@ static void check_forward(size_t d, size_t h, size_t p, size_t n, uint64_t seed)
     assert_true(ar_cm_max_abs_diff(&y, &z) <= 1e-13 * (1.0 + ar_cm_max_abs(&z)));
     for (size_t i = 0; i < h; i++) { /* scores are column-stochastic */
         assert_ok(ar_mh_head_scores(ws, theta, i, &x, &pr));
-        assert_true(ar_stochastic_defect(&pr, AR_AXIS_COL) <= 1e-15 * (double)n);
+        assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&pr), AR_AXIS_COL) <=
+                    1e-15 * (double)n);
     }
     ar_mh_workspace_free(ws);
     ar_matrix_free(&x);
@@ -207,7 +209,8 @@ static void test_target_meets_assumptions(void **state)
             assert_true(ar_cm_max_abs_diff(&y, &t.y[k]) <= 1e-13);
             for (size_t i = 0; i < h; i++) {
                 assert_ok(ar_mh_head_scores(ws, t.theta, i, &t.x[k], &p1));
-                assert_ok(ar_heads_scores(&t.heads, i, &t.x[k], AR_AXIS_COL, &p2));
+                assert_ok(ar_heads_scores(&t.heads, i, ar_matrix_cview(&t.x[k]), AR_AXIS_COL,
+                                          ar_matrix_view(&p2)));
                 assert_true(ar_cm_max_abs_diff(&p1, &p2) <= 1e-14);
             }
         }

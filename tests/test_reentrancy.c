@@ -129,12 +129,12 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
         push(r, met.nuclear_rank);
         /* read back: must be the generated matrix, bit for bit */
         push(r, (double)memcmp(arr.data, a.data, jb->m * jb->n * sizeof(double)));
-        rc = ar_softmax(&a, AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&a), AR_AXIS_COL);
     }
     if (rc == AR_OK) {
         push(r, AR_AT(&a, 0, 0));
         push(r, AR_AT(&a, jb->m - 1, jb->n - 1));
-        push(r, ar_stochastic_defect(&a, AR_AXIS_COL));
+        push(r, ar_attention_stochastic_defect(ar_matrix_cview(&a), AR_AXIS_COL));
     }
     ar_array_free(&arr);
     ar_matrix_free(&a);

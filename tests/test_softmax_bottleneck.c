@@ -3,6 +3,7 @@
  * tolerance hazard, and the logit- and probability-space errors. */
 #include "attnrank/softmax_bottleneck.h"
 #include "testutil.h"
+#include "theory/bottleneck_internal.h"
 
 #include <gsl/gsl_randist.h>
 #include "core/matrix_internal.h"
@@ -12,7 +13,7 @@ static ar_matrix row_softmax(const ar_matrix *z)
 {
     ar_matrix p = ar_matrix_empty();
     assert_ok(ar_cm_clone(&p, z));
-    assert_ok(ar_softmax(&p, AR_AXIS_ROW));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW));
     return p;
 }
 
@@ -258,7 +259,7 @@ static void test_errors_against_width(void **state)
     ar_matrix q = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&q, 15, 25));
     assert_ok(ar_sbn_fit_prediction(ws, &q));
-    assert_true(ar_stochastic_defect(&q, AR_AXIS_ROW) < 1e-14);
+    assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&q), AR_AXIS_ROW) < 1e-14);
     double kls = 0.0;
     for (size_t i = 0; i < 15; i++) {
         double kl = 0.0;
@@ -319,12 +320,13 @@ static void test_shared_fit(void **state)
         o.fit = 0;
         ar_sbn_result res;
         assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
-        ar_fit_opts fo = ar_fit_opts_default();
+        ar_fit_opts fo;
+        ar_fit_opts_init(&fo);
         fo.axis = AR_AXIS_ROW;
         fo.bias = bias;
         fo.seed = o.seed;
         fo.max_iter = o.max_iter;
-        assert_ok(ar_fit_set_target(fw, &p, &fo, NULL));
+        assert_ok(ar_fit_set_target(fw, ar_matrix_cview(&p), &fo, NULL));
         for (size_t d = 0; d <= k + 2; d++) {
             ar_sbn_fit f;
             ar_fit_result g;
@@ -338,7 +340,7 @@ static void test_shared_fit(void **state)
             assert_true(f.kl_mean <= f.start_kl_mean);
             /* the same prediction, transposed back to N x V */
             assert_ok(ar_sbn_fit_prediction(ws, &q1));
-            const ar_matrix *q2 = ar_fit_prediction(fw);
+            const ar_matrix *q2 = ar_cm_fit_prediction(fw);
             for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < v; j++)
                     assert_true(AR_AT(&q1, i, j) == AR_AT(q2, j, i));

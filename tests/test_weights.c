@@ -1224,9 +1224,9 @@ static void test_verdicts(void **state)
     assert_true(c->model.bottleneck);
     assert_int_equal(c->model.logit_rank_bound, 4);
     assert_int_equal(c->model.rank_deficit, 511 - 4);
-    assert_int_equal(c->model.attention_params, ar_attention_params(12, 3, 4));
+    assert_int_equal(c->model.attention_params, ar_bottleneck_attention_params(12, 3, 4));
     assert_int_equal(c->fixed.dp, 512);
-    assert_int_equal(c->fixed.attention_params, ar_attention_params(12, 3, 512));
+    assert_int_equal(c->fixed.attention_params, ar_bottleneck_attention_params(12, 3, 512));
     assert_true(c->fixed.bottleneck); /* d = 12 < n: no head size helps */
     assert_int_equal(c->max_heads_exact, 0);
     assert_int_equal(c->heads_bottlenecked, 6);

@@ -21,23 +21,25 @@ AR_API const char *ar_axis_name(ar_axis axis);
 /* Parse "col" / "row" (also "column"); AR_EINVAL otherwise. */
 AR_API int ar_axis_parse(const char *text, ar_axis *axis);
 
-/* S (n x n, preallocated) = (W_k X)^T (W_q X) / sqrt(d_p). */
-AR_API int ar_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
-                               ar_matrix *s);
+/* S (n x n, caller-sized) = (W_k X)^T (W_q X) / sqrt(d_p), for X (d x n),
+ * W_q and W_k (d_p x d), in any layout.  AR_EINVAL for an invalid view or an
+ * empty X or W_q, AR_ESIZE when the shapes disagree.  s must not overlap the
+ * inputs. */
+AR_API int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s);
 
 /* The two factors of the logits, F = W_k X / d_p^{1/4} and G = W_q X / d_p^{1/4}
- * (both d_p x n, preallocated), so S = F^T G.  Lets spectra be computed from
+ * (both d_p x n, caller-sized), so S = F^T G.  Lets spectra be computed from
  * the factors (ar_spectrum_svals_factored) in O(n d_p^2). */
-AR_API int ar_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq,
-                                      const ar_matrix *wk, ar_matrix *f, ar_matrix *g);
+AR_API int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g);
 
-/* In-place softmax of each column (AR_AXIS_COL) or row (AR_AXIS_ROW), with
- * max-subtraction so large logits do not overflow.  Non-finite logits give
- * AR_ENONFINITE and leave m partly transformed. */
-AR_API int ar_softmax(ar_matrix *m, ar_axis axis);
+/* In-place softmax of each column (AR_AXIS_COL) or row (AR_AXIS_ROW) of m,
+ * with max-subtraction so large logits do not overflow.  Non-finite logits
+ * give AR_ENONFINITE and leave m partly transformed. */
+AR_API int ar_attention_softmax(ar_view m, ar_axis axis);
 
-/* Largest |sum - 1| over the columns (or rows) of a stochastic matrix. */
-AR_API double ar_stochastic_defect(const ar_matrix *p, ar_axis axis);
+/* Largest |sum - 1| over the columns (or rows) of a stochastic matrix (NaN
+ * for an invalid view or axis). */
+AR_API double ar_attention_stochastic_defect(ar_cview p, ar_axis axis);
 
 /* The query/key weights of the h heads of one attention layer. */
 typedef enum ar_head_kind {
@@ -62,13 +64,12 @@ AR_API int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size
 AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp);
 AR_API void ar_heads_free(ar_heads *heads);
 /* Fill every W_q, W_k with N(0, 1/d) entries, so logits are O(1) for
- * inputs with unit-variance entries. */
-AR_API void ar_heads_randomize(ar_heads *heads, ar_rng *rng);
+ * inputs with unit-variance entries.  AR_EINVAL for NULL arguments. */
+AR_API int ar_heads_randomize(ar_heads *heads, ar_rng *rng);
 
-/* Logits (n x n, preallocated) of head k on input X (d x n). */
-AR_API int ar_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s);
-/* Scores = softmax of head k's logits along axis. */
-AR_API int ar_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
-                           ar_matrix *p);
+/* Logits (n x n, caller-sized) of head k on input X (d x n). */
+AR_API int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s);
+/* Scores = softmax of head k's logits along axis (n x n, caller-sized). */
+AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p);
 
 #endif

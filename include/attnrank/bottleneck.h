@@ -45,26 +45,36 @@
  * Why: storing n entries costs up to eps/2 relative each and summing them
  * up to (n - 1) eps/2 more, so n * eps bounds an honest softmax output;
  * the factor 2 leaves room for the producer's own exp/divide rounding. */
-AR_API double ar_stochastic_default_sum_tol(size_t n, ar_precision prec);
+AR_API double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec);
 
-/* Check that p is square, finite, entrywise positive and sums to 1 along
- * axis within sum_tol (< 0: the default above).  allow_zeros accepts exact
- * zeros (for a later smoothing step); negatives are always refused.
- * Errors: AR_EINVAL (NULL or empty), AR_ESIZE (not square), AR_ENONFINITE,
- * AR_EDOMAIN (non-positive entry or a bad sum); err names the position.
- * max_defect (may be NULL) receives the largest |sum - 1|. */
-AR_API int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol,
-                               ar_precision prec, int allow_zeros, double *max_defect,
-                               ar_error *err);
+/* What a stochastic-matrix check does with exact zeros. */
+typedef enum ar_zeros {
+    AR_ZEROS_REFUSE = 0, /* a zero is AR_EDOMAIN: log P is undefined */
+    AR_ZEROS_ALLOW = 1   /* accept zeros (for a later smoothing step) */
+} ar_zeros;
+
+/* A tolerance argument or option set to this takes its documented default
+ * (any negative value does). */
+#define AR_TOL_DEFAULT (-1.0)
+
+/* Check that p (any layout) is square, finite, entrywise positive and sums
+ * to 1 along axis within sum_tol (AR_TOL_DEFAULT: the default above).
+ * zeros = AR_ZEROS_ALLOW accepts exact zeros; negatives are always refused.
+ * Errors: AR_EINVAL (invalid view, empty, bad axis), AR_ESIZE (not square),
+ * AR_ENONFINITE, AR_EDOMAIN (non-positive entry or a bad sum); err names the
+ * position.  max_defect (may be NULL) receives the largest |sum - 1|. */
+AR_API int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_tol,
+                                          ar_precision prec, ar_zeros zeros, double *max_defect,
+                                          ar_error *err);
 
 /* The likely cause of a row (column) sum defect of an n x n map stored in
  * prec, for messages: "within float32 rounding ... --precision float32"
  * (or bfloat16) when a coarser storage type's default tolerance covers it,
  * else "wrong --axis?".  Never NULL. */
-AR_API const char *ar_stochastic_defect_hint(double defect, size_t n, ar_precision prec,
+AR_API const char *ar_bottleneck_defect_hint(double defect, size_t n, ar_precision prec,
                                              ar_axis axis);
 
-/* What ar_stochastic_smooth changed. */
+/* What ar_bottleneck_smooth changed. */
 typedef struct ar_smooth_report {
     double eps;            /* the smoothing constant used */
     size_t zeros;          /* entries that were exactly 0 before */
@@ -73,9 +83,10 @@ typedef struct ar_smooth_report {
     double max_change;     /* max |P_new - P_old| */
 } ar_smooth_report;
 
-/* In place: P <- (P + eps) with each column (row) renormalised to sum 1,
- * i.e. (P + eps) / (1 + n eps) for an exactly stochastic P.  eps > 0. */
-AR_API int ar_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep);
+/* In place on a square view: P <- (P + eps) with each column (row)
+ * renormalised to sum 1, i.e. (P + eps) / (1 + n eps) for an exactly
+ * stochastic P.  eps > 0.  rep may be NULL. */
+AR_API int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep);
 
 /* ------------------------------------------------------------------ */
 /* Target families                                                      */
@@ -95,25 +106,31 @@ typedef enum ar_target_family {
 typedef struct ar_target_opts {
     ar_axis axis;        /* the generated matrix is stochastic along this axis */
     double alpha;        /* Dirichlet concentration, > 0 (default 1) */
-    size_t bandwidth;    /* banded half-width / smooth width; 0: max(1, n / 8) */
+    size_t bandwidth;    /* banded half-width / smooth width; AR_TARGET_BANDWIDTH_AUTO (0):
+                            max(1, n / 8) */
     double contrast;     /* banded: off-band logit -contrast (default 4) */
-    double noise;        /* banded / smooth: logit noise std (default 0.1 banded, 0 smooth) */
+    double noise;        /* banded / smooth: logit noise std; AR_TOL_DEFAULT (the default):
+                            0.1 banded, 0 smooth */
     double delta;        /* near-permutation off-permutation mass in (0, 1) (default 0.1) */
     size_t rank;         /* planted logit rank r >= 1 (default 1) */
     double scale;        /* low-rank logit scale (default 2) */
 } ar_target_opts;
 
-/* Defaults listed above; noise < 0 means "family default". */
-AR_API ar_target_opts ar_target_opts_default(void);
+#define AR_TARGET_BANDWIDTH_AUTO 0
+
+/* Set *opts to the defaults listed above (NULL is ignored). */
+AR_API void ar_target_opts_init(ar_target_opts *opts);
 AR_API const char *ar_target_family_name(ar_target_family family);
 /* "dirichlet", "banded", "local-smooth", "near-permutation", "lowrank". */
 AR_API int ar_target_family_parse(const char *text, ar_target_family *family);
 
-/* Fill the preallocated square p (n >= 1) with one draw of the family.  All
- * entries are positive (Dirichlet entries that underflow are floored at
- * 1e-300 and the column renormalised).  opts NULL means defaults. */
-AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts,
-                              ar_rng *rng, ar_matrix *p);
+/* Fill the caller-sized square p (n >= 1, any layout) with one draw of the
+ * family.  All entries are positive (Dirichlet entries that underflow are
+ * floored at 1e-300 and the column renormalised).  opts NULL means
+ * defaults.  AR_EINVAL for an invalid view, a non-square or empty p, NULL
+ * rng or bad options. */
+AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
+                              ar_view p);
 
 /* ------------------------------------------------------------------ */
 /* Exact representability (docs/theory/low-rank-bottleneck.md)                              */
@@ -125,14 +142,16 @@ typedef struct ar_represent_opts {
     double rtol;              /* rank of Pi log P: cut = max(atol, rtol * ||log P||_2);
                                  < 0: default n * eps(precision) */
     double atol;              /* >= 0 (default 0) */
-    double sum_tol;           /* < 0: ar_stochastic_default_sum_tol */
+    double sum_tol;           /* < 0: ar_bottleneck_default_sum_tol */
     double feasibility_tol;   /* relative residual allowed; < 0: same as the resolved rtol */
     ar_precision x_precision; /* storage precision of X */
     double x_rtol;            /* rank of X relative to sigma_1(X); < 0: max(d, n) eps */
-    double smooth;            /* > 0: smooth P first (ar_stochastic_smooth); 0: off */
+    double smooth;            /* > 0: smooth P first (ar_bottleneck_smooth); 0: off */
 } ar_represent_opts;
 
-AR_API ar_represent_opts ar_represent_opts_default(void);
+/* Set *opts to the defaults: column axis, float64, every tolerance
+ * AR_TOL_DEFAULT, atol 0, no smoothing (NULL is ignored). */
+AR_API void ar_represent_opts_init(ar_represent_opts *opts);
 
 typedef struct ar_represent_result {
     /* what was used */
@@ -173,12 +192,14 @@ AR_API int ar_represent_workspace_alloc(ar_represent_workspace **ws, size_t n);
 AR_API void ar_represent_workspace_free(ar_represent_workspace *ws);
 
 /* Decide representability of P (n x n, stochastic along opts->axis) on input
- * X (d x n; NULL: any full-column-rank X).  Runs the exact algorithm of
- * docs/theory/low-rank-bottleneck.md and keeps L* and its SVD in ws for a later certificate.
- * P and X are not modified (smoothing works on a copy). */
-AR_API int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p,
-                                const ar_matrix *x, const ar_represent_opts *opts,
-                                ar_represent_result *res, ar_error *err);
+ * X (d x n; NULL: any full-column-rank X), both in any layout.  Runs the
+ * exact algorithm of docs/theory/low-rank-bottleneck.md and keeps L* and its
+ * SVD in ws for a later certificate.  opts NULL means defaults.  P and X are
+ * not modified (smoothing works on a copy).  AR_EINVAL for an invalid view
+ * or NULL ws / res. */
+AR_API int ar_represent_analyze(ar_represent_workspace *ws, ar_cview p, const ar_cview *x,
+                                const ar_represent_opts *opts, ar_represent_result *res,
+                                ar_error *err);
 
 /* Eckart-Young: sqrt(sum_{i > k} sigma_i(Pi log P)^2), the least Frobenius
  * distance from log P + 1 c^T (any c) to logits of rank <= k (full-rank X;
@@ -197,8 +218,10 @@ typedef struct ar_certificate {
     double kl_mean, kl_max;   /* KL(P || softmax(S)) per column (row): mean, max */
 } ar_certificate;
 
-/* Build W_q, W_k of size head_size (0: the minimal head size) from the last
- * analysis in ws and verify them by ar_attention_logits + ar_softmax on X.
+#define AR_HEAD_SIZE_MIN 0 /* head_size argument: the minimal (certified) head size */
+
+/* Build W_q, W_k of size head_size (AR_HEAD_SIZE_MIN: the minimal head size) from the last
+ * analysis in ws and verify them by ar_attention_logits + ar_attention_softmax on X.
  * AR_EDOMAIN when P is infeasible on X or head_size < min_head_size. */
 AR_API int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size,
                                     ar_certificate *cert, ar_error *err);
@@ -278,7 +301,8 @@ AR_API const char *ar_fit_stop_name(ar_fit_stop stop);
 /* "lbfgs", "gsl-bfgs2". */
 AR_API const char *ar_fit_method_name(ar_fit_method method);
 
-AR_API ar_fit_opts ar_fit_opts_default(void);
+/* Set *opts to the defaults listed above (NULL is ignored). */
+AR_API void ar_fit_opts_init(ar_fit_opts *opts);
 
 typedef struct ar_fit_result {
     size_t n, k;                /* n: rows of P (the size of a square target); k: fitted rank */
@@ -318,19 +342,20 @@ AR_API int ar_fit_workspace_alloc_rect(ar_fit_workspace **ws, size_t rows, size_
 AR_API void ar_fit_workspace_free(ar_fit_workspace *ws);
 
 /* Check a target of any shape: non-empty, finite, entrywise positive, each
- * column (row) summing to 1 within sum_tol (< 0: ar_stochastic_default_sum_tol
+ * column (row) summing to 1 within sum_tol (< 0: ar_bottleneck_default_sum_tol
  * of the length of one column (row)).  Errors AR_EINVAL, AR_ENONFINITE,
  * AR_EDOMAIN; err names the row and column.  max_defect (may be NULL)
- * receives the largest |sum - 1|.  (For square P, ar_stochastic_check.) */
-AR_API int ar_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol,
-                               ar_precision prec, double *max_defect, ar_error *err);
+ * receives the largest |sum - 1|.  (For square P, ar_bottleneck_stochastic_check.) */
+AR_API int ar_fit_check_target(ar_cview p, ar_axis axis, double sum_tol, ar_precision prec,
+                               double *max_defect, ar_error *err);
 
-/* Load a target: validate P (ar_stochastic_check when square, else
+/* Load a target (any layout; opts NULL means defaults): validate P
+ * (ar_bottleneck_stochastic_check when square, else
  * ar_fit_check_target; AR_ESIZE when its shape is not the workspace's),
  * take log, centre and SVD it once for opts->bias; later ar_fit_run calls
  * with any k reuse it (a run with the other bias setting redoes the
  * centring and SVD, without allocating). */
-AR_API int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
+AR_API int ar_fit_set_target(ar_fit_workspace *ws, ar_cview p, const ar_fit_opts *opts,
                              ar_error *err);
 /* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method)
  * from the logit-space optimum plus seeded jitter: A, B from the truncated
@@ -346,11 +371,13 @@ AR_API int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_
 AR_API int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts,
                       ar_fit_result *res, ar_error *err);
 /* set_target + run. */
-AR_API int ar_lowrank_fit(ar_fit_workspace *ws, const ar_matrix *p, size_t k,
-                          const ar_fit_opts *opts, ar_fit_result *res, ar_error *err);
-/* The fitted probabilities of the last run in the column convention (m x c:
- * for the row axis this is the transpose of the prediction), owned by ws. */
-AR_API const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws);
+AR_API int ar_fit_lowrank(ar_fit_workspace *ws, ar_cview p, size_t k, const ar_fit_opts *opts,
+                          ar_fit_result *res, ar_error *err);
+/* A read-only view of the fitted probabilities of the last run in the
+ * column convention (m x c: for the row axis this is the transpose of the
+ * prediction), owned by ws and valid until its next run; an empty view for
+ * a NULL ws. */
+AR_API ar_cview ar_fit_prediction(const ar_fit_workspace *ws);
 
 /* ------------------------------------------------------------------ */
 /* Head-size bounds of a configuration                                  */
@@ -358,7 +385,7 @@ AR_API const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws);
 
 /* Attention parameters per layer with biases (docs/theory/low-rank-bottleneck.md):
  * 3 (d h d_p + h d_p) + h d_p d + d. */
-AR_API uint64_t ar_attention_params(size_t d, size_t h, size_t dp);
+AR_API uint64_t ar_bottleneck_attention_params(size_t d, size_t h, size_t dp);
 
 /* Expected error of one head for a target family (mean over samples). */
 typedef struct ar_family_error {
@@ -396,22 +423,32 @@ typedef struct ar_head_config {
     ar_family_error errors[AR_HEADS_NFAMILIES];
 } ar_head_config;
 
-typedef struct ar_heads_opts {
-    size_t head_size;         /* FixedMultiHead head size; 0: the paper's d_p = n */
+#define AR_HEAD_SIZE_PAPER 0
+
+/* Whether ar_bottleneck_heads_analyze estimates the errors of each family. */
+typedef enum ar_heads_errors {
+    AR_HEADS_ERRORS_SKIP = 0,
+    AR_HEADS_ERRORS_ESTIMATE = 1
+} ar_heads_errors;
+
+typedef struct ar_bottleneck_heads_opts {
+    size_t head_size;         /* FixedMultiHead head size; AR_HEAD_SIZE_PAPER (0): the paper's
+                                 d_p = n */
     size_t samples;           /* targets per family (default 2) */
     uint64_t seed;            /* base seed; per-family seeds derive from it */
     size_t logit_cap;         /* compute logit errors only for n <= cap (default 1024) */
     size_t fit_cap;           /* run probability fits only for n <= cap (default 128) */
-    int errors;               /* 0: skip the error estimates (default 1) */
+    ar_heads_errors errors;   /* AR_HEADS_ERRORS_ESTIMATE (default) or AR_HEADS_ERRORS_SKIP */
     size_t fit_max_iter;      /* iterations per fit (default 200) */
     const ar_mask *mask;      /* NULL or none: bidirectional; otherwise thresholds under the mask
                                  (error estimates, for bidirectional targets, are skipped) */
     double verify_seconds;    /* F_p check of a conjectural generic value (default 1; 0: skip) */
-} ar_heads_opts;
+} ar_bottleneck_heads_opts;
 
-AR_API ar_heads_opts ar_heads_opts_default(void);
+/* Set *opts to the defaults listed above (NULL is ignored). */
+AR_API void ar_bottleneck_heads_opts_init(ar_bottleneck_heads_opts *opts);
 
-typedef struct ar_heads_report {
+typedef struct ar_bottleneck_heads_report {
     size_t d, h, n;
     int head_size_given;
     size_t needed_head_size;         /* generic minimal head size: n - 1 unmasked (every P), e.g.
@@ -424,12 +461,14 @@ typedef struct ar_heads_report {
     uint64_t seed;
     size_t samples, logit_cap, fit_cap, fit_max_iter;
     int errors_capped;               /* some estimate skipped because n exceeded a cap */
-} ar_heads_report;
+} ar_bottleneck_heads_report;
 
-/* Everything above for d, h, n (all >= 1).  AR_EINVAL when h does not divide
- * d and no head size was given (the standard configuration is undefined). */
-AR_API int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
-                            ar_heads_report *rep, ar_error *err);
+/* Everything above for d, h, n (all >= 1); opts NULL means defaults.
+ * AR_EINVAL when h does not divide d and no head size was given (the
+ * standard configuration is undefined). */
+AR_API int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n,
+                                       const ar_bottleneck_heads_opts *opts,
+                                       ar_bottleneck_heads_report *rep, ar_error *err);
 
 /* ------------------------------------------------------------------ */
 /* BERT-style parameter counts (docs/theory/low-rank-bottleneck.md)                         */
@@ -447,7 +486,8 @@ typedef struct ar_bert_config {
 /* FFN width used by the paper: 4096 for d = 512 and 1024, 3072 for d = 768,
  * 4 d otherwise. */
 AR_API size_t ar_bert_default_ffn(size_t d);
-AR_API ar_bert_config ar_bert_config_default(size_t d, size_t h, size_t dp);
+/* Set *cfg to d, h, dp with the defaults listed above (NULL is ignored). */
+AR_API void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp);
 
 typedef struct ar_param_count {
     uint64_t embeddings;        /* token + position + type + LayerNorm */

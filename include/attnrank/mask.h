@@ -90,30 +90,31 @@ AR_API int ar_mask_from_pattern(ar_mask *mask, const unsigned char *allowed, siz
 AR_API void ar_mask_simplify(ar_mask *mask);
 
 /* The mask of a map from its exact zero pattern: allowed = positive
- * entries, simplified to a named kind when it equals one.  p is n x n in the
- * layout of axis (rows as queries for AR_AXIS_ROW).  Refuses negative or
+ * entries, simplified to a named kind when it equals one.  p is n x n (any
+ * memory layout) with queries along axis (rows for AR_AXIS_ROW).  Refuses negative or
  * non-finite entries and queries with no positive entry (padding: the count
  * and the first such query are named).  A pattern that is a named kind
  * (causal, a window, a band) with a few zeros inside is refused (AR_EDOMAIN)
  * naming the first zero: such zeros are usually float16 underflow, and
  * guessing a strange mask from them would change the answer; the message
  * says to state the mask and smooth, or to pass the pattern explicitly. */
-AR_API int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err);
+AR_API int ar_mask_infer(ar_cview p, ar_axis axis, ar_mask *mask, ar_error *err);
 
-/* Check a map against a mask: every allowed entry positive (a zero inside
+/* Check a map (n x n, any memory layout, queries along axis) against a
+ * mask (AR_EINVAL for an invalid view): every allowed entry positive (a zero inside
  * the mask is named with row, column and value, with the hint that float16
  * probabilities underflow and --smooth helps), every other entry exactly 0
  * (a positive entry outside is named), no negative or non-finite entry, no
  * query without an allowed key. */
-AR_API int ar_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask,
-                             ar_error *err);
+AR_API int ar_mask_check_map(ar_cview p, ar_axis axis, const ar_mask *mask, ar_error *err);
 
 /* The map a head produces under the mask: P_ij = exp(S_ij) / sum over the
  * allowed keys of query i, 0 outside the mask.  s: n x n row-query logits
- * (query i = row i); p (n x n, preallocated, not s) receives P in the layout
- * of axis (the transpose for AR_AXIS_COL).  AR_EDOMAIN when a query has no
- * allowed key, AR_ENONFINITE on a non-finite allowed logit. */
-AR_API int ar_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar_matrix *p);
+ * (query i = row i); p (n x n, caller-sized, not overlapping s) receives P
+ * with queries along axis (the transpose for AR_AXIS_COL); any memory
+ * layout for both.  AR_EINVAL for an invalid view, AR_EDOMAIN when a query
+ * has no allowed key, AR_ENONFINITE on a non-finite allowed logit. */
+AR_API int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p);
 
 /* ------------------------------------------------------------------ */
 /* Generic thresholds: the minimal head size of a generic map under a    */

@@ -54,7 +54,10 @@ typedef struct ar_masked_opts {
                                  0: skip) */
 } ar_masked_opts;
 
-AR_API ar_masked_opts ar_masked_opts_default(void);
+/* Set *opts to the defaults: rows as queries, float64, every tolerance
+ * AR_TOL_DEFAULT, no smoothing, seed 0, extra_rank 4, polish_iter 200,
+ * verify_seconds 1 (NULL is ignored). */
+AR_API void ar_masked_opts_init(ar_masked_opts *opts);
 
 typedef enum ar_masked_method {
     AR_MASKED_STAIRCASE = 0,  /* every block a staircase: exact */
@@ -103,14 +106,16 @@ AR_API void ar_masked_workspace_free(ar_masked_workspace *ws);
 /* Analyse P (n x n, stochastic along opts->axis on the mask) under mask
  * (NULL: inferred from P's exact zeros).  x: d x n of full column rank
  * (NULL: any such input; a rank-deficient X is refused with AR_EDOMAIN).
+ * P and X in any memory layout (AR_EINVAL for an invalid view); opts NULL
+ * means defaults.
  * Checks P against the mask (ar_mask_check_map), finds the minimal head
  * size or its bounds, and keeps the best confirmed completion in ws for
  * ar_masked_certificate.  P, X and mask are not modified. */
-AR_API int ar_masked_analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix *x,
-                             const ar_mask *mask, const ar_masked_opts *opts,
-                             ar_masked_result *res, ar_error *err);
+AR_API int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
+                             const ar_mask *mask, const ar_masked_opts *opts, ar_masked_result *res,
+                             ar_error *err);
 
-/* W_q, W_k of size head_size (0: the certified size res->upper; >= it
+/* W_q, W_k of size head_size (AR_HEAD_SIZE_MIN: the certified size res->upper; >= it
  * otherwise, extra rows zero) from the last analysis, checked by an
  * independent masked forward softmax on X (or X = I): max-abs error and
  * KL(P || softmax) per query (mean, max) in cert.  AR_EDOMAIN when no
@@ -136,7 +141,7 @@ AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, 
  * (exact: KL 0 up to rounding); otherwise the rank-k truncated SVD of log P
  * with each query's masked-out logits filled by the mean of its allowed
  * ones, centred per query; plus the seeded jitter of opts.
- * opts (NULL: ar_fit_opts_default()) gives seed, jitter, max_iter (never
+ * opts (NULL: the defaults of ar_fit_opts_init) gives seed, jitter, max_iter (never
  * exceeded; 0: no iteration, the better of the start and its jittered copy),
  * grad_tol, step_size, line_tol and bias (a per-key bias; such runs start from the filled log);
  * axis, precision and sum_tol are those of the analysis.  res: KL mean and
@@ -149,10 +154,11 @@ AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, 
  * GSL fails outright. */
 AR_API int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
                          ar_fit_result *res, ar_error *err);
-/* The same, and the fitted map P_hat (n x n, preallocated; may be NULL) in
- * the layout of the analysis (queries along its axis), exactly 0 off the
- * mask. */
+/* The same, and the fitted map P_hat into *prediction (n x n, caller-sized,
+ * any memory layout; NULL: not wanted) with queries along the analysis's
+ * axis, exactly 0 off the mask.  AR_EINVAL for an invalid view, AR_ESIZE for
+ * a wrong shape. */
 AR_API int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
-                             ar_fit_result *res, ar_matrix *prediction, ar_error *err);
+                             ar_fit_result *res, const ar_view *prediction, ar_error *err);
 
 #endif

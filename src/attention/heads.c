@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
+#include "attention/attention_internal.h"
 
 int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp)
 {
@@ -63,25 +64,44 @@ void ar_heads_free(ar_heads *heads)
     heads->h = 0;
 }
 
-void ar_heads_randomize(ar_heads *heads, ar_rng *rng)
+int ar_heads_randomize(ar_heads *heads, ar_rng *rng)
 {
+    if (heads == NULL || rng == NULL || heads->d == 0)
+        return AR_EINVAL;
     double sigma = 1.0 / sqrt((double)heads->d);
     for (size_t k = 0; k < heads->h; k++) {
         ar_cm_fill_gaussian(&heads->wq[k], rng, sigma);
         ar_cm_fill_gaussian(&heads->wk[k], rng, sigma);
     }
+    return AR_OK;
 }
 
-int ar_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s)
+int ar_cm_heads_logits(const ar_heads *heads, size_t k, const ar_matrix *x, ar_matrix *s)
 {
     if (heads == NULL || k >= heads->h)
         return AR_EINVAL;
-    return ar_attention_logits(x, &heads->wq[k], &heads->wk[k], s);
+    return ar_cm_attention_logits(x, &heads->wq[k], &heads->wk[k], s);
 }
 
-int ar_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
-                    ar_matrix *p)
+int ar_cm_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
+                       ar_matrix *p)
 {
+    int rc = ar_cm_heads_logits(heads, k, x, p);
+    return rc == AR_OK ? ar_cm_attention_softmax(p, axis) : rc;
+}
+
+int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s)
+{
+    if (heads == NULL || k >= heads->h)
+        return AR_EINVAL;
+    return ar_attention_logits(x, ar_matrix_cview(&heads->wq[k]), ar_matrix_cview(&heads->wk[k]),
+                               s);
+}
+
+int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p)
+{
+    if (axis != AR_AXIS_COL && axis != AR_AXIS_ROW)
+        return AR_EINVAL;
     int rc = ar_heads_logits(heads, k, x, p);
-    return rc == AR_OK ? ar_softmax(p, axis) : rc;
+    return rc == AR_OK ? ar_attention_softmax(p, axis) : rc;
 }

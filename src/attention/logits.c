@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "attention/attention_internal.h"
 
 const char *ar_axis_name(ar_axis axis)
 {
@@ -34,8 +35,8 @@ static int check_head_shapes(const ar_matrix *x, const ar_matrix *wq, const ar_m
     return AR_OK;
 }
 
-int ar_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
-                               ar_matrix *f, ar_matrix *g)
+int ar_cm_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
+                                  ar_matrix *f, ar_matrix *g)
 {
     int rc = check_head_shapes(x, wq, wk);
     if (rc != AR_OK)
@@ -50,8 +51,8 @@ int ar_attention_logit_factors(const ar_matrix *x, const ar_matrix *wq, const ar
     return rc;
 }
 
-int ar_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
-                        ar_matrix *s)
+int ar_cm_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk,
+                           ar_matrix *s)
 {
     int rc = check_head_shapes(x, wq, wk);
     if (rc != AR_OK)
@@ -65,10 +66,72 @@ int ar_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_matrix
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&g, wq->rows, x->cols);
     if (rc == AR_OK)
-        rc = ar_attention_logit_factors(x, wq, wk, &f, &g);
+        rc = ar_cm_attention_logit_factors(x, wq, wk, &f, &g);
     if (rc == AR_OK)
         rc = ar_cm_gemm(1, 0, 1.0, &f, &g, 0.0, s);
     ar_matrix_free(&f);
     ar_matrix_free(&g);
+    return rc;
+}
+
+/* The three inputs as column-major matrices (aliases or packed copies). */
+typedef struct head_inputs {
+    ar_colmajor x, wq, wk;
+} head_inputs;
+
+static int head_inputs_get(head_inputs *in, ar_cview x, ar_cview wq, ar_cview wk)
+{
+    int rc = ar_colmajor_get(&in->x, x);
+    int rq = ar_colmajor_get(&in->wq, wq);
+    int rk = ar_colmajor_get(&in->wk, wk);
+    return rc != AR_OK ? rc : rq != AR_OK ? rq : rk;
+}
+
+static void head_inputs_release(head_inputs *in)
+{
+    ar_colmajor_release(&in->x);
+    ar_colmajor_release(&in->wq);
+    ar_colmajor_release(&in->wk);
+}
+
+int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g)
+{
+    if (ar_view_check(f) != AR_OK || ar_view_check(g) != AR_OK)
+        return AR_EINVAL;
+    head_inputs in;
+    ar_colmajor_out fo, go;
+    int rc = head_inputs_get(&in, x, wq, wk);
+    int rf = ar_colmajor_out_get(&fo, f);
+    int rg = ar_colmajor_out_get(&go, g);
+    if (rc == AR_OK)
+        rc = rf != AR_OK ? rf : rg;
+    if (rc == AR_OK) {
+        rc = check_head_shapes(&in.x.m, &in.wq.m, &in.wk.m);
+        if (rc == AR_OK &&
+            (f.rows != wq.rows || f.cols != x.cols || g.rows != wq.rows || g.cols != x.cols))
+            rc = AR_ESIZE;
+    }
+    if (rc == AR_OK)
+        rc = ar_cm_attention_logit_factors(&in.x.m, &in.wq.m, &in.wk.m, &fo.m, &go.m);
+    rc = ar_colmajor_out_put(&fo, rc);
+    rc = ar_colmajor_out_put(&go, rc);
+    head_inputs_release(&in);
+    return rc;
+}
+
+int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s)
+{
+    if (ar_view_check(s) != AR_OK)
+        return AR_EINVAL;
+    head_inputs in;
+    ar_colmajor_out so;
+    int rc = head_inputs_get(&in, x, wq, wk);
+    int rs = ar_colmajor_out_get(&so, s);
+    if (rc == AR_OK)
+        rc = rs;
+    if (rc == AR_OK)
+        rc = ar_cm_attention_logits(&in.x.m, &in.wq.m, &in.wk.m, &so.m);
+    rc = ar_colmajor_out_put(&so, rc);
+    head_inputs_release(&in);
     return rc;
 }

@@ -118,13 +118,14 @@ static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, 
                           : -1;
     if (code >= 0)
         return code;
-    ar_heads_opts o = ar_heads_opts_default();
+    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts_init(&o);
     o.errors = 0;
     o.head_size = c->head_size;
     o.mask = &mask;
-    ar_heads_report rep;
+    ar_bottleneck_heads_report rep;
     ar_error err = {{0}};
-    int rc = ar_heads_analyze(c->d, c->heads, c->n, &o, &rep, &err);
+    int rc = ar_bottleneck_heads_analyze(c->d, c->heads, c->n, &o, &rep, &err);
     ar_mask_free(&mask);
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, c->label);

@@ -117,7 +117,7 @@ static void print_errors(const char *title, const ar_head_config *c, size_t n)
     }
 }
 
-static void print_mask(const ar_heads_report *r, const char *mask_text)
+static void print_mask(const ar_bottleneck_heads_report *r, const char *mask_text)
 {
     const ar_mask_generic *g = &r->generic;
     printf("mask %s: a generic attention pattern needs head size %zu = %s (%s), and an input "
@@ -130,7 +130,7 @@ static void print_mask(const ar_heads_report *r, const char *mask_text)
                g->worst_upper);
 }
 
-static void print_text(const ar_heads_report *r, int with_errors, const char *mask_text)
+static void print_text(const ar_bottleneck_heads_report *r, int with_errors, const char *mask_text)
 {
     const ar_head_config *s = &r->standard, *f = &r->fixed;
     printf("attention layer: d = %zu, h = %zu heads, sequence length n = %zu\n", r->d, r->h,
@@ -208,7 +208,8 @@ static void print_text(const ar_heads_report *r, int with_errors, const char *ma
 /* One analysis under one mask: the text table, or a JSON object in *out. */
 static int run_one(const heads_args *a, const ar_mask *mask, json_t **out)
 {
-    ar_heads_opts o = ar_heads_opts_default();
+    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts_init(&o);
     o.head_size = a->head_size_seen ? a->head_size : 0;
     o.samples = a->samples;
     o.seed = a->seed;
@@ -216,9 +217,9 @@ static int run_one(const heads_args *a, const ar_mask *mask, json_t **out)
     o.mask = mask;
     if (a->n < 512)
         cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
-    ar_heads_report r;
+    ar_bottleneck_heads_report r;
     ar_error err = {{0}};
-    int rc = ar_heads_analyze(a->d, a->heads, a->n, &o, &r, &err);
+    int rc = ar_bottleneck_heads_analyze(a->d, a->heads, a->n, &o, &r, &err);
     if (rc != AR_OK)
         return cli_status_error("heads", rc, &err, NULL);
     char mask_text[256];

@@ -51,7 +51,8 @@ static int run_paper_tables(const params_args *a)
         printf("%-6s %5s %4s %5s %14s %10s %10s\n", "table", "d", "h", "d_p", "computed",
                "printed", "deviation");
     for (size_t i = 0; i < count; i++) {
-        ar_bert_config cfg = ar_bert_config_default(pc[i].d, pc[i].h, pc[i].dp);
+        ar_bert_config cfg;
+        ar_bert_config_init(&cfg, pc[i].d, pc[i].h, pc[i].dp);
         ar_param_count p;
         int rc = ar_bert_params(&cfg, &p);
         if (rc != AR_OK) {
@@ -88,8 +89,8 @@ static int run_one(const params_args *a)
         return cli_usage_error("params",
                                "--heads %zu does not divide --d %zu; give --head-size P", a->heads,
                                a->d);
-    ar_bert_config cfg = ar_bert_config_default(a->d, a->heads,
-                                                a->head_size_seen ? a->head_size : a->d / a->heads);
+    ar_bert_config cfg;
+    ar_bert_config_init(&cfg, a->d, a->heads, a->head_size_seen ? a->head_size : a->d / a->heads);
     if (a->layers_seen)
         cfg.layers = a->layers;
     if (a->ffn_seen)

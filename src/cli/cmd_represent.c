@@ -195,7 +195,8 @@ int represent_write_weights(const char *prefix, const ar_certificate *c)
 
 ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st)
 {
-    ar_fit_opts fo = ar_fit_opts_default();
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
     fo.seed = a->seed;
     if (a->max_iter_seen)
         fo.max_iter = a->max_iter;
@@ -226,11 +227,11 @@ static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const
     if (rc == AR_OK && ro->smooth > 0.0) {
         rc = ar_cm_clone(&smoothed, p);
         if (rc == AR_OK)
-            rc = ar_stochastic_smooth(&smoothed, ro->axis, ro->smooth, NULL);
+            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL);
         target = &smoothed;
     }
     if (rc == AR_OK)
-        rc = ar_lowrank_fit(fw, target, out->head_size, &fo, &out->fit, &err);
+        rc = ar_fit_lowrank(fw, ar_matrix_cview(target), out->head_size, &fo, &out->fit, &err);
     ar_fit_workspace_free(fw);
     ar_matrix_free(&smoothed);
     if (rc != AR_OK)
@@ -248,7 +249,8 @@ static int analyse(const represent_args *a, const ar_matrix *p, const ar_matrix 
     if (rc != AR_OK)
         return cli_status_error("represent", rc, NULL, NULL);
     int code = -1;
-    rc = ar_represent_analyze(ws, p, x, ro, &out->res, &err);
+    ar_cview xv = ar_matrix_cview(x);
+    rc = ar_represent_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, ro, &out->res, &err);
     if (rc != AR_OK)
         code = cli_status_error("represent", rc, &err, a->p_file);
     const ar_represent_result *r = &out->res;
@@ -400,7 +402,7 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
 static int resolve_options(const represent_args *a, const ar_array *parr, const ar_array *xarr,
                            ar_represent_opts *ro)
 {
-    *ro = ar_represent_opts_default();
+    ar_represent_opts_init(ro);
     if (ar_axis_parse(a->axis_text, &ro->axis) != AR_OK)
         return cli_usage_error("represent", "--axis: expected col or row, got '%s'",
                                a->axis_text);

@@ -425,7 +425,9 @@ static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads,
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&g, heads->dp, n);
     if (rc == AR_OK)
-        rc = ar_attention_logit_factors(x, &heads->wq[k], &heads->wk[k], &f, &g);
+        rc = ar_attention_logit_factors(ar_matrix_cview(x), ar_matrix_cview(&heads->wq[k]),
+                                        ar_matrix_cview(&heads->wk[k]), ar_matrix_view(&f),
+                                        ar_matrix_view(&g));
     if (rc == AR_OK && args->distributed) {
         cli_dist_result res;
         ar_error err = {{0}};
@@ -452,7 +454,7 @@ static int head_score_spectrum(const ar_heads *heads, size_t k, const ar_matrix 
     ar_matrix p = ar_matrix_empty();
     int rc = ar_matrix_alloc(&p, x->cols, x->cols);
     if (rc == AR_OK)
-        rc = ar_heads_scores(heads, k, x, axis, &p);
+        rc = ar_heads_scores(heads, k, ar_matrix_cview(x), axis, ar_matrix_view(&p));
     if (rc == AR_OK)
         rc = analyse_dense(&p, ws, opts, it);
     ar_matrix_free(&p);

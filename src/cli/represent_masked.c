@@ -221,7 +221,8 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
 
 static ar_masked_opts masked_options(const represent_args *a, ar_precision prec, ar_axis axis)
 {
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.axis = axis;
     o.precision = prec;
     if (a->tau_seen)
@@ -264,7 +265,9 @@ static int analyse(const represent_args *a, const ar_matrix *p, ar_precision pre
         fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n",
                 p->rows, p->rows);
     int code = -1;
-    rc = ar_masked_analyze(ws, p, x, mask, &mo, &o->res, &err);
+    ar_cview xv = ar_matrix_cview(x);
+    rc =
+        ar_masked_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, mask, &mo, &o->res, &err);
     if (rc != AR_OK)
         code = cli_status_error("represent", rc, &err, a->p_file);
     if (code < 0) {

@@ -28,7 +28,8 @@ typedef struct stack_state {
 
 static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans, ar_error *err)
 {
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     o.axis = st->axis;
     o.precision = st->prec;
     o.smooth = st->a->smooth;
@@ -43,7 +44,8 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
     if (st->a->verify_seen)
         o.verify_seconds = st->a->verify_seconds;
     ar_masked_result r;
-    int rc = ar_masked_analyze(st->mws, p, NULL, st->is_auto ? NULL : &st->mask, &o, &r, err);
+    int rc = ar_masked_analyze(st->mws, ar_matrix_cview(p), NULL, st->is_auto ? NULL : &st->mask,
+                               &o, &r, err);
     if (rc != AR_OK)
         return rc;
     ans->exact = r.exact;
@@ -57,7 +59,8 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
 
 static int analyse_plain(stack_state *st, const ar_matrix *p, slice_answer *ans, ar_error *err)
 {
-    ar_represent_opts o = ar_represent_opts_default();
+    ar_represent_opts o;
+    ar_represent_opts_init(&o);
     o.axis = st->axis;
     o.precision = st->prec;
     o.smooth = st->a->smooth;
@@ -67,7 +70,7 @@ static int analyse_plain(stack_state *st, const ar_matrix *p, slice_answer *ans,
     if (st->a->sum_tol_seen)
         o.sum_tol = st->a->sum_tol;
     ar_represent_result r;
-    int rc = ar_represent_analyze(st->rws, p, NULL, &o, &r, err);
+    int rc = ar_represent_analyze(st->rws, ar_matrix_cview(p), NULL, &o, &r, err);
     if (rc != AR_OK)
         return rc;
     ans->exact = ans->certified = 1;

@@ -14,11 +14,12 @@
 static int draw_target(ar_target_family fam, size_t n, size_t rank, uint64_t seed, ar_matrix *p)
 {
     ar_rng *rng = ar_rng_alloc(seed);
-    ar_target_opts o = ar_target_opts_default();
+    ar_target_opts o;
+    ar_target_opts_init(&o);
     o.rank = rank;
     int rc = rng ? ar_matrix_alloc(p, n, n) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_target_generate(fam, &o, rng, p);
+        rc = ar_target_generate(fam, &o, rng, ar_matrix_view(p));
     ar_rng_free(rng);
     return rc;
 }
@@ -34,7 +35,7 @@ static int min_head_size_of(ar_target_family fam, size_t n, size_t rank, uint64_
     if (rc == AR_OK)
         rc = ar_represent_workspace_alloc(&ws, n);
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, &p, NULL, NULL, &res, NULL);
+        rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
         *m = res.min_head_size;
     ar_represent_workspace_free(ws);
@@ -56,7 +57,7 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_represent_workspace_alloc(&ws, n);
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, &p, NULL, NULL, &res, NULL);
+        rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
         rc = ar_represent_certificate(ws, 0, &cert, NULL);
     if (rc == AR_OK)
@@ -67,10 +68,11 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
         ar_cm_identity(&x); /* the certificate is for X = I (any full-rank X maps to it) */
         if (ctx->corrupt)
             AR_AT(&cert.wq, 0, 0) += 1e-3;
-        rc = ar_attention_logits(&x, &cert.wq, &cert.wk, &s);
+        rc = ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(&cert.wq),
+                                 ar_matrix_cview(&cert.wk), ar_matrix_view(&s));
     }
     if (rc == AR_OK)
-        rc = ar_softmax(&s, AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL);
     r->measured = rc == AR_OK ? ar_cm_max_abs_diff(&s, &p) : NAN;
     r->expected = 1e-9;
     r->relation = VERIFY_LE;
@@ -97,8 +99,9 @@ int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
     ar_represent_workspace *ws = NULL;
     ar_represent_result res;
     int rc = ar_represent_workspace_alloc(&ws, 2);
+    ar_cview xv = ar_matrix_cview(&x);
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, &p, &x, NULL, &res, NULL);
+        rc = ar_represent_analyze(ws, ar_matrix_cview(&p), &xv, NULL, &res, NULL);
     r->measured = rc == AR_OK ? res.residual_rel : NAN;
     r->expected = 0.1;
     r->relation = VERIFY_GE;
@@ -167,7 +170,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_represent_workspace_alloc(&ws, n);
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, &p, NULL, NULL, &res, NULL);
+        rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&l, n, n);
     if (rc == AR_OK)
@@ -221,7 +224,8 @@ int vcheck_paper_params(const verify_ctx *ctx, verify_result *r)
     double worst = 0.0;
     int rc = count == 15 ? AR_OK : AR_EINVAL;
     for (size_t i = 0; rc == AR_OK && i < count; i++) {
-        ar_bert_config b = ar_bert_config_default(cfgs[i].d, cfgs[i].h, cfgs[i].dp);
+        ar_bert_config b;
+        ar_bert_config_init(&b, cfgs[i].d, cfgs[i].h, cfgs[i].dp);
         if (ctx->corrupt)
             b.ffn = 4 * cfgs[i].d;
         ar_param_count pc;

@@ -129,7 +129,7 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
             AR_AT(p, i, j) += b;
     }
     if (rc == AR_OK)
-        rc = ar_softmax(p, AR_AXIS_ROW);
+        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW);
     ar_matrix_free(&h);
     ar_matrix_free(&w);
     ar_rng_free(rng);

@@ -67,7 +67,7 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
     if (rc == AR_OK) {
         ar_heads_randomize(&heads, rng);
         ar_cm_fill_gaussian(&x, rng, 1.0);
-        rc = ar_heads_logits(&heads, 0, &x, &s);
+        rc = ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s));
     }
     /* Store as float32, as a PyTorch export would. */
     for (size_t j = 0; rc == AR_OK && store_float32 && j < n; j++)

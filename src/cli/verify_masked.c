@@ -60,7 +60,7 @@ static int forward_error(ar_certificate *c, const ar_mask *m, const ar_matrix *p
         AR_AT(&c->wq, 0, last) -= bump;
     }
     if (rc == AR_OK)
-        rc = ar_mask_softmax(&s, m, AR_AXIS_ROW, &q);
+        rc = ar_mask_softmax(ar_matrix_cview(&s), m, AR_AXIS_ROW, ar_matrix_view(&q));
     *err = rc == AR_OK ? ar_cm_max_abs_diff(&q, p) : NAN;
     ar_matrix_free(&s);
     ar_matrix_free(&q);
@@ -81,12 +81,13 @@ static int run_masked(const ar_matrix *s, const char *mask_text, double bump, ma
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&p, n, n);
     if (rc == AR_OK)
-        rc = ar_mask_softmax(s, &m, AR_AXIS_ROW, &p);
+        rc = ar_mask_softmax(ar_matrix_cview(s), &m, AR_AXIS_ROW, ar_matrix_view(&p));
     if (rc == AR_OK)
         rc = ar_masked_workspace_alloc(&ws, n);
-    ar_masked_opts o = ar_masked_opts_default();
+    ar_masked_opts o;
+    ar_masked_opts_init(&o);
     if (rc == AR_OK)
-        rc = ar_masked_analyze(ws, &p, NULL, &m, &o, &out->res, NULL);
+        rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, &o, &out->res, NULL);
     if (rc == AR_OK && out->res.certified)
         rc = ar_masked_certificate(ws, 0, &c, NULL);
     if (rc == AR_OK && out->res.certified)

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
+#include "theory/bottleneck_internal.h"
 
 struct ar_represent_workspace {
     size_t n;
@@ -34,8 +36,10 @@ struct ar_represent_workspace {
     ar_represent_result res;
 };
 
-ar_represent_opts ar_represent_opts_default(void)
+void ar_represent_opts_init(ar_represent_opts *opts)
 {
+    if (opts == NULL)
+        return;
     ar_represent_opts o;
     o.axis = AR_AXIS_COL;
     o.precision = AR_PREC_F64;
@@ -46,7 +50,7 @@ ar_represent_opts ar_represent_opts_default(void)
     o.x_precision = AR_PREC_F64;
     o.x_rtol = -1.0;
     o.smooth = 0.0;
-    return o;
+    *opts = o;
 }
 
 static void free_x_buffers(ar_represent_workspace *ws)
@@ -290,19 +294,20 @@ static int load_target(ar_represent_workspace *ws, const ar_matrix *p,
     int smooth = o->smooth > 0.0;
     if (!isfinite(o->smooth) || o->smooth < 0.0)
         return ar_error_set(err, AR_EINVAL, "smoothing constant must be >= 0, got %g", o->smooth);
-    int rc = ar_stochastic_check(p, o->axis, o->sum_tol, o->precision, smooth,
-                                 &res->max_sum_defect, err);
+    int rc = ar_cm_stochastic_check(p, o->axis, o->sum_tol, o->precision,
+                                    smooth ? AR_ZEROS_ALLOW : AR_ZEROS_REFUSE, &res->max_sum_defect,
+                                    err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->n)
         return ar_error_set(err, AR_ESIZE, "P is %zu x %zu but the workspace is for n = %zu",
                             p->rows, p->cols, ws->n);
-    res->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol
-                                     : ar_stochastic_default_sum_tol(ws->n, o->precision);
+    res->sum_tol =
+        o->sum_tol >= 0.0 ? o->sum_tol : ar_bottleneck_default_sum_tol(ws->n, o->precision);
     copy_oriented(&ws->pc, p, o->axis == AR_AXIS_ROW);
     res->smoothed = smooth;
     if (smooth) {
-        rc = ar_stochastic_smooth(&ws->pc, AR_AXIS_COL, o->smooth, &res->smooth);
+        rc = ar_cm_stochastic_smooth(&ws->pc, AR_AXIS_COL, o->smooth, &res->smooth);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "smoothing failed");
     }
@@ -317,12 +322,16 @@ static int load_target(ar_represent_workspace *ws, const ar_matrix *p,
     return AR_OK;
 }
 
-int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
-                         const ar_represent_opts *opts, ar_represent_result *res, ar_error *err)
+int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
+                            const ar_represent_opts *opts, ar_represent_result *res, ar_error *err)
 {
     if (ws == NULL || p == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_represent_opts o = opts != NULL ? *opts : ar_represent_opts_default();
+    ar_represent_opts o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_represent_opts_init(&o);
     if (o.axis != AR_AXIS_COL && o.axis != AR_AXIS_ROW)
         return ar_error_set(err, AR_EINVAL, "bad axis");
     if (!(o.atol >= 0.0) || !isfinite(o.atol) || !isfinite(o.rtol))
@@ -398,6 +407,27 @@ int ar_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const a
     ws->analyzed = 1;
     *res = r;
     return AR_OK;
+}
+
+int ar_represent_analyze(ar_represent_workspace *ws, ar_cview p, const ar_cview *x,
+                         const ar_represent_opts *opts, ar_represent_result *res, ar_error *err)
+{
+    if (ws == NULL || res == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor pc, xc;
+    int rc = ar_colmajor_get(&pc, p);
+    int rx = ar_colmajor_get(&xc, x != NULL ? *x : ar_matrix_cview(NULL));
+    if (rc == AR_OK)
+        rc = rx;
+    if (rc == AR_OK)
+        rc = ar_cm_represent_analyze(ws, &pc.m, x != NULL ? &xc.m : NULL, opts, res, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&pc);
+    ar_colmajor_release(&xc);
+    return rc;
 }
 
 static double tail_norm(const double *s, size_t n, size_t k)
@@ -491,7 +521,7 @@ static void verify_certificate(ar_represent_workspace *ws, ar_matrix *sc, ar_cer
     }
     c->kl_mean = kl_sum / (double)n;
     c->kl_max = kl_max;
-    ar_softmax(sc, AR_AXIS_COL);
+    ar_cm_attention_softmax(sc, AR_AXIS_COL);
     c->max_abs = ar_cm_max_abs_diff(sc, &ws->pc);
 }
 
@@ -551,7 +581,7 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     const ar_matrix *left = row ? &cert->wq : &cert->wk;
     const ar_matrix *right = row ? &cert->wk : &cert->wq;
     if (r->x_given)
-        rc = ar_attention_logits(&ws->x, right, left, &ws->scratch);
+        rc = ar_cm_attention_logits(&ws->x, right, left, &ws->scratch);
     else
         rc = ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), left, right, 0.0, &ws->scratch);
     if (rc != AR_OK) {

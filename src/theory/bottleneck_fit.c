@@ -43,6 +43,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
+#include "theory/bottleneck_internal.h"
 
 enum { BUF_PC, BUF_L0, BUF_CEN, BUF_LOGITS, BUF_GRAD, BUF_U, BUF_VT, NBUFS };
 
@@ -91,8 +92,10 @@ struct ar_fit_workspace {
     size_t evals;
 };
 
-ar_fit_opts ar_fit_opts_default(void)
+void ar_fit_opts_init(ar_fit_opts *opts)
 {
+    if (opts == NULL)
+        return;
     ar_fit_opts o;
     memset(&o, 0, sizeof o);
     o.axis = AR_AXIS_COL;
@@ -111,7 +114,7 @@ ar_fit_opts ar_fit_opts_default(void)
     o.progress_ctx = NULL;
     o.progress_every = 1;
     o.f_tol = 0.0;
-    return o;
+    *opts = o;
 }
 
 const char *ar_fit_method_name(ar_fit_method method)
@@ -140,15 +143,15 @@ const char *ar_fit_stop_name(ar_fit_stop stop)
 
 /* ---- input check ---- */
 
-int ar_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
-                        double *max_defect, ar_error *err)
+int ar_cm_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
+                           double *max_defect, ar_error *err)
 {
     if (p == NULL || p->rows == 0 || p->cols == 0 || p->data == NULL ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return ar_error_set(err, AR_EINVAL, "P must be a non-empty matrix, the axis col or row");
     int col = axis == AR_AXIS_COL;
     size_t len = col ? p->rows : p->cols, count = col ? p->cols : p->rows;
-    double tol = sum_tol >= 0.0 ? sum_tol : ar_stochastic_default_sum_tol(len, prec);
+    double tol = sum_tol >= 0.0 ? sum_tol : ar_bottleneck_default_sum_tol(len, prec);
     double worst = 0.0;
     for (size_t j = 0; j < count; j++) {
         double sum = 0.0;
@@ -345,17 +348,18 @@ static int orient(ar_fit_workspace *ws, ar_axis axis)
     return AR_OK;
 }
 
-int ar_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
-                      ar_error *err)
+int ar_cm_fit_set_target(ar_fit_workspace *ws, const ar_matrix *p, const ar_fit_opts *opts,
+                         ar_error *err)
 {
     if (ws == NULL || p == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
+    ar_fit_opts o = ar_fit_opts_resolve(opts);
     ws->loaded = 0;
     ws->allowed = NULL;
-    int rc = p->rows == p->cols
-                 ? ar_stochastic_check(p, o.axis, o.sum_tol, o.precision, 0, NULL, err)
-                 : ar_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
+    int rc =
+        p->rows == p->cols
+            ? ar_cm_stochastic_check(p, o.axis, o.sum_tol, o.precision, AR_ZEROS_REFUSE, NULL, err)
+            : ar_cm_fit_check_target(p, o.axis, o.sum_tol, o.precision, NULL, err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->rows || p->cols != ws->cols)
@@ -433,7 +437,7 @@ int ar_fit_set_target_masked(ar_fit_workspace *ws, const ar_matrix *p,
 {
     if (ws == NULL || p == NULL || p->data == NULL || allowed == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
+    ar_fit_opts o = ar_fit_opts_resolve(opts);
     ws->loaded = 0;
     ws->allowed = NULL;
     if (o.axis != AR_AXIS_COL && o.axis != AR_AXIS_ROW)
@@ -444,7 +448,7 @@ int ar_fit_set_target_masked(ar_fit_workspace *ws, const ar_matrix *p,
                             "got %zu x %zu",
                             ws->rows, ws->cols, p->rows, p->cols);
     size_t n = ws->rows;
-    double tol = o.sum_tol >= 0.0 ? o.sum_tol : ar_stochastic_default_sum_tol(n, o.precision);
+    double tol = o.sum_tol >= 0.0 ? o.sum_tol : ar_bottleneck_default_sum_tol(n, o.precision);
     int rc = check_masked_target(p, allowed, o.axis, tol, err);
     if (rc != AR_OK)
         return rc;
@@ -1022,7 +1026,7 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (!ws->loaded)
         return ar_error_set(err, AR_EINVAL, "no target loaded (call ar_fit_set_target)");
-    ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
+    ar_fit_opts o = ar_fit_opts_resolve(opts);
     int rc = check_run_opts(&o, err);
     if (rc != AR_OK)
         return rc;
@@ -1095,14 +1099,61 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     return AR_OK;
 }
 
-int ar_lowrank_fit(ar_fit_workspace *ws, const ar_matrix *p, size_t k, const ar_fit_opts *opts,
+int ar_cm_fit_lowrank(ar_fit_workspace *ws, const ar_matrix *p, size_t k, const ar_fit_opts *opts,
+                      ar_fit_result *res, ar_error *err)
+{
+    int rc = ar_cm_fit_set_target(ws, p, opts, err);
+    return rc == AR_OK ? ar_fit_run(ws, k, opts, res, err) : rc;
+}
+
+const ar_matrix *ar_cm_fit_prediction(const ar_fit_workspace *ws)
+{
+    return ws != NULL ? &ws->grad : NULL;
+}
+
+/* ---- public entry points on views ---- */
+
+int ar_fit_check_target(ar_cview p, ar_axis axis, double sum_tol, ar_precision prec,
+                        double *max_defect, ar_error *err)
+{
+    if (ar_cview_check(p) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_fit_check_target(&c.m, axis, sum_tol, prec, max_defect, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&c);
+    return rc;
+}
+
+int ar_fit_set_target(ar_fit_workspace *ws, ar_cview p, const ar_fit_opts *opts, ar_error *err)
+{
+    if (ws == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_cview_check(p) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    /* The target is copied into the workspace (log, centring), so a packed
+     * copy of a strided view lives only for this call. */
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_fit_set_target(ws, &c.m, opts, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&c);
+    return rc;
+}
+
+int ar_fit_lowrank(ar_fit_workspace *ws, ar_cview p, size_t k, const ar_fit_opts *opts,
                    ar_fit_result *res, ar_error *err)
 {
     int rc = ar_fit_set_target(ws, p, opts, err);
     return rc == AR_OK ? ar_fit_run(ws, k, opts, res, err) : rc;
 }
 
-const ar_matrix *ar_fit_prediction(const ar_fit_workspace *ws)
+ar_cview ar_fit_prediction(const ar_fit_workspace *ws)
 {
-    return ws != NULL ? &ws->grad : NULL;
+    return ar_matrix_cview(ar_cm_fit_prediction(ws));
 }

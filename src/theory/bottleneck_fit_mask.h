@@ -17,7 +17,7 @@
  * query q sees key j), copied into ws (a buffer allocated on the first
  * masked target and kept).  Checked: positive finite entries on the mask,
  * exact zeros off it, an allowed key for every query, sums over the mask
- * within opts->sum_tol (< 0: ar_stochastic_default_sum_tol).  The default
+ * within opts->sum_tol (< 0: ar_bottleneck_default_sum_tol).  The default
  * start of a later ar_fit_run is the truncated SVD of the log with each
  * query's masked-out logits filled by the mean of its allowed ones, centred
  * per query (with opts->bias also per key).  A later ar_fit_set_target

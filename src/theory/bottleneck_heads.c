@@ -3,23 +3,26 @@
  * it, and the expected error of one head on standard target families. */
 #include "attnrank/bottleneck.h"
 #include "attnrank/random.h"
+#include "theory/bottleneck_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-ar_heads_opts ar_heads_opts_default(void)
+void ar_bottleneck_heads_opts_init(ar_bottleneck_heads_opts *opts)
 {
-    ar_heads_opts o;
-    o.head_size = 0;
+    if (opts == NULL)
+        return;
+    ar_bottleneck_heads_opts o;
+    o.head_size = AR_HEAD_SIZE_PAPER;
     o.samples = 2;
     o.seed = 0;
     o.logit_cap = 1024;
     o.fit_cap = 128;
-    o.errors = 1;
+    o.errors = AR_HEADS_ERRORS_ESTIMATE;
     o.fit_max_iter = 200;
     o.mask = NULL;
     o.verify_seconds = 1.0;
-    return o;
+    *opts = o;
 }
 
 static const ar_target_family heads_families[AR_HEADS_NFAMILIES] = {
@@ -46,7 +49,7 @@ static void fill_config(ar_head_config *c, ar_head_kind kind, size_t d, size_t n
     size_t reach = min3(dp, d, n - 1);
     c->rank_deficit = (n - 1) - reach;
     c->max_seq_len = dp + 1 < d ? dp + 1 : d;
-    c->attention_params = ar_attention_params(d, h, dp);
+    c->attention_params = ar_bottleneck_attention_params(d, h, dp);
     for (size_t f = 0; f < AR_HEADS_NFAMILIES; f++)
         c->errors[f].family = heads_families[f];
 }
@@ -102,11 +105,12 @@ static int add_sample(ar_head_config *c, size_t f, const ar_represent_result *rr
     e->fit_computed = 1;
     if (k >= rr->min_head_size)
         return AR_OK; /* representable: the error is exactly zero */
-    ar_fit_opts fo = ar_fit_opts_default();
+    ar_fit_opts fo;
+    ar_fit_opts_init(&fo);
     fo.seed = fit_seed;
     fo.max_iter = max_iter;
     ar_fit_result fr;
-    int rc = ar_fit_set_target(fws, p, &fo, err);
+    int rc = ar_cm_fit_set_target(fws, p, &fo, err);
     if (rc == AR_OK)
         rc = ar_fit_run(fws, k, &fo, &fr, err);
     if (rc != AR_OK)
@@ -135,7 +139,7 @@ static void finish_means(ar_head_config *c)
 
 /* Draw samples of each family at size n; both configurations see the same
  * targets (seeds depend on the family, sample and n only). */
-static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
+static int estimate_errors(ar_bottleneck_heads_report *rep, int do_fit, ar_error *err)
 {
     size_t n = rep->n;
     ar_represent_workspace *rws = NULL;
@@ -151,16 +155,17 @@ static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
         rc = AR_ENOMEM;
     if (rc != AR_OK)
         ar_error_set(err, rc, "out of memory for n = %zu", n);
-    ar_target_opts to = ar_target_opts_default();
+    ar_target_opts to;
+    ar_target_opts_init(&to);
     for (size_t f = 0; rc == AR_OK && f < AR_HEADS_NFAMILIES; f++)
         for (size_t s = 0; rc == AR_OK && s < rep->samples; s++) {
             uint64_t cfg[3] = {(uint64_t)heads_families[f], s, n};
             uint64_t seed = ar_seed_derive(rep->seed, cfg, 3);
             ar_rng_seed(rng, seed);
-            rc = ar_target_generate(heads_families[f], &to, rng, &p);
+            rc = ar_cm_target_generate(heads_families[f], &to, rng, &p);
             ar_represent_result rr;
             if (rc == AR_OK)
-                rc = ar_represent_analyze(rws, &p, NULL, NULL, &rr, err);
+                rc = ar_cm_represent_analyze(rws, &p, NULL, NULL, &rr, err);
             if (rc == AR_OK && rep->standard.defined)
                 rc = add_sample(&rep->standard, f, &rr, fws, &p, seed, do_fit,
                                 rep->fit_max_iter, err);
@@ -177,12 +182,16 @@ static int estimate_errors(ar_heads_report *rep, int do_fit, ar_error *err)
     return rc;
 }
 
-int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
-                     ar_heads_report *rep, ar_error *err)
+int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n, const ar_bottleneck_heads_opts *opts,
+                                ar_bottleneck_heads_report *rep, ar_error *err)
 {
     if (rep == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_heads_opts o = opts != NULL ? *opts : ar_heads_opts_default();
+    ar_bottleneck_heads_opts o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_bottleneck_heads_opts_init(&o);
     if (d == 0 || h == 0 || n == 0)
         return ar_error_set(err, AR_EINVAL, "d, h and n must be positive (d=%zu h=%zu n=%zu)", d,
                             h, n);
@@ -225,7 +234,7 @@ int ar_heads_analyze(size_t d, size_t h, size_t n, const ar_heads_opts *opts,
             return rc;
         return AR_OK; /* the error estimates draw bidirectional targets */
     }
-    if (!o.errors || o.samples == 0)
+    if (o.errors != AR_HEADS_ERRORS_ESTIMATE || o.samples == 0)
         return AR_OK;
     if (n > o.logit_cap) {
         rep->errors_capped = 1;

@@ -13,7 +13,7 @@ static int mul_add(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
     return 1;
 }
 
-uint64_t ar_attention_params(size_t d, size_t h, size_t dp)
+uint64_t ar_bottleneck_attention_params(size_t d, size_t h, size_t dp)
 {
     uint64_t inner = (uint64_t)h * dp;      /* width of the concatenated heads */
     uint64_t qkv = 3 * ((uint64_t)d * inner + inner);
@@ -30,8 +30,10 @@ size_t ar_bert_default_ffn(size_t d)
     return 4 * d;
 }
 
-ar_bert_config ar_bert_config_default(size_t d, size_t h, size_t dp)
+void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
 {
+    if (cfg == NULL)
+        return;
     ar_bert_config c;
     c.d = d;
     c.h = h;
@@ -41,7 +43,7 @@ ar_bert_config ar_bert_config_default(size_t d, size_t h, size_t dp)
     c.vocab = 30522;
     c.positions = 512;
     c.token_types = 2;
-    return c;
+    *cfg = c;
 }
 
 int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
@@ -60,7 +62,7 @@ int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
     uint64_t d = cfg->d, f = cfg->ffn;
     ar_param_count c;
     c.embeddings = ((uint64_t)cfg->vocab + cfg->positions + cfg->token_types) * d + 2 * d;
-    c.attention = ar_attention_params(cfg->d, cfg->h, cfg->dp);
+    c.attention = ar_bottleneck_attention_params(cfg->d, cfg->h, cfg->dp);
     c.ffn = d * f + f + f * d + d;
     c.layernorms = 2 * 2 * d;
     c.per_layer = c.attention + c.ffn + c.layernorms;

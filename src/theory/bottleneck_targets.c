@@ -8,6 +8,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
+#include "theory/bottleneck_internal.h"
 
 /* Element (i, j) of p seen in the column convention: for the row axis the
  * "columns" of the problem are the rows of p. */
@@ -26,14 +27,14 @@ static const char *line_name(ar_axis axis)
     return axis == AR_AXIS_COL ? "column" : "row";
 }
 
-double ar_stochastic_default_sum_tol(size_t n, ar_precision prec)
+double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec)
 {
     size_t m = n > 4 ? n : 4;
     return 2.0 * (double)m * ar_precision_eps(prec);
 }
 
-int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
-                        int allow_zeros, double *max_defect, ar_error *err)
+int ar_cm_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
+                           ar_zeros zeros, double *max_defect, ar_error *err)
 {
     if (p == NULL || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return ar_error_set(err, AR_EINVAL, "no matrix or bad axis");
@@ -60,14 +61,14 @@ int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_pre
                                     "a negative entry is not a probability (--smooth only lifts "
                                     "zeros: is this a logit or score matrix?)",
                                     i, j, v);
-            if (v == 0.0 && !allow_zeros)
+            if (v == 0.0 && zeros != AR_ZEROS_ALLOW)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %g is not positive: log P is undefined "
                                     "(use smoothing, e.g. --smooth 1e-9)",
                                     i, j, v);
         }
     if (!(sum_tol >= 0.0))
-        sum_tol = ar_stochastic_default_sum_tol(n, prec);
+        sum_tol = ar_bottleneck_default_sum_tol(n, prec);
     double worst = 0.0;
     for (size_t j = 0; j < n; j++) {
         double s = 0.0;
@@ -81,14 +82,14 @@ int ar_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_pre
                                 "%s %zu sums to %.17g, |sum - 1| = %.3g exceeds the tolerance "
                                 "%.3g (%s)",
                                 line_name(axis), j, s, dev, sum_tol,
-                                ar_stochastic_defect_hint(dev, n, prec, axis));
+                                ar_bottleneck_defect_hint(dev, n, prec, axis));
     }
     if (max_defect != NULL)
         *max_defect = worst;
     return AR_OK;
 }
 
-const char *ar_stochastic_defect_hint(double defect, size_t n, ar_precision prec, ar_axis axis)
+const char *ar_bottleneck_defect_hint(double defect, size_t n, ar_precision prec, ar_axis axis)
 {
     /* A defect the sums of a coarser storage type would explain is that
      * rounding, not a wrong axis: say which precision to state. */
@@ -101,15 +102,15 @@ const char *ar_stochastic_defect_hint(double defect, size_t n, ar_precision prec
                        "--precision bfloat16"}};
     for (size_t k = 0; k < sizeof coarser / sizeof coarser[0]; k++)
         if (ar_precision_eps(coarser[k].p) > ar_precision_eps(prec) &&
-            defect <= ar_stochastic_default_sum_tol(n, coarser[k].p))
+            defect <= ar_bottleneck_default_sum_tol(n, coarser[k].p))
             return coarser[k].hint;
     return axis == AR_AXIS_ROW ? "not row-stochastic; wrong --axis?"
                                : "not column-stochastic; wrong --axis?";
 }
 
-int ar_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)
+int ar_cm_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)
 {
-    if (p == NULL || !(eps > 0.0) || !isfinite(eps) || p->rows != p->cols ||
+    if (p == NULL || p->rows == 0 || !(eps > 0.0) || !isfinite(eps) || p->rows != p->cols ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return AR_EINVAL;
     ar_smooth_report r = {eps, 0, INFINITY, INFINITY, 0.0};
@@ -167,8 +168,10 @@ int ar_target_family_parse(const char *text, ar_target_family *family)
     return AR_EINVAL;
 }
 
-ar_target_opts ar_target_opts_default(void)
+void ar_target_opts_init(ar_target_opts *opts)
 {
+    if (opts == NULL)
+        return;
     ar_target_opts o;
     o.axis = AR_AXIS_COL;
     o.alpha = 1.0;
@@ -178,7 +181,7 @@ ar_target_opts ar_target_opts_default(void)
     o.delta = 0.1;
     o.rank = 1;
     o.scale = 2.0;
-    return o;
+    *opts = o;
 }
 
 /* Entries that underflowed to (near) zero would make log P -inf: floor them
@@ -304,10 +307,14 @@ static void transpose_square(ar_matrix *p)
         }
 }
 
-int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
-                       ar_matrix *p)
+int ar_cm_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
+                          ar_matrix *p)
 {
-    ar_target_opts o = opts != NULL ? *opts : ar_target_opts_default();
+    ar_target_opts o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_target_opts_init(&o);
     if (rng == NULL || p == NULL || p->rows == 0 || p->rows != p->cols)
         return AR_EINVAL;
     if (o.axis != AR_AXIS_COL && o.axis != AR_AXIS_ROW)
@@ -347,4 +354,43 @@ int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_r
     if (rc == AR_OK && o.axis == AR_AXIS_ROW)
         transpose_square(p);
     return rc;
+}
+
+/* ---- public entry points on views ---- */
+
+int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_tol, ar_precision prec,
+                                   ar_zeros zeros, double *max_defect, ar_error *err)
+{
+    if (ar_cview_check(p) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_stochastic_check(&c.m, axis, sum_tol, prec, zeros, max_defect, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&c);
+    return rc;
+}
+
+int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep)
+{
+    if (ar_view_check(p) != AR_OK)
+        return AR_EINVAL;
+    ar_colmajor_out c;
+    int rc = ar_colmajor_out_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_stochastic_smooth(&c.m, axis, eps, rep);
+    return ar_colmajor_out_put(&c, rc);
+}
+
+int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng, ar_view p)
+{
+    if (ar_view_check(p) != AR_OK || rng == NULL)
+        return AR_EINVAL;
+    ar_colmajor_out c;
+    int rc = ar_colmajor_out_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_target_generate(family, opts, rng, &c.m);
+    return ar_colmajor_out_put(&c, rc);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
 
@@ -295,7 +296,7 @@ static int attention_heads(collapse_ws *w, const ar_matrix *x)
         ar_matrix oh = col_block(&w->cat, h * w->dh, w->dh);
         rc = ar_cm_gemm(0, 1, scale, &qh, &kh, 0.0, &w->s);
         if (rc == AR_OK)
-            rc = ar_softmax(&w->s, AR_AXIS_ROW);
+            rc = ar_cm_attention_softmax(&w->s, AR_AXIS_ROW);
         if (rc == AR_OK)
             rc = ar_cm_gemm(0, 0, 1.0, &w->s, &vh, 0.0, &oh);
     }

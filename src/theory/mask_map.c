@@ -3,6 +3,8 @@
  * (include/attnrank/mask.h). */
 #include "attnrank/mask.h"
 #include "masked_internal.h"
+#include "theory/mask_internal.h"
+#include "core/matrix_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -79,7 +81,7 @@ int ar_mask_check_values(const ar_matrix *p, ar_error *err)
     return AR_OK;
 }
 
-int ar_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask, ar_error *err)
+int ar_cm_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask, ar_error *err)
 {
     int rc = check_shape(p, axis, err);
     if (rc == AR_OK)
@@ -172,7 +174,7 @@ static int refuse_holes(const ar_matrix *p, ar_axis axis, const ar_mask *found, 
     return AR_OK;
 }
 
-int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err)
+int ar_cm_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err)
 {
     if (mask == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
@@ -198,5 +200,35 @@ int ar_mask_infer(const ar_matrix *p, ar_axis axis, ar_mask *mask, ar_error *err
     ar_mask_simplify(mask);
     if (mask->kind == AR_MASK_PATTERN && (rc = refuse_holes(p, axis, mask, err)) != AR_OK)
         ar_mask_free(mask);
+    return rc;
+}
+
+/* ---- public entry points on views ---- */
+
+int ar_mask_check_map(ar_cview p, ar_axis axis, const ar_mask *mask, ar_error *err)
+{
+    if (ar_cview_check(p) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_mask_check_map(&c.m, axis, mask, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&c);
+    return rc;
+}
+
+int ar_mask_infer(ar_cview p, ar_axis axis, ar_mask *mask, ar_error *err)
+{
+    if (ar_cview_check(p) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc == AR_OK)
+        rc = ar_cm_mask_infer(&c.m, axis, mask, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&c);
     return rc;
 }

@@ -1,10 +1,12 @@
 /* Softmax under a mask: the attention map a head with row-query logits S
  * produces (include/attnrank/mask.h). */
 #include "attnrank/mask.h"
+#include "theory/mask_internal.h"
+#include "core/matrix_internal.h"
 
 #include <math.h>
 
-int ar_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar_matrix *p)
+int ar_cm_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar_matrix *p)
 {
     if (s == NULL || p == NULL || s->data == NULL || p->data == NULL)
         return AR_EINVAL;
@@ -35,4 +37,21 @@ int ar_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar_ma
         }
     }
     return AR_OK;
+}
+
+int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p)
+{
+    if (ar_cview_check(s) != AR_OK || ar_view_check(p) != AR_OK)
+        return AR_EINVAL;
+    ar_colmajor sc;
+    ar_colmajor_out pc;
+    int rc = ar_colmajor_get(&sc, s);
+    int rp = ar_colmajor_out_get(&pc, p);
+    if (rc == AR_OK)
+        rc = rp;
+    if (rc == AR_OK)
+        rc = ar_cm_mask_softmax(&sc.m, mask, axis, &pc.m);
+    rc = ar_colmajor_out_put(&pc, rc);
+    ar_colmajor_release(&sc);
+    return rc;
 }

@@ -18,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "theory/mask_internal.h"
 
-ar_masked_opts ar_masked_opts_default(void)
+void ar_masked_opts_init(ar_masked_opts *opts)
 {
+    if (opts == NULL)
+        return;
     ar_masked_opts o;
     memset(&o, 0, sizeof o);
     o.axis = AR_AXIS_ROW;
@@ -35,7 +38,7 @@ ar_masked_opts ar_masked_opts_default(void)
     o.extra_rank = 4;
     o.polish_iter = 200;
     o.verify_seconds = 1.0;
-    return o;
+    *opts = o;
 }
 
 static void free_buffers(ar_masked_workspace *ws)
@@ -144,11 +147,10 @@ static int check_sums(ar_masked_workspace *ws, ar_masked_result *r, ar_error *er
         if (defect > r->max_sum_defect)
             r->max_sum_defect = defect;
         if (defect > r->sum_tol)
-            return ar_error_set(err, AR_EDOMAIN,
-                                "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
-                                r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect,
-                                r->sum_tol,
-                                ar_stochastic_defect_hint(defect, n, r->precision, r->axis));
+            return ar_error_set(
+                err, AR_EDOMAIN, "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
+                r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect, r->sum_tol,
+                ar_bottleneck_defect_hint(defect, n, r->precision, r->axis));
     }
     return AR_OK;
 }
@@ -170,8 +172,8 @@ static void take_log(ar_masked_workspace *ws, ar_masked_result *r)
 static int load_mask(ar_masked_workspace *ws, const ar_matrix *p, const ar_mask *mask,
                      const ar_masked_opts *o, ar_masked_result *r, ar_error *err)
 {
-    int rc = mask != NULL ? ar_mask_copy(&ws->mask, mask) : ar_mask_infer(p, o->axis, &ws->mask,
-                                                                           err);
+    int rc =
+        mask != NULL ? ar_mask_copy(&ws->mask, mask) : ar_cm_mask_infer(p, o->axis, &ws->mask, err);
     if (rc != AR_OK)
         return mask != NULL ? ar_error_set(err, rc, "out of memory") : rc;
     r->mask = &ws->mask;
@@ -193,18 +195,18 @@ static int load_map(ar_masked_workspace *ws, const ar_matrix *p, const ar_masked
             for (size_t i = 0; i < n; i++)
                 if (ws->allowed[i * n + j] && AR_AT(&ws->prow, i, j) == 0.0)
                     AR_AT(&ws->prow, i, j) = DBL_MIN;
-        rc = ar_mask_check_map(&ws->prow, AR_AXIS_ROW, &ws->mask, err);
+        rc = ar_cm_mask_check_map(&ws->prow, AR_AXIS_ROW, &ws->mask, err);
         copy_rows_as_queries(&ws->prow, p, o->axis);
         if (rc == AR_OK)
             smooth_inside(ws, o->smooth, &r->smooth);
         r->smoothed = 1;
     } else {
-        rc = ar_mask_check_map(p, o->axis, &ws->mask, err);
+        rc = ar_cm_mask_check_map(p, o->axis, &ws->mask, err);
         copy_rows_as_queries(&ws->prow, p, o->axis);
     }
     if (rc != AR_OK)
         return rc;
-    r->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol : ar_stochastic_default_sum_tol(n, o->precision);
+    r->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol : ar_bottleneck_default_sum_tol(n, o->precision);
     rc = check_sums(ws, r, err);
     if (rc == AR_OK)
         take_log(ws, r);
@@ -268,11 +270,15 @@ static int check_args(const ar_masked_workspace *ws, const ar_matrix *p, const a
     return AR_OK;
 }
 
-int ar_masked_analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix *x,
-                      const ar_mask *mask, const ar_masked_opts *opts, ar_masked_result *res,
-                      ar_error *err)
+static int analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix *x,
+                   const ar_mask *mask, const ar_masked_opts *opts, ar_masked_result *res,
+                   ar_error *err)
 {
-    ar_masked_opts o = opts != NULL ? *opts : ar_masked_opts_default();
+    ar_masked_opts o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_masked_opts_init(&o);
     int rc = check_args(ws, p, &o, err);
     if (rc != AR_OK || res == NULL)
         return rc != AR_OK ? rc : ar_error_set(err, AR_EINVAL, "NULL result");
@@ -353,4 +359,23 @@ int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double 
     }
     *bound = best;
     return AR_OK;
+}
+
+int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x, const ar_mask *mask,
+                      const ar_masked_opts *opts, ar_masked_result *res, ar_error *err)
+{
+    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    ar_colmajor pc, xc;
+    int rc = ar_colmajor_get(&pc, p);
+    int rx = ar_colmajor_get(&xc, x != NULL ? *x : ar_matrix_cview(NULL));
+    if (rc == AR_OK)
+        rc = rx;
+    if (rc == AR_OK)
+        rc = analyze(ws, &pc.m, x != NULL ? &xc.m : NULL, mask, opts, res, err);
+    else
+        ar_error_set(err, rc, "out of memory");
+    ar_colmajor_release(&pc);
+    ar_colmajor_release(&xc);
+    return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 
 /* Q (n x r, orthonormal columns) and R (r x r) with A = Q R; A is n x r. */
@@ -131,7 +132,7 @@ static int forward_logits(const ar_matrix *wq, const ar_matrix *wk, const ar_mat
         return ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), wq, wk, 0.0, s);
     /* ar_attention_logits computes (B X)^T (A X) / sqrt(k) for (A, B) =
      * (its wq, its wk): rows as queries is that with the roles exchanged. */
-    return ar_attention_logits(x, wk, wq, s);
+    return ar_cm_attention_logits(x, wk, wq, s);
 }
 
 /* Softmax of query i over its allowed keys against P's row: max-abs error,

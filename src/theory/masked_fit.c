@@ -9,6 +9,7 @@
  * analogue of the truncated SVD of the centred log. */
 #include "bottleneck_fit_mask.h"
 #include "masked_analysis.h"
+#include "theory/bottleneck_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,32 +26,33 @@ static int completion_start(ar_fit_workspace *fw, const ar_masked_workspace *ws,
 
 /* The prediction (keys x queries in the fit) in the caller's layout, exact
  * zeros off the mask. */
-static void copy_prediction(const ar_fit_workspace *fw, ar_axis axis, ar_matrix *out)
+static void copy_prediction(const ar_fit_workspace *fw, ar_axis axis, ar_view out)
 {
-    const ar_matrix *q = ar_fit_prediction(fw);
+    const ar_matrix *q = ar_cm_fit_prediction(fw);
     size_t n = q->rows;
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
             if (axis == AR_AXIS_COL)
-                AR_AT(out, i, j) = AR_AT(q, i, j);
+                AR_VAT(out, i, j) = AR_AT(q, i, j);
             else
-                AR_AT(out, j, i) = AR_AT(q, i, j);
+                AR_VAT(out, j, i) = AR_AT(q, i, j);
         }
 }
 
 int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
-                      ar_fit_result *res, ar_matrix *prediction, ar_error *err)
+                      ar_fit_result *res, const ar_view *prediction, ar_error *err)
 {
     if (ws == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (prediction != NULL && ar_view_check(*prediction) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid prediction view");
     if (!ws->analyzed)
         return ar_error_set(err, AR_EINVAL, "no analysis in the workspace (call "
                                             "ar_masked_analyze)");
     size_t n = ws->n;
-    if (prediction != NULL &&
-        (prediction->data == NULL || prediction->rows != n || prediction->cols != n))
+    if (prediction != NULL && (prediction->rows != n || prediction->cols != n))
         return ar_error_set(err, AR_ESIZE, "the prediction must be %zu x %zu", n, n);
-    ar_fit_opts o = opts != NULL ? *opts : ar_fit_opts_default();
+    ar_fit_opts o = ar_fit_opts_resolve(opts);
     /* the workspace holds P with rows as queries, checked by the analysis */
     o.axis = AR_AXIS_ROW;
     o.sum_tol = ws->res.sum_tol;
@@ -72,7 +74,7 @@ int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts
     if (rc == AR_OK) {
         res->axis = ws->res.axis;
         if (prediction != NULL)
-            copy_prediction(fw, ws->res.axis, prediction);
+            copy_prediction(fw, ws->res.axis, *prediction);
     }
     ar_fit_workspace_free(fw);
     return rc;

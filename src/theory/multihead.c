@@ -17,6 +17,7 @@
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
 #include "core/matrix_internal.h"
+#include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
 
@@ -129,7 +130,7 @@ static int scores(ar_mh_workspace *ws, const ar_matrix *q, const ar_matrix *k,
     ar_cm_gemm(0, 0, 1.0, k, x, 0.0, &ws->f);
     ar_cm_gemm(0, 0, 1.0, q, x, 0.0, &ws->g);
     ar_cm_gemm(1, 0, 1.0 / sqrt((double)ws->shape.p), &ws->f, &ws->g, 0.0, &ws->pr);
-    return ar_softmax(&ws->pr, AR_AXIS_COL);
+    return ar_cm_attention_softmax(&ws->pr, AR_AXIS_COL);
 }
 
 /* acc += f_theta(X), head by head (acc is d x n). */
@@ -768,7 +769,7 @@ int ar_theorem2_logit_rank(const ar_theorem2_target *t, size_t input, size_t hea
     double *sv = malloc(t->n * sizeof *sv);
     int rc = sv != NULL ? ar_matrix_alloc(&s, t->n, t->n) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_heads_logits(&t->heads, head, &t->x[input], &s);
+        rc = ar_cm_heads_logits(&t->heads, head, &t->x[input], &s);
     if (rc == AR_OK)
         rc = small_rank(&s, sv, rank, sigma_kept, sigma_cut);
     ar_matrix_free(&s);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/spectrum_internal.h"
+#include "theory/bottleneck_internal.h"
 
 struct ar_sbn_workspace {
     size_t n, v, k;            /* contexts, vocabulary, min(n, v) */
@@ -43,7 +44,7 @@ ar_sbn_opts ar_sbn_opts_default(void)
 
 int ar_sbn_check(const ar_matrix *p, double sum_tol, ar_precision precision, ar_error *err)
 {
-    return ar_fit_check_target(p, AR_AXIS_ROW, sum_tol, precision, NULL, err);
+    return ar_cm_fit_check_target(p, AR_AXIS_ROW, sum_tol, precision, NULL, err);
 }
 
 /* ---- workspace ---- */
@@ -119,7 +120,8 @@ static void centre(const ar_matrix *lt, ar_matrix *cen, int both)
 /* The shared fit's options for this output layer: row axis, per-word bias. */
 static ar_fit_opts fit_opts(const ar_sbn_opts *o, ar_precision prec)
 {
-    ar_fit_opts f = ar_fit_opts_default();
+    ar_fit_opts f;
+    ar_fit_opts_init(&f);
     f.axis = AR_AXIS_ROW;
     f.bias = o->bias != 0;
     f.seed = o->seed;
@@ -170,7 +172,7 @@ int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_matrix *out)
         return AR_EINVAL;
     if (out->rows != ws->n || out->cols != ws->v)
         return AR_ESIZE;
-    const ar_matrix *q = ar_fit_prediction(ws->fit); /* V x N: contexts as columns */
+    const ar_matrix *q = ar_cm_fit_prediction(ws->fit); /* V x N: contexts as columns */
     for (size_t j = 0; j < ws->v; j++)
         for (size_t i = 0; i < ws->n; i++)
             AR_AT(out, i, j) = AR_AT(q, j, i);
@@ -240,7 +242,7 @@ int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck: NULL argument");
     if (!(o->rank.atol >= 0.0) || !isfinite(o->rank.atol) || !isfinite(o->rank.rtol))
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck: bad rank tolerances");
-    int rc = ar_fit_check_target(p, AR_AXIS_ROW, o->sum_tol, prec, &r->max_row_defect, err);
+    int rc = ar_cm_fit_check_target(p, AR_AXIS_ROW, o->sum_tol, prec, &r->max_row_defect, err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->n || p->cols != ws->v)
@@ -253,7 +255,7 @@ int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
     r->d = o->d;
     r->bias = o->bias != 0;
     r->precision = prec;
-    r->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol : ar_stochastic_default_sum_tol(ws->v, prec);
+    r->sum_tol = o->sum_tol >= 0.0 ? o->sum_tol : ar_bottleneck_default_sum_tol(ws->v, prec);
     r->nsv = ws->k;
     r->singular_values = malloc(ws->k * sizeof(double));
     if (r->singular_values == NULL)
@@ -268,7 +270,7 @@ int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
     }
     /* The fit's target: its log, centring for this bias and the SVD start. */
     ar_fit_opts fo = fit_opts(&oo, prec);
-    rc = ar_fit_set_target(ws->fit, p, &fo, err);
+    rc = ar_cm_fit_set_target(ws->fit, p, &fo, err);
     if (rc != AR_OK) {
         ar_sbn_result_free(r);
         return rc;

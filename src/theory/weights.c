@@ -598,19 +598,20 @@ static int make_verdict(ar_weights_report *rep, size_t n, int use_context, ar_we
     int rc = demanding_kind(rep, n, v, err);
     if (rc != AR_OK)
         return rc;
-    ar_heads_opts ho = ar_heads_opts_default();
-    ho.errors = 0;
+    ar_bottleneck_heads_opts ho;
+    ar_bottleneck_heads_opts_init(&ho);
+    ho.errors = AR_HEADS_ERRORS_SKIP;
     ho.head_size = rep->head_dim;
     ho.mask = &rep->masks.kind[v->kind].mask;
-    ar_heads_report hr;
-    rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
+    ar_bottleneck_heads_report hr;
+    rc = ar_bottleneck_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
     if (rc != AR_OK)
         return rc;
     v->model = hr.fixed;
     v->max_heads_exact = hr.max_heads_exact;
     v->generic = hr.generic; /* with the F_p status when it was affordable */
     ho.head_size = n; /* the paper's FixedMultiHead d_p = n */
-    rc = ar_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
+    rc = ar_bottleneck_heads_analyze(rep->d, rep->heads, n, &ho, &hr, err);
     if (rc != AR_OK)
         return rc;
     v->fixed = hr.fixed;
