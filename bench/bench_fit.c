@@ -1,17 +1,17 @@
-/* The probability-space fit below the minimal head size (ar_lowrank_fit,
+/* The probability-space fit below the minimal head size (ar_fit_lowrank,
  * what `attnrank represent --head-size K` runs) against one thin SVD of an
  * n x n matrix (a copy of the column-centred log of the same target, then
  * LAPACKE_dgesdd with jobz 'S'), interleaved in one process.
  *
  * Two fits of each target, both from the same jittered truncated-SVD start
- * (seed 0, the defaults of ar_fit_opts_default):
+ * (seed 0, the defaults of ar_fit_opts_init):
  *   - lbfgs: the default method (L-BFGS, More-Thuente line search), at most
  *     --max-iter iterations (default 400, the library's default);
  *   - gsl:   GSL's vector_bfgs2 with its default 400 iterations, the method
  *     the fit used before; it is deterministic and slow, so it runs
  *     --gsl-reps times (default 1; 0 skips it) and its median is reported.
  * Each timed fit includes the workspace allocation and the fit's own SVD
- * (ar_fit_workspace_alloc, ar_lowrank_fit, ar_fit_workspace_free).  The
+ * (ar_fit_workspace_alloc, ar_fit_lowrank, ar_fit_workspace_free).  The
  * L-BFGS run also records, through the progress callback, the first
  * iteration whose objective (the mean KL) is at or below GSL's final KL.
  *
@@ -75,7 +75,7 @@ static int time_fit(const ar_matrix *p, const ar_fit_opts *o, fit_run *out)
     double c0 = bench_cpu_now(), t0 = bench_now();
     int rc = ar_fit_workspace_alloc(&ws, p->rows);
     if (rc == AR_OK)
-        rc = ar_lowrank_fit(ws, p, out->res.k, o, &out->res, &err);
+        rc = ar_fit_lowrank(ws, ar_matrix_cview(p), out->res.k, o, &out->res, &err);
     ar_fit_workspace_free(ws);
     out->wall = bench_now() - t0;
     out->cpu = bench_cpu_now() - c0;
@@ -126,7 +126,8 @@ static double med(double *v, size_t n)
 /* One (n, family): returns 0 on success. */
 static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int json, int first)
 {
-    ar_target_opts to = ar_target_opts_default();
+    ar_target_opts to;
+    ar_target_opts_init(&to);
     to.rank = cfg->rank;
     ar_matrix p = ar_matrix_empty(), l = ar_matrix_empty();
     size_t nn = n * n;
@@ -142,13 +143,15 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
     for (size_t i = 0; i < 8; i++)
         bad |= t[i] == NULL;
     ar_rng *rng = bad ? NULL : ar_rng_alloc(cfg->seed + n + 1000u * (unsigned)fam);
-    if (rng == NULL || ar_target_generate(fam, &to, rng, &p) != AR_OK) {
+    if (rng == NULL || ar_target_generate(fam, &to, rng, ar_matrix_view(&p)) != AR_OK) {
         fprintf(stderr, "bench_fit: cannot set up n = %zu\n", n);
         bad = 1;
     }
     if (!bad)
         centred_log(&p, &l);
-    ar_fit_opts lo = ar_fit_opts_default(), go = ar_fit_opts_default();
+    ar_fit_opts lo, go;
+    ar_fit_opts_init(&lo);
+    ar_fit_opts_init(&go);
     lo.max_iter = cfg->max_iter;
     if (cfg->memory > 0)
         lo.lbfgs_memory = cfg->memory;
