@@ -509,10 +509,10 @@ static int write_junit(const char *path, const check_run *run)
         return cli_status_error("check", rc, &err, NULL);
     ar_atomic_file *f = af;
     ar_atomic_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    ar_atomic_printf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
-            run->failures);
-    ar_atomic_printf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
-            run->failures);
+    ar_atomic_printf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
+                     tests, run->failures);
+    ar_atomic_printf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
+                     tests, run->failures);
     json_array_foreach(run->configs, i, cfg) {
         json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
             const char *why = json_string_value(json_object_get(cond, "why"));

@@ -66,9 +66,10 @@ static int write_junit(const char *path, const verify_run *runs, size_t count, s
         return cli_status_error("verify", rc, &err, NULL);
     ar_atomic_file *f = af;
     ar_atomic_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    ar_atomic_printf(f, "<testsuites name=\"attnrank verify\" tests=\"%zu\" failures=\"%zu\">\n", count,
-            failed);
-    ar_atomic_printf(f, "  <testsuite name=\"attnrank\" tests=\"%zu\" failures=\"%zu\">\n", count, failed);
+    ar_atomic_printf(f, "<testsuites name=\"attnrank verify\" tests=\"%zu\" failures=\"%zu\">\n",
+                     count, failed);
+    ar_atomic_printf(f, "  <testsuite name=\"attnrank\" tests=\"%zu\" failures=\"%zu\">\n", count,
+                     failed);
     for (size_t i = 0; i < count; i++) {
         char verdict[256];
         format_verdict(&runs[i], verdict, sizeof verdict);

@@ -672,7 +672,8 @@ static int write_heatmap(const char *path, const ar_weights_report *r, heat_metr
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("weights", rc, &err, NULL);
-    if (strchr(ar_atomic_tmp_path(af), '\'') != NULL || run_gnuplot(r, metric, ar_atomic_tmp_path(af)) != 0) {
+    const char *tmp = ar_atomic_tmp_path(af);
+    if (strchr(tmp, '\'') != NULL || run_gnuplot(r, metric, tmp) != 0) {
         ar_atomic_abort(af);
         fprintf(stderr, "attnrank weights: gnuplot failed to render the heat map %s\n", path);
         return CLI_EXIT_INTERNAL;
