@@ -19,7 +19,6 @@
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
 #include "core/matrix_internal.h"
-#include "core/random_internal.h"
 #include "io/array_internal.h"
 
 typedef unsigned long (*count_fn)(void);
@@ -43,7 +42,9 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
     int rc = AR_OK;
     for (size_t t = 0; t < count && rc == AR_OK; t++) {
         ar_matrix m = ar_array_slice_cm(arr, t);
-        ar_cm_fill_gaussian(&m, rng, 2.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&m), rng, 2.0);
+        if (rc != AR_OK)
+            break;
         rc = ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL);
     }
     ar_rng_free(rng);

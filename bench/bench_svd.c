@@ -25,10 +25,6 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
-#include "io/array_internal.h"
 
 typedef struct bench_cfg {
     int full;         /* thin SVD instead of values only */
@@ -88,10 +84,13 @@ static double time_attnrank(const ar_matrix *a, bench_bufs *b, const bench_cfg *
     double c0 = bench_cpu_now(), t0 = bench_now();
     int rc;
     if (b->ws != NULL)
-        rc = cfg->full ? ar_cm_svd_ws(a, &b->u, b->s_ar, &b->vt, b->ws)
-                       : ar_cm_svals_ws(a, b->s_ar, b->ws);
+        rc = cfg->full ? ar_spectrum_svd_ws(ar_matrix_cview(a), ar_matrix_view(&b->u), b->s_ar,
+                                            ar_matrix_view(&b->vt), b->ws)
+                       : ar_spectrum_svals_ws(ar_matrix_cview(a), b->s_ar, b->ws);
     else
-        rc = cfg->full ? ar_cm_svd(a, &b->u, b->s_ar, &b->vt) : ar_cm_svals(a, b->s_ar);
+        rc = cfg->full ? ar_spectrum_svd(ar_matrix_cview(a), ar_matrix_view(&b->u), b->s_ar,
+                                         ar_matrix_view(&b->vt))
+                       : ar_spectrum_svals(ar_matrix_cview(a), b->s_ar);
     volatile size_t rank = cfg->rank ? count_rank(b->s_ar, a->rows) : 0;
     (void)rank;
     double t = bench_now() - t0;
@@ -137,7 +136,7 @@ static void warm_up(void)
         return;
     for (size_t i = 0; i < 64; i++)
         AR_AT(&w, i, i) = 1.0 + (double)i;
-    ar_cm_svals(&w, s);
+    ar_spectrum_svals(ar_matrix_cview(&w), s);
     ar_matrix_free(&w);
 }
 
@@ -326,9 +325,14 @@ int main(int argc, char **argv)
                     err.msg[0] ? err.msg : "need one square matrix");
             return 2;
         }
-        ar_matrix a = ar_array_slice_cm(&arr, 0);
-        failed |= bench_one(&a, from, &cfg, json, 1);
+        ar_matrix a = ar_matrix_empty();
+        if (ar_matrix_clone(&a, ar_array_slice(&arr, 0)) != AR_OK) {
+            ar_array_free(&arr);
+            return 2;
+        }
         ar_array_free(&arr);
+        failed |= bench_one(&a, from, &cfg, json, 1);
+        ar_matrix_free(&a);
     }
     for (size_t t = 0; t < nsizes; t++) {
         size_t n = sizes[t];
@@ -338,7 +342,7 @@ int main(int argc, char **argv)
             return 2;
         }
         ar_rng *rng = ar_rng_alloc(seed + n);
-        ar_cm_fill_gaussian(&a, rng, 1.0);
+        ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0);
         failed |= bench_one(&a, "gaussian", &cfg, json, t == 0 && from == NULL);
         ar_rng_free(rng);
         ar_matrix_free(&a);

@@ -167,7 +167,11 @@ int exp_csv_open(const exp_ctx *ctx, exp_csv *csv, const char *file, const char 
     int rc = ar_atomic_open(&csv->af, path, &err);
     if (rc != AR_OK)
         return exp_fail(ctx, rc, &err, "cannot open a CSV");
-    csv->fp = csv->af.fp;
+    csv->fp = open_memstream(&csv->text, &csv->len);
+    if (csv->fp == NULL) {
+        ar_atomic_abort(csv->af);
+        return exp_fail(ctx, AR_ENOMEM, NULL, "cannot buffer a CSV");
+    }
     csv->open = 1;
     snprintf(csv->file, sizeof csv->file, "%s", file);
     fputs(header, csv->fp);
@@ -181,7 +185,15 @@ int exp_csv_commit(const exp_ctx *ctx, exp_csv *csv)
         return 0;
     ar_error err = {{0}};
     csv->open = 0;
-    int rc = ar_atomic_commit(&csv->af, &err);
+    int bad = fclose(csv->fp) != 0;
+    csv->fp = NULL;
+    if (!bad)
+        ar_atomic_write(csv->af, csv->text, csv->len); /* a failure is the commit's */
+    int rc = bad ? (ar_atomic_abort(csv->af), ar_error_set(&err, AR_ENOMEM, "%s: out of memory",
+                                                            csv->file))
+                 : ar_atomic_commit(csv->af, &err);
+    free(csv->text);
+    csv->text = NULL;
     if (rc != AR_OK)
         return exp_fail(ctx, rc, &err, "cannot write a CSV");
     exp_progress(ctx, "wrote %s/%s", ctx->out, csv->file);
@@ -190,8 +202,13 @@ int exp_csv_commit(const exp_ctx *ctx, exp_csv *csv)
 
 void exp_csv_abort(exp_csv *csv)
 {
-    if (csv->open)
-        ar_atomic_abort(&csv->af);
+    if (csv->open) {
+        fclose(csv->fp);
+        free(csv->text);
+        ar_atomic_abort(csv->af);
+    }
+    csv->fp = NULL;
+    csv->text = NULL;
     csv->open = 0;
 }
 

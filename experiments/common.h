@@ -27,7 +27,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/cli.h"
+/* The application layer (options, messages, process set-up) shared with
+ * the CLI, and the library; never the CLI's own internals. */
+#include "app/app.h"
+#include "attnrank/attnrank.h"
+#include "attnrank/depthwidth.h"
 
 #define EXP_MAX_OPTIONS 32
 
@@ -82,10 +86,13 @@ void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
 int exp_fail(const exp_ctx *ctx, int status, const ar_error *err, const char *what);
 
 /* An atomically written CSV in ctx->out: open writes the header line (give
- * it without the trailing newline); commit renames it into place. */
+ * it without the trailing newline); rows go to fp, an in-memory stream;
+ * commit writes it through an ar_atomic_file, which renames it into place. */
 typedef struct exp_csv {
-    ar_atomic_file af;
-    FILE *fp;
+    ar_atomic_file *af;
+    FILE *fp;       /* open_memstream over text, len */
+    char *text;
+    size_t len;
     int open;
     char file[256];
 } exp_csv;

@@ -164,7 +164,7 @@ static int write_summaries(const example *e)
     char path[4096];
     ar_error err = {{0}};
     snprintf(path, sizeof path, "%s/softmax_bottleneck_P.npy", e->ctx.out);
-    int rc = ar_npy_write(path, &e->p, &err);
+    int rc = ar_npy_write(path, ar_matrix_cview(&e->p), &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "writing P");
     exp_csv csv;

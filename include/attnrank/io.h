@@ -1,15 +1,16 @@
-/* Matrix I/O: NumPy .npy and CSV in; .npy, CSV and atomic files out.
+/* Matrix I/O: NumPy .npy, .npz and CSV in; .npy, CSV and atomic files out.
  *
- * Arrays of rank above 2 are stacks of matrices over their leading axes
- * (batch x heads x n x n as PyTorch returns with output_attentions); each
- * slice is a column-major ar_matrix.  Readers validate everything before
- * allocating and report the problem (file, offset or line, value) in an
- * ar_error. */
+ * Readers fill an ar_array, which OWNS its data (release it with
+ * ar_array_free): arrays of rank above 2 are stacks of matrices over their
+ * leading axes (batch x heads x n x n as PyTorch returns with
+ * output_attentions), each slice stored column-major.  Readers validate
+ * everything before allocating and report the problem (file, offset or
+ * line, value) in an ar_error.  Writers take any read-only view (ar_cview:
+ * column-major, row-major or strided) and write atomically. */
 #ifndef ATTNRANK_IO_H
 #define ATTNRANK_IO_H
 
 #include <stddef.h>
-#include <stdio.h>
 #include "export.h"
 #include "matrix.h"
 #include "rank.h"
@@ -41,22 +42,8 @@ AR_API int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_err
 /* Parse a .npy image already in memory (for fuzzing and tests). */
 AR_API int ar_npy_parse(const unsigned char *buf, size_t len, ar_array *out, size_t max_bytes,
                         ar_error *err);
-/* What a .npy header says, checked against the file (size on disk equals
- * the data the header declares), without reading the data: for readers
- * that place the data themselves (MPI-IO).  rows, cols, count as in ar_array. */
-typedef struct ar_npy_info {
-    size_t data_offset;              /* first data byte */
-    size_t itemsize;                 /* 2 (float16), 4 (float32) or 8 (float64) */
-    int big_endian;
-    int fortran;                     /* 1: column-major on disk */
-    size_t ndim;
-    size_t shape[AR_ARRAY_MAX_DIMS];
-    size_t rows, cols, count;
-} ar_npy_info;
-
-AR_API int ar_npy_read_info(const char *path, ar_npy_info *info, ar_error *err);
 /* Write one matrix as a little-endian float64 .npy in Fortran order (atomic). */
-AR_API int ar_npy_write(const char *path, const ar_matrix *m, ar_error *err);
+AR_API int ar_npy_write(const char *path, ar_cview m, ar_error *err);
 
 /* Read a CSV matrix: comma- or whitespace-separated numbers, one row per line,
  * an optional header line of non-numeric fields, '#' comment lines. */
@@ -66,8 +53,10 @@ AR_API int ar_csv_read(const char *path, ar_array *out, ar_error *err);
 AR_API int ar_csv_read_ex(const char *path, ar_array *out, size_t max_bytes, ar_error *err);
 AR_API int ar_csv_parse(const char *text, size_t len, const char *name, ar_array *out,
                         ar_error *err);
-/* Write one matrix as CSV (%.17g, comma separated, atomic). */
-AR_API int ar_csv_write_matrix(const char *path, const ar_matrix *m, ar_error *err);
+/* Write one matrix as CSV (%.17g, comma separated, one line per row,
+ * atomic).  Both writers: AR_EINVAL for a NULL path, an invalid view or an
+ * empty matrix; AR_EIO when the file cannot be written. */
+AR_API int ar_csv_write_matrix(const char *path, ar_cview m, ar_error *err);
 
 /* Read one array of a NumPy .npz archive (numpy.savez): the member named
  * key ("name" or "name.npy"), or, with key NULL, the only array (an archive
@@ -85,15 +74,28 @@ AR_API int ar_matrix_file_read_key(const char *path, const char *key, ar_array *
 
 /* Atomic output: write to "<path>.tmp.<pid>", then rename onto path on
  * commit; abort (or a failed commit) removes the temporary file, so no
- * half-written file ever stands under the final name. */
-typedef struct ar_atomic_file {
-    FILE *fp;
-    char *path;
-    char *tmp_path;
-} ar_atomic_file;
+ * half-written file ever stands under the final name.  The handle is opaque
+ * (no FILE * crosses the API): ar_atomic_open allocates it, and
+ * ar_atomic_commit or ar_atomic_abort, exactly one of them, releases it. */
+typedef struct ar_atomic_file ar_atomic_file;
 
-AR_API int ar_atomic_open(ar_atomic_file *af, const char *path, ar_error *err);
+/* *af = a new handle, or NULL on failure (AR_EINVAL, AR_ENOMEM, AR_EIO). */
+AR_API int ar_atomic_open(ar_atomic_file **af, const char *path, ar_error *err);
+/* Append len bytes / printf-formatted text.  A failure (AR_EIO) is also
+ * remembered, so a writer may check only the commit's status. */
+AR_API int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len);
+AR_API int ar_atomic_printf(ar_atomic_file *af, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The temporary file's name, for a program that writes the file itself
+ * (gnuplot); valid until commit or abort. */
+AR_API const char *ar_atomic_tmp_path(const ar_atomic_file *af);
+/* Close and rename into place (AR_EIO with errno's text when any write
+ * failed); releases af whatever the outcome. */
 AR_API int ar_atomic_commit(ar_atomic_file *af, ar_error *err);
+/* Remove the temporary file and release af (NULL: nothing). */
 AR_API void ar_atomic_abort(ar_atomic_file *af);
 /* Create a directory and its parents (like mkdir -p). */
 AR_API int ar_mkdir_p(const char *path, ar_error *err);

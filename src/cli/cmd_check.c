@@ -503,37 +503,37 @@ static int write_junit(const char *path, const check_run *run)
     json_t *cfg, *cond;
     json_array_foreach(run->configs, i, cfg)
         tests += json_array_size(json_object_get(cfg, "conditions"));
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, NULL);
-    FILE *f = af.fp;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
-            run->failures);
-    fprintf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n", tests,
-            run->failures);
+    ar_atomic_file *f = af;
+    ar_atomic_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    ar_atomic_printf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
+                     tests, run->failures);
+    ar_atomic_printf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
+                     tests, run->failures);
     json_array_foreach(run->configs, i, cfg) {
         json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
             const char *why = json_string_value(json_object_get(cond, "why"));
-            fputs("    <testcase classname=\"", f);
+            ar_atomic_printf(f, "    <testcase classname=\"");
             cli_xml_text(f, json_string_value(json_object_get(cfg, "config")));
-            fputs("\" name=\"", f);
+            ar_atomic_printf(f, "\" name=\"");
             cli_xml_text(f, json_string_value(json_object_get(cond, "condition")));
-            fputs("\">\n      <system-out>", f);
+            ar_atomic_printf(f, "\">\n      <system-out>");
             cli_xml_text(f, why);
-            fputs("</system-out>\n", f);
+            ar_atomic_printf(f, "</system-out>\n");
             if (!json_is_true(json_object_get(cond, "holds"))) {
-                fputs("      <failure message=\"", f);
+                ar_atomic_printf(f, "      <failure message=\"");
                 cli_xml_text(f, why);
-                fputs("\"/>\n", f);
+                ar_atomic_printf(f, "\"/>\n");
             }
-            fputs("    </testcase>\n", f);
+            ar_atomic_printf(f, "    </testcase>\n");
         }
     }
-    fprintf(f, "  </testsuite>\n</testsuites>\n");
-    rc = ar_atomic_commit(&af, &err);
+    ar_atomic_printf(f, "  </testsuite>\n</testsuites>\n");
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? -1 : cli_status_error("check", rc, &err, NULL);
 }
 

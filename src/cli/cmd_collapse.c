@@ -85,23 +85,23 @@ static const char *variant_name(const ar_collapse_opts *o)
 
 static int write_csv(const char *path, const ar_collapse_result *r)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("collapse", rc, &err, NULL);
-    fprintf(af.fp, "depth,norm_fro,res_fro,rel_res_fro,norm_1inf,res_1inf,rel_res_1inf,ratio,"
+    ar_atomic_printf(af, "depth,norm_fro,res_fro,rel_res_fro,norm_1inf,res_1inf,rel_res_1inf,ratio,"
                    "rank,threshold,stable_rank,sigma_1,sigma_2,bound_log\n");
     for (size_t l = 0; l < r->count; l++) {
         const ar_collapse_depth *dp = &r->depths[l];
         const ar_collapse_norms *nm = &dp->norms;
-        fprintf(af.fp, "%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+        ar_atomic_printf(af, "%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%zu,%.17g,%.17g,%.17g,%.17g,%.17g\n",
                 l, nm->norm_fro, nm->res_fro, nm->rel_res_fro, nm->norm_1inf, nm->res_1inf,
                 nm->rel_res_1inf, dp->ratio, dp->rank.rank, dp->rank.threshold,
                 dp->rank.stable_rank, dp->singular_values[0],
                 r->nsv > 1 ? dp->singular_values[1] : 0.0, dp->bound_log);
     }
-    rc = ar_atomic_commit(&af, &err);
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("collapse", rc, &err, NULL);
 }
 

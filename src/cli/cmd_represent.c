@@ -184,10 +184,10 @@ int represent_write_weights(const char *prefix, const ar_certificate *c)
         return cli_status_error("represent", AR_ENOMEM, NULL, NULL);
     ar_error err = {{0}};
     snprintf(path, len, "%s_wq.npy", prefix);
-    int rc = ar_npy_write(path, &c->wq, &err);
+    int rc = ar_npy_write(path, ar_matrix_cview(&c->wq), &err);
     if (rc == AR_OK) {
         snprintf(path, len, "%s_wk.npy", prefix);
-        rc = ar_npy_write(path, &c->wk, &err);
+        rc = ar_npy_write(path, ar_matrix_cview(&c->wk), &err);
     }
     free(path);
     return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, "--weights-out");

@@ -36,18 +36,18 @@ typedef struct seprank_args {
 
 static int write_csv(const char *path, const ar_seprank_result *r)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("seprank", rc, &err, NULL);
-    fprintf(af.fp, "index,sigma,sigma_normalised,above_threshold\n");
+    ar_atomic_printf(af, "index,sigma,sigma_normalised,above_threshold\n");
     for (size_t i = 0; i < r->nsv; i++) {
         double top = r->singular_values[0] > 0.0 ? r->singular_values[0] : 1.0;
-        fprintf(af.fp, "%zu,%.17g,%.17g,%d\n", i + 1, r->singular_values[i],
+        ar_atomic_printf(af, "%zu,%.17g,%.17g,%d\n", i + 1, r->singular_values[i],
                 r->singular_values[i] / top, r->singular_values[i] > r->threshold);
     }
-    rc = ar_atomic_commit(&af, &err);
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("seprank", rc, &err, NULL);
 }
 

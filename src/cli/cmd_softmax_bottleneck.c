@@ -154,18 +154,19 @@ static void print_text(const char *file, const ar_sbn_result *r, size_t show)
 /* Logit error for every width k = 0..min(N, V). */
 static int write_csv(const char *path, const ar_sbn_result *r)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("softmax-bottleneck", rc, &err, NULL);
-    fprintf(af.fp, "k,sigma_k,logit_error,logit_error_rel,expressible\n");
+    ar_atomic_printf(af, "k,sigma_k,logit_error,logit_error_rel,expressible\n");
     for (size_t k = 0; k <= r->nsv; k++) {
         double e = ar_sbn_logit_error(r, k);
-        fprintf(af.fp, "%zu,%.17g,%.17g,%.17g,%d\n", k, k > 0 ? r->singular_values[k - 1] : 0.0,
-                e, r->centred_norm > 0.0 ? e / r->centred_norm : 0.0, k >= r->required_d);
+        ar_atomic_printf(af, "%zu,%.17g,%.17g,%.17g,%d\n", k,
+                         k > 0 ? r->singular_values[k - 1] : 0.0, e,
+                         r->centred_norm > 0.0 ? e / r->centred_norm : 0.0, k >= r->required_d);
     }
-    rc = ar_atomic_commit(&af, &err);
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("softmax-bottleneck", rc, &err, NULL);
 }
 

@@ -32,7 +32,7 @@ typedef struct spectrum_args {
     int distributed;       /* --distributed: ScaLAPACK under mpirun */
     size_t block;          /* its block size (0: default) */
     const char *grid;      /* its process grid "RxC" (NULL: chosen) */
-    cli_dist_opts dist;    /* parsed from block and grid */
+    ar_spectrum_dist_opts dist; /* parsed from block and grid */
     int mpi_rank;          /* 0 unless distributed; only rank 0 prints */
 } spectrum_args;
 
@@ -124,7 +124,7 @@ static void index_column_name(size_t nindex, int heads, size_t axis, char *out, 
  * value), sigma, sigma / sigma_1, cumulative energy. */
 static int write_csv(const char *path, const spectrum_item *items, size_t count, int heads)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
@@ -133,9 +133,9 @@ static int write_csv(const char *path, const spectrum_item *items, size_t count,
     for (size_t a = 0; a < nindex; a++) {
         char name[32];
         index_column_name(nindex, heads, a, name, sizeof name);
-        fprintf(af.fp, "%s,", name);
+        ar_atomic_printf(af, "%s,", name);
     }
-    fprintf(af.fp, "index,sigma,sigma_normalised,cumulative_energy\n");
+    ar_atomic_printf(af, "index,sigma,sigma_normalised,cumulative_energy\n");
     for (size_t t = 0; t < count; t++) {
         const spectrum_item *it = &items[t];
         double total = 0.0, acc = 0.0;
@@ -145,12 +145,12 @@ static int write_csv(const char *path, const spectrum_item *items, size_t count,
             acc += it->s[i] * it->s[i];
             double top = it->s[0] > 0.0 ? it->s[0] : 1.0;
             for (size_t a = 0; a < it->nindex; a++)
-                fprintf(af.fp, "%zu,", it->index[a]);
-            fprintf(af.fp, "%zu,%.17g,%.17g,%.17g\n", i + 1, it->s[i], it->s[i] / top,
+                ar_atomic_printf(af, "%zu,", it->index[a]);
+            ar_atomic_printf(af, "%zu,%.17g,%.17g,%.17g\n", i + 1, it->s[i], it->s[i] / top,
                     total > 0.0 ? acc / total : 0.0);
         }
     }
-    rc = ar_atomic_commit(&af, &err);
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("spectrum", rc, &err, NULL);
 }
 
@@ -335,11 +335,11 @@ static int run_random(const spectrum_args *args);
  * reports exactly as for a serial run. */
 static int run_file_distributed(const spectrum_args *args)
 {
-    cli_dist_result res;
+    ar_spectrum_dist_result res;
     ar_error err = {{0}};
-    int rc = cli_dist_svals_npy(args->file, &args->dist, &res, &err);
+    int rc = ar_spectrum_dist_svals_npy(args->file, &args->dist, &res, &err);
     if (rc != AR_OK) {
-        free(res.s);
+        ar_spectrum_dist_result_free(&res);
         return args->mpi_rank == 0 ? cli_status_error("spectrum", rc, &err, NULL)
                                    : cli_exit_code(rc);
     }
@@ -365,9 +365,11 @@ static int run_file_distributed(const spectrum_args *args)
 }
 
 /* Options of --distributed: --block NB, --grid RxC. */
-static int parse_dist_opts(spectrum_args *args)
+static int parse_dist_opts(spectrum_args *args, int size)
 {
-    args->dist.block = args->block;
+    ar_spectrum_dist_opts_init(&args->dist);
+    if (args->block != 0)
+        args->dist.block = args->block;
     if (args->grid == NULL)
         return -1;
     char tail = 0;
@@ -376,6 +378,9 @@ static int parse_dist_opts(spectrum_args *args)
         r > 65536 || c > 65536)
         return cli_usage_error("spectrum", "--grid: expected RxC with R, C >= 1, got '%s'",
                                args->grid);
+    if ((unsigned long)size != r * c)
+        return cli_usage_error("spectrum", "--grid %lux%lu needs %lu processes, mpirun gave %d", r,
+                               c, r * c, size);
     args->dist.grid_rows = r;
     args->dist.grid_cols = c;
     return -1;
@@ -395,7 +400,7 @@ static int run_distributed(spectrum_args *args)
         FILE *out = freopen("/dev/null", "w", stdout), *errs = freopen("/dev/null", "w", stderr);
         (void)out, (void)errs;
     }
-    int code = parse_dist_opts(args);
+    int code = parse_dist_opts(args, size);
     if (code < 0 && args->random_attention && strcmp(args->of, "logits") != 0)
         code = cli_usage_error("spectrum",
                                "--distributed with --random-attention takes --of logits (write "
@@ -429,14 +434,15 @@ static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads,
                                         ar_matrix_cview(&heads->wk[k]), ar_matrix_view(&f),
                                         ar_matrix_view(&g));
     if (rc == AR_OK && args->distributed) {
-        cli_dist_result res;
+        ar_spectrum_dist_result res;
         ar_error err = {{0}};
-        rc = cli_dist_svals_factored(&f, &g, &args->dist, &res, &err);
+        rc = ar_spectrum_dist_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g),
+                                             &args->dist, &res, &err);
         if (rc == AR_OK)
             memcpy(it->s, res.s, n * sizeof(double));
         else if (args->mpi_rank == 0)
             cli_status_error("spectrum", rc, &err, "distributed logits");
-        free(res.s);
+        ar_spectrum_dist_result_free(&res);
     } else if (rc == AR_OK) {
         rc = ar_cm_svals_factored(&f, &g, it->s);
     }

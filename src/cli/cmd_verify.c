@@ -59,39 +59,40 @@ static void format_verdict(const verify_run *v, char *buf, size_t len)
 static int write_junit(const char *path, const verify_run *runs, size_t count, size_t failed,
                        int timings)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("verify", rc, &err, NULL);
-    FILE *f = af.fp;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<testsuites name=\"attnrank verify\" tests=\"%zu\" failures=\"%zu\">\n", count,
-            failed);
-    fprintf(f, "  <testsuite name=\"attnrank\" tests=\"%zu\" failures=\"%zu\">\n", count, failed);
+    ar_atomic_file *f = af;
+    ar_atomic_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    ar_atomic_printf(f, "<testsuites name=\"attnrank verify\" tests=\"%zu\" failures=\"%zu\">\n",
+                     count, failed);
+    ar_atomic_printf(f, "  <testsuite name=\"attnrank\" tests=\"%zu\" failures=\"%zu\">\n", count,
+                     failed);
     for (size_t i = 0; i < count; i++) {
         char verdict[256];
         format_verdict(&runs[i], verdict, sizeof verdict);
-        fprintf(f, "    <testcase classname=\"%s\" name=\"%s\"", runs[i].check->suite,
+        ar_atomic_printf(f, "    <testcase classname=\"%s\" name=\"%s\"", runs[i].check->suite,
                 runs[i].check->name);
         if (timings)
-            fprintf(f, " time=\"%.3f\"", runs[i].seconds);
-        fprintf(f, ">\n      <system-out>");
+            ar_atomic_printf(f, " time=\"%.3f\"", runs[i].seconds);
+        ar_atomic_printf(f, ">\n      <system-out>");
         cli_xml_text(f, runs[i].check->statement);
-        fputs(" | ", f);
+        ar_atomic_printf(f, " | ");
         cli_xml_text(f, runs[i].result.instance);
-        fputs(" | ", f);
+        ar_atomic_printf(f, " | ");
         cli_xml_text(f, verdict);
-        fprintf(f, "</system-out>\n");
+        ar_atomic_printf(f, "</system-out>\n");
         if (!runs[i].passed) {
-            fprintf(f, "      <failure message=\"");
+            ar_atomic_printf(f, "      <failure message=\"");
             cli_xml_text(f, verdict);
-            fprintf(f, "\"/>\n");
+            ar_atomic_printf(f, "\"/>\n");
         }
-        fprintf(f, "    </testcase>\n");
+        ar_atomic_printf(f, "    </testcase>\n");
     }
-    fprintf(f, "  </testsuite>\n</testsuites>\n");
-    rc = ar_atomic_commit(&af, &err);
+    ar_atomic_printf(f, "  </testsuite>\n</testsuites>\n");
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("verify", rc, &err, NULL);
 }
 

@@ -553,12 +553,12 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
 
 static int write_csv(const char *path, const ar_weights_report *r)
 {
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("weights", rc, &err, NULL);
-    fprintf(af.fp, "layer,head,kv_head,d,head_size,precision,rank,threshold,rtol,atol,sigma_1,"
+    ar_atomic_printf(af, "layer,head,kv_head,d,head_size,precision,rank,threshold,rtol,atol,sigma_1,"
                    "sigma_last,stable_rank,roy_vetterli_rank,participation_ratio,energy_rank,"
                    "nuclear_rank,reach_context,bottleneck_context,reach_n,bottleneck_n\n");
     size_t k = r->head_dim < r->d ? r->head_dim : r->d;
@@ -566,7 +566,7 @@ static int write_csv(const char *path, const ar_weights_report *r)
         for (size_t j = 0; j < r->heads; j++) {
             const ar_qk_head *h = ar_weights_head(r, l, j);
             const ar_rank_metrics *m = &h->metrics;
-            fprintf(af.fp, "%zu,%zu,%zu,%zu,%zu,%s,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
+            ar_atomic_printf(af, "%zu,%zu,%zu,%zu,%zu,%s,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
                            "%.17g,%zu,%.17g,",
                     h->layer, h->head, h->kv_head, r->d, r->head_dim,
                     ar_precision_name(h->precision), m->rank, m->threshold, m->rtol, m->atol,
@@ -574,15 +574,15 @@ static int write_csv(const char *path, const ar_weights_report *r)
                     m->roy_vetterli_rank, m->participation_ratio, m->energy_rank,
                     m->nuclear_rank);
             if (r->at_context.defined)
-                fprintf(af.fp, "%zu,%d,", h->reach_context, h->bottleneck_context);
+                ar_atomic_printf(af, "%zu,%d,", h->reach_context, h->bottleneck_context);
             else
-                fprintf(af.fp, ",,");
+                ar_atomic_printf(af, ",,");
             if (r->at_n.defined)
-                fprintf(af.fp, "%zu,%d\n", h->reach_n, h->bottleneck_n);
+                ar_atomic_printf(af, "%zu,%d\n", h->reach_n, h->bottleneck_n);
             else
-                fprintf(af.fp, ",\n");
+                ar_atomic_printf(af, ",\n");
         }
-    rc = ar_atomic_commit(&af, &err);
+    rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
 }
 
@@ -667,17 +667,18 @@ static int write_heatmap(const char *path, const ar_weights_report *r, heat_metr
                 path);
         return -1;
     }
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc != AR_OK)
         return cli_status_error("weights", rc, &err, NULL);
-    if (strchr(af.tmp_path, '\'') != NULL || run_gnuplot(r, metric, af.tmp_path) != 0) {
-        ar_atomic_abort(&af);
+    const char *tmp = ar_atomic_tmp_path(af);
+    if (strchr(tmp, '\'') != NULL || run_gnuplot(r, metric, tmp) != 0) {
+        ar_atomic_abort(af);
         fprintf(stderr, "attnrank weights: gnuplot failed to render the heat map %s\n", path);
         return CLI_EXIT_INTERNAL;
     }
-    rc = ar_atomic_commit(&af, &err); /* gnuplot wrote the file; commit renames it */
+    rc = ar_atomic_commit(af, &err); /* gnuplot wrote the file; commit renames it */
     return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
 }
 

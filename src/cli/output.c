@@ -7,37 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "attnrank%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
-}
-
-int cli_exit_code(int status)
-{
-    switch (status) {
-    case AR_OK: return CLI_EXIT_OK;
-    case AR_ENOCONV:
-    case AR_ELAPACK: return CLI_EXIT_INTERNAL;
-    default: return CLI_EXIT_USAGE;
-    }
-}
-
-int cli_status_error(const char *cmd, int status, const ar_error *err, const char *context)
-{
-    const char *detail = (err != NULL && err->msg[0] != '\0') ? err->msg : ar_strerror(status);
-    if (context != NULL)
-        fprintf(stderr, "attnrank %s: %s: %s\n", cmd, context, detail);
-    else
-        fprintf(stderr, "attnrank %s: %s\n", cmd, detail);
-    return cli_exit_code(status);
-}
-
 json_t *cli_json_real(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
@@ -81,33 +50,25 @@ json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
                      cli_json_real(m->nuclear_rank));
 }
 
-#define CLI_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER)
-
-int cli_json_print(json_t *value)
+static int json_to_atomic(const char *buffer, size_t size, void *data)
 {
-    if (value == NULL) {
-        fprintf(stderr, "attnrank: could not build JSON output (out of memory)\n");
-        return CLI_EXIT_INTERNAL;
-    }
-    int rc = json_dumpf(value, stdout, CLI_JSON_FLAGS);
-    fputc('\n', stdout);
-    json_decref(value);
-    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_INTERNAL;
+    return ar_atomic_write(data, buffer, size) == AR_OK ? 0 : -1;
 }
 
 int cli_json_write_file(const char *cmd, const char *path, json_t *value)
 {
     if (value == NULL)
         return cli_usage_error(cmd, "could not build JSON output (out of memory)");
-    ar_atomic_file af;
+    ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
     if (rc == AR_OK) {
-        if (json_dumpf(value, af.fp, CLI_JSON_FLAGS) != 0 || fputc('\n', af.fp) == EOF) {
-            ar_atomic_abort(&af);
+        if (json_dump_callback(value, json_to_atomic, af, CLI_JSON_FLAGS) != 0) {
+            ar_atomic_abort(af);
             rc = ar_error_set(&err, AR_EIO, "%s: write failed", path);
         } else {
-            rc = ar_atomic_commit(&af, &err);
+            ar_atomic_write(af, "\n", 1); /* a failure is reported by the commit */
+            rc = ar_atomic_commit(af, &err);
         }
     }
     json_decref(value);
@@ -153,16 +114,18 @@ int cli_fit_progress(const ar_fit_progress *p, void *ctx)
     return 0;
 }
 
-void cli_xml_text(FILE *f, const char *s)
+void cli_xml_text(ar_atomic_file *f, const char *s)
 {
     for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        default: fputc(*s, f);
-        }
+        const char *entity = *s == '&'    ? "&amp;"
+                             : *s == '<'  ? "&lt;"
+                             : *s == '>'  ? "&gt;"
+                             : *s == '"'  ? "&quot;"
+                             : *s == '\'' ? "&apos;"
+                                          : NULL;
+        if (entity != NULL)
+            ar_atomic_write(f, entity, strlen(entity));
+        else
+            ar_atomic_write(f, s, 1);
     }
 }

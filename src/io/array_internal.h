@@ -8,4 +8,10 @@
  * (never freed; empty when k is out of range). */
 ar_matrix ar_array_slice_cm(const ar_array *a, size_t k);
 
+/* An empty array (no data, float64): what every reader starts from. */
+void ar_array_reset(ar_array *a);
+/* The buffer for an array's data, of bytes bytes; released by free()
+ * (ar_array_free). */
+void *ar_array_alloc_data(size_t bytes);
+
 #endif

@@ -11,6 +11,7 @@
  * pairs, never NUL-terminated, since the text may come from a fuzzer. */
 #include "attnrank/io.h"
 #include "attnrank/status.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -427,29 +428,22 @@ int ar_csv_read(const char *path, ar_array *out, ar_error *err)
 
 /* ---- writer ----------------------------------------------------------- */
 
-int ar_csv_write_matrix(const char *path, const ar_matrix *m, ar_error *err)
+int ar_csv_write_matrix(const char *path, ar_cview m, ar_error *err)
 {
-    if (path == NULL || m == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument to ar_csv_write_matrix");
-    if (m->rows == 0 || m->cols == 0)
-        return ar_error_set(err, AR_EINVAL, "%s: empty matrix (shape (%zu, %zu))", path,
-                            m->rows, m->cols);
-    if (m->data == NULL || m->ld < m->rows)
-        return ar_error_set(err, AR_EINVAL, "%s: matrix has no data or ld < rows", path);
-    ar_atomic_file af;
-    int rc = ar_atomic_open(&af, path, err);
+    int rc = ar_io_check_writable(path, m, err);
     if (rc != AR_OK)
         return rc;
-    int bad = 0;
-    for (size_t i = 0; i < m->rows && !bad; i++) {
-        for (size_t j = 0; j < m->cols; j++)
-            fprintf(af.fp, j == 0 ? "%.17g" : ",%.17g", AR_AT(m, i, j));
-        bad = fputc('\n', af.fp) == EOF || ferror(af.fp);
+    ar_atomic_file *af;
+    rc = ar_atomic_open(&af, path, err);
+    if (rc != AR_OK)
+        return rc;
+    for (size_t i = 0; i < m.rows && rc == AR_OK; i++) {
+        for (size_t j = 0; j < m.cols && rc == AR_OK; j++)
+            rc = ar_atomic_printf(af, j == 0 ? "%.17g" : ",%.17g", AR_VAT(m, i, j));
+        if (rc == AR_OK)
+            rc = ar_atomic_write(af, "\n", 1);
     }
-    if (bad) {
-        int e = errno;
-        ar_atomic_abort(&af);
-        return ar_error_set(err, AR_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    return ar_atomic_commit(&af, err);
+    /* A failed write is remembered by af: commit reports it and removes the
+     * temporary file. */
+    return ar_atomic_commit(af, err);
 }

@@ -1,4 +1,4 @@
-/* NumPy .npy reader and writer, and the ar_array helpers.
+/* NumPy .npy reader (the writer is npy_write.c).
  *
  * Format: numpy.lib.format (magic "\x93NUMPY", version, little-endian header
  * length, a Python dict literal, raw data).  Files are untrusted and this code
@@ -7,7 +7,6 @@
  * explicit length (it is not NUL-terminated).  The data is streamed through a
  * small buffer straight into the column-major result, so a large file is never
  * held in memory twice. */
-#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "attnrank/io.h"
 #include "attnrank/safetensors.h"
 #include "attnrank/status.h"
@@ -18,20 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include "core/matrix_internal.h"
 #include "io/array_internal.h"
 
-#define NPY_MAGIC "\x93NUMPY"
-#define NPY_MAGIC_LEN 6
 /* numpy refuses headers above 10000 bytes by default; ours only ever hold a
  * dtype, a flag and at most 16 dimensions, so this is generous. */
 #define NPY_MAX_HEADER_LEN 65536
 /* A multiple of both item sizes, so a chunk never splits an element. */
 #define NPY_CHUNK_BYTES 65536
-#define NPY_WRITE_ALIGN 64
 #define SHAPE_TEXT_LEN 400
 #define FRAGMENT_LEN 32
 
@@ -585,6 +578,15 @@ static double decode_element(const unsigned char *b, size_t itemsize, int big_en
     return (double)f;
 }
 
+void ar_npy_decode(const unsigned char *src, size_t count, size_t itemsize, int big_endian,
+                   double *dst)
+{
+    /* Forward order: element i is read before dst[i] is written, so the
+     * in-place use npy_internal.h describes never overwrites unread bytes. */
+    for (size_t i = 0; i < count; i++)
+        dst[i] = decode_element(src + i * itemsize, itemsize, big_endian);
+}
+
 static int truncated_stream(const npy_source *src, const npy_header *h, size_t declared,
                             size_t present, ar_error *err)
 {
@@ -748,24 +750,6 @@ static void fill_dims(ar_array *out, const npy_header *h)
                                         : AR_PREC_F64;
 }
 
-/* Large arrays on 2 MB boundaries, with transparent huge pages asked for
- * (Linux, THP in "madvise" mode as on Debian): filling a 327 MB stack then
- * takes ~160 page faults instead of ~80,000, which on a virtual machine was
- * most of the read time (1.55 s vs 0.38 s for numpy.load + transpose, which
- * does the same).  Freed with free(). */
-static void *alloc_array_data(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge)
-        return malloc(bytes);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
-        return NULL;
-#if defined(MADV_HUGEPAGE)
-    (void)madvise(p, bytes - bytes % huge, MADV_HUGEPAGE); /* advice only: ignore failure */
-#endif
-    return p;
-}
 
 static int npy_load(npy_source *src, ar_array *out, size_t max_bytes, ar_error *err)
 {
@@ -780,7 +764,7 @@ static int npy_load(npy_source *src, ar_array *out, size_t max_bytes, ar_error *
     if (rc != AR_OK)
         return rc;
     fill_dims(out, &h);
-    out->data = alloc_array_data(alloc_bytes);
+    out->data = ar_array_alloc_data(alloc_bytes);
     if (out->data == NULL)
         rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory for %zu bytes", src->name,
                           alloc_bytes);
@@ -792,19 +776,12 @@ static int npy_load(npy_source *src, ar_array *out, size_t max_bytes, ar_error *
 }
 
 /* ---- public readers --------------------------------------------------- */
-
-static void array_reset(ar_array *a)
-{
-    memset(a, 0, sizeof *a);
-    a->precision = AR_PREC_F64;
-}
-
 int ar_npy_parse_named(const unsigned char *buf, size_t len, const char *name, ar_array *out,
                        size_t max_bytes, ar_error *err)
 {
     if (out == NULL || (buf == NULL && len > 0))
         return ar_error_set(err, AR_EINVAL, "%s: NULL argument", name ? name : "<buffer>");
-    array_reset(out);
+    ar_array_reset(out);
     npy_source src = {name ? name : "<buffer>", NULL, buf, len, 0, 1, len};
     return npy_load(&src, out, max_bytes, err);
 }
@@ -882,7 +859,7 @@ int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err
 {
     if (out == NULL || path == NULL)
         return ar_error_set(err, AR_EINVAL, "ar_npy_read: NULL argument");
-    array_reset(out);
+    ar_array_reset(out);
     npy_source src;
     memset(&src, 0, sizeof src);
     int rc = source_open(path, &src, err);
@@ -891,163 +868,4 @@ int ar_npy_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err
     rc = npy_load(&src, out, max_bytes, err);
     fclose(src.fp);
     return rc;
-}
-
-static int has_extension(const char *path, const char *ext)
-{
-    size_t n = strlen(path), k = strlen(ext);
-    return n >= k && strcasecmp(path + n - k, ext) == 0;
-}
-
-/* What the first bytes say: 'n' for .npy, 'z' for a zip (.npz), 0 for
- * anything else (CSV) or an unreadable file (the reader then reports it). */
-static int sniff_format(const char *path)
-{
-    unsigned char head[NPY_MAGIC_LEN] = {0};
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
-        return 0;
-    size_t got = fread(head, 1, sizeof head, fp);
-    fclose(fp);
-    if (got >= NPY_MAGIC_LEN && memcmp(head, NPY_MAGIC, NPY_MAGIC_LEN) == 0)
-        return 'n';
-    if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
-        return 'z';
-    return 0;
-}
-
-int ar_matrix_file_read_key(const char *path, const char *key, ar_array *out, size_t max_bytes,
-                            ar_error *err)
-{
-    if (path == NULL || out == NULL)
-        return ar_error_set(err, AR_EINVAL, "ar_matrix_file_read: NULL argument");
-    /* Content first: an .npz saved under another name, or an .npy named
-     * .csv, is still read for what it is (a zip once read as CSV gave
-     * "'PK...' is not a number"). */
-    int format = sniff_format(path);
-    if (format == 'z' || (format == 0 && has_extension(path, ".npz")))
-        return ar_npz_read(path, key, out, max_bytes, err);
-    if (key != NULL)
-        return ar_error_set(err, AR_EINVAL, "%s: --key NAME selects an array of an .npz archive; "
-                                            "this file is not one",
-                            path);
-    if (format == 'n' || has_extension(path, ".npy"))
-        return ar_npy_read(path, out, max_bytes, err);
-    return ar_csv_read_ex(path, out, max_bytes, err);
-}
-
-int ar_matrix_file_read(const char *path, ar_array *out, size_t max_bytes, ar_error *err)
-{
-    return ar_matrix_file_read_key(path, NULL, out, max_bytes, err);
-}
-
-/* ---- ar_array --------------------------------------------------------- */
-
-ar_matrix ar_array_slice_cm(const ar_array *a, size_t k)
-{
-    if (a == NULL || a->data == NULL || k >= a->count)
-        return ar_matrix_empty();
-    size_t per_slice = a->rows * a->cols;
-    return ar_matrix_alias(a->data + k * per_slice, a->rows, a->cols, a->rows);
-}
-
-ar_cview ar_array_slice(const ar_array *a, size_t k)
-{
-    ar_matrix m = ar_array_slice_cm(a, k);
-    return ar_matrix_cview(&m);
-}
-
-void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx)
-{
-    if (a == NULL || idx == NULL || a->ndim <= 2)
-        return;
-    /* Slices are numbered in C order over the leading axes. */
-    for (size_t ax = a->ndim - 2; ax > 0; ax--) {
-        size_t dim = a->shape[ax - 1];
-        idx[ax - 1] = dim == 0 ? 0 : k % dim;
-        k = dim == 0 ? 0 : k / dim;
-    }
-}
-
-void ar_array_free(ar_array *a)
-{
-    if (a == NULL)
-        return;
-    free(a->data);
-    array_reset(a);
-}
-
-/* ---- writer ----------------------------------------------------------- */
-
-static void encode_le64(double v, unsigned char *b)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    for (size_t i = 0; i < 8; i++)
-        b[i] = (unsigned char)(u >> (8 * i));
-}
-
-/* Version 1.0 header, padded with spaces so the data starts on a 64-byte
- * boundary as numpy does (lets readers mmap aligned data). */
-static int write_npy_header(FILE *fp, size_t rows, size_t cols)
-{
-    char dict[160];
-    int n = snprintf(dict, sizeof dict,
-                     "{'descr': '<f8', 'fortran_order': True, 'shape': (%zu, %zu), }", rows,
-                     cols);
-    if (n < 0 || (size_t)n >= sizeof dict)
-        return -1;
-    size_t unpadded = 10 + (size_t)n + 1;
-    size_t total = (unpadded + NPY_WRITE_ALIGN - 1) / NPY_WRITE_ALIGN * NPY_WRITE_ALIGN;
-    size_t header_len = total - 10;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                             (unsigned char)(header_len & 0xff),
-                             (unsigned char)(header_len >> 8)};
-    if (fwrite(pre, 1, sizeof pre, fp) != sizeof pre || fwrite(dict, 1, (size_t)n, fp) != (size_t)n)
-        return -1;
-    for (size_t i = unpadded; i < total; i++)
-        if (fputc(' ', fp) == EOF)
-            return -1;
-    return fputc('\n', fp) == EOF ? -1 : 0;
-}
-
-static int check_writable_matrix(const char *path, const ar_matrix *m, ar_error *err)
-{
-    if (path == NULL || m == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument to a matrix writer");
-    if (m->rows == 0 || m->cols == 0) {
-        size_t shape[2] = {m->rows, m->cols};
-        char text[SHAPE_TEXT_LEN];
-        format_shape(shape, 2, text, sizeof text);
-        return ar_error_set(err, AR_EINVAL, "%s: empty matrix (shape %s)", path, text);
-    }
-    if (m->data == NULL || m->ld < m->rows)
-        return ar_error_set(err, AR_EINVAL, "%s: matrix has no data or ld < rows", path);
-    return AR_OK;
-}
-
-int ar_npy_write(const char *path, const ar_matrix *m, ar_error *err)
-{
-    int rc = check_writable_matrix(path, m, err);
-    if (rc != AR_OK)
-        return rc;
-    ar_atomic_file af;
-    rc = ar_atomic_open(&af, path, err);
-    if (rc != AR_OK)
-        return rc;
-    int bad = write_npy_header(af.fp, m->rows, m->cols) != 0;
-    for (size_t j = 0; j < m->cols && !bad; j++) {
-        for (size_t i = 0; i < m->rows; i++) {
-            unsigned char b[8];
-            encode_le64(AR_AT(m, i, j), b);
-            fwrite(b, 1, sizeof b, af.fp);
-        }
-        bad = ferror(af.fp);
-    }
-    if (bad) {
-        int e = errno;
-        ar_atomic_abort(&af);
-        return ar_error_set(err, AR_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    return ar_atomic_commit(&af, err);
 }

@@ -1,6 +1,6 @@
 /* Process-wide settings of the dependencies.  Only the CLI (and benchmarks)
  * change them; the library keeps no mutable global state. */
-#include "cli.h"
+#include "app/app.h"
 
 #include <dlfcn.h>
 #include <gsl/gsl_errno.h>

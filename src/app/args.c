@@ -1,6 +1,7 @@
-#include "cli.h"
+#include "app/app.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
