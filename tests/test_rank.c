@@ -10,7 +10,8 @@ static void test_metrics_hand_computed(void **state)
     (void)state;
     const double s[] = {3.0, 2.0, 1.0, 0.0};
     ar_rank_metrics m;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.energy_fraction = 0.9;
     assert_ok(ar_rank_metrics_compute(s, 4, 4, 5, &o, &m));
     assert_int_equal(m.rank, 3);
@@ -67,7 +68,8 @@ static void test_threshold_edges(void **state)
     (void)state;
     /* rtol 0.1: the cut is 0.1 * 2.0 = 0.2; a value equal to the cut is out. */
     const double s[] = {2.0, 0.5, 0.2, 0.19999, 0.0};
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.rtol = 0.1;
     size_t r = 0;
     double thr = 0;
@@ -84,7 +86,8 @@ static void test_threshold_edges(void **state)
     assert_int_equal(r, 1);
     assert_close(thr, 0.6, 0.0);
     /* float32 storage: eps 2^-23 sets the default rtol */
-    ar_rank_opts f = ar_rank_opts_default();
+    ar_rank_opts f;
+    ar_rank_opts_init(&f);
     f.precision = AR_PREC_F32;
     assert_close(ar_rank_resolve_rtol(&f, 128, 64), 128 * 0x1p-23, 0.0);
     const double s3[] = {1.0, 1e-4, 1e-5};
@@ -108,10 +111,11 @@ static void test_rank_errors(void **state)
     assert_int_equal(ar_rank_numerical(neg, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
     assert_int_equal(ar_rank_numerical(NULL, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
     assert_int_equal(ar_rank_metrics_compute(up, 2, 2, 2, NULL, &m), AR_EINVAL);
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.atol = -1.0;
     assert_int_equal(ar_rank_numerical(up, 1, 2, 2, &o, &r, NULL), AR_EINVAL);
-    o = ar_rank_opts_default();
+    ar_rank_opts_init(&o);
     o.energy_fraction = 0.0;
     assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m), AR_EINVAL);
     o.energy_fraction = 1.5;
@@ -290,7 +294,8 @@ static void test_hilbert_rtol_moves_rank(void **state)
     ar_matrix h = tr_hilbert(n);
     double s[TR_MAXN], w[TR_MAXN];
     ar_rank_metrics def, loose;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.rtol = 1e-6;
     tr_spectrum_metrics(&h, NULL, s, &def);
     tr_spectrum_metrics(&h, &o, s, &loose);
@@ -370,7 +375,8 @@ static void test_hilbert_float32_threshold(void **state)
     ar_matrix h = tr_hilbert(n);
     double s[TR_MAXN], w[TR_MAXN];
     ar_rank_metrics r;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.precision = AR_PREC_F32;
     tr_spectrum_metrics(&h, &o, s, &r);
     tr_sym_eigvals(&h, w);

@@ -108,7 +108,8 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
     if (rc == AR_OK)
         rc = ar_cm_svd(&a, &u, s3, &vt);
     ar_rank_metrics met;
-    ar_rank_opts opts = ar_rank_opts_default();
+    ar_rank_opts opts;
+    ar_rank_opts_init(&opts);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(s1, k, jb->m, jb->n, &opts, &met);
     if (rc == AR_OK)

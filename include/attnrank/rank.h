@@ -31,8 +31,9 @@ typedef struct ar_rank_opts {
     double energy_fraction; /* for the energy rank, in (0, 1]; default 0.99 */
 } ar_rank_opts;
 
-/* Defaults: rtol = -1 (auto), atol = 0, float64, energy 0.99. */
-AR_API ar_rank_opts ar_rank_opts_default(void);
+/* Set opts to the defaults: rtol = -1 (auto), atol = 0, float64, energy
+ * 0.99.  Functions taking a const ar_rank_opts * read NULL as these. */
+AR_API void ar_rank_opts_init(ar_rank_opts *opts);
 
 typedef struct ar_rank_metrics {
     size_t m, n;              /* shape the spectrum came from */

@@ -45,15 +45,20 @@ int ar_precision_parse(const char *text, ar_precision *p)
     return AR_EINVAL;
 }
 
-ar_rank_opts ar_rank_opts_default(void)
+void ar_rank_opts_init(ar_rank_opts *opts)
 {
-    ar_rank_opts o = {-1.0, 0.0, AR_PREC_F64, 0.99};
-    return o;
+    if (opts == NULL)
+        return;
+    opts->rtol = -1.0;
+    opts->atol = 0.0;
+    opts->precision = AR_PREC_F64;
+    opts->energy_fraction = 0.99;
 }
 
 double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
 {
-    ar_rank_opts d = ar_rank_opts_default();
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (opts->rtol >= 0.0)
@@ -81,7 +86,8 @@ int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_ra
     int rc = check_spectrum(s, k);
     if (rc != AR_OK)
         return rc;
-    ar_rank_opts d = ar_rank_opts_default();
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (!(opts->atol >= 0.0) || !isfinite(opts->atol) || !isfinite(opts->rtol))
@@ -173,7 +179,8 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
 {
     if (out == NULL)
         return AR_EINVAL;
-    ar_rank_opts d = ar_rank_opts_default();
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (!(opts->energy_fraction > 0.0 && opts->energy_fraction <= 1.0))
