@@ -123,6 +123,37 @@ static void test_rank_errors(void **state)
     assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, NULL, NULL), AR_EINVAL);
 }
 
+/* A NULL spectrum is checked before anything reads it, in every function
+ * of rank.h that takes one; a NaN anywhere (even behind an ascending pair,
+ * which the order check would see first) is AR_ENONFINITE; out stays
+ * untouched on failure. */
+static void test_rank_null_spectrum(void **state)
+{
+    (void)state;
+    ar_rank_metrics m;
+    memset(&m, 0x5a, sizeof m);
+    ar_rank_metrics before = m;
+    size_t r = 7;
+    assert_int_equal(ar_rank_metrics_compute(NULL, 3, 3, 3, NULL, &m), AR_EINVAL);
+    assert_memory_equal(&m, &before, sizeof m);
+    const double nan_up[] = {1.0, 2.0, NAN};
+    assert_int_equal(ar_rank_metrics_compute(nan_up, 3, 3, 3, NULL, &m), AR_ENONFINITE);
+    assert_memory_equal(&m, &before, sizeof m);
+    assert_ok(ar_rank_metrics_compute(NULL, 0, 3, 3, NULL, &m));
+    assert_int_equal(m.rank, 0);
+    assert_int_equal(ar_rank_numerical(NULL, 3, 3, 3, NULL, &r, NULL), AR_EINVAL);
+    assert_int_equal(r, 7);
+    assert_int_equal(ar_rank_count_above(NULL, 3, 0.0), 0);
+    assert_true(ar_rank_stable(NULL, 3) == 0.0);
+    assert_true(ar_rank_roy_vetterli(NULL, 3) == 0.0);
+    assert_true(ar_rank_participation_ratio(NULL, 3) == 0.0);
+    assert_int_equal(ar_rank_energy(NULL, 3, 0.5), 0);
+    assert_true(ar_rank_nuclear(NULL, 3) == 0.0);
+    assert_int_equal(ar_precision_parse(NULL, NULL), AR_EINVAL);
+    ar_rank_opts_init(NULL); /* a no-op, not a crash */
+    assert_close(ar_rank_resolve_rtol(NULL, 4, 9), 9 * 0x1p-52, 0.0);
+}
+
 static void test_seed_derive(void **state)
 {
     (void)state;
@@ -401,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_zero_and_tiny),
         cmocka_unit_test(test_threshold_edges),
         cmocka_unit_test(test_rank_errors),
+        cmocka_unit_test(test_rank_null_spectrum),
         cmocka_unit_test(test_seed_derive),
         cmocka_unit_test(test_hilbert_rank_matches_threshold),
         cmocka_unit_test(test_hilbert_rtol_moves_rank),
