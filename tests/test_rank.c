@@ -10,7 +10,8 @@ static void test_metrics_hand_computed(void **state)
     (void)state;
     const double s[] = {3.0, 2.0, 1.0, 0.0};
     ar_rank_metrics m;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.energy_fraction = 0.9;
     assert_ok(ar_rank_metrics_compute(s, 4, 4, 5, &o, &m));
     assert_int_equal(m.rank, 3);
@@ -67,7 +68,8 @@ static void test_threshold_edges(void **state)
     (void)state;
     /* rtol 0.1: the cut is 0.1 * 2.0 = 0.2; a value equal to the cut is out. */
     const double s[] = {2.0, 0.5, 0.2, 0.19999, 0.0};
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.rtol = 0.1;
     size_t r = 0;
     double thr = 0;
@@ -84,7 +86,8 @@ static void test_threshold_edges(void **state)
     assert_int_equal(r, 1);
     assert_close(thr, 0.6, 0.0);
     /* float32 storage: eps 2^-23 sets the default rtol */
-    ar_rank_opts f = ar_rank_opts_default();
+    ar_rank_opts f;
+    ar_rank_opts_init(&f);
     f.precision = AR_PREC_F32;
     assert_close(ar_rank_resolve_rtol(&f, 128, 64), 128 * 0x1p-23, 0.0);
     const double s3[] = {1.0, 1e-4, 1e-5};
@@ -108,15 +111,47 @@ static void test_rank_errors(void **state)
     assert_int_equal(ar_rank_numerical(neg, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
     assert_int_equal(ar_rank_numerical(NULL, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
     assert_int_equal(ar_rank_metrics_compute(up, 2, 2, 2, NULL, &m), AR_EINVAL);
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.atol = -1.0;
     assert_int_equal(ar_rank_numerical(up, 1, 2, 2, &o, &r, NULL), AR_EINVAL);
-    o = ar_rank_opts_default();
+    ar_rank_opts_init(&o);
     o.energy_fraction = 0.0;
     assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m), AR_EINVAL);
     o.energy_fraction = 1.5;
     assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m), AR_EINVAL);
     assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, NULL, NULL), AR_EINVAL);
+}
+
+/* A NULL spectrum is checked before anything reads it, in every function
+ * of rank.h that takes one; a NaN anywhere (even behind an ascending pair,
+ * which the order check would see first) is AR_ENONFINITE; out stays
+ * untouched on failure. */
+static void test_rank_null_spectrum(void **state)
+{
+    (void)state;
+    ar_rank_metrics m;
+    memset(&m, 0x5a, sizeof m);
+    ar_rank_metrics before = m;
+    size_t r = 7;
+    assert_int_equal(ar_rank_metrics_compute(NULL, 3, 3, 3, NULL, &m), AR_EINVAL);
+    assert_memory_equal(&m, &before, sizeof m);
+    const double nan_up[] = {1.0, 2.0, NAN};
+    assert_int_equal(ar_rank_metrics_compute(nan_up, 3, 3, 3, NULL, &m), AR_ENONFINITE);
+    assert_memory_equal(&m, &before, sizeof m);
+    assert_ok(ar_rank_metrics_compute(NULL, 0, 3, 3, NULL, &m));
+    assert_int_equal(m.rank, 0);
+    assert_int_equal(ar_rank_numerical(NULL, 3, 3, 3, NULL, &r, NULL), AR_EINVAL);
+    assert_int_equal(r, 7);
+    assert_int_equal(ar_rank_count_above(NULL, 3, 0.0), 0);
+    assert_true(ar_rank_stable(NULL, 3) == 0.0);
+    assert_true(ar_rank_roy_vetterli(NULL, 3) == 0.0);
+    assert_true(ar_rank_participation_ratio(NULL, 3) == 0.0);
+    assert_int_equal(ar_rank_energy(NULL, 3, 0.5), 0);
+    assert_true(ar_rank_nuclear(NULL, 3) == 0.0);
+    assert_int_equal(ar_precision_parse(NULL, NULL), AR_EINVAL);
+    ar_rank_opts_init(NULL); /* a no-op, not a crash */
+    assert_close(ar_rank_resolve_rtol(NULL, 4, 9), 9 * 0x1p-52, 0.0);
 }
 
 static void test_seed_derive(void **state)
@@ -290,7 +325,8 @@ static void test_hilbert_rtol_moves_rank(void **state)
     ar_matrix h = tr_hilbert(n);
     double s[TR_MAXN], w[TR_MAXN];
     ar_rank_metrics def, loose;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.rtol = 1e-6;
     tr_spectrum_metrics(&h, NULL, s, &def);
     tr_spectrum_metrics(&h, &o, s, &loose);
@@ -370,7 +406,8 @@ static void test_hilbert_float32_threshold(void **state)
     ar_matrix h = tr_hilbert(n);
     double s[TR_MAXN], w[TR_MAXN];
     ar_rank_metrics r;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.precision = AR_PREC_F32;
     tr_spectrum_metrics(&h, &o, s, &r);
     tr_sym_eigvals(&h, w);
@@ -395,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_zero_and_tiny),
         cmocka_unit_test(test_threshold_edges),
         cmocka_unit_test(test_rank_errors),
+        cmocka_unit_test(test_rank_null_spectrum),
         cmocka_unit_test(test_seed_derive),
         cmocka_unit_test(test_hilbert_rank_matches_threshold),
         cmocka_unit_test(test_hilbert_rtol_moves_rank),

@@ -108,7 +108,8 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
     if (rc == AR_OK)
         rc = ar_cm_svd(&a, &u, s3, &vt);
     ar_rank_metrics met;
-    ar_rank_opts opts = ar_rank_opts_default();
+    ar_rank_opts opts;
+    ar_rank_opts_init(&opts);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(s1, k, jb->m, jb->n, &opts, &met);
     if (rc == AR_OK)
@@ -323,12 +324,154 @@ static void test_fallback_is_per_workspace(void **state)
     }
 }
 
+/* ---- the library's own threads, started from several caller threads ---- */
+
+/* Inputs of the threaded entry points: a batch of seeded matrices for
+ * ar_spectrum_svals_batch, a random network with templates for the seprank
+ * grids (float and F_p).  Each caller thread gets the same inputs (read
+ * only) and its own outputs. */
+#define TB_COUNT 6
+#define TB_M 24
+#define TB_N 16
+#define TB_K 16 /* min(TB_M, TB_N) */
+#define TG_TEMPLATES 3
+
+typedef struct threaded_inputs {
+    ar_matrix mats[TB_COUNT];
+    ar_cview views[TB_COUNT];
+    ar_san net;
+    ar_san_mod mod;
+    ar_matrix templates;
+    uint64_t *mod_templates;
+    ar_partition part;
+    size_t rows, cols;
+} threaded_inputs;
+
+typedef struct threaded_out {
+    double s[TB_COUNT * TB_K];
+    ar_matrix grid;
+    uint64_t *grid_mod;
+    int status;
+} threaded_out;
+
+static int threaded_run(const threaded_inputs *in, size_t nthreads, threaded_out *out)
+{
+    int rc = ar_spectrum_svals_batch(in->views, TB_COUNT, out->s, nthreads, NULL);
+    if (rc == AR_OK)
+        rc = ar_grid_float(&in->net, &in->templates, &in->part, &out->grid, nthreads);
+    if (rc == AR_OK)
+        rc = ar_grid_mod(&in->mod, in->mod_templates, TG_TEMPLATES, &in->part, out->grid_mod,
+                         in->cols, nthreads);
+    return rc;
+}
+
+static void threaded_out_init(threaded_out *o, const threaded_inputs *in)
+{
+    memset(o, 0, sizeof *o);
+    o->grid = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&o->grid, in->rows, in->cols), AR_OK);
+    o->grid_mod = calloc(in->rows * in->cols, sizeof *o->grid_mod);
+    assert_non_null(o->grid_mod);
+}
+
+static void threaded_out_free(threaded_out *o)
+{
+    ar_matrix_free(&o->grid);
+    free(o->grid_mod);
+}
+
+static void threaded_inputs_init(threaded_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    ar_rng *rng = ar_rng_alloc(2385);
+    assert_non_null(rng);
+    for (size_t t = 0; t < TB_COUNT; t++) {
+        in->mats[t] = ar_matrix_empty();
+        assert_int_equal(ar_matrix_alloc(&in->mats[t], TB_M, TB_N), AR_OK);
+        ar_cm_fill_gaussian(&in->mats[t], rng, 1.0 + 0.5 * (double)t);
+        in->views[t] = ar_matrix_cview(&in->mats[t]);
+    }
+    const size_t layers = 1, d = 4, heads = 2, n = 4;
+    assert_int_equal(ar_san_alloc(&in->net, layers, d, heads, n, 1), AR_OK);
+    ar_san_randomize(&in->net, rng);
+    in->templates = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&in->templates, d, TG_TEMPLATES), AR_OK);
+    ar_cm_fill_gaussian(&in->templates, rng, 1.0);
+    assert_int_equal(ar_san_mod_alloc(&in->mod, layers, d, heads, n, 1, ar_seprank_prime(0)),
+                     AR_OK);
+    ar_san_mod_randomize(&in->mod, rng);
+    in->mod_templates = malloc(TG_TEMPLATES * d * sizeof *in->mod_templates);
+    assert_non_null(in->mod_templates);
+    for (size_t i = 0; i < TG_TEMPLATES * d; i++)
+        in->mod_templates[i] = ar_field_uniform(rng, in->mod.p);
+    assert_int_equal(ar_partition_half(n, &in->part), AR_OK);
+    assert_int_equal(ar_grid_shape(&in->part, TG_TEMPLATES, 0, &in->rows, &in->cols), AR_OK);
+    ar_rng_free(rng);
+}
+
+static void threaded_inputs_free(threaded_inputs *in)
+{
+    for (size_t t = 0; t < TB_COUNT; t++)
+        ar_matrix_free(&in->mats[t]);
+    ar_san_free(&in->net);
+    ar_san_mod_free(&in->mod);
+    ar_matrix_free(&in->templates);
+    free(in->mod_templates);
+}
+
+typedef struct threaded_caller {
+    pthread_t tid;
+    const threaded_inputs *in;
+    size_t nthreads;
+    threaded_out out;
+} threaded_caller;
+
+static void *threaded_caller_main(void *arg)
+{
+    threaded_caller *c = arg;
+    for (int round = 0; round < 2 && c->out.status == AR_OK; round++)
+        c->out.status = threaded_run(c->in, c->nthreads, &c->out);
+    return NULL;
+}
+
+/* Batch SVD and both seprank grids with 2 or 3 threads of their own, from 3
+ * caller threads at once: the bits of a one-thread run in the main thread. */
+static void test_library_threads_from_callers(void **state)
+{
+    (void)state;
+    threaded_inputs in;
+    threaded_inputs_init(&in);
+    threaded_out ref;
+    threaded_out_init(&ref, &in);
+    assert_int_equal(threaded_run(&in, 1, &ref), AR_OK);
+    threaded_caller c[3];
+    for (size_t i = 0; i < 3; i++) {
+        c[i].in = &in;
+        c[i].nthreads = 2 + i % 2;
+        threaded_out_init(&c[i].out, &in);
+        assert_int_equal(pthread_create(&c[i].tid, NULL, threaded_caller_main, &c[i]), 0);
+    }
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(pthread_join(c[i].tid, NULL), 0);
+    size_t cells = in.rows * in.cols;
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(c[i].out.status, AR_OK);
+        assert_memory_equal(c[i].out.s, ref.s, sizeof ref.s);
+        assert_memory_equal(c[i].out.grid.data, ref.grid.data, cells * sizeof(double));
+        assert_memory_equal(c[i].out.grid_mod, ref.grid_mod, cells * sizeof(uint64_t));
+        threaded_out_free(&c[i].out);
+    }
+    threaded_out_free(&ref);
+    threaded_inputs_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_reference),
         cmocka_unit_test(test_concurrent_spectra_match_serial),
         cmocka_unit_test(test_fallback_is_per_workspace),
+        cmocka_unit_test(test_library_threads_from_callers),
     };
     return cmocka_run_group_tests_name("reentrancy", tests, setup, teardown);
 }

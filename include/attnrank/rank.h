@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include "export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ar_precision {
     AR_PREC_F64 = 0,
     AR_PREC_F32 = 1,
@@ -31,8 +35,9 @@ typedef struct ar_rank_opts {
     double energy_fraction; /* for the energy rank, in (0, 1]; default 0.99 */
 } ar_rank_opts;
 
-/* Defaults: rtol = -1 (auto), atol = 0, float64, energy 0.99. */
-AR_API ar_rank_opts ar_rank_opts_default(void);
+/* Set opts to the defaults: rtol = -1 (auto), atol = 0, float64, energy
+ * 0.99.  Functions taking a const ar_rank_opts * read NULL as these. */
+AR_API void ar_rank_opts_init(ar_rank_opts *opts);
 
 typedef struct ar_rank_metrics {
     size_t m, n;              /* shape the spectrum came from */
@@ -57,18 +62,27 @@ AR_API int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n,
                              const ar_rank_opts *opts, size_t *rank, double *threshold);
 
 /* Number of values of s[0..k-1] strictly above cut: the rank at a given
- * threshold (a value equal to the cut is not counted). */
+ * threshold (a value equal to the cut is not counted; 0 for a NULL s). */
 AR_API size_t ar_rank_count_above(const double *s, size_t k, double cut);
 
-/* Every metric of a descending spectrum.  opts NULL means defaults. */
+/* Every metric of a descending spectrum.  opts NULL means defaults.
+ * AR_EINVAL for a NULL out, a NULL s with k > 0, a negative or ascending
+ * value or an energy fraction outside (0, 1]; AR_ENONFINITE for NaN or Inf
+ * (checked before anything reads the values; out is then untouched). */
 AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                                    const ar_rank_opts *opts, ar_rank_metrics *out);
 
-/* Individual metrics (all 0 for an all-zero spectrum). */
+/* Individual metrics (all 0 for an all-zero spectrum, an empty one or a
+ * NULL s; like ar_rank_count_above, they do not check the values: use
+ * ar_rank_metrics_compute for a checked spectrum). */
 AR_API double ar_rank_stable(const double *s, size_t k);
 AR_API double ar_rank_roy_vetterli(const double *s, size_t k);
 AR_API double ar_rank_participation_ratio(const double *s, size_t k);
 AR_API size_t ar_rank_energy(const double *s, size_t k, double fraction);
 AR_API double ar_rank_nuclear(const double *s, size_t k);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

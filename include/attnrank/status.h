@@ -3,12 +3,31 @@
  * Library functions return an int status: AR_OK (0) on success, a positive
  * AR_E* code otherwise.  They never abort or exit.  Functions that can say
  * more than the code (file, line, value) also take an ar_error, which may be
- * NULL when the caller does not want the message. */
+ * NULL when the caller does not want the message.
+ *
+ * One condition, one code, in every module:
+ * - a size that is well-formed but above what a dependency can index (a
+ *   dimension above INT_MAX for BLAS/LAPACK's int, a field rank's int) is
+ *   AR_EUNSUPPORTED, never AR_EINVAL or AR_ENOMEM;
+ * - a size whose buffer would not fit in size_t, or an allocation that
+ *   failed, is AR_ENOMEM;
+ * - shapes of operands that disagree are AR_ESIZE; a NULL pointer, an
+ *   invalid view or an out-of-range option is AR_EINVAL.
+ * GSL's error handler aborts by default, and the library never sets it:
+ * it checks GSL's preconditions first, hands GSL library-owned memory and
+ * uses its entry points that return codes.  The one path left is a small
+ * allocation inside GSL's own minimisers (the multi-head fitter, the
+ * optional GSL BFGS fit) failing after the library's probe of the
+ * largest one succeeded. */
 #ifndef ATTNRANK_STATUS_H
 #define ATTNRANK_STATUS_H
 
 #include <stddef.h>
 #include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum ar_status {
     AR_OK = 0,
@@ -46,5 +65,9 @@ AR_API int ar_error_set(ar_error *err, int status, const char *fmt, ...)
  * message quoting file content (tensor names, say) stays one printable line.
  * Returns rc. */
 AR_API int ar_error_printable(ar_error *err, int rc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -205,7 +205,7 @@ static int report(const spectrum_args *args, const char *source, spectrum_item *
 
 static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_opts *opts)
 {
-    *opts = ar_rank_opts_default();
+    ar_rank_opts_init(opts);
     opts->precision = stored;
     if (args->precision != NULL && cli_parse_precision(args->precision, &opts->precision) != 0)
         return cli_usage_error("spectrum",

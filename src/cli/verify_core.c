@@ -115,7 +115,8 @@ int vcheck_float32_tolerance(const verify_ctx *ctx, verify_result *r)
     size_t n = 128, dp = 8, d = 64;
     double *sv = NULL, thr = 0.0;
     size_t rank = 0;
-    ar_rank_opts o = ar_rank_opts_default();
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
     o.precision = ctx->corrupt ? AR_PREC_F64 : AR_PREC_F32;
     int rc = random_head_logit_spectrum(ctx->seed, d, n, dp, 1, &sv);
     if (rc == AR_OK)

@@ -74,19 +74,36 @@ static const gsl_rng_type xoshiro_type = {
     xoshiro_set, xoshiro_get, xoshiro_get_double,
 };
 
+/* The gsl_rng and its state are allocated here, not by gsl_rng_alloc: that
+ * one reports a failed malloc through GSL's error handler, which aborts by
+ * default, and a library must return AR_ENOMEM's NULL instead. */
+static gsl_rng *rng_new(const gsl_rng_type *type, uint64_t seed)
+{
+    gsl_rng *rng = malloc(sizeof *rng);
+    void *state = malloc(type->size > 0 ? type->size : 1);
+    if (rng == NULL || state == NULL) {
+        free(rng);
+        free(state);
+        return NULL;
+    }
+    rng->type = type;
+    rng->state = state;
+    type->set(state, (unsigned long)seed);
+    return rng;
+}
+
 ar_rng *ar_rng_alloc(uint64_t seed)
 {
     /* mt19937 until the seeded outputs move to xoshiro256** (below). */
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (rng != NULL)
-        gsl_rng_set(rng, (unsigned long)seed);
-    return (ar_rng *)(void *)rng;
+    return (ar_rng *)(void *)rng_new(gsl_rng_mt19937, seed);
 }
 
 void ar_rng_free(ar_rng *rng)
 {
-    if (rng != NULL)
-        gsl_rng_free(ar_rng_gsl(rng));
+    if (rng != NULL) {
+        free(ar_rng_gsl(rng)->state);
+        free(ar_rng_gsl(rng));
+    }
 }
 
 void ar_rng_seed(ar_rng *rng, uint64_t seed)

@@ -45,15 +45,20 @@ int ar_precision_parse(const char *text, ar_precision *p)
     return AR_EINVAL;
 }
 
-ar_rank_opts ar_rank_opts_default(void)
+void ar_rank_opts_init(ar_rank_opts *opts)
 {
-    ar_rank_opts o = {-1.0, 0.0, AR_PREC_F64, 0.99};
-    return o;
+    if (opts == NULL)
+        return;
+    opts->rtol = -1.0;
+    opts->atol = 0.0;
+    opts->precision = AR_PREC_F64;
+    opts->energy_fraction = 0.99;
 }
 
 double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
 {
-    ar_rank_opts d = ar_rank_opts_default();
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (opts->rtol >= 0.0)
@@ -81,7 +86,8 @@ int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_ra
     int rc = check_spectrum(s, k);
     if (rc != AR_OK)
         return rc;
-    ar_rank_opts d = ar_rank_opts_default();
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (!(opts->atol >= 0.0) || !isfinite(opts->atol) || !isfinite(opts->rtol))
@@ -99,6 +105,8 @@ int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_ra
 
 size_t ar_rank_count_above(const double *s, size_t k, double cut)
 {
+    if (s == NULL)
+        return 0;
     size_t r = 0;
     for (size_t i = 0; i < k; i++)
         if (s[i] > cut)
@@ -110,8 +118,8 @@ size_t ar_rank_count_above(const double *s, size_t k, double cut)
  * ratios below neither overflow nor underflow. */
 static double scaled_power_sum(const double *s, size_t k, int p)
 {
-    double top = k > 0 ? s[0] : 0.0, sum = 0.0;
-    if (top <= 0.0)
+    double top = k > 0 && s != NULL ? s[0] : 0.0, sum = 0.0;
+    if (!(top > 0.0)) /* also NULL, and a NaN first value */
         return 0.0;
     for (size_t i = 0; i < k; i++) {
         double x = s[i] / top;
@@ -173,7 +181,12 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
 {
     if (out == NULL)
         return AR_EINVAL;
-    ar_rank_opts d = ar_rank_opts_default();
+    /* The spectrum first: the order check below reads it. */
+    int rc = check_spectrum(s, k);
+    if (rc != AR_OK)
+        return rc;
+    ar_rank_opts d;
+    ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
     if (!(opts->energy_fraction > 0.0 && opts->energy_fraction <= 1.0))
@@ -181,7 +194,7 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     for (size_t i = 1; i < k; i++)
         if (s[i] > s[i - 1])
             return AR_EINVAL; /* metrics assume a descending spectrum */
-    int rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold);
+    rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold);
     if (rc != AR_OK)
         return rc;
     out->m = m;

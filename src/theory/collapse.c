@@ -102,7 +102,7 @@ ar_collapse_opts ar_collapse_opts_default(void)
     o.d = 64;
     o.heads = 4;
     o.layers = 12;
-    o.rank = ar_rank_opts_default();
+    ar_rank_opts_init(&o.rank);
     o.fit_floor = 1e-12;
     return o;
 }

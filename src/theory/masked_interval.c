@@ -805,7 +805,7 @@ static int check_factors(const ar_interval_pattern *pat, const ar_matrix *d, siz
         (pat->rows > 0 && r > 0 && u->data == NULL) || (pat->cols > 0 && r > 0 && v->data == NULL))
         return ar_error_set(err, AR_EINVAL, "matrix without data");
     if (r > (size_t)INT_MAX / 4)
-        return ar_error_set(err, AR_EINVAL, "rank %zu too large for LAPACK", r);
+        return ar_error_set(err, AR_EUNSUPPORTED, "rank %zu too large for LAPACK", r);
     return AR_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +290,24 @@ ar_mh_fit_opts ar_mh_fit_opts_default(void)
     return o;
 }
 
+/* GSL's allocators report a failed malloc through GSL's error handler,
+ * which aborts by default (and only the CLI turns it off).  Before calling
+ * one, try the largest amount it will ask for, count blocks of rows x cols
+ * doubles (overflow included): the size that fails, a huge one, fails here
+ * with a status.  Small allocations of GSL failing after this succeeded
+ * remain GSL's to report. */
+static int gsl_alloc_probe(size_t count, size_t rows, size_t cols)
+{
+    if (rows != 0 && cols > SIZE_MAX / sizeof(double) / rows)
+        return 0;
+    size_t block = rows * cols * sizeof(double);
+    if (count != 0 && block > SIZE_MAX / count)
+        return 0;
+    void *p = malloc(count * block > 0 ? count * block : 1);
+    free(p);
+    return p != NULL;
+}
+
 struct ar_mh_fitter {
     ar_mh_shape shape;
     size_t np;
@@ -297,7 +316,9 @@ struct ar_mh_fitter {
     size_t m;
     double norm2;
     gsl_multimin_fdfminimizer *bfgs;
-    gsl_vector *x0;
+    gsl_vector *x0;  /* views x0_data: no gsl_vector_alloc (GSL's handler) */
+    gsl_vector_view x0_view;
+    double *x0_data;
     double *theta;   /* a start drawn by ar_mh_fit_best, length np */
     double *scratch; /* a fit's result (fit_best), the gradient check: 2 np */
     /* polish: nres = max(m d n, np) residuals (GSL needs nres >= np) */
@@ -318,11 +339,18 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
     f->np = ar_mh_nparams(shape);
     int rc = ar_mh_workspace_alloc(&f->ws, shape);
     if (rc == AR_OK) {
-        f->bfgs = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, f->np);
-        f->x0 = gsl_vector_alloc(f->np);
+        f->x0_data = malloc(f->np * sizeof *f->x0_data);
         f->theta = malloc(f->np * sizeof *f->theta);
         f->scratch = malloc(2 * f->np * sizeof *f->scratch);
-        if (f->bfgs == NULL || f->x0 == NULL || f->theta == NULL || f->scratch == NULL)
+        if (f->x0_data == NULL || f->theta == NULL || f->scratch == NULL ||
+            !gsl_alloc_probe(10, f->np, 1))
+            rc = AR_ENOMEM;
+    }
+    if (rc == AR_OK) {
+        f->x0_view = gsl_vector_view_array(f->x0_data, f->np);
+        f->x0 = &f->x0_view.vector;
+        f->bfgs = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, f->np);
+        if (f->bfgs == NULL)
             rc = AR_ENOMEM;
     }
     if (rc != AR_OK) {
@@ -340,8 +368,7 @@ void ar_mh_fitter_free(ar_mh_fitter *f)
     ar_mh_workspace_free(f->ws);
     if (f->bfgs != NULL)
         gsl_multimin_fdfminimizer_free(f->bfgs);
-    if (f->x0 != NULL)
-        gsl_vector_free(f->x0);
+    free(f->x0_data);
     if (f->lm != NULL)
         gsl_multifit_nlinear_free(f->lm);
     free(f->theta);
@@ -390,6 +417,12 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *
     if (f->lm == NULL || f->lm_nres != nres) {
         if (f->lm != NULL)
             gsl_multifit_nlinear_free(f->lm);
+        f->lm = NULL;
+        f->lm_nres = 0;
+        /* Jacobian and QR factor, nres x np each: GSL multiplies the sizes
+         * unchecked and reports a failed malloc through its handler. */
+        if (!gsl_alloc_probe(2, nres, f->np))
+            return AR_ENOMEM;
         gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
         f->lm = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, nres, f->np);
         f->lm_nres = f->lm != NULL ? nres : 0;

@@ -179,7 +179,8 @@ static int run_float(const ar_seprank_config *cfg, const ar_partition *part, siz
     int rc = ar_seprank_float_svals(cfg, part, m, res->singular_values);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "floating-point grid: %s", ar_strerror(rc));
-    ar_rank_opts opts = ar_rank_opts_default();
+    ar_rank_opts opts;
+    ar_rank_opts_init(&opts);
     opts.rtol = cfg->rtol;
     opts.atol = cfg->atol;
     rc = ar_rank_numerical(res->singular_values, k, res->rows, res->cols, &opts,

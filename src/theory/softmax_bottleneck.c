@@ -33,7 +33,7 @@ ar_sbn_opts ar_sbn_opts_default(void)
 {
     ar_sbn_opts o;
     memset(&o, 0, sizeof o);
-    o.rank = ar_rank_opts_default();
+    ar_rank_opts_init(&o.rank);
     o.sum_tol = -1.0;
     o.fit = 1;
     o.jitter = 1e-3;

@@ -492,7 +492,8 @@ static int analyse_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precisio
     if (rc != AR_OK)
         return rc;
     h->singular_values = s;
-    ar_rank_opts ro = ar_rank_opts_default();
+    ar_rank_opts ro;
+    ar_rank_opts_init(&ro);
     ro.precision = storage;
     ro.energy_fraction = o->energy_fraction;
     int given = given_rule(o);
