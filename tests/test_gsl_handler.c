@@ -136,12 +136,15 @@ static size_t oom_sweep(const char *what, oom_fn fn, void *ctx)
 
 static ar_target_opts target_opts(void)
 {
-    return ar_target_opts_default();
+    ar_target_opts o;
+    ar_target_opts_init(&o);
+    return o;
 }
 
 static ar_fit_opts fit_opts(ar_fit_method method, size_t max_iter)
 {
-    ar_fit_opts o = ar_fit_opts_default();
+    ar_fit_opts o;
+    ar_fit_opts_init(&o);
     o.method = method;
     o.max_iter = max_iter;
     return o;
@@ -229,7 +232,7 @@ static int target_once(void *ctx)
     ar_matrix p = ar_matrix_empty();
     int rc = ar_matrix_alloc(&p, c->n, c->n);
     if (rc == AR_OK)
-        rc = ar_target_generate(c->family, NULL, rng, &p);
+        rc = ar_target_generate(c->family, NULL, rng, ar_matrix_view(&p));
     ar_matrix_free(&p);
     ar_rng_free(rng);
     return rc;
@@ -253,18 +256,24 @@ static void test_targets(void **state)
     const double bad_alpha[] = {0.0, -1.0, NAN, INFINITY};
     for (size_t i = 0; i < 4; i++) {
         o.alpha = bad_alpha[i];
-        assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, &p), AR_EINVAL);
+        assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
     }
     o = target_opts();
     o.delta = 1.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, &p), AR_EINVAL);
-    o.delta = NAN;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, &p), AR_EINVAL);
-    ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, NULL, rng, &empty),
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
                      AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, &q), AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, &p), AR_EINVAL);
+    o.delta = NAN;
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+                     AR_EINVAL);
+    ar_matrix empty = ar_matrix_empty();
+    assert_int_equal(
+        ar_target_generate(AR_TARGET_NEAR_PERMUTATION, NULL, rng, ar_matrix_view(&empty)),
+        AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&q)),
+                     AR_EINVAL);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)),
+                     AR_EINVAL);
     ar_matrix_free(&p);
     ar_matrix_free(&q);
     ar_rng_free(rng);
@@ -322,11 +331,11 @@ static int fit_once(void *ctx)
     ar_fit_opts o = fit_opts(c->method, c->max_iter);
     int rc = ar_matrix_alloc(&p, c->n, c->n);
     if (rc == AR_OK)
-        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, &p);
+        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p));
     if (rc == AR_OK)
         rc = ar_fit_workspace_alloc(&ws, c->n);
     if (rc == AR_OK)
-        rc = ar_lowrank_fit(ws, &p, c->k, &o, &res, NULL);
+        rc = ar_fit_lowrank(ws, ar_matrix_cview(&p), c->k, &o, &res, NULL);
     ar_fit_workspace_free(ws);
     ar_matrix_free(&p);
     ar_rng_free(rng);
@@ -349,7 +358,7 @@ static void test_lowrank_fit(void **state)
     ar_rng *rng = ar_rng_alloc(5);
     ar_matrix p = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&p, 4, 4));
-    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, &p));
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p)));
     ar_fit_workspace *ws = NULL;
     assert_ok(ar_fit_workspace_alloc(&ws, 4));
     ar_fit_result res;
@@ -357,24 +366,24 @@ static void test_lowrank_fit(void **state)
     for (size_t m = 0; m < 2; m++) {
         ar_fit_opts o = fit_opts(methods[m], 5);
         o.grad_tol = -1.0; /* gsl_multimin_test_gradient's GSL_EBADTOL */
-        assert_int_equal(ar_lowrank_fit(ws, &p, 2, &o, &res, NULL), AR_EINVAL);
+        assert_int_equal(ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, &o, &res, NULL), AR_EINVAL);
         o = fit_opts(methods[m], 5);
         o.grad_tol = NAN;
-        assert_int_not_equal(ar_lowrank_fit(ws, &p, 2, &o, &res, NULL), AR_OK);
+        assert_int_not_equal(ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, &o, &res, NULL), AR_OK);
         o = fit_opts(methods[m], 5);
         o.line_tol = 0.0;
-        assert_int_not_equal(ar_lowrank_fit(ws, &p, 2, &o, &res, NULL), AR_OK);
+        assert_int_not_equal(ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, &o, &res, NULL), AR_OK);
         o = fit_opts(methods[m], 5);
         o.step_size = NAN;
-        assert_int_not_equal(ar_lowrank_fit(ws, &p, 2, &o, &res, NULL), AR_OK);
+        assert_int_not_equal(ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, &o, &res, NULL), AR_OK);
         o = fit_opts(methods[m], 5);
-        (void)ar_lowrank_fit(ws, &p, 0, &o, &res, NULL); /* rank 0 and above n: the */
-        (void)ar_lowrank_fit(ws, &p, 9, &o, &res, NULL); /* fit's to judge, no handler */
+        (void)ar_fit_lowrank(ws, ar_matrix_cview(&p), 0, &o, &res, NULL); /* rank 0 and above n: the */
+        (void)ar_fit_lowrank(ws, ar_matrix_cview(&p), 9, &o, &res, NULL); /* fit's to judge, no handler */
         o.max_iter = 0;
-        (void)ar_lowrank_fit(ws, &p, 2, &o, &res, NULL);
+        (void)ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, &o, &res, NULL);
     }
     AR_AT(&p, 1, 1) = NAN;
-    assert_int_not_equal(ar_lowrank_fit(ws, &p, 2, NULL, &res, NULL), AR_OK);
+    assert_int_not_equal(ar_fit_lowrank(ws, ar_matrix_cview(&p), 2, NULL, &res, NULL), AR_OK);
     ar_fit_workspace_free(ws);
     ar_matrix_free(&p);
     ar_rng_free(rng);

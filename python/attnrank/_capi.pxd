@@ -44,7 +44,7 @@ cdef extern from "attnrank/rank.h" nogil:
         ar_precision precision
         double energy_fraction
 
-    ar_rank_opts ar_rank_opts_default()
+    void ar_rank_opts_init(ar_rank_opts *opts)
 
     ctypedef struct ar_rank_metrics:
         size_t m, n

@@ -21,7 +21,7 @@ from attnrank._capi cimport (
     AR_EUNSUPPORTED, AR_EDOMAIN, AR_ELAPACK, AR_ESIZE, AR_NSTATUS,
     ar_error, ar_error_set, ar_strerror, ar_version,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
-    ar_rank_opts, ar_rank_opts_default, ar_rank_metrics, ar_rank_metrics_compute,
+    ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_cview, ar_cview_init, ar_spectrum_svals_batch,
 )
 
@@ -186,7 +186,8 @@ def _rank_detail(s, double rtol, double atol, double fraction):
 cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
                              object energy_fraction, str fn) except *:
     """The C options of the rank keywords (rtol None: the default rule)."""
-    cdef ar_rank_opts opts = ar_rank_opts_default()
+    cdef ar_rank_opts opts
+    ar_rank_opts_init(&opts)
     if rtol is not None:
         opts.rtol = _real(rtol, "rtol", fn)
         if opts.rtol < 0.0:

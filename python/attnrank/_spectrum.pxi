@@ -160,7 +160,8 @@ def _c_loop_seconds(a, size_t calls):
     cdef size_t k = rows if rows < cols else cols
     s = np.empty(k)
     cdef double[::1] out = s
-    cdef ar_rank_opts opts = ar_rank_opts_default()
+    cdef ar_rank_opts opts
+    ar_rank_opts_init(&opts)
     cdef ar_rank_metrics m
     cdef size_t i, failed = 0
     cdef int rc = AR_OK
