@@ -17,7 +17,8 @@
  *
  * usage: bench_fit [n ...] [--k K] [--family dirichlet|lowrank|all]
  *                  [--rank R] [--reps R] [--gsl-reps G] [--threads T]
- *                  [--max-iter N] [--f-tol F] [--memory M] [--seed S] [--json]
+ *                  [--max-iter N] [--f-tol F] [--memory M] [--seed S]
+ *                  [--scale-ridge R] [--goal KL] [--json]
  *   n           sizes (default 1024)
  *   --k         head size of the fit (default 64)
  *   --family    target family of ar_target_generate (default all: both)
@@ -26,6 +27,10 @@
  *   --threads   BLAS threads (openblas_set_num_threads; default 1)
  *   --memory    L-BFGS correction pairs (default: the library's, 8)
  *   --f-tol     the L-BFGS option f_tol (default 0, the library's: off)
+ *   --scale-ridge  the fit option scale_ridge (default: the library's, 0:
+ *               off; e.g. 1e-2 for the per-column scaling of H0)
+ *   --goal      with --gsl-reps 0: the KL whose first crossing is reported
+ *               (a GSL KL from an earlier run; one family at a time)
  *
  * Target (docs/performance.md, "Probability-space fit"): at n = 1024,
  * k = 64, the lbfgs fit within 10x the SVD and its KL no worse than gsl's. */
@@ -42,6 +47,8 @@
 typedef struct bench_cfg {
     size_t k, rank, max_iter, memory;
     double f_tol;
+    double scale_ridge; /* --scale-ridge (negative: the library's default) */
+    double goal; /* --goal: the KL to reach when GSL does not run (0: none) */
     int reps, gsl_reps; /* gsl_reps 0: no GSL fit (--gsl-reps 0) */
     unsigned long seed;
 } bench_cfg;
@@ -156,6 +163,8 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
     if (cfg->memory > 0)
         lo.lbfgs_memory = cfg->memory;
     lo.f_tol = cfg->f_tol;
+    if (cfg->scale_ridge >= 0.0)
+        lo.scale_ridge = cfg->scale_ridge;
     go.method = AR_FIT_GSL_BFGS2; /* its default 400 iterations */
     fit_run lb = {0}, gs = {0};
     lb.res.k = gs.res.k = cfg->k;
@@ -166,7 +175,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
         gs_w[i] = gs.wall;
         gs_c[i] = gs.cpu;
     }
-    reach rc = {g > 0 ? gs.res.kl_mean : -1.0, 0.0, 0, 0.0};
+    reach rc = {g > 0 ? gs.res.kl_mean : cfg->goal > 0.0 ? cfg->goal : -1.0, 0.0, 0, 0.0};
     lo.progress = on_progress;
     lo.progress_ctx = &rc;
     for (size_t i = 0; !bad && i < r; i++) { /* interleaved: the machine is shared */
@@ -191,7 +200,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
         if (json) {
             char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
             printf("%s  {\"n\": %zu, \"family\": \"%s\", \"k\": %zu, \"rank\": %zu, \"threads\": "
-                   "%d, \"reps\": %d, \"gsl_reps\": %d, \"max_iter\": %zu, \"f_tol\": %g, "
+                   "%d, \"reps\": %d, \"gsl_reps\": %d, \"max_iter\": %zu, \"f_tol\": %g, \"scale_ridge\": %g, "
                    "\"svd_s\": %.6g, \"svd_cpu_s\": %.6g, \"lbfgs_s\": %.6g, \"lbfgs_cpu_s\": "
                    "%.6g, \"gsl_s\": %s, \"gsl_cpu_s\": %s, \"ratio\": %.5g, \"cpu_ratio\": %.5g, "
                    "\"gsl_ratio\": %s, \"speedup\": %s, \"lbfgs_kl\": %.17g, \"gsl_kl\": %s, "
@@ -201,7 +210,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
                    "\"target_met\": %d, \"reach_target_met\": %d}",
                    first ? "" : ",\n", n, fname, cfg->k,
                    fam == AR_TARGET_LOWRANK_LOGITS ? cfg->rank : 0, bench_blas_threads(),
-                   cfg->reps, cfg->gsl_reps, cfg->max_iter, cfg->f_tol, sw, sc, lw, lc,
+                   cfg->reps, cfg->gsl_reps, cfg->max_iter, cfg->f_tol, lo.scale_ridge, sw, sc, lw, lc,
                    json_num(b1, gw), json_num(b2, gc), lw / sw, lc / sc, json_num(b3, gw / sw),
                    json_num(b4, gw / lw), a->kl_mean, json_num(b5, gkl), a->start_kl_mean,
                    a->iterations, a->evaluations, ar_fit_stop_name(a->stop), b->iterations,
@@ -231,7 +240,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
 
 int main(int argc, char **argv)
 {
-    bench_cfg cfg = {64, 0, 400, 0, 0.0, 3, 1, 1};
+    bench_cfg cfg = {64, 0, 400, 0, 0.0, -1.0, 0.0, 3, 1, 1};
     size_t sizes[16], nsizes = 0;
     int threads = 1, json = 0, fams = 3; /* bit 0 dirichlet, bit 1 lowrank */
     const char *v;
@@ -250,6 +259,10 @@ int main(int argc, char **argv)
             cfg.max_iter = (size_t)strtoul(v, NULL, 10);
         else if ((v = bench_opt(argc, argv, &i, "--f-tol")))
             cfg.f_tol = strtod(v, NULL);
+        else if ((v = bench_opt(argc, argv, &i, "--scale-ridge")))
+            cfg.scale_ridge = strtod(v, NULL);
+        else if ((v = bench_opt(argc, argv, &i, "--goal")))
+            cfg.goal = strtod(v, NULL);
         else if ((v = bench_opt(argc, argv, &i, "--memory")))
             cfg.memory = (size_t)strtoul(v, NULL, 10);
         else if ((v = bench_opt(argc, argv, &i, "--seed")))

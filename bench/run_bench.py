@@ -46,7 +46,7 @@ QUICK = dict(
     stack_small=(200, 64), batch_reps=3, whole_stack_rounds=3, factored_n=1024,
     factored_reps=3, represent_n=512, represent_reps=3, rank=[1024], rank_reps=1,
     eff_n=1024, eff_rounds=3, gemm_n=2048, memory_n=1024, dw_modes=[], profile_n=0,
-    masked=[256, 1024], masked_reps=3)
+    masked=[256, 1024], masked_reps=3, fit=[(512, 1)], fit_reps=1)
 FULL = dict(
     svd=[("values", 1, [256, 512, 1024, 2048]), ("full", 1, [256, 512, 1024, 2048]),
          ("values", 2, [256, 512, 1024, 2048, 4096]), ("full", 2, [4096])],
@@ -54,7 +54,8 @@ FULL = dict(
     stack=(10000, 64), stack_small=(1000, 64), batch_reps=5, whole_stack_rounds=5,
     factored_n=4096, factored_reps=5, represent_n=1024, represent_reps=5, rank=[2048, 4096],
     rank_reps=1, eff_n=4096, eff_rounds=3, gemm_n=4096, memory_n=4096,
-    dw_modes=["--quick"], profile_n=2048, masked=[256, 1024, 4096], masked_reps=5)
+    dw_modes=["--quick"], profile_n=2048, masked=[256, 1024, 4096], masked_reps=5,
+    fit=[(1024, 1), (1024, 2), (512, 1)], fit_reps=3)
 
 
 def log(msg):
@@ -382,12 +383,29 @@ class Bench:
             "--reps", str(self.cfg["masked_reps"]), "--threads", "1", "--ref-budget", "60",
             "--json"], env_with(1))
 
+    # -- 10: probability-space fit below the minimal head size ---------------------
+    def fit(self):
+        exe = self.b("bench_fit")
+        if not os.path.exists(exe):
+            self.res["fit"] = None
+            return
+        rows = []
+        for n, threads in self.cfg["fit"]:
+            log("10: probability-space fit (L-BFGS; GSL's vector_bfgs2 once) vs one thin SVD, "
+                "n=%d, k=64, %d BLAS thread(s)" % (n, threads))
+            out = run_json([exe, str(n), "--reps", str(self.cfg["fit_reps"]), "--threads",
+                            str(threads), "--json"], env_with(threads))
+            self.res.setdefault("fit_environment", out["environment"])
+            rows += out["results"]
+        self.res["fit"] = rows
+
     def run_all(self):
         t0 = time.time()
         self.make_data()
         for step in (self.svd_vs_lapacke, self.svd_vs_numpy, self.confirm, self.batch,
                      self.factored,
-                     self.represent, self.exact_rank, self.efficiency, self.memory, self.masked):
+                     self.represent, self.exact_rank, self.efficiency, self.memory, self.masked,
+                     self.fit):
             step()
             self.res["loadavg"].append(loadavg())
             self.res["runtime_s"] = time.time() - t0
@@ -820,6 +838,7 @@ def report(res, cfg, command, mode):
                            "%s vs %s allocation calls (measured)" % (fa, ft))))
 
     status += masked_section(A, res.get("masked"), cfg)
+    status += fit_section(A, res.get("fit"), cfg)
 
     A("## Figure")
     A("")
@@ -926,6 +945,49 @@ def masked_section(A, mk, cfg):
     return out
 
 
+def fit_section(A, rows, cfg):
+    """Section 10 (probability-space fit vs one thin SVD); returns the target rows."""
+    A("## 10. Probability-space fit below the minimal head size vs one thin SVD")
+    A("")
+    if rows is None:
+        A("Pending: `bench_fit` is not built.")
+        A("")
+        return [("10. fit reaches GSL's KL <= 10x one thin SVD (n=1024, k=64, 1 thread)",
+                 "pending")]
+    A("`bench_fit N --reps %d --threads T --json` for (N, T) in %s: targets from "
+      "`ar_target_generate` (Dirichlet(1) columns; planted low-rank logits of rank 2k, "
+      "scale 2), k = 64. Each repetition runs (b) one thin SVD of an n x n matrix (copy + "
+      "`LAPACKE_dgesdd` 'S') and (a) the default fit (`ar_fit_workspace_alloc` + "
+      "`ar_lowrank_fit` + free; L-BFGS, at most 400 iterations); GSL's vector_bfgs2 (its "
+      "default 400 iterations, same start) runs once per target first, and its KL is the goal: "
+      "\"reaches\" is the first L-BFGS iteration at or below it, timed from the start of the "
+      "fit. Medians of the repetitions." % (cfg["fit_reps"], ", ".join(
+          "(%d, %d)" % nt for nt in cfg["fit"])))
+    A("")
+    A("| n | family | BLAS threads | thin SVD (s) | fit, 400 it. (s) | fit / SVD | GSL / SVD | "
+      "KL, fit | KL, GSL | fit reaches GSL's KL at iteration | at (s) | **/ SVD** |")
+    A("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        A("| %d | %s | %d | %.3f | %.2f | %.1f | %s | %.10f | %s | %s | %s | **%s** |" % (
+            r["n"], r["family"], r["threads"], r["svd_s"], r["lbfgs_s"], r["ratio"],
+            "%.1f" % r["gsl_ratio"] if r["gsl_ratio"] is not None else "-", r["lbfgs_kl"],
+            "%.10f" % r["gsl_kl"] if r["gsl_kl"] is not None else "-",
+            r["reach_iteration"] or "not reached",
+            "%.2f" % r["reach_s"] if r["reach_s"] is not None else "-",
+            "%.1f" % r["reach_ratio"] if r["reach_ratio"] is not None else "-"))
+    A("")
+    at = [r for r in rows if r["n"] == 1024 and r["threads"] == 1] or \
+        [r for r in rows if r["threads"] == 1]
+    if not at:
+        return []
+    worst = max((r["reach_ratio"] if r["reach_ratio"] is not None else float("inf"))
+                for r in at)
+    return [("10. fit reaches GSL's KL <= 10x one thin SVD (n=%d, k=64, 1 thread)" % at[0]["n"],
+             verdict(worst <= 10.0, "worst ratio %.1f (%s)" % (worst, ", ".join(
+                 "%s %.1f" % (r["family"], r["reach_ratio"] if r["reach_ratio"] is not None
+                              else float("inf")) for r in at))))]
+
+
 def write_figure_data(res, path):
     """Columns: wall medians at 2 BLAS threads, CPU medians at 1 thread."""
     by = {}
@@ -964,7 +1026,7 @@ def main():
     ap.add_argument("--json", help="also write the raw results as JSON")
     ap.add_argument("--render", metavar="RESULTS.json",
                     help="do not run: rewrite the report from saved raw results")
-    ap.add_argument("--rerun", choices=("represent", "profile", "confirm", "masked"),
+    ap.add_argument("--rerun", choices=("represent", "profile", "confirm", "masked", "fit"),
                     action="append",
                     default=[],
                     help="with --render: rerun these sections first and update the results")

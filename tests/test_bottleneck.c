@@ -1016,6 +1016,19 @@ static void test_fit_progress_methods(void **state)
     ar_fit_opts_init(&o);
     o.step_size = INFINITY;
     assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    ar_fit_opts_init(&o);
+    o.scale_ridge = -0.5;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    o.scale_ridge = NAN;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
+    /* the per-column H0 scaling (off by default): a valid fit from the same start */
+    ar_fit_result scaled;
+    ar_fit_opts_init(&o);
+    assert_true(o.scale_ridge == 0.0);
+    o.scale_ridge = 1e-2;
+    assert_int_equal(ar_fit_run(fw, k, &o, &scaled, &err), AR_OK);
+    assert_true(scaled.start_kl_mean == plain.start_kl_mean);
+    assert_true(scaled.kl_mean < scaled.start_kl_mean && scaled.iterations > 5);
     ar_fit_workspace_free(fw);
     ar_matrix_free(&p);
 }

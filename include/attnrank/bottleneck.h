@@ -283,6 +283,11 @@ typedef struct ar_fit_opts {
     double f_tol;           /* L-BFGS: also stop when the mean KL fell by less than f_tol x KL
                                per iteration over the last 10 iterations (default 0: never; it
                                trades the last digits of the KL for time) */
+    double scale_ridge;     /* L-BFGS: scale the initial inverse Hessian per column of A and B
+                               by 1 / (|column of the other factor|^2 + scale_ridge x their mean
+                               square norm), refreshed every iteration (default 0: off, the
+                               plain gamma I of the two-loop recursion; 1e-2 saves about 5% of
+                               the iterations at n = 1024 but changes the path of every fit) */
 } ar_fit_opts;
 
 /* Why the fit stopped. */

@@ -86,6 +86,8 @@ struct ar_fit_workspace {
     double *xc, *gc;     /* gradient scratch; contiguous copies for GSL */
     ar_lbfgs *lb;        /* L-BFGS for vec_size variables and lb_memory pairs */
     size_t lb_memory;
+    double *colnorm;     /* 2 k squared column norms of A and B (factor_scaling) */
+    double scale_ridge;  /* factor_scaling's delta relative to the mean norm */
     gsl_multimin_fdfminimizer *mz; /* AR_FIT_GSL_BFGS2 only, allocated on first use */
     /* the run in progress (progress callback, evaluation count) */
     const ar_fit_opts *run_opts;
@@ -114,6 +116,7 @@ void ar_fit_opts_init(ar_fit_opts *opts)
     o.progress_ctx = NULL;
     o.progress_every = 1;
     o.f_tol = 0.0;
+    o.scale_ridge = 0.0;
     *opts = o;
 }
 
@@ -211,6 +214,7 @@ void ar_fit_workspace_free(ar_fit_workspace *ws)
     free(ws->negent);
     free(ws->bias0);
     free(ws->column);
+    free(ws->colnorm);
     free(ws->mask_buf);
     ar_svd_workspace_free(ws->svd_thin);
     free_minimizer(ws);
@@ -258,8 +262,9 @@ int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols
         ws->negent = calloc(big, sizeof(double));
         ws->bias0 = calloc(big, sizeof(double));
         ws->column = calloc(big, sizeof(double));
+        ws->colnorm = calloc(2 * ws->r, sizeof(double));
         if (ws->sv == NULL || ws->weight == NULL || ws->negent == NULL || ws->bias0 == NULL ||
-            ws->column == NULL)
+            ws->column == NULL || ws->colnorm == NULL)
             rc = AR_ENOMEM;
     }
     if (rc == AR_OK)
@@ -692,8 +697,7 @@ static double column_plain(const ar_fit_workspace *ws, size_t j, int want_grad)
     const double *p = &AR_AT(&ws->pc, 0, j);
     double *g = &AR_AT(&ws->grad, 0, j);
     double top, bot;
-    ar_fit_minmax(s, m, &top, &bot);
-    double ps = dot8(p, s, m), z, w = ws->weight[j];
+    double ps = ar_fit_minmax_dot(s, p, m, &top, &bot), z, w = ws->weight[j];
     double lse = column_exp(s, top, bot, m, g, &z);
     column_scale(g, p, m, w, z, 1.0 / (double)ws->c, want_grad);
     return ws->negent[j] - ps + w * lse;
@@ -933,6 +937,40 @@ static int jittered_start(ar_fit_workspace *ws, const ar_fit_opts *o)
     return AR_OK;
 }
 
+/* Column t of A scaled by 1 / (|B_t|^2 + delta), column t of B by
+ * 1 / (|A_t|^2 + delta), the bias by 1 / (c + delta) (its column of B is
+ * ones): the Gauss-Newton curvature of Z = A B^T along column t of A is
+ * |B_t|^2 times that of the logits, so the factors' columns, whose norms
+ * follow the singular values of the start, get comparable curvature (the
+ * diagonal of ScaledGD's (B^T B)^-1).  delta = scale_ridge x the mean
+ * squared column norm keeps columns near zero from dominating. */
+static int factor_scaling(void *ctx, const double *x, double *w)
+{
+    ar_fit_workspace *ws = ctx;
+    size_t m = ws->m, c = ws->c, k = ws->k;
+    const double *a = x, *b = x + m * k;
+    double mean = 0.0;
+    double *na = ws->colnorm, *nb = ws->colnorm + k;
+    for (size_t t = 0; t < k; t++) {
+        na[t] = dot8(a + t * m, a + t * m, m);
+        nb[t] = dot8(b + t * c, b + t * c, c);
+        mean += (na[t] + nb[t]) / (2.0 * (double)k);
+    }
+    double delta = ws->scale_ridge * mean;
+    if (!(delta > 0.0) || !isfinite(delta))
+        return 1;
+    for (size_t t = 0; t < k; t++) {
+        double wa = 1.0 / (nb[t] + delta), wb = 1.0 / (na[t] + delta);
+        for (size_t i = 0; i < m; i++)
+            w[t * m + i] = wa;
+        for (size_t j = 0; j < c; j++)
+            w[m * k + t * c + j] = wb;
+    }
+    for (size_t i = 0; ws->bias && i < m; i++)
+        w[(m + c) * k + i] = 1.0 / ((double)c + delta);
+    return 0;
+}
+
 /* L-BFGS from x0 (overwritten by the best point) until the gradient test
  * passes, no decrease is found, the callback stops it or max_iter is
  * reached; the gradient norm at the result goes to res. */
@@ -945,6 +983,8 @@ static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_res
     lo.first_step = o->step_size;
     lo.f_tol = o->f_tol;
     ar_lbfgs_result lr;
+    ws->scale_ridge = o->scale_ridge;
+    ar_lbfgs_set_scaling(ws->lb, ws->k > 0 && ws->scale_ridge > 0.0 ? factor_scaling : NULL, ws);
     int rc = ar_lbfgs_run(ws->lb, ws->x0, &lo, lbfgs_fdf, ws, lbfgs_monitor, ws, &lr);
     if (rc != AR_OK)
         return ar_error_set(err, AR_EINVAL, "L-BFGS options out of range");
@@ -1012,7 +1052,8 @@ static int check_run_opts(const ar_fit_opts *o, ar_error *err)
 {
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol >= 0.0) ||
         !(o->step_size > 0.0) || !isfinite(o->step_size) || !(o->line_tol > 0.0) ||
-        !(o->f_tol >= 0.0) || !isfinite(o->f_tol) ||
+        !(o->f_tol >= 0.0) || !isfinite(o->f_tol) || !(o->scale_ridge >= 0.0) ||
+        !isfinite(o->scale_ridge) ||
         (o->method != AR_FIT_LBFGS && o->method != AR_FIT_GSL_BFGS2) ||
         (o->method == AR_FIT_LBFGS && o->lbfgs_memory == 0))
         return ar_error_set(err, AR_EINVAL, "fit options out of range");

@@ -58,6 +58,28 @@ static void minmax_plain(const double *s, size_t m, double *top, double *bot)
     *bot = lo;
 }
 
+/* Eight partial sums of p_i s_i combined in a fixed tree, the tail added
+ * last: the order every copy of the column's t . s uses. */
+static double dot_tail(const double acc[8], const double *p, const double *s, size_t i, size_t m)
+{
+    double d = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < m; i++)
+        d += p[i] * s[i];
+    return d;
+}
+
+static double minmax_dot_plain(const double *s, const double *p, size_t m, double *top,
+                               double *bot)
+{
+    minmax_plain(s, m, top, bot);
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8)
+        for (size_t t = 0; t < 8; t++)
+            acc[t] += p[i + t] * s[i + t];
+    return dot_tail(acc, p, s, i, m);
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 
@@ -91,6 +113,41 @@ __attribute__((target("avx2"))) static void minmax_avx2(const double *s, size_t 
     *bot = tl;
 }
 
+/* minmax_avx2 and the products in the same pass (one read of the column
+ * instead of two); products and sums rounded separately, as in the plain
+ * copy, so both give the same t . s bit for bit. */
+__attribute__((target("avx2"))) static double minmax_dot_avx2(const double *s, const double *p,
+                                                              size_t m, double *top, double *bot)
+{
+    __m256d hi = _mm256_set1_pd(s[0]), lo = hi;
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m256d x0 = _mm256_loadu_pd(s + i), x1 = _mm256_loadu_pd(s + i + 4);
+        hi = _mm256_max_pd(x1, _mm256_max_pd(x0, hi));
+        lo = _mm256_min_pd(x1, _mm256_min_pd(x0, lo));
+        a0 = _mm256_add_pd(a0, _mm256_mul_pd(_mm256_loadu_pd(p + i), x0));
+        a1 = _mm256_add_pd(a1, _mm256_mul_pd(_mm256_loadu_pd(p + i + 4), x1));
+    }
+    double h[4], l[4], acc[8];
+    _mm256_storeu_pd(h, hi);
+    _mm256_storeu_pd(l, lo);
+    _mm256_storeu_pd(acc, a0);
+    _mm256_storeu_pd(acc + 4, a1);
+    double th = h[0], tl = l[0];
+    for (size_t t = 1; t < 4; t++) {
+        th = h[t] > th ? h[t] : th;
+        tl = l[t] < tl ? l[t] : tl;
+    }
+    for (size_t j = i; j < m; j++) {
+        th = s[j] > th ? s[j] : th;
+        tl = s[j] < tl ? s[j] : tl;
+    }
+    *top = th;
+    *bot = tl;
+    return dot_tail(acc, p, s, i, m);
+}
+
 #define AR_MULADD_FMA(a, b, c) __builtin_fma((a), (b), (c))
 
 __attribute__((target("avx2,fma"))) static void
@@ -114,6 +171,13 @@ void ar_fit_minmax(const double *s, size_t m, double *top, double *bot)
     else
         minmax_plain(s, m, top, bot);
 }
+
+double ar_fit_minmax_dot(const double *s, const double *p, size_t m, double *top, double *bot)
+{
+    if (__builtin_cpu_supports("avx2"))
+        return minmax_dot_avx2(s, p, m, top, bot);
+    return minmax_dot_plain(s, p, m, top, bot);
+}
 #else
 void ar_fit_exp_shifted(const double *s, double top, double *e, size_t m)
 {
@@ -123,5 +187,10 @@ void ar_fit_exp_shifted(const double *s, double top, double *e, size_t m)
 void ar_fit_minmax(const double *s, size_t m, double *top, double *bot)
 {
     minmax_plain(s, m, top, bot);
+}
+
+double ar_fit_minmax_dot(const double *s, const double *p, size_t m, double *top, double *bot)
+{
+    return minmax_dot_plain(s, p, m, top, bot);
 }
 #endif

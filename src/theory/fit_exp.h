@@ -24,4 +24,9 @@ void ar_fit_exp_shifted(const double *s, double top, double *e, size_t m);
  * same way. */
 void ar_fit_minmax(const double *s, size_t m, double *top, double *bot);
 
+/* ar_fit_minmax and, from the same pass, returns sum_i p[i] s[i] summed in
+ * eight partial sums (i mod 8) combined in a fixed tree, then the tail: the
+ * same value on every CPU. */
+double ar_fit_minmax_dot(const double *s, const double *p, size_t m, double *top, double *bot);
+
 #endif

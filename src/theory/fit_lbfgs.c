@@ -26,6 +26,9 @@ struct ar_lbfgs {
     double *rho, *alpha;  /* m */
     size_t head, count;   /* next slot to write; pairs stored */
     double *block;        /* the single allocation behind the vectors */
+    double *diag;         /* H0 shape, filled by scale before each direction */
+    ar_lbfgs_scaling scale; /* NULL: H0 = gamma I */
+    void *scale_ctx;
 };
 
 ar_lbfgs_opts ar_lbfgs_opts_default(void)
@@ -48,7 +51,7 @@ int ar_lbfgs_alloc(ar_lbfgs **out, size_t n, size_t memory)
     if (out == NULL || n == 0 || memory == 0)
         return AR_EINVAL;
     *out = NULL;
-    size_t vectors = 7 + 2 * memory;
+    size_t vectors = 8 + 2 * memory;
     if (n > (size_t)-1 / sizeof(double) / vectors)
         return AR_ENOMEM;
     ar_lbfgs *lb = calloc(1, sizeof *lb);
@@ -62,10 +65,10 @@ int ar_lbfgs_alloc(ar_lbfgs **out, size_t n, size_t memory)
     }
     lb->n = n;
     lb->m = memory;
-    double **vec[] = {&lb->x, &lb->g, &lb->xt, &lb->gt, &lb->xb, &lb->gb, &lb->d};
-    for (size_t i = 0; i < 7; i++)
+    double **vec[] = {&lb->x, &lb->g, &lb->xt, &lb->gt, &lb->xb, &lb->gb, &lb->d, &lb->diag};
+    for (size_t i = 0; i < 8; i++)
         *vec[i] = lb->block + i * n;
-    lb->s = lb->block + 7 * n;
+    lb->s = lb->block + 8 * n;
     lb->y = lb->s + memory * n;
     lb->alpha = lb->rho + memory;
     *out = lb;
@@ -79,6 +82,14 @@ void ar_lbfgs_free(ar_lbfgs *lb)
     free(lb->block);
     free(lb->rho);
     free(lb);
+}
+
+void ar_lbfgs_set_scaling(ar_lbfgs *lb, ar_lbfgs_scaling scale, void *ctx)
+{
+    if (lb == NULL)
+        return;
+    lb->scale = scale;
+    lb->scale_ctx = ctx;
 }
 
 size_t ar_lbfgs_size(const ar_lbfgs *lb)
@@ -104,6 +115,31 @@ static double dot(const double *a, const double *b, size_t n)
     double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     for (; i < n; i++)
         s += a[i] * b[i];
+    return s;
+}
+
+/* d += a x, then returns dot(z, d) of the updated d (0 when z is NULL) in
+ * the same pass: the two-loop recursion's update and its next product read
+ * d once instead of twice.  Same value as the separate dot(). */
+static double axpy_dot(double *d, double a, const double *x, const double *z, size_t n)
+{
+    if (z == NULL) {
+        for (size_t i = 0; i < n; i++)
+            d[i] += a * x[i];
+        return 0.0;
+    }
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t t = 0; t < 8; t++) {
+            d[i + t] += a * x[i + t];
+            acc[t] += z[i + t] * d[i + t];
+        }
+    double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++) {
+        d[i] += a * x[i];
+        s += z[i] * d[i];
+    }
     return s;
 }
 
@@ -337,34 +373,59 @@ static int line_search(ar_lbfgs *lb, double *f, double dg0, double stp, const ar
 
 /* ---- L-BFGS ---- */
 
-/* d = -H g by the two-loop recursion over the stored pairs, H0 = gamma I
- * with gamma = s^T y / y^T y of the newest pair (d = -g without pairs). */
+/* y^T D y, D = diag(w), in the fixed order of dot(). */
+static double dot_scaled(const double *y, const double *w, size_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (size_t t = 0; t < 8; t++)
+            acc[t] += y[i + t] * w[i + t] * y[i + t];
+    double s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++)
+        s += y[i] * w[i] * y[i];
+    return s;
+}
+
+/* d = -H g by the two-loop recursion over the stored pairs, H0 = gamma D
+ * with gamma = s^T y / y^T D y of the newest pair (d = -D g without pairs);
+ * D = I unless a scaling is set. */
 static void direction(ar_lbfgs *lb)
 {
     size_t n = lb->n, m = lb->m;
     double *d = lb->d;
+    const double *w = NULL;
+    if (lb->scale != NULL && lb->scale(lb->scale_ctx, lb->x, lb->diag) == 0)
+        w = lb->diag;
     memcpy(d, lb->g, n * sizeof(double));
+    if (lb->count == 0 && w != NULL)
+        for (size_t j = 0; j < n; j++)
+            d[j] *= w[j];
     if (lb->count > 0) {
-        size_t newest = (lb->head + m - 1) % m;
-        for (size_t t = 0; t < lb->count; t++) {
-            size_t i = (newest + m - t) % m;
-            double a = lb->rho[i] * dot(lb->s + i * n, d, n);
+        size_t newest = (lb->head + m - 1) % m, count = lb->count;
+        /* first loop, newest to oldest; sd = s_i^T d of the pair at hand */
+        double sd = dot(lb->s + newest * n, d, n);
+        for (size_t t = 0; t < count; t++) {
+            size_t i = (newest + m - t) % m, next = (i + m - 1) % m;
+            double a = lb->rho[i] * sd;
             lb->alpha[i] = a;
-            const double *yi = lb->y + i * n;
-            for (size_t j = 0; j < n; j++)
-                d[j] -= a * yi[j];
+            sd = axpy_dot(d, -a, lb->y + i * n, t + 1 < count ? lb->s + next * n : NULL, n);
         }
         const double *sn = lb->s + newest * n, *yn = lb->y + newest * n;
-        double gamma = dot(sn, yn, n) / dot(yn, yn, n);
-        for (size_t j = 0; j < n; j++)
-            d[j] *= gamma;
-        for (size_t t = lb->count; t-- > 0;) {
-            size_t i = (newest + m - t) % m;
-            double b = lb->rho[i] * dot(lb->y + i * n, d, n);
-            double c = lb->alpha[i] - b;
-            const double *si = lb->s + i * n;
+        double gamma = dot(sn, yn, n) / (w != NULL ? dot_scaled(yn, w, n) : dot(yn, yn, n));
+        if (w != NULL)
             for (size_t j = 0; j < n; j++)
-                d[j] += c * si[j];
+                d[j] *= gamma * w[j];
+        else
+            for (size_t j = 0; j < n; j++)
+                d[j] *= gamma;
+        /* second loop, oldest to newest; yd = y_i^T d */
+        size_t oldest = (newest + m - (count - 1)) % m;
+        double yd = dot(lb->y + oldest * n, d, n);
+        for (size_t t = count; t-- > 0;) {
+            size_t i = (newest + m - t) % m, next = (i + 1) % m;
+            double c = lb->alpha[i] - lb->rho[i] * yd;
+            yd = axpy_dot(d, c, lb->s + i * n, t > 0 ? lb->y + next * n : NULL, n);
         }
     }
     for (size_t j = 0; j < n; j++)
@@ -415,7 +476,8 @@ int ar_lbfgs_run(ar_lbfgs *lb, double *x, const ar_lbfgs_opts *o, ar_lbfgs_fdf f
             dg0 = dot(lb->g, lb->d, n);
         }
         int steepest = lb->count == 0;
-        double stp = steepest ? o->first_step / gnorm : 1.0;
+        /* first_step is a length along the (scaled) steepest direction */
+        double stp = steepest ? o->first_step / norm2(lb->d, n) : 1.0;
         /* the slot of the next pair: free, or the oldest pair, which
          * direction() no longer needs; y holds g_old during the search */
         size_t slot = lb->head;

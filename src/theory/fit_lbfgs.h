@@ -56,12 +56,21 @@ typedef struct ar_lbfgs_result {
     double f, grad_norm;      /* at the returned point */
 } ar_lbfgs_result;
 
+/* Fills w (n values, all > 0) with the diagonal D of the initial inverse
+ * Hessian H0 = gamma D at the iterate x (gamma = s^T y / y^T D y), before
+ * each search direction; a non-zero return means D = I for that direction.
+ * Scaling each variable by its expected inverse curvature is a
+ * preconditioner: L-BFGS learns only `memory` directions of the Hessian. */
+typedef int (*ar_lbfgs_scaling)(void *ctx, const double *x, double *w);
+
 typedef struct ar_lbfgs ar_lbfgs;
 
 /* n >= 1 variables, memory >= 1 pairs; AR_EINVAL or AR_ENOMEM. */
 int ar_lbfgs_alloc(ar_lbfgs **out, size_t n, size_t memory);
 void ar_lbfgs_free(ar_lbfgs *lb);
 size_t ar_lbfgs_size(const ar_lbfgs *lb);
+/* Sets (scale != NULL) or clears the H0 scaling of later runs. */
+void ar_lbfgs_set_scaling(ar_lbfgs *lb, ar_lbfgs_scaling scale, void *ctx);
 
 /* Minimise from x (n values, overwritten by the best point found; f never
  * increases from one iterate to the next).  The gradient at the returned x
