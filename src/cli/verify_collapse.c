@@ -140,13 +140,14 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
 static int sbn_required(const ar_matrix *p, int bias, ar_sbn_result *res)
 {
     ar_sbn_workspace *ws = NULL;
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.bias = bias;
     o.fit = 0;
     o.d = 1;
     int rc = ar_sbn_workspace_alloc(&ws, p->rows, p->cols);
     if (rc == AR_OK)
-        rc = ar_sbn_analyze(ws, p, AR_PREC_F64, &o, res, NULL);
+        rc = ar_sbn_analyze(ws, ar_matrix_cview(p), AR_PREC_F64, &o, res, NULL);
     ar_sbn_workspace_free(ws);
     return rc;
 }
