@@ -289,8 +289,9 @@ static int read_head(const ar_safetensors *st, const ar_st_tensor *t, int fused,
                      size_t col_offset, size_t head, size_t dh, ar_matrix *w, ar_error *err)
 {
     if (fused)
-        return ar_safetensors_read_block(st, t, 0, col_offset + head * dh, 1, w, err);
-    return ar_safetensors_read_block(st, t, head * dh, 0, 0, w, err);
+        return ar_safetensors_read_block(st, t, 0, col_offset + head * dh, AR_TRANS,
+                                         ar_matrix_view(w), err);
+    return ar_safetensors_read_block(st, t, head * dh, 0, AR_NO_TRANS, ar_matrix_view(w), err);
 }
 
 static void head_verdict(size_t rank, size_t n, size_t *reach, int *bottleneck)
