@@ -1,7 +1,7 @@
 /* Exact rank throughput: FLINT's nmod_mat_rank of a uniformly random n x n
  * matrix over F_p, p the word-size prime the separation-rank module uses
  * (ar_seprank_prime(0), just below 2^62), with FLINT's thread pool at T
- * threads.  Also the library's entry ar_rank_mod (copies a row-major
+ * threads.  Also the library's entry ar_seprank_rank_mod (copies a row-major
  * uint64 grid into FLINT's format first) on the same matrix.
  *
  * usage: bench_rank [n ...] [--threads T] [--reps R] [--json]
@@ -30,14 +30,14 @@ static double time_rank(size_t n, uint64_t p, int reps, int via_library, size_t 
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
-            grid[i * n + j] = ar_field_uniform(rng, p);
+            grid[i * n + j] = ar_seprank_field_uniform(rng, p);
             nmod_mat_entry(a, i, j) = grid[i * n + j];
         }
     size_t rank = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
         if (via_library) {
-            if (ar_rank_mod(grid, n, n, n, p, &rank) != AR_OK)
+            if (ar_seprank_rank_mod(grid, n, n, n, p, &rank) != AR_OK)
                 rank = (size_t)-1;
         } else
             rank = (size_t)nmod_mat_rank(a);
@@ -90,10 +90,10 @@ int main(int argc, char **argv)
         if (json)
             printf("%s{\"n\": %zu, \"entry\": \"%s\", \"seconds\": %.6g, \"rank\": %zu, "
                    "\"gops\": %.4g}",
-                   t ? ", " : "", n, library ? "ar_rank_mod" : "nmod_mat_rank", sec, rank, rate);
+                   t ? ", " : "", n, library ? "ar_seprank_rank_mod" : "nmod_mat_rank", sec, rank, rate);
         else
             printf("%s n=%zu: %.3f s, rank %zu, %.2f G mul-add mod p per s (p = %llu, %d threads)\n",
-                   library ? "ar_rank_mod" : "nmod_mat_rank", n, sec, rank, rate,
+                   library ? "ar_seprank_rank_mod" : "nmod_mat_rank", n, sec, rank, rate,
                    (unsigned long long)p, threads);
         if (rank != n)
             fprintf(stderr, "bench_rank: n=%zu: random matrix has rank %zu\n", n, rank);

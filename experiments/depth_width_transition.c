@@ -143,12 +143,13 @@ static const dw_config full_beyond[] = {
 static double closed_form_log(size_t d, size_t layers)
 {
     double k = (pow(3.0, (double)layers) - 1.0) / 2.0;
-    return ar_lnchoose((double)d + k, (double)d);
+    return ar_seprank_lnchoose((double)d + k, (double)d);
 }
 
 static ar_seprank_config base_config(const dw_config *c, uint64_t seed, size_t threads)
 {
-    ar_seprank_config cfg = ar_seprank_config_default();
+    ar_seprank_config cfg;
+    ar_seprank_config_init(&cfg);
     cfg.layers = c->layers;
     cfg.d = c->d;
     cfg.heads = c->heads;
@@ -156,7 +157,7 @@ static ar_seprank_config base_config(const dw_config *c, uint64_t seed, size_t t
     cfg.residual = c->residual;
     cfg.seed = seed;
     cfg.threads = threads;
-    cfg.rational = 0; /* the CLI and tests cover Q; here primes only */
+    cfg.rational = AR_SEPRANK_RATIONAL_OFF; /* the CLI and tests cover Q; here primes only */
     return cfg;
 }
 

@@ -95,7 +95,8 @@ static int run_one(void *user, size_t i, exp_sweep_record *rec)
 {
     experiment *e = user;
     size_t v = i / e->seeds, s = i % e->seeds, L1 = e->layers + 1;
-    ar_collapse_opts o = ar_collapse_opts_default();
+    ar_collapse_opts o;
+    ar_collapse_opts_init(&o);
     o.n = e->n;
     o.d = e->d;
     o.heads = e->heads;
@@ -106,7 +107,7 @@ static int run_one(void *user, size_t i, exp_sweep_record *rec)
     o.seed = ar_seed_derive(e->ctx.seed, cfg, 4);
     ar_collapse_result r;
     ar_error err = {{0}};
-    int rc = ar_collapse_run(&o, NULL, &r, &err);
+    int rc = ar_collapse_run(&o, &r, &err);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, &err, "collapse run");
     double *state = malloc(2 * L1 * sizeof *state);

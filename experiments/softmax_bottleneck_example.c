@@ -91,7 +91,8 @@ static size_t widths(const example *e, size_t *d, size_t cap)
 /* The analysis and fit options of one bias setting. */
 static ar_sbn_opts sbn_opts(const example *e, int bias)
 {
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.bias = bias;
     o.fit = 0;
     o.max_iter = 200;
@@ -114,7 +115,7 @@ static int setup(example *e)
     for (int bias = 0; bias <= 1; bias++) {
         ar_sbn_opts o = sbn_opts(e, bias);
         ar_error err = {{0}};
-        rc = ar_sbn_analyze(e->ws, &e->p, AR_PREC_F64, &o, &e->an[bias], &err);
+        rc = ar_sbn_analyze(e->ws, ar_matrix_cview(&e->p), AR_PREC_F64, &o, &e->an[bias], &err);
         if (rc != AR_OK)
             return exp_fail(&e->ctx, rc, &err, "analysis");
     }

@@ -3,10 +3,15 @@
 #include "attnrank/collapse.h"
 #include "testutil.h"
 #include "core/matrix_internal.h"
+#include "strided_testutil.h"
+
+#define CV(m) ar_matrix_cview(m)
+#define VW(m) ar_matrix_view(m)
 
 static ar_collapse_opts small_opts(size_t n, size_t d, size_t h, size_t layers, uint64_t seed)
 {
-    ar_collapse_opts o = ar_collapse_opts_default();
+    ar_collapse_opts o;
+    ar_collapse_opts_init(&o);
     o.n = n;
     o.d = d;
     o.heads = h;
@@ -23,7 +28,7 @@ static void test_residual_and_norms(void **state)
     ar_matrix x = ar_matrix_alias(xd, 3, 2, 3), res = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&res, 3, 2));
     double mean[2];
-    assert_ok(ar_collapse_residual(&x, &res, mean));
+    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean));
     assert_close(mean[0], 0.5, 1e-15);
     assert_close(mean[1], (2.385 + 0.75 - 1.25) / 3.0, 1e-15);
     for (size_t j = 0; j < 2; j++) {
@@ -35,14 +40,14 @@ static void test_residual_and_norms(void **state)
         assert_close(colsum, 0.0, 1e-15); /* residual columns have zero mean */
     }
     /* induced norms of X: column sums 2.0, 4.385; row sums 3.885, 1.0, 1.5 */
-    assert_close(ar_norm_induced_1(&x), 4.385, 1e-15);
-    assert_close(ar_norm_induced_inf(&x), 3.885, 1e-15);
-    assert_close(ar_norm_1inf(&x), sqrt(4.385 * 3.885), 1e-15);
+    assert_close(ar_collapse_norm_1(CV(&x)), 4.385, 1e-15);
+    assert_close(ar_collapse_norm_inf(CV(&x)), 3.885, 1e-15);
+    assert_close(ar_collapse_norm_1inf(CV(&x)), sqrt(4.385 * 3.885), 1e-15);
     /* Frobenius minimiser: moving x away from the means increases ||res||_F */
     ar_collapse_norms nm;
     ar_matrix work = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&work, 3, 2));
-    assert_ok(ar_collapse_norms_compute(&x, &work, &nm));
+    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &nm));
     double best = nm.res_fro;
     for (int t = -1; t <= 1; t += 2) {
         double shifted = 0.0;
@@ -57,7 +62,7 @@ static void test_residual_and_norms(void **state)
     /* zero matrix: every residual norm and ratio is 0 */
     ar_matrix z = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&z, 3, 2));
-    assert_ok(ar_collapse_norms_compute(&z, &work, &nm));
+    assert_ok(ar_collapse_norms_compute(CV(&z), VW(&work), &nm));
     assert_true(nm.res_fro == 0.0 && nm.rel_res_fro == 0.0 && nm.rel_res_1inf == 0.0);
     ar_matrix_free(&z);
     ar_matrix_free(&work);
@@ -81,7 +86,7 @@ static void test_rank_one_input(void **state)
         o.skip = variant & 1;
         o.mlp = (variant >> 1) & 1;
         ar_collapse_result r;
-        assert_ok(ar_collapse_run(&o, &x, &r, NULL));
+        assert_ok(ar_collapse_run_from(&o, CV(&x), &r, NULL));
         assert_true(r.depths[0].norms.res_fro == 0.0);   /* exactly */
         assert_true(r.depths[0].norms.res_1inf == 0.0);
         assert_int_equal(r.depths[0].rank.rank, 1);
@@ -108,7 +113,7 @@ static void test_pure_attention_collapses(void **state)
         for (uint64_t seed = 11; seed < 16; seed++) {
             ar_collapse_opts o = small_opts(cfg[c][0], cfg[c][1], cfg[c][2], 6, seed);
             ar_collapse_result r;
-            assert_ok(ar_collapse_run(&o, NULL, &r, NULL));
+            assert_ok(ar_collapse_run(&o, &r, NULL));
             if (r.fit_last < 2)
                 fail_msg("cfg %zu seed %llu: collapsed in %zu layers, too fast to test", c,
                          (unsigned long long)seed, r.fit_last);
@@ -141,7 +146,7 @@ static void test_skip_prevents_collapse(void **state)
             o.skip = 1;
             o.mlp = mlp;
             ar_collapse_result r;
-            assert_ok(ar_collapse_run(&o, NULL, &r, NULL));
+            assert_ok(ar_collapse_run(&o, &r, NULL));
             for (size_t l = 0; l < r.count; l++) {
                 assert_true(r.depths[l].norms.res_fro >= 0.5 * r.depths[0].norms.res_fro);
                 assert_int_equal(r.depths[l].rank.rank, 16);
@@ -160,18 +165,18 @@ static void test_seeds_and_prefixes(void **state)
     (void)state;
     ar_collapse_opts a = small_opts(9, 12, 3, 2, 5), b = small_opts(9, 12, 3, 4, 5);
     ar_collapse_result ra, rb;
-    assert_ok(ar_collapse_run(&a, NULL, &ra, NULL));
-    assert_ok(ar_collapse_run(&b, NULL, &rb, NULL));
+    assert_ok(ar_collapse_run(&a, &ra, NULL));
+    assert_ok(ar_collapse_run(&b, &rb, NULL));
     for (size_t l = 0; l < 3; l++)
         assert_true(ra.depths[l].norms.res_fro == rb.depths[l].norms.res_fro);
     ar_collapse_result_free(&rb);
     b.skip = 1;
     b.seed = 6;
-    assert_ok(ar_collapse_run(&b, NULL, &rb, NULL));
+    assert_ok(ar_collapse_run(&b, &rb, NULL));
     assert_true(ra.depths[1].norms.res_fro != rb.depths[1].norms.res_fro);
     ar_collapse_result_free(&rb);
     b.seed = 5;
-    assert_ok(ar_collapse_run(&b, NULL, &rb, NULL));
+    assert_ok(ar_collapse_run(&b, &rb, NULL));
     assert_true(ra.depths[0].norms.res_fro == rb.depths[0].norms.res_fro);
     assert_true(ra.depths[1].norms.res_fro != rb.depths[1].norms.res_fro);
     assert_int_equal(rb.opts.mlp_width, 48); /* resolved default 4d */
@@ -232,7 +237,7 @@ static void test_bound(void **state)
     o.gamma = 1.0;
     o.beta = 1.0;
     ar_collapse_result r;
-    assert_ok(ar_collapse_run(&o, NULL, &r, NULL));
+    assert_ok(ar_collapse_run(&o, &r, NULL));
     double worst = -INFINITY;
     for (size_t l = 0; l < r.count; l++) {
         double want = ar_collapse_bound_log(1.0, 1.0, 2, 8, r.depths[0].norms.res_1inf, l);
@@ -243,7 +248,7 @@ static void test_bound(void **state)
     assert_close(r.worst_bound_margin, worst, 0.0);
     ar_collapse_result_free(&r);
     o.have_bound = 0;
-    assert_ok(ar_collapse_run(&o, NULL, &r, NULL));
+    assert_ok(ar_collapse_run(&o, &r, NULL));
     assert_true(isnan(r.depths[2].bound_log) && isnan(r.worst_bound_margin));
     ar_collapse_result_free(&r);
 }
@@ -256,7 +261,7 @@ static void test_edge_sizes(void **state)
         ar_collapse_opts o = small_opts(n, n == 1 ? 1 : 2 * n, 1, 3, 9);
         o.mlp = 1;
         ar_collapse_result r;
-        assert_ok(ar_collapse_run(&o, NULL, &r, NULL));
+        assert_ok(ar_collapse_run(&o, &r, NULL));
         assert_int_equal(r.count, 4);
         assert_int_equal(r.nsv, 1 < n ? n : 1);
         if (n == 1) {
@@ -270,18 +275,81 @@ static void test_edge_sizes(void **state)
     }
 }
 
+/* Row-major and padded views give the same bits as the column-major matrix;
+ * invalid views are AR_EINVAL (NaN for the norms). */
+static void test_strided_views(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(41);
+    ar_matrix x = tu_gaussian(7, 5, rng), res = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&res, 7, 5));
+    double mean[5], smean[5];
+    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean));
+    ar_collapse_norms want, got;
+    ar_matrix work = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&work, 7, 5));
+    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &want));
+    ar_collapse_opts o = small_opts(7, 6, 2, 3, 5);
+    o.d = 5;
+    o.heads = 5;
+    ar_collapse_result rw, rg;
+    assert_ok(ar_collapse_run_from(&o, CV(&x), &rw, NULL));
+    for (int layout = 0; layout < 2; layout++) {
+        ar_cview xv;
+        ar_view rv;
+        double *xb = tu_strided_copy(&x, (ar_layout)layout, 3, &xv);
+        double *rb = tu_strided_out(7, 5, (ar_layout)(1 - layout), 2, &rv);
+        assert_non_null(xb);
+        assert_non_null(rb);
+        assert_ok(ar_collapse_residual(xv, rv, smean));
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(rv), CV(&res)) == 0.0);
+        assert_memory_equal(mean, smean, sizeof mean);
+        assert_ok(ar_collapse_norms_compute(xv, rv, &got));
+        assert_memory_equal(&want, &got, sizeof want);
+        assert_true(ar_collapse_norm_1(xv) == ar_collapse_norm_1(CV(&x)));
+        assert_true(ar_collapse_norm_inf(xv) == ar_collapse_norm_inf(CV(&x)));
+        assert_true(ar_collapse_norm_1inf(xv) == ar_collapse_norm_1inf(CV(&x)));
+        assert_ok(ar_collapse_run_from(&o, xv, &rg, NULL));
+        for (size_t l = 0; l < rw.count; l++) {
+            assert_memory_equal(&rw.depths[l].norms, &rg.depths[l].norms, sizeof want);
+            assert_memory_equal(rw.depths[l].singular_values, rg.depths[l].singular_values,
+                                rw.nsv * sizeof(double));
+        }
+        ar_collapse_result_free(&rg);
+        free(xb);
+        free(rb);
+    }
+    assert_true(isnan(ar_collapse_norm_1(tu_bad_cview(&x))));
+    assert_true(isnan(ar_collapse_norm_inf(tu_bad_cview(&x))));
+    assert_true(isnan(ar_collapse_norm_1inf(tu_bad_cview(&x))));
+    assert_int_equal(ar_collapse_residual(CV(&x), tu_bad_view(&res), NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_norms_compute(tu_bad_cview(&x), VW(&work), &got), AR_EINVAL);
+    assert_int_equal(ar_collapse_run_from(&o, tu_bad_cview(&x), &rg, NULL), AR_EINVAL);
+    assert_null(rg.depths);
+    ar_collapse_result_free(&rw);
+    ar_matrix_free(&x);
+    ar_matrix_free(&res);
+    ar_matrix_free(&work);
+    ar_rng_free(rng);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
     ar_collapse_result r;
     ar_error err = {{0}};
     ar_collapse_opts o = small_opts(4, 6, 4, 2, 0);
-    assert_int_equal(ar_collapse_run(&o, NULL, &r, &err), AR_EINVAL); /* 4 does not divide 6 */
+    assert_int_equal(ar_collapse_run(&o, &r, &err), AR_EINVAL); /* 4 does not divide 6 */
     assert_non_null(strstr(err.msg, "does not divide"));
-    assert_int_equal(ar_collapse_run(NULL, NULL, &r, NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_run(&o, NULL, NULL, NULL), AR_EINVAL);
+    /* NULL options are the defaults */
+    assert_ok(ar_collapse_run(NULL, &r, NULL));
+    assert_int_equal(r.opts.n, 32);
+    assert_int_equal(r.count, 13);
+    ar_collapse_result_free(&r);
+    assert_ok(ar_collapse_check(NULL, NULL));
+    assert_int_equal(ar_collapse_run(&o, NULL, NULL), AR_EINVAL);
     o = small_opts(0, 6, 1, 2, 0);
-    assert_int_equal(ar_collapse_run(&o, NULL, &r, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_run(&o, &r, NULL), AR_EINVAL);
     o = small_opts(4, 6, 0, 2, 0);
     assert_int_equal(ar_collapse_check(&o, NULL), AR_EINVAL);
     o = small_opts(4, 6, 2, 2, 0);
@@ -301,25 +369,34 @@ static void test_errors(void **state)
     assert_int_equal(ar_collapse_check(&o, NULL), AR_EINVAL);
     o = small_opts(1000000, 1000000, 1, 2, 0);
     assert_int_equal(ar_collapse_check(&o, NULL), AR_ENOMEM);
+    /* the memory limit is an option: 0 lifts it, a small one refuses small sizes */
+    o.max_bytes = 0.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o = small_opts(32, 64, 4, 2, 0);
+    o.max_bytes = 1e5;
+    assert_int_equal(ar_collapse_check(&o, &err), AR_ENOMEM);
+    assert_non_null(strstr(err.msg, "limit"));
+    o.max_bytes = -1.0;
+    assert_int_equal(ar_collapse_check(&o, NULL), AR_EINVAL);
     /* input of the wrong size or with a NaN */
     o = small_opts(4, 6, 2, 2, 0);
     ar_matrix x = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&x, 4, 5));
-    assert_int_equal(ar_collapse_run(&o, &x, &r, NULL), AR_ESIZE);
+    assert_int_equal(ar_collapse_run_from(&o, CV(&x), &r, NULL), AR_ESIZE);
     ar_matrix_free(&x);
     assert_ok(ar_matrix_alloc(&x, 4, 6));
     AR_AT(&x, 2, 3) = NAN;
-    assert_int_equal(ar_collapse_run(&o, &x, &r, NULL), AR_ENONFINITE);
+    assert_int_equal(ar_collapse_run_from(&o, CV(&x), &r, NULL), AR_ENONFINITE);
     assert_null(r.depths);
     /* residual arguments */
     ar_matrix res = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&res, 4, 5));
-    assert_int_equal(ar_collapse_residual(&x, &res, NULL), AR_ESIZE);
-    assert_int_equal(ar_collapse_residual(&x, &x, NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_residual(NULL, &res, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(CV(&x), VW(&res), NULL), AR_ESIZE);
+    assert_int_equal(ar_collapse_residual(CV(&x), VW(&x), NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(tu_bad_cview(&x), VW(&res), NULL), AR_EINVAL);
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_collapse_residual(&empty, &res, NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_norms_compute(&x, &res, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(CV(&empty), VW(&res), NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_norms_compute(CV(&x), VW(&res), NULL), AR_EINVAL);
     ar_matrix_free(&res);
     ar_matrix_free(&x);
     ar_collapse_result_free(NULL);
@@ -336,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_decay_fits),
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_edge_sizes),
+        cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("collapse", tests, NULL, NULL);

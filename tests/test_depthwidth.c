@@ -104,7 +104,7 @@ static void test_law_errors(void **state)
     double x;
     ar_dw_optimum o;
     ar_dw_verdict v;
-    assert_int_equal(ar_dw_transition_d(NULL, 6, &x), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_d(&law, 6, NULL), AR_EINVAL);
     assert_int_equal(ar_dw_transition_d(&law, -1, &x), AR_EINVAL);
     assert_int_equal(ar_dw_transition_layers(&law, 0, &x), AR_EINVAL);
     assert_int_equal(ar_dw_optimal(&law, 0, &o), AR_EINVAL);
@@ -205,45 +205,97 @@ static void test_fit_errors(void **state)
     assert_int_equal(ar_dw_fit_points(NULL, wid, NULL, 3, &f, &e), AR_EINVAL);
 }
 
-static void test_points_parse(void **state)
+/* Points come as a table (the caller reads the CSV): 2 or 3 columns, any
+ * layout; the CSV reader refuses malformed text before the fit sees it. */
+static void test_fit_table(void **state)
 {
     (void)state;
-    ar_dw_points p;
+    ar_array arr = {0};
     ar_error e = {{0}};
+    ar_dw_fit f, g;
     const char *t1 = "# measured\ndepth,width\n6,215\n12, 300\n\n24,585\r\n";
-    assert_int_equal(ar_dw_points_parse(t1, strlen(t1), "t1", &p, &e), AR_OK);
-    assert_int_equal(p.n, 3);
-    assert_null(p.error);
-    assert_true(p.depth[2] == 24 && p.width[1] == 300);
-    ar_dw_points_free(&p);
-    const char *t2 = "6,215,10\n12,300,12\n";
-    assert_int_equal(ar_dw_points_parse(t2, strlen(t2), "t2", &p, &e), AR_OK);
-    assert_non_null(p.error);
-    assert_true(p.error[1] == 12);
-    ar_dw_points_free(&p);
-    const char *bad[] = {"6,215\n12,300,5\n", "6,215\n12,abc\n", "6\n", "",
-                         "# only comments\n", "1,2,3,4\n", "depth,width\nx,y\n"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(ar_csv_parse(t1, strlen(t1), "t1", &arr, &e), AR_OK);
+    assert_int_equal(ar_dw_fit_table(ar_array_slice(&arr, 0), &f, &e), AR_OK);
+    assert_int_equal(f.npoints, 3);
+    assert_false(f.weighted);
+    double dep[3] = {6, 12, 24}, wid[3] = {215, 300, 585};
+    assert_int_equal(ar_dw_fit_points(dep, wid, NULL, 3, &g, &e), AR_OK);
+    assert_memory_equal(&f, &g, sizeof f);
+    ar_array_free(&arr);
+    /* the same points row-major with padding, and column-major with padding */
+    double rm[3 * 5] = {6, 215, 10, -1, -1, 12, 300, 12, -1, -1, 24, 585, 20, -1, -1};
+    double cm[7 * 3] = {6, 12, 24, -1, -1, -1, -1, 215, 300, 585, -1, -1, -1, -1,
+                        10, 12, 20, -1, -1, -1, -1};
+    double err3[3] = {10, 12, 20};
+    ar_cview v;
+    assert_int_equal(ar_dw_fit_points(dep, wid, err3, 3, &g, &e), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&v, rm, 3, 3, 5, AR_ROW_MAJOR), AR_OK);
+    assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
+    assert_true(f.weighted);
+    assert_memory_equal(&f, &g, sizeof f);
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 3, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
+    assert_memory_equal(&f, &g, sizeof f);
+    /* 2 columns of the same table: unweighted */
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 2, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
+    assert_false(f.weighted);
+    /* an invalid view (column stride below the rows) and wrong column counts */
+    ar_cview bad = {cm, 3, 3, 1, 2};
+    assert_int_equal(ar_dw_fit_table(bad, &f, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_fit_table(v, NULL, &e), AR_EINVAL);
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 1, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_ESIZE);
+    assert_non_null(strstr(e.msg, "expected columns"));
+    /* malformed text: refused by the reader or, for a column count, by the fit */
+    const char *bad_text[] = {"6,215\n12,300,5\n", "6,215\n12,abc\n", "6\n", "",
+                              "# only comments\n", "1,2,3,4\n", "depth,width\nx,y\n"};
+    for (size_t i = 0; i < sizeof bad_text / sizeof bad_text[0]; i++) {
         e.msg[0] = '\0';
-        assert_int_equal(ar_dw_points_parse(bad[i], strlen(bad[i]), "bad", &p, &e), AR_EFORMAT);
-        assert_non_null(strstr(e.msg, "bad"));
+        int rc = ar_csv_parse(bad_text[i], strlen(bad_text[i]), "bad", &arr, &e);
+        if (rc == AR_OK)
+            rc = ar_dw_fit_table(ar_array_slice(&arr, 0), &f, &e);
+        else
+            assert_non_null(strstr(e.msg, "bad"));
+        assert_int_not_equal(rc, AR_OK);
+        ar_array_free(&arr);
     }
-    assert_int_equal(ar_dw_points_read("/nonexistent/points.csv", &p, &e), AR_EIO);
-    /* a file round trip */
+    /* a file round trip through the CSV reader */
     char path[] = "/tmp/test_depthwidth_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *fp = fdopen(fd, "w");
     fputs("depth,width,error\n6,215,5\n12,300,5\n24,585,10\n48,2215,40\n", fp);
     fclose(fp);
-    assert_int_equal(ar_dw_points_read(path, &p, &e), AR_OK);
-    assert_int_equal(p.n, 4);
-    ar_dw_fit f;
-    assert_int_equal(ar_dw_fit_points(p.depth, p.width, p.error, p.n, &f, &e), AR_OK);
+    assert_int_equal(ar_csv_read(path, &arr, &e), AR_OK);
+    assert_int_equal(ar_dw_fit_table(ar_array_slice(&arr, 0), &f, &e), AR_OK);
+    assert_int_equal(f.npoints, 4);
     /* these are the law's own values (rounded): the refit finds it again */
     assert_true(fabs(f.slope - 0.0555) < 0.001 && fabs(f.intercept - 5.039) < 0.01);
-    ar_dw_points_free(&p);
+    ar_array_free(&arr);
     remove(path);
+}
+
+static void test_null_law_is_paper(void **state)
+{
+    (void)state;
+    ar_dw_law paper = ar_dw_law_paper();
+    double a, b;
+    assert_int_equal(ar_dw_transition_d(NULL, 24.0, &a), AR_OK);
+    assert_int_equal(ar_dw_transition_d(&paper, 24.0, &b), AR_OK);
+    assert_true(a == b);
+    assert_int_equal(ar_dw_transition_layers(NULL, 768.0, &a), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&paper, 768.0, &b), AR_OK);
+    assert_true(a == b);
+    assert_true(ar_dw_params(NULL, 12.0, 768.0) == ar_dw_params(&paper, 12.0, 768.0));
+    ar_dw_optimum o1, o2;
+    assert_int_equal(ar_dw_optimal(NULL, 175e9, &o1), AR_OK);
+    assert_int_equal(ar_dw_optimal(&paper, 175e9, &o2), AR_OK);
+    assert_true(o1.layers == o2.layers && o1.law.slope == paper.slope);
+    ar_dw_verdict v1, v2;
+    assert_int_equal(ar_dw_verdict_of(NULL, 96, 12288, -1, &v1), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(&paper, 96, 12288, -1, &v2), AR_OK);
+    assert_memory_equal(&v1, &v2, sizeof v1);
 }
 
 int main(void)
@@ -252,7 +304,8 @@ int main(void)
         cmocka_unit_test(test_transition_widths),  cmocka_unit_test(test_optimal_allocation),
         cmocka_unit_test(test_verdicts),           cmocka_unit_test(test_law_errors),
         cmocka_unit_test(test_fit_exact_line),     cmocka_unit_test(test_fit_weighted_closed_form),
-        cmocka_unit_test(test_fit_errors),         cmocka_unit_test(test_points_parse),
+        cmocka_unit_test(test_fit_errors),         cmocka_unit_test(test_fit_table),
+        cmocka_unit_test(test_null_law_is_paper),
     };
     return cmocka_run_group_tests_name("depthwidth", tests, NULL, NULL);
 }

@@ -152,12 +152,15 @@ static ar_fit_opts fit_opts(ar_fit_method method, size_t max_iter)
 
 static ar_mh_fit_opts mh_opts(void)
 {
-    return ar_mh_fit_opts_default();
+    ar_mh_fit_opts o;
+    ar_mh_fit_opts_init(&o);
+    return o;
 }
 
 static ar_seprank_config seprank_config(size_t layers, size_t d, size_t heads, size_t n)
 {
-    ar_seprank_config c = ar_seprank_config_default();
+    ar_seprank_config c;
+    ar_seprank_config_init(&c);
     c.layers = layers;
     c.d = d;
     c.heads = heads;
@@ -404,8 +407,9 @@ static void test_multihead(void **state)
     ar_matrix x = tu_gaussian(2, 2, rng), y = tu_gaussian(2, 2, rng);
     ar_matrix zero = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&zero, 2, 2));
-    assert_int_equal(ar_mh_fitter_set_data(f, &x, &zero, 1), AR_EINVAL);
-    assert_ok(ar_mh_fitter_set_data(f, &x, &y, 1));
+    ar_cview xv = ar_matrix_cview(&x), yv = ar_matrix_cview(&y), zv = ar_matrix_cview(&zero);
+    assert_int_equal(ar_mh_fitter_set_data(f, &xv, &zv, 1), AR_EINVAL);
+    assert_ok(ar_mh_fitter_set_data(f, &xv, &yv, 1));
     double *theta = malloc(np * sizeof *theta);
     assert_non_null(theta);
     ar_mh_fit_outcome out;

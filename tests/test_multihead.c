@@ -6,6 +6,49 @@
 #include "attnrank/multihead.h"
 #include "testutil.h"
 #include "core/matrix_internal.h"
+#include "strided_testutil.h"
+
+#define CV(m) ar_matrix_cview(m)
+#define VW(m) ar_matrix_view(m)
+#define MAXV 16
+
+/* The public entries take arrays of views: views of matrices m[0..count). */
+static void cview_array(ar_cview *out, const ar_matrix *m, size_t count)
+{
+    assert_true(count <= MAXV);
+    for (size_t i = 0; i < count; i++)
+        out[i] = ar_matrix_cview(&m[i]);
+}
+
+static int loss_m(ar_mh_workspace *ws, const double *theta, const ar_matrix *x, const ar_matrix *y,
+                  size_t m, double norm2, double *loss, double *grad)
+{
+    ar_cview xv[MAXV], yv[MAXV];
+    cview_array(xv, x, m);
+    cview_array(yv, y, m);
+    return ar_mh_loss(ws, theta, xv, yv, m, norm2, loss, grad);
+}
+
+static int set_data_m(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *y, size_t m)
+{
+    ar_cview xv[MAXV], yv[MAXV];
+    cview_array(xv, x, m);
+    cview_array(yv, y, m);
+    return ar_mh_fitter_set_data(f, xv, yv, m);
+}
+
+/* Head i's Q, K, V, O as column-major matrices (for ar_attention_logits). */
+static void head_matrices(const ar_mh_shape *s, double *theta, size_t i, ar_matrix *q,
+                          ar_matrix *k, ar_matrix *v, ar_matrix *o)
+{
+    ar_view vq, vk, vv, vo;
+    assert_ok(ar_mh_head_views(s, theta, i, &vq, &vk, &vv, &vo));
+    assert_true(vq.row_stride == 1 && vo.row_stride == 1);
+    *q = ar_matrix_alias(vq.data, vq.rows, vq.cols, vq.col_stride);
+    *k = ar_matrix_alias(vk.data, vk.rows, vk.cols, vk.col_stride);
+    *v = ar_matrix_alias(vv.data, vv.rows, vv.cols, vv.col_stride);
+    *o = ar_matrix_alias(vo.data, vo.rows, vo.cols, vo.col_stride);
+}
 
 /* The small instance of the separation: heads of size d/h = 1 against
  * g_V's heads of size d_p = 2 (d = 2, h = 2, n = 4).  Fits take well under
@@ -33,7 +76,7 @@ static void forward_direct(const ar_mh_shape *s, double *theta, const ar_matrix 
     ar_cm_fill(y, 0.0);
     for (size_t i = 0; i < s->h; i++) {
         ar_matrix q, k, v, o;
-        assert_ok(ar_mh_head_views(s, theta, i, &q, &k, &v, &o));
+        head_matrices(s, theta, i, &q, &k, &v, &o);
         assert_ok(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&q), ar_matrix_cview(&k),
                                       ar_matrix_view(&sc)));
         assert_ok(ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL));
@@ -65,11 +108,11 @@ static void check_forward(size_t d, size_t h, size_t p, size_t n, uint64_t seed)
     assert_ok(ar_matrix_alloc(&pr, n, n));
     ar_mh_workspace *ws = NULL;
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
-    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    assert_ok(ar_mh_forward(ws, theta, CV(&x), VW(&y)));
     forward_direct(&s, theta, &x, &z);
     assert_true(ar_cm_max_abs_diff(&y, &z) <= 1e-13 * (1.0 + ar_cm_max_abs(&z)));
     for (size_t i = 0; i < h; i++) { /* scores are column-stochastic */
-        assert_ok(ar_mh_head_scores(ws, theta, i, &x, &pr));
+        assert_ok(ar_mh_head_scores(ws, theta, i, CV(&x), VW(&pr)));
         assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&pr), AR_AXIS_COL) <=
                     1e-15 * (double)n);
     }
@@ -104,7 +147,7 @@ static void test_single_position_is_linear(void **state)
     ar_matrix x = ar_matrix_alias(xd, 2, 1, 2), y = ar_matrix_alias(yd, 2, 1, 2);
     ar_mh_workspace *ws = NULL;
     assert_ok(ar_mh_workspace_alloc(&ws, &s));
-    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    assert_ok(ar_mh_forward(ws, theta, CV(&x), VW(&y)));
     double vx = 1.5 * 1.75 + (-0.5) * (-0.625);
     assert_close(yd[0], 0.25 * vx, 1e-15);
     assert_close(yd[1], -2.0 * vx, 1e-15);
@@ -129,18 +172,18 @@ static void test_loss_and_gradient(void **state)
         x[k] = tu_gaussian(3, 5, rng);
         y[k] = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&y[k], 3, 5));
-        assert_ok(ar_mh_forward(ws, theta, &x[k], &y[k]));
+        assert_ok(ar_mh_forward(ws, theta, CV(&x[k]), VW(&y[k])));
         norm2 += pow(ar_cm_norm_fro(&y[k]), 2);
     }
     /* the outputs' own parameters have zero loss and zero gradient (to
      * round-off: the residual sums the heads in another order) */
     double loss = -1.0;
-    assert_ok(ar_mh_loss(ws, theta, x, y, m, norm2, &loss, grad));
+    assert_ok(loss_m(ws, theta, x, y, m, norm2, &loss, grad));
     assert_true(loss >= 0.0 && loss <= 1e-28);
     for (size_t i = 0; i < np; i++)
         assert_close(grad[i], 0.0, 1e-13);
     /* elsewhere: central differences on every coordinate */
-    assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &loss, grad));
+    assert_ok(loss_m(ws, other, x, y, m, norm2, &loss, grad));
     assert_true(loss > 0.01);
     double gmax = 0.0;
     for (size_t i = 0; i < np; i++)
@@ -148,27 +191,27 @@ static void test_loss_and_gradient(void **state)
     for (size_t i = 0; i < np; i++) {
         double keep = other[i], h = 1e-6, up, down;
         other[i] = keep + h;
-        assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &up, NULL));
+        assert_ok(loss_m(ws, other, x, y, m, norm2, &up, NULL));
         other[i] = keep - h;
-        assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &down, NULL));
+        assert_ok(loss_m(ws, other, x, y, m, norm2, &down, NULL));
         other[i] = keep;
         assert_close((up - down) / (2 * h), grad[i], 1e-7 * gmax);
     }
     /* the fitter's own check agrees */
     ar_mh_fitter *f = NULL;
     assert_ok(ar_mh_fitter_alloc(&f, &s));
-    assert_ok(ar_mh_fitter_set_data(f, x, y, m));
+    assert_ok(set_data_m(f, x, y, m));
     double worst = 1.0;
-    assert_ok(ar_mh_gradient_check(f, rng, &worst));
+    assert_ok(ar_mh_gradient_defect(f, rng, &worst));
     assert_true(worst < 1e-7);
     ar_mh_fitter_free(f);
     /* overflowing logits: +inf loss, not NaN; NaN weights are refused */
     for (size_t i = 0; i < np; i++)
         other[i] = 1e200;
-    assert_ok(ar_mh_loss(ws, other, x, y, m, norm2, &loss, NULL));
+    assert_ok(loss_m(ws, other, x, y, m, norm2, &loss, NULL));
     assert_true(isinf(loss) && loss > 0);
     other[0] = NAN;
-    assert_int_equal(ar_mh_forward(ws, other, &x[0], &y[0]), AR_ENONFINITE);
+    assert_int_equal(ar_mh_forward(ws, other, CV(&x[0]), VW(&y[0])), AR_ENONFINITE);
     for (size_t k = 0; k < m; k++) {
         ar_matrix_free(&x[k]);
         ar_matrix_free(&y[k]);
@@ -189,7 +232,7 @@ static void test_target_meets_assumptions(void **state)
         ar_theorem2_target t;
         assert_ok(ar_theorem2_target_build(&t, d, h, n, dp, 3, 100 + c));
         ar_theorem2_assumptions a;
-        assert_ok(ar_theorem2_check(&t, &a));
+        assert_ok(ar_theorem2_verify(&t, &a));
         assert_int_equal(a.rank_u, dp);
         assert_int_equal(a.rank_vov, d);
         assert_true(a.u_shared_defect <= 1e-14);
@@ -208,7 +251,7 @@ static void test_target_meets_assumptions(void **state)
             forward_direct(&t.shape, t.theta, &t.x[k], &y);
             assert_true(ar_cm_max_abs_diff(&y, &t.y[k]) <= 1e-13);
             for (size_t i = 0; i < h; i++) {
-                assert_ok(ar_mh_head_scores(ws, t.theta, i, &t.x[k], &p1));
+                assert_ok(ar_mh_head_scores(ws, t.theta, i, CV(&t.x[k]), VW(&p1)));
                 assert_ok(ar_heads_scores(&t.heads, i, ar_matrix_cview(&t.x[k]), AR_AXIS_COL,
                                           ar_matrix_view(&p2)));
                 assert_true(ar_cm_max_abs_diff(&p1, &p2) <= 1e-14);
@@ -239,7 +282,7 @@ static void check_reported_error(const ar_theorem2_target *t, ar_theorem2_model 
     double norm2 = 0.0, loss = 0.0;
     for (size_t k = 0; k < m; k++)
         norm2 += pow(ar_cm_norm_fro(&t->y[k]), 2);
-    assert_ok(ar_mh_loss(ws, theta, t->x, t->y, m, norm2, &loss, NULL));
+    assert_ok(loss_m(ws, theta, t->x, t->y, m, norm2, &loss, NULL));
     assert_close(sqrt(loss), rel_error, 1e-9 * rel_error + 1e-15);
     ar_mh_workspace_free(ws);
 }
@@ -251,8 +294,9 @@ static double fit_model(const ar_theorem2_target *t, ar_theorem2_model model, si
     assert_ok(ar_theorem2_model_shape(t, model, &s));
     ar_mh_fitter *f = NULL;
     assert_ok(ar_mh_fitter_alloc(&f, &s));
-    assert_ok(ar_mh_fitter_set_data(f, t->x, t->y, m));
-    ar_mh_fit_opts o = ar_mh_fit_opts_default();
+    assert_ok(set_data_m(f, t->x, t->y, m));
+    ar_mh_fit_opts o;
+    ar_mh_fit_opts_init(&o);
     o.starts = starts;
     o.seed = SEED;
     double errs[8], *best = malloc(ar_mh_nparams(&s) * sizeof *best);
@@ -310,7 +354,8 @@ static void test_separation_on_four_inputs(void **state)
     /* more inputs can only make the standard layer's task harder: the best
      * error on 4 inputs is at least the one on 1 (here ~0) */
     ar_mh_fit_result r;
-    ar_mh_fit_opts o = ar_mh_fit_opts_default();
+    ar_mh_fit_opts o;
+    ar_mh_fit_opts_init(&o);
     o.seed = SEED;
     o.starts = 8;
     o.stop_below = 1e-10; /* the allocating level, stopping at the first exact fit */
@@ -346,6 +391,102 @@ static void test_model_shapes_and_names(void **state)
     ar_theorem2_target_free(&t);
 }
 
+/* Row-major and padded views give the same bits as column-major matrices;
+ * invalid views are AR_EINVAL. */
+static void test_strided_views(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(91);
+    ar_mh_shape s;
+    assert_ok(ar_mh_shape_init(&s, 3, 2, 2, 4));
+    double *theta = random_theta(&s, rng, 0.6), *other = random_theta(&s, rng, 0.6);
+    size_t np = ar_mh_nparams(&s);
+    double *g1 = malloc(np * sizeof *g1), *g2 = malloc(np * sizeof *g2);
+    assert_non_null(g1);
+    assert_non_null(g2);
+    ar_matrix x[2], y[2], pr = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&pr, 4, 4));
+    ar_mh_workspace *ws = NULL;
+    assert_ok(ar_mh_workspace_alloc(&ws, &s));
+    double norm2 = 0.0;
+    for (size_t k = 0; k < 2; k++) {
+        x[k] = tu_gaussian(3, 4, rng);
+        y[k] = ar_matrix_empty();
+        assert_ok(ar_matrix_alloc(&y[k], 3, 4));
+        assert_ok(ar_mh_forward(ws, theta, CV(&x[k]), VW(&y[k])));
+        norm2 += pow(ar_cm_norm_fro(&y[k]), 2);
+    }
+    assert_ok(ar_mh_head_scores(ws, theta, 1, CV(&x[0]), VW(&pr)));
+    double loss1, loss2;
+    assert_ok(loss_m(ws, other, x, y, 2, norm2, &loss1, g1));
+    ar_mh_fitter *f = NULL;
+    assert_ok(ar_mh_fitter_alloc(&f, &s));
+    assert_ok(set_data_m(f, x, y, 2));
+    ar_mh_fit_opts fo;
+    ar_mh_fit_opts_init(&fo);
+    fo.max_iter = 30;
+    fo.polish_iter = 5;
+    ar_mh_fit_outcome want, got;
+    assert_ok(ar_mh_fit_from(f, &fo, other, NULL, &want));
+    for (int layout = 0; layout < 2; layout++) {
+        ar_cview xv[2], yv[2];
+        ar_view ov, pv;
+        double *xb[2], *yb[2];
+        for (size_t k = 0; k < 2; k++) {
+            xb[k] = tu_strided_copy(&x[k], (ar_layout)layout, 2, &xv[k]);
+            yb[k] = tu_strided_copy(&y[k], (ar_layout)(1 - layout), 1, &yv[k]);
+            assert_non_null(xb[k]);
+            assert_non_null(yb[k]);
+        }
+        double *ob = tu_strided_out(3, 4, (ar_layout)(1 - layout), 3, &ov);
+        double *pb = tu_strided_out(4, 4, (ar_layout)layout, 1, &pv);
+        assert_non_null(ob);
+        assert_non_null(pb);
+        assert_ok(ar_mh_forward(ws, theta, xv[1], ov));
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(ov), CV(&y[1])) == 0.0);
+        assert_ok(ar_mh_head_scores(ws, theta, 1, xv[0], pv));
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(pv), CV(&pr)) == 0.0);
+        assert_ok(ar_mh_loss(ws, other, xv, yv, 2, norm2, &loss2, g2));
+        assert_true(loss1 == loss2);
+        assert_memory_equal(g1, g2, np * sizeof *g1);
+        assert_ok(ar_mh_fitter_set_data(f, xv, yv, 2));
+        assert_ok(ar_mh_fit_from(f, &fo, other, NULL, &got));
+        assert_true(got.rel_error == want.rel_error && got.iterations == want.iterations);
+        for (size_t k = 0; k < 2; k++) {
+            free(xb[k]);
+            free(yb[k]);
+        }
+        free(ob);
+        free(pb);
+    }
+    /* invalid views (the data attached again first: the loop's buffers are gone) */
+    assert_ok(set_data_m(f, x, y, 2));
+    ar_cview bx[2] = {tu_bad_cview(&x[0]), CV(&x[1])}, gy[2] = {CV(&y[0]), CV(&y[1])};
+    assert_int_equal(ar_mh_forward(ws, theta, tu_bad_cview(&x[0]), VW(&y[0])), AR_EINVAL);
+    assert_int_equal(ar_mh_forward(ws, theta, CV(&x[0]), tu_bad_view(&y[0])), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 0, tu_bad_cview(&x[0]), VW(&pr)), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 0, CV(&x[0]), tu_bad_view(&pr)), AR_EINVAL);
+    assert_int_equal(ar_mh_loss(ws, theta, bx, gy, 2, norm2, &loss2, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_loss(ws, theta, gy, bx, 2, norm2, &loss2, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_fitter_set_data(f, bx, gy, 2), AR_EINVAL);
+    assert_int_equal(ar_mh_fitter_set_data(f, gy, bx, 2), AR_EINVAL);
+    /* a failed set_data keeps the previous data */
+    assert_ok(ar_mh_fit_from(f, &fo, other, NULL, &got));
+    assert_true(got.rel_error == want.rel_error);
+    ar_mh_fitter_free(f);
+    ar_mh_workspace_free(ws);
+    for (size_t k = 0; k < 2; k++) {
+        ar_matrix_free(&x[k]);
+        ar_matrix_free(&y[k]);
+    }
+    ar_matrix_free(&pr);
+    free(theta);
+    free(other);
+    free(g1);
+    free(g2);
+    ar_rng_free(rng);
+}
+
 static void test_error_paths(void **state)
 {
     (void)state;
@@ -359,7 +500,7 @@ static void test_error_paths(void **state)
     assert_ok(ar_mh_shape_init(&s, 2, 2, 1, 3));
     double theta[16] = {0.25, -0.5, 1.5, 0.75, -1.25, 2.385, 0.5, -0.125,
                         1.0,  0.3,  -0.7, 0.9, 0.4,   -0.6,  0.8, 0.2};
-    ar_matrix q, k, v, o;
+    ar_view q, k, v, o;
     assert_int_equal(ar_mh_head_views(&s, theta, 2, &q, &k, &v, &o), AR_EINVAL);
     assert_int_equal(ar_mh_head_views(&s, NULL, 0, &q, &k, &v, &o), AR_EINVAL);
     assert_ok(ar_mh_head_views(&s, theta, 1, &q, &k, &v, &o));
@@ -372,17 +513,17 @@ static void test_error_paths(void **state)
     double xd[6] = {1, 2, 3, 4, 5, 6}, yd[6], pd[9];
     ar_matrix x = ar_matrix_alias(xd, 2, 3, 2), y = ar_matrix_alias(yd, 2, 3, 2);
     ar_matrix bad = ar_matrix_alias(yd, 3, 2, 3), p = ar_matrix_alias(pd, 3, 3, 3);
-    assert_int_equal(ar_mh_forward(ws, theta, &x, &bad), AR_ESIZE);
-    assert_int_equal(ar_mh_forward(ws, theta, &bad, &y), AR_ESIZE);
-    assert_int_equal(ar_mh_forward(NULL, theta, &x, &y), AR_EINVAL);
-    assert_int_equal(ar_mh_head_scores(ws, theta, 2, &x, &p), AR_EINVAL);
-    assert_int_equal(ar_mh_head_scores(ws, theta, 0, &x, &bad), AR_ESIZE);
-    assert_ok(ar_mh_forward(ws, theta, &x, &y));
+    assert_int_equal(ar_mh_forward(ws, theta, CV(&x), VW(&bad)), AR_ESIZE);
+    assert_int_equal(ar_mh_forward(ws, theta, CV(&bad), VW(&y)), AR_ESIZE);
+    assert_int_equal(ar_mh_forward(NULL, theta, CV(&x), VW(&y)), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 2, CV(&x), VW(&p)), AR_EINVAL);
+    assert_int_equal(ar_mh_head_scores(ws, theta, 0, CV(&x), VW(&bad)), AR_ESIZE);
+    assert_ok(ar_mh_forward(ws, theta, CV(&x), VW(&y)));
     double loss;
-    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 1, 0.0, &loss, NULL), AR_EINVAL);
-    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 1, NAN, &loss, NULL), AR_EINVAL);
-    assert_int_equal(ar_mh_loss(ws, theta, &x, &y, 0, 1.0, &loss, NULL), AR_EINVAL);
-    assert_int_equal(ar_mh_loss(ws, theta, &x, &bad, 1, 1.0, &loss, NULL), AR_ESIZE);
+    assert_int_equal(loss_m(ws, theta, &x, &y, 1, 0.0, &loss, NULL), AR_EINVAL);
+    assert_int_equal(loss_m(ws, theta, &x, &y, 1, NAN, &loss, NULL), AR_EINVAL);
+    assert_int_equal(loss_m(ws, theta, &x, &y, 0, 1.0, &loss, NULL), AR_EINVAL);
+    assert_int_equal(loss_m(ws, theta, &x, &bad, 1, 1.0, &loss, NULL), AR_ESIZE);
     ar_mh_workspace_free(ws);
 
     ar_mh_fitter *f = NULL;
@@ -390,7 +531,8 @@ static void test_error_paths(void **state)
     assert_int_equal(ar_mh_fitter_alloc(NULL, &s), AR_EINVAL);
     ar_mh_fitter_free(NULL);
     assert_ok(ar_mh_fitter_alloc(&f, &s));
-    ar_mh_fit_opts fo = ar_mh_fit_opts_default();
+    ar_mh_fit_opts fo;
+    ar_mh_fit_opts_init(&fo);
     ar_mh_fit_outcome out;
     ar_mh_fit_result res;
     double worst;
@@ -398,13 +540,13 @@ static void test_error_paths(void **state)
     assert_int_equal(ar_mh_fit_from(f, &fo, theta, NULL, &out), AR_EINVAL);
     assert_int_equal(ar_mh_fit_best(f, &fo, NULL, NULL, &res), AR_EINVAL);
     ar_rng *rng = ar_rng_alloc(1);
-    assert_int_equal(ar_mh_gradient_check(f, rng, &worst), AR_EINVAL);
-    assert_int_equal(ar_mh_fitter_set_data(f, &x, &y, 0), AR_EINVAL);
-    assert_int_equal(ar_mh_fitter_set_data(f, &x, &bad, 1), AR_ESIZE);
+    assert_int_equal(ar_mh_gradient_defect(f, rng, &worst), AR_EINVAL);
+    assert_int_equal(set_data_m(f, &x, &y, 0), AR_EINVAL);
+    assert_int_equal(set_data_m(f, &x, &bad, 1), AR_ESIZE);
     double zd[6] = {0};
     ar_matrix z = ar_matrix_alias(zd, 2, 3, 2);
-    assert_int_equal(ar_mh_fitter_set_data(f, &x, &z, 1), AR_EINVAL); /* zero outputs */
-    assert_ok(ar_mh_fitter_set_data(f, &x, &y, 1));
+    assert_int_equal(set_data_m(f, &x, &z, 1), AR_EINVAL); /* zero outputs */
+    assert_ok(set_data_m(f, &x, &y, 1));
     ar_mh_fit_opts o2 = fo;
     o2.max_iter = 0;
     assert_int_equal(ar_mh_fit_from(f, &o2, theta, NULL, &out), AR_EINVAL);
@@ -414,11 +556,15 @@ static void test_error_paths(void **state)
     o2 = fo;
     o2.starts = 0;
     assert_int_equal(ar_mh_fit_best(f, &o2, NULL, NULL, &res), AR_EINVAL);
-    assert_int_equal(ar_mh_fit_from(f, NULL, theta, NULL, &out), AR_EINVAL);
-    assert_int_equal(ar_mh_gradient_check(f, NULL, &worst), AR_EINVAL);
+    assert_int_equal(ar_mh_fit_from(f, &fo, theta, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_mh_gradient_defect(f, NULL, &worst), AR_EINVAL);
     /* a start at the outputs' own parameters is already exact (to round-off) */
     assert_ok(ar_mh_fit_from(f, &fo, theta, NULL, &out));
     assert_true(out.converged && out.rel_error <= 1e-15 && out.iterations <= 1);
+    /* NULL options: the defaults, with the same outcome */
+    ar_mh_fit_outcome out2;
+    assert_ok(ar_mh_fit_from(f, NULL, theta, NULL, &out2));
+    assert_memory_equal(&out, &out2, sizeof out);
     ar_mh_fitter_free(f);
     ar_rng_free(rng);
 
@@ -434,7 +580,7 @@ static void test_error_paths(void **state)
     ar_theorem2_target_free(&t);
     ar_theorem2_target_free(NULL);
     ar_theorem2_assumptions a;
-    assert_int_equal(ar_theorem2_check(&t, &a), AR_EINVAL);
+    assert_int_equal(ar_theorem2_verify(&t, &a), AR_EINVAL);
     assert_ok(ar_theorem2_target_build(&t, 2, 2, 4, 2, 2, 9));
     size_t rank;
     double kept, cut;
@@ -443,7 +589,7 @@ static void test_error_paths(void **state)
     assert_ok(ar_theorem2_logit_rank(&t, 1, 1, &rank, &kept, &cut));
     assert_int_equal(rank, 2);
     assert_true(kept > 1e-3 && cut <= 1e-12 * kept);
-    assert_int_equal(ar_theorem2_check(&t, NULL), AR_EINVAL);
+    assert_int_equal(ar_theorem2_verify(&t, NULL), AR_EINVAL);
     assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 3, NULL, &res), AR_EINVAL); /* m > 2 */
     assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 0, NULL, &res), AR_EINVAL);
     assert_int_equal(ar_theorem2_fit(&t, AR_THEOREM2_FIXED, 1, NULL, NULL), AR_EINVAL);
@@ -460,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_standard_matches_one_input),
         cmocka_unit_test(test_separation_on_four_inputs),
         cmocka_unit_test(test_model_shapes_and_names),
+        cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_error_paths),
     };
     gsl_set_error_handler_off(); /* the library checks GSL's return codes */

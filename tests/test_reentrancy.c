@@ -358,7 +358,8 @@ static int threaded_run(const threaded_inputs *in, size_t nthreads, threaded_out
 {
     int rc = ar_spectrum_svals_batch(in->views, TB_COUNT, out->s, nthreads, NULL);
     if (rc == AR_OK)
-        rc = ar_grid_float(&in->net, &in->templates, &in->part, &out->grid, nthreads);
+        rc = ar_grid_float(&in->net, ar_matrix_cview(&in->templates), &in->part,
+                           ar_matrix_view(&out->grid), nthreads);
     if (rc == AR_OK)
         rc = ar_grid_mod(&in->mod, in->mod_templates, TG_TEMPLATES, &in->part, out->grid_mod,
                          in->cols, nthreads);
@@ -403,7 +404,7 @@ static void threaded_inputs_init(threaded_inputs *in)
     in->mod_templates = malloc(TG_TEMPLATES * d * sizeof *in->mod_templates);
     assert_non_null(in->mod_templates);
     for (size_t i = 0; i < TG_TEMPLATES * d; i++)
-        in->mod_templates[i] = ar_field_uniform(rng, in->mod.p);
+        in->mod_templates[i] = ar_seprank_field_uniform(rng, in->mod.p);
     assert_int_equal(ar_partition_half(n, &in->part), AR_OK);
     assert_int_equal(ar_grid_shape(&in->part, TG_TEMPLATES, 0, &in->rows, &in->cols), AR_OK);
     ar_rng_free(rng);

@@ -7,6 +7,7 @@
 
 #include "attnrank/safetensors.h"
 #include "core/matrix_internal.h"
+#include "strided_testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -203,21 +204,46 @@ static void test_blocks_and_transpose(void **state)
     assert_ok(ar_matrix_alloc(&blk, 2, 3));
     assert_ok(ar_matrix_alloc(&blkt, 3, 2));
     ar_error err = {{0}};
-    assert_ok(ar_safetensors_read_block(st, t, 1, 2, 0, &blk, &err));
-    assert_ok(ar_safetensors_read_block(st, t, 1, 2, 1, &blkt, &err));
+    assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_NO_TRANS, ar_matrix_view(&blk), &err));
+    assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_TRANS, ar_matrix_view(&blkt), &err));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 3; j++) {
             assert_true(AR_AT(&blk, i, j) == AR_AT(&m, 1 + i, 2 + j));
             assert_true(AR_AT(&blkt, j, i) == AR_AT(&m, 1 + i, 2 + j));
         }
     /* a block that does not fit, from both ends */
-    assert_int_equal(ar_safetensors_read_block(st, t, 2, 0, 0, &blk, &err), AR_ESIZE);
+    assert_int_equal(ar_safetensors_read_block(st, t, 2, 0, AR_NO_TRANS, ar_matrix_view(&blk), &err),
+                     AR_ESIZE);
     assert_non_null(strstr(err.msg, "outside its 3 x 5 shape"));
-    assert_int_equal(ar_safetensors_read_block(st, t, 0, 3, 0, &blk, &err), AR_ESIZE);
-    assert_int_equal(ar_safetensors_read_block(st, t, 0, 3, 1, &blkt, &err), AR_ESIZE);
+    assert_int_equal(ar_safetensors_read_block(st, t, 0, 3, AR_NO_TRANS, ar_matrix_view(&blk), &err),
+                     AR_ESIZE);
+    assert_int_equal(ar_safetensors_read_block(st, t, 0, 3, AR_TRANS, ar_matrix_view(&blkt), &err),
+                     AR_ESIZE);
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_safetensors_read_block(st, t, 0, 0, 0, &empty, &err), AR_EINVAL);
-    assert_int_equal(ar_safetensors_read_block(NULL, t, 0, 0, 0, &blk, &err), AR_EINVAL);
+    assert_int_equal(ar_safetensors_read_block(st, t, 0, 0, AR_NO_TRANS, ar_matrix_view(&empty), &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_safetensors_read_block(NULL, t, 0, 0, AR_NO_TRANS, ar_matrix_view(&blk), &err),
+                     AR_EINVAL);
+    /* row-major and padded outputs receive the same values; invalid views and
+     * transpose flags are refused */
+    for (int lay = 0; lay < 2; lay++) {
+        ar_view v, vt;
+        double *vb = tu_strided_out(2, 3, (ar_layout)lay, 2, &v);
+        double *vtb = tu_strided_out(3, 2, (ar_layout)(1 - lay), 1, &vt);
+        assert_non_null(vb);
+        assert_non_null(vtb);
+        assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_NO_TRANS, v, &err));
+        assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_TRANS, vt, &err));
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(v), ar_matrix_cview(&blk)) == 0.0);
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(vt), ar_matrix_cview(&blkt)) == 0.0);
+        free(vb);
+        free(vtb);
+    }
+    assert_int_equal(ar_safetensors_read_block(st, t, 1, 2, AR_NO_TRANS, tu_bad_view(&blk), &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_safetensors_read_block(st, t, 1, 2, (ar_trans)2, ar_matrix_view(&blk),
+                                               &err),
+                     AR_EINVAL);
     ar_matrix_free(&blk);
     ar_matrix_free(&blkt);
     ar_safetensors_close(st);
@@ -267,7 +293,7 @@ static void test_nonfinite_weights(void **state)
         ar_matrix tb = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&tb, 3, 2));
         assert_int_equal(ar_safetensors_read_block(st, ar_safetensors_find(st, "layer.0.q"), 0, 0,
-                                                   1, &tb, &err),
+                                                   AR_TRANS, ar_matrix_view(&tb), &err),
                          AR_ENONFINITE);
         assert_non_null(strstr(err.msg, "at [1, 2]"));
         ar_matrix_free(&tb);

@@ -18,6 +18,7 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
+#include "strided_testutil.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -87,7 +88,7 @@ static void check_against_hand(size_t layers, size_t d, size_t heads, size_t n, 
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < d; i++)
             AR_AT(&x, i, j) = 0.5 * hv(7777 + i + 13 * j);
-    assert_int_equal(ar_san_forward(&net, &x, &y), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
     ar_cm_copy(&a, &x);
     for (size_t l = 0; l < layers; l++) {
         hand_layer(&net, l, &a, &b);
@@ -100,7 +101,7 @@ static void check_against_hand(size_t layers, size_t d, size_t heads, size_t n, 
     for (size_t p = 0; p < n; p++) {
         net.position = p;
         double f = 0.0, want = 0.0;
-        assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+        assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
         for (size_t r = 0; r < d; r++)
             want += net.readout[r] * AR_AT(&a, r, p);
         assert_true(fabs(f - want) <= 1e-12 * (fabs(want) + scale));
@@ -139,13 +140,13 @@ static void test_network_scalar_closed_form(void **state)
     double xs[2] = {0.83, -1.27};
     ar_matrix x = ar_matrix_alias(xs, 1, 2, 1);
     double f = 0.0;
-    assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
     double w = 1.5 * -0.7 * 2.1 * 0.3 * 1.9;
     double want = w * (xs[0] * xs[0] * xs[0] + xs[0] * xs[1] * xs[1]);
     assert_true(fabs(f - want) < 1e-14);
     /* with the residual: + r x0 */
     net.residual = 1;
-    assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
     assert_true(fabs(f - (want + 1.9 * xs[0])) < 1e-14);
     ar_san_free(&net);
 }
@@ -170,7 +171,7 @@ static void test_mod_matches_integer_arithmetic(void **state)
                     long v = (long)((c * 7919 + 13) % 5) - 2; /* -2..2 */
                     c++;
                     AR_AT(ms[w], i, j) = (double)v;
-                    *ar_san_mod_weight(&mnet, l, w, i, j) = v < 0 ? p - (uint64_t)(-v) : (uint64_t)v;
+                    *ar_san_mod_weight(&mnet, l, (ar_san_weight)w, i, j) = v < 0 ? p - (uint64_t)(-v) : (uint64_t)v;
                 }
     }
     double xs[12];
@@ -184,7 +185,7 @@ static void test_mod_matches_integer_arithmetic(void **state)
     ar_matrix x = ar_matrix_alias(xs, d, n, d), y;
     assert_int_equal(ar_matrix_alloc(&y, d, n), AR_OK);
     uint64_t ym[12];
-    assert_int_equal(ar_san_forward(&net, &x, &y), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
     assert_int_equal(ar_san_mod_forward(&mnet, xm, ym), AR_OK);
     int nonzero = 0;
     for (size_t j = 0; j < n; j++)
@@ -225,8 +226,8 @@ static void test_rank_of_separable_sums(void **state)
         double uf[7][12], vf[7][12];
         for (size_t r = 0; r < R; r++)
             for (size_t i = 0; i < m; i++) {
-                u[r][i] = ar_field_uniform(rng, p);
-                v[r][i] = ar_field_uniform(rng, p);
+                u[r][i] = ar_seprank_field_uniform(rng, p);
+                v[r][i] = ar_seprank_field_uniform(rng, p);
                 /* Gaussian, not hv(): shifted sinusoids span only 2 dimensions */
                 uf[r][i] = ar_rng_gaussian_polar(rng, 1.0);
                 vf[r][i] = ar_rng_gaussian_polar(rng, 1.0);
@@ -243,7 +244,7 @@ static void test_rank_of_separable_sums(void **state)
                 gf[i + j * m] = af;
             }
         size_t rank = 99;
-        assert_int_equal(ar_rank_mod(g, m, m, m, p, &rank), AR_OK);
+        assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank), AR_OK);
         assert_int_equal(rank, R);
         ar_matrix a = ar_matrix_alias(gf, m, m, m);
         double s[12];
@@ -254,9 +255,9 @@ static void test_rank_of_separable_sums(void **state)
     }
     ar_rng_free(rng);
     size_t r = 5;
-    assert_int_equal(ar_rank_mod(NULL, 0, 4, 4, 7, &r), AR_OK);
+    assert_int_equal(ar_seprank_rank_mod(NULL, 0, 4, 4, 7, &r), AR_OK);
     assert_int_equal(r, 0);
-    assert_int_equal(ar_rank_mod(NULL, 3, 3, 3, 7, &r), AR_EINVAL);
+    assert_int_equal(ar_seprank_rank_mod(NULL, 3, 3, 3, 7, &r), AR_EINVAL);
 }
 
 /* A residual network with zero attention weights computes f = r^T x_p: a
@@ -277,7 +278,7 @@ static void test_network_product_function(void **state)
         t[i] = (i * 2654435761u + 17) % p;
     assert_int_equal(ar_grid_mod(&net, t, m, &part, g, m, 2), AR_OK);
     size_t rank = 0;
-    assert_int_equal(ar_rank_mod(g, m, m, m, p, &rank), AR_OK);
+    assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank), AR_OK);
     assert_int_equal(rank, 1);
     /* and rows are f(t_a) on every column */
     for (size_t i = 0; i < m; i++)
@@ -307,7 +308,7 @@ static void test_grid_float_matches_eval(void **state)
     ar_matrix_alloc(&x, 2, 3);
     for (size_t i = 0; i < 2 * m; i++)
         t.data[i] = hv(300 + i);
-    assert_int_equal(ar_grid_float(&net, &t, &part, &g, 3), AR_OK);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 3), AR_OK);
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++) {
             size_t which[3] = {c % m, (c / m) % m, r};
@@ -315,12 +316,12 @@ static void test_grid_float_matches_eval(void **state)
                 for (size_t i = 0; i < 2; i++)
                     AR_AT(&x, i, j) = AR_AT(&t, i, which[j]);
             double f;
-            assert_int_equal(ar_san_eval(&net, &x, &f), AR_OK);
+            assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
             assert_true(fabs(f - AR_AT(&g, r, c)) <= 1e-13 * (1.0 + fabs(f)));
         }
     ar_matrix bad;
     ar_matrix_alloc(&bad, rows, cols + 1);
-    assert_int_equal(ar_grid_float(&net, &t, &part, &bad, 1), AR_ESIZE);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&bad), 1), AR_ESIZE);
     ar_matrix_free(&bad);
     ar_matrix_free(&t);
     ar_matrix_free(&g);
@@ -328,9 +329,69 @@ static void test_grid_float_matches_eval(void **state)
     ar_san_free(&net);
 }
 
+/* Row-major and padded views give the same bits as column-major matrices;
+ * invalid views are AR_EINVAL. */
+static void test_strided_views(void **state)
+{
+    (void)state;
+    ar_san net;
+    assert_int_equal(ar_san_alloc(&net, 2, 4, 2, 3, 1), AR_OK);
+    fill_net(&net, 9);
+    ar_partition part;
+    ar_partition_half(3, &part);
+    size_t m = 3, rows, cols;
+    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols), AR_OK);
+    ar_matrix t, g, x, y;
+    assert_int_equal(ar_matrix_alloc(&t, 4, m), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&g, rows, cols), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, 4, 3), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&y, 4, 3), AR_OK);
+    for (size_t i = 0; i < 4 * m; i++)
+        t.data[i] = hv(500 + i);
+    for (size_t i = 0; i < 12; i++)
+        x.data[i] = 0.5 * hv(900 + i);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 1), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
+    double f0, f;
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f0), AR_OK);
+    for (int layout = 0; layout < 2; layout++) {
+        ar_cview tv, xv;
+        ar_view gv, yv;
+        double *tb = tu_strided_copy(&t, (ar_layout)layout, 2, &tv);
+        double *xb = tu_strided_copy(&x, (ar_layout)layout, 1, &xv);
+        double *gb = tu_strided_out(rows, cols, (ar_layout)(1 - layout), 3, &gv);
+        double *yb = tu_strided_out(4, 3, (ar_layout)(1 - layout), 2, &yv);
+        assert_non_null(tb);
+        assert_non_null(xb);
+        assert_non_null(gb);
+        assert_non_null(yb);
+        assert_int_equal(ar_grid_float(&net, tv, &part, gv, 2), AR_OK);
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(gv), ar_matrix_cview(&g)) == 0.0);
+        assert_int_equal(ar_san_forward(&net, xv, yv), AR_OK);
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(yv), ar_matrix_cview(&y)) == 0.0);
+        assert_int_equal(ar_san_eval(&net, xv, &f), AR_OK);
+        assert_true(f == f0);
+        free(tb);
+        free(xb);
+        free(gb);
+        free(yb);
+    }
+    assert_int_equal(ar_grid_float(&net, tu_bad_cview(&t), &part, ar_matrix_view(&g), 1), AR_EINVAL);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, tu_bad_view(&g), 1), AR_EINVAL);
+    assert_int_equal(ar_san_forward(&net, tu_bad_cview(&x), ar_matrix_view(&y)), AR_EINVAL);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), tu_bad_view(&y)), AR_EINVAL);
+    assert_int_equal(ar_san_eval(&net, tu_bad_cview(&x), &f), AR_EINVAL);
+    ar_matrix_free(&t);
+    ar_matrix_free(&g);
+    ar_matrix_free(&x);
+    ar_matrix_free(&y);
+    ar_san_free(&net);
+}
+
 static ar_seprank_config cfg_of(size_t L, size_t d, size_t H, size_t n, int residual)
 {
-    ar_seprank_config c = ar_seprank_config_default();
+    ar_seprank_config c;
+    ar_seprank_config_init(&c);
     c.layers = L;
     c.d = d;
     c.heads = H;
@@ -351,7 +412,7 @@ static void test_exact_and_float_agree(void **state)
         ar_seprank_config c = cfg_of(cases[k][0], cases[k][1], cases[k][2], cases[k][3],
                                      (int)cases[k][4]);
         c.do_exact = 1;
-        c.rational = 1;
+        c.rational = AR_SEPRANK_RATIONAL_ON;
         c.max_dim = 64;
         ar_seprank_result r;
         ar_error err = {{0}};
@@ -407,7 +468,7 @@ static void test_closed_form_beyond_sweep(void **state)
         c.templates = cases[k][3] + 5;
         ar_seprank_result r;
         assert_int_equal(ar_seprank_run(&c, &r, NULL), AR_OK);
-        double cf = exp(ar_lnchoose((double)cases[k][1] + (pow(3.0, (double)cases[k][0]) - 1) / 2,
+        double cf = exp(ar_seprank_lnchoose((double)cases[k][1] + (pow(3.0, (double)cases[k][0]) - 1) / 2,
                                     (double)cases[k][1]));
         assert_true(fabs(cf - (double)cases[k][3]) < 1e-6 * cf);
         assert_int_equal(r.exact_rank, cases[k][3]);
@@ -462,7 +523,7 @@ static void test_bounds_small_values(void **state)
     for (size_t d = 1; d <= 6; d++)
         for (size_t L = 1; L <= 4; L++)
             assert_true(fabs(ar_seprank_bound_log_parity(d, L, &part, 1, 0) -
-                             ar_lnchoose((double)d + (pow(3.0, (double)L) - 1) / 2, (double)d)) <
+                             ar_seprank_lnchoose((double)d + (pow(3.0, (double)L) - 1) / 2, (double)d)) <
                         1e-9);
     /* residual split: k = 0: min(1, C(5,3)=10); k=1: min(2, C(4,2)=6);
      * k=2: min(3, C(3,1)=3); k=3: min(4, 1) -> 1 + 2 + 3 + 1 = 7 */
@@ -472,8 +533,8 @@ static void test_bounds_small_values(void **state)
     assert_true(isnan(ar_seprank_bound_log_parity(2, 7, &part, 0, 0)));
     assert_true(isfinite(ar_seprank_bound_log_monomial(64, 30, 2, 2)));
     assert_true(isnan(ar_seprank_bound_log_parity(2, 1, NULL, 0, 0)));
-    assert_true(isnan(ar_lnchoose(2.0, 3.0)));
-    assert_true(ar_lnchoose(5.0, 0.0) == 0.0);
+    assert_true(isnan(ar_seprank_lnchoose(2.0, 3.0)));
+    assert_true(ar_seprank_lnchoose(5.0, 0.0) == 0.0);
     /* regimes */
     assert_true(fabs(ar_seprank_l_th(27) - 3.0) < 1e-12);
     assert_int_equal(ar_seprank_regime_of(2, 27), AR_REGIME_DOUBLE_EXPONENTIAL);
@@ -526,7 +587,7 @@ static void test_primes_and_field(void **state)
     ar_rng *rng = ar_rng_alloc(3);
     uint64_t seen_high = 0;
     for (int i = 0; i < 2000; i++) {
-        uint64_t x = ar_field_uniform(rng, a);
+        uint64_t x = ar_seprank_field_uniform(rng, a);
         assert_true(x < a);
         if (x > a / 2)
             seen_high++;
@@ -534,15 +595,15 @@ static void test_primes_and_field(void **state)
     /* the whole field, not a small range */
     assert_true(seen_high > 800 && seen_high < 1200);
     for (int i = 0; i < 200; i++)
-        assert_true(ar_field_uniform(rng, 7) < 7);
+        assert_true(ar_seprank_field_uniform(rng, 7) < 7);
     ar_rng_free(rng);
     ar_san_mod m;
     assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 2, 2, 0, 15), AR_EINVAL); /* not prime */
     assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 3, 2, 0, a), AR_EINVAL);  /* 3 does not divide 4 */
     assert_int_equal(ar_san_mod_alloc(&m, 0, 4, 1, 2, 0, a), AR_EINVAL);
     assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 1, 2, 0, a), AR_OK);
-    assert_null(ar_san_mod_weight(&m, 1, 0, 0, 0));
-    assert_null(ar_san_mod_weight(&m, 0, 4, 0, 0));
+    assert_null(ar_san_mod_weight(&m, 1, AR_SAN_WQ, 0, 0));
+    assert_null(ar_san_mod_weight(&m, 0, (ar_san_weight)4, 0, 0));
     assert_int_equal(ar_san_mod_set_entry(&m, 2, 0), AR_EINVAL);
     assert_int_equal(ar_san_mod_set_entry(&m, 0, 4), AR_EINVAL);
     ar_san_mod_free(&m);
@@ -561,8 +622,9 @@ static void test_error_paths(void **state)
     ar_matrix_alloc(&x, 3, 2);
     ar_matrix_alloc(&y, 4, 2);
     double f;
-    assert_int_equal(ar_san_eval(&net, &x, &f), AR_EINVAL);
-    assert_int_equal(ar_san_forward(&net, &y, &x), AR_ESIZE);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_ESIZE);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&y), ar_matrix_view(&x)), AR_ESIZE);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&y), NULL), AR_EINVAL);
     assert_int_equal(ar_san_set_entry(&net, 2, 0), AR_EINVAL);
     assert_int_equal(ar_san_set_entry(&net, 0, 4), AR_EINVAL);
     ar_matrix_free(&x);
@@ -572,6 +634,9 @@ static void test_error_paths(void **state)
 
     ar_seprank_result r;
     ar_error err = {{0}};
+    ar_partition part0;
+    size_t rank0;
+    ar_partition_half(2, &part0);
     ar_seprank_config c = cfg_of(1, 4, 3, 2, 0);
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "divide"));
@@ -583,9 +648,17 @@ static void test_error_paths(void **state)
     c.position = 2;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     c.position = 0;
+    c.readout = AR_SEPRANK_READOUT_ENTRY;
     c.entry = 4;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
-    c.entry = -1;
+    c.entry = 3;
+    assert_int_equal(ar_seprank_mod_rank(&c, &part0, 2, 0, &rank0), AR_OK);
+    c.readout = (ar_seprank_readout)7;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c.readout = AR_SEPRANK_READOUT_RANDOM;
+    c.rational = (ar_seprank_rational)-1;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    c.rational = AR_SEPRANK_RATIONAL_AUTO;
     c.nprimes = 4;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     c.nprimes = 0;
@@ -594,7 +667,15 @@ static void test_error_paths(void **state)
     c.templates = 0;
     ar_partition_half(3, &c.partition); /* does not match n = 2 */
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
-    assert_int_equal(ar_seprank_run(NULL, &r, &err), AR_EINVAL);
+    /* NULL configuration: the defaults (L = 1, d = 2, N = 2) */
+    assert_int_equal(ar_seprank_run(NULL, &r, &err), AR_OK);
+    assert_int_equal(r.config.d, 2);
+    assert_true(r.have_float);
+    ar_seprank_result_free(&r);
+    ar_seprank_config defaults;
+    ar_seprank_config_init(&defaults);
+    assert_true(ar_seprank_role_seed(NULL, 1) == ar_seprank_role_seed(&defaults, 1));
+    assert_int_equal(ar_seprank_run(&c, NULL, &err), AR_EINVAL);
     size_t rank;
     ar_partition part;
     ar_partition_half(2, &part);
@@ -641,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_rank_of_separable_sums),
         cmocka_unit_test(test_network_product_function),
         cmocka_unit_test(test_grid_float_matches_eval),
+        cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_exact_and_float_agree),
         cmocka_unit_test(test_exact_rank_below_bounds),
         cmocka_unit_test(test_closed_form_beyond_sweep),

@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_randist.h>
 #include "core/matrix_internal.h"
+#include "strided_testutil.h"
 
 /* Row softmax of logits (N x V) into a new matrix. */
 static ar_matrix row_softmax(const ar_matrix *z)
@@ -35,12 +36,13 @@ static void analyse(const ar_matrix *p, ar_precision prec, size_t d, int bias, i
 {
     ar_sbn_workspace *ws = NULL;
     assert_ok(ar_sbn_workspace_alloc(&ws, p->rows, p->cols));
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.d = d;
     o.bias = bias;
     o.fit = fit;
     ar_error err = {{0}};
-    int rc = ar_sbn_analyze(ws, p, prec, &o, r, &err);
+    int rc = ar_sbn_analyze(ws, ar_matrix_cview(p), prec, &o, r, &err);
     if (rc != AR_OK)
         fail_msg("analyze: %s", err.msg);
     ar_sbn_workspace_free(ws);
@@ -201,11 +203,12 @@ static void test_float32_precision(void **state)
             AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
     ar_sbn_workspace *ws = NULL;
     assert_ok(ar_sbn_workspace_alloc(&ws, 24, 40));
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.d = 3;
     o.fit = 0;
     ar_sbn_result res;
-    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F32, &o, &res, NULL));
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F32, &o, &res, NULL));
     assert_int_equal(res.required_d, 3);
     assert_int_equal(res.precision, AR_PREC_F32);
     assert_close(res.rtol, 40.0 * ar_precision_eps(AR_PREC_F32), 0.0);
@@ -213,12 +216,12 @@ static void test_float32_precision(void **state)
     /* float64 epsilon: rounding noise counts as rank; the row sums also fail
      * float64's default tolerance, so give the sum tolerance explicitly */
     o.sum_tol = 1e-6;
-    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL));
     assert_true(res.required_d > 3);
     ar_sbn_result_free(&res);
     o.sum_tol = -1.0;
     ar_error err = {{0}};
-    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, &err), AR_EDOMAIN);
+    assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "sums to"));
     ar_sbn_workspace_free(ws);
     ar_matrix_free(&z);
@@ -242,11 +245,12 @@ static void test_errors_against_width(void **state)
     ar_matrix p = row_softmax(&z);
     ar_sbn_workspace *ws = NULL;
     assert_ok(ar_sbn_workspace_alloc(&ws, 15, 25));
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.d = 2;
     o.seed = 9;
     ar_sbn_result res;
-    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL));
     assert_int_equal(res.required_d, 15);
     assert_close(ar_sbn_logit_error(&res, 0), res.centred_norm, 0.0);
     assert_close(ar_sbn_logit_error(&res, 15), 0.0, 0.0);
@@ -258,7 +262,7 @@ static void test_errors_against_width(void **state)
     assert_int_equal(res.fit.seed, 9);
     ar_matrix q = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&q, 15, 25));
-    assert_ok(ar_sbn_fit_prediction(ws, &q));
+    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)));
     assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&q), AR_AXIS_ROW) < 1e-14);
     double kls = 0.0;
     for (size_t i = 0; i < 15; i++) {
@@ -314,12 +318,13 @@ static void test_shared_fit(void **state)
     ar_matrix q1 = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&q1, n, v));
     for (int bias = 0; bias <= 1; bias++) {
-        ar_sbn_opts o = ar_sbn_opts_default();
+        ar_sbn_opts o;
+        ar_sbn_opts_init(&o);
         o.bias = bias;
         o.seed = 17;
         o.fit = 0;
         ar_sbn_result res;
-        assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+        assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL));
         ar_fit_opts fo;
         ar_fit_opts_init(&fo);
         fo.axis = AR_AXIS_ROW;
@@ -339,7 +344,7 @@ static void test_shared_fit(void **state)
             assert_true(f.kl_mean >= 0.0 && f.kl_max >= 0.0 && f.start_kl_mean >= 0.0);
             assert_true(f.kl_mean <= f.start_kl_mean);
             /* the same prediction, transposed back to N x V */
-            assert_ok(ar_sbn_fit_prediction(ws, &q1));
+            assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q1)));
             const ar_matrix *q2 = ar_cm_fit_prediction(fw);
             for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < v; j++)
@@ -362,6 +367,62 @@ static void test_shared_fit(void **state)
     ar_rng_free(rng);
 }
 
+/* Row-major and padded views of P give the same analysis and prediction as
+ * the column-major matrix; invalid views are AR_EINVAL. */
+static void test_strided_views(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(77);
+    ar_matrix z = planted_logits(9, 13, 3, 1, rng);
+    ar_matrix p = row_softmax(&z);
+    ar_sbn_workspace *ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, 9, 13));
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
+    o.d = 2;
+    o.bias = 1;
+    o.max_iter = 40;
+    ar_sbn_result want, got;
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &want, NULL));
+    ar_matrix q = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&q, 9, 13));
+    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)));
+    for (int layout = 0; layout < 2; layout++) {
+        ar_cview pv;
+        ar_view qv;
+        double *pb = tu_strided_copy(&p, (ar_layout)layout, 2, &pv);
+        double *qb = tu_strided_out(9, 13, (ar_layout)(1 - layout), 3, &qv);
+        assert_non_null(pb);
+        assert_non_null(qb);
+        assert_ok(ar_sbn_validate(pv, -1.0, AR_PREC_F64, NULL));
+        assert_ok(ar_sbn_analyze(ws, pv, AR_PREC_F64, &o, &got, NULL));
+        assert_int_equal(got.required_d, want.required_d);
+        assert_int_equal(got.rank_log, want.rank_log);
+        assert_true(got.logit_error == want.logit_error);
+        assert_memory_equal(got.singular_values, want.singular_values, want.nsv * sizeof(double));
+        assert_true(got.fit.kl_mean == want.fit.kl_mean);
+        assert_ok(ar_sbn_fit_prediction(ws, qv));
+        assert_true(ar_matrix_max_abs_diff(ar_view_const(qv), ar_matrix_cview(&q)) == 0.0);
+        ar_sbn_result_free(&got);
+        free(pb);
+        free(qb);
+    }
+    assert_int_equal(ar_sbn_validate(tu_bad_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_analyze(ws, tu_bad_cview(&p), AR_PREC_F64, &o, &got, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_fit_prediction(ws, tu_bad_view(&q)), AR_EINVAL);
+    /* NULL options: the defaults (d = 0, fit on) */
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, NULL, &got, NULL));
+    assert_int_equal(got.d, 0);
+    assert_true(got.fit_computed);
+    ar_sbn_result_free(&got);
+    ar_sbn_result_free(&want);
+    ar_sbn_workspace_free(ws);
+    ar_matrix_free(&q);
+    ar_matrix_free(&p);
+    ar_matrix_free(&z);
+    ar_rng_free(rng);
+}
+
 static void test_input_errors(void **state)
 {
     (void)state;
@@ -369,59 +430,62 @@ static void test_input_errors(void **state)
     ar_matrix p = ar_matrix_alias(good, 2, 3, 2);
     ar_error err = {{0}};
     /* rows: (0.25, 0.75, 1e-300) ok, (0.5, 0.5, 0.0) has a zero */
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 1, column 2"));
     good[5] = -0.0;
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
     good[5] = -1e-3;
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EDOMAIN);
     good[5] = NAN;
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_ENONFINITE);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, &err), AR_ENONFINITE);
     good[5] = INFINITY;
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL), AR_ENONFINITE);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, NULL), AR_ENONFINITE);
     good[3] = 0.49;
     good[5] = 1e-3; /* row 1 sums to 0.991 */
-    assert_int_equal(ar_sbn_check(&p, -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "row 1 sums to"));
-    assert_ok(ar_sbn_check(&p, 0.02, AR_PREC_F64, NULL)); /* explicit tolerance */
+    assert_ok(ar_sbn_validate(ar_matrix_cview(&p), 0.02, AR_PREC_F64, NULL)); /* explicit tolerance */
     good[3] = 0.5;
     good[5] = 1e-17; /* sum 1 + 1e-17 rounds to 1 */
-    assert_ok(ar_sbn_check(&p, -1.0, AR_PREC_F64, NULL));
+    assert_ok(ar_sbn_validate(ar_matrix_cview(&p), -1.0, AR_PREC_F64, NULL));
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_sbn_check(&empty, -1.0, AR_PREC_F64, NULL), AR_EINVAL);
-    assert_int_equal(ar_sbn_check(NULL, -1.0, AR_PREC_F64, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_validate(ar_matrix_cview(&empty), -1.0, AR_PREC_F64, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_validate(tu_bad_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EINVAL);
     /* workspace and analysis arguments */
     ar_sbn_workspace *ws = NULL;
     assert_int_equal(ar_sbn_workspace_alloc(&ws, 0, 3), AR_EINVAL);
     assert_int_equal(ar_sbn_workspace_alloc(NULL, 2, 3), AR_EINVAL);
     assert_ok(ar_sbn_workspace_alloc(&ws, 3, 3));
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     ar_sbn_result res;
-    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL), AR_ESIZE);
+    assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL), AR_ESIZE);
     ar_sbn_fit f;
     assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL); /* nothing loaded */
     ar_matrix q = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&q, 3, 3));
-    assert_int_equal(ar_sbn_fit_prediction(ws, &q), AR_EINVAL);
+    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)), AR_EINVAL);
     ar_matrix_free(&q);
     ar_sbn_workspace_free(ws);
     ws = NULL;
     assert_ok(ar_sbn_workspace_alloc(&ws, 2, 3));
     o.rank.atol = -1.0;
-    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
-    o = ar_sbn_opts_default();
-    assert_int_equal(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, NULL, NULL), AR_EINVAL);
-    assert_int_equal(ar_sbn_analyze(NULL, &p, AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
-    assert_ok(ar_sbn_analyze(ws, &p, AR_PREC_F64, &o, &res, NULL));
+    assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
+    ar_sbn_opts_init(&o);
+    assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_analyze(NULL, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
+    assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL));
     o.jitter = -1.0;
     assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL);
     o.jitter = 0.0;
     o.grad_tol = 0.0;
     assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL);
-    assert_int_equal(ar_sbn_fit_run(ws, 1, NULL, &f, NULL), AR_EINVAL);
+    assert_ok(ar_sbn_fit_run(ws, 1, NULL, &f, NULL)); /* NULL options: the defaults */
+    assert_true(f.jitter == 1e-3 && f.seed == 0);
+    assert_int_equal(ar_sbn_fit_run(ws, 1, &o, NULL, NULL), AR_EINVAL);
     ar_matrix wrong = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&wrong, 3, 2));
-    assert_int_equal(ar_sbn_fit_prediction(ws, &wrong), AR_ESIZE);
+    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&wrong)), AR_ESIZE);
     ar_matrix_free(&wrong);
     ar_sbn_result_free(&res);
     ar_sbn_result_free(NULL);
@@ -439,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_float32_precision),
         cmocka_unit_test(test_errors_against_width),
         cmocka_unit_test(test_shared_fit),
+        cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_input_errors),
     };
     return cmocka_run_group_tests_name("softmax_bottleneck", tests, NULL, NULL);

@@ -11,6 +11,9 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
+#include "strided_testutil.h"
+
+#define CV(m) ar_matrix_cview(m)
 
 /* ---- model builder ------------------------------------------------------- */
 
@@ -317,8 +320,9 @@ static void test_default_rtol(void **state)
     assert_true(ar_weights_subnormal_abs(AR_PREC_F64) == 0x1p-1074);
     assert_string_equal(ar_weights_rule_name(AR_WRULE_NOISE), "uniform-rounding-mc");
     assert_string_equal(ar_weights_rule_name(AR_WRULE_GIVEN), "given");
-    ar_weights_opts o = ar_weights_opts_default();
-    assert_true(o.rtol < 0.0 && o.atol == 0.0 && o.seed == 0);
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
+    assert_true(o.rule == AR_WRULE_NOISE && o.rtol == 0.0 && o.atol == 0.0 && o.seed == 0);
     assert_int_equal(o.noise_draws, 4);
     assert_true(o.noise_factor == 4.0);
 }
@@ -333,7 +337,8 @@ static void test_bert_matches_direct(void **state)
     loaded x;
     load(&x, &m, BERT, "F64");
     ar_weights_report r;
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     ar_error err = {{0}};
     assert_int_equal(ar_weights_analyze_model(x.st, NULL, &o, &r, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "give --heads"));
@@ -436,7 +441,8 @@ static void test_llama_grouped_query(void **state)
     assert_int_equal(ar_weights_head(&r, 1, 2)->kv_head, 0);
     ar_weights_report_free(&r);
     /* an explicit kv-head count that contradicts the shapes */
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     o.kv_heads = 3;
     ar_error err = {{0}};
     assert_int_equal(ar_weights_analyze_model(x.st, &cfg, &o, &r, &err), AR_EFORMAT);
@@ -523,7 +529,8 @@ static void test_tolerance_rule(void **state)
         unsigned char *img = stb_image(&sb, &len);
         ar_safetensors *st = NULL;
         assert_ok(ar_safetensors_parse(&st, img, len, "t.safetensors", NULL));
-        ar_weights_opts o = ar_weights_opts_default();
+        ar_weights_opts o;
+    ar_weights_opts_init(&o);
         o.q_pattern = "enc.{layer}.wq";
         o.k_pattern = "enc.{layer}.wk";
         o.heads = 1;
@@ -542,6 +549,7 @@ static void test_tolerance_rule(void **state)
         assert_false(r.rtol_given);
         double tau_noise = h->noise.tau_noise, tau_cert = h->noise.tau_cert;
         ar_weights_report_free(&r);
+        o.rule = AR_WRULE_GIVEN;
         o.rtol = (double)d * 0x1p-52; /* numpy's float64 default */
         analyze_ok(st, NULL, &o, &r);
         h = ar_weights_head(&r, 0, 0);
@@ -559,7 +567,7 @@ static void test_tolerance_rule(void **state)
         analyze_ok(st, NULL, &o, &r);
         assert_int_equal(ar_weights_head(&r, 0, 0)->metrics.rank, 0);
         ar_weights_report_free(&r);
-        o.rtol = -1.0; /* an absolute cut alone also replaces the default (rtol 0) */
+        o.rtol = 0.0; /* an absolute cut alone (rtol 0) */
         o.atol = tau_noise / 4.0;
         analyze_ok(st, NULL, &o, &r);
         h = ar_weights_head(&r, 0, 0);
@@ -569,6 +577,7 @@ static void test_tolerance_rule(void **state)
                                                               tau_noise / 4.0));
         ar_weights_report_free(&r);
         o.atol = 0.0;
+        o.rule = AR_WRULE_NOISE;
         ar_safetensors_close(st);
         free(img);
         stb_free(&sb);
@@ -685,7 +694,11 @@ static void analyse_stored(const ar_matrix *a, const ar_matrix *b, const char *d
     unsigned char *img = stb_image(&sb, &len);
     ar_safetensors *st = NULL;
     assert_ok(ar_safetensors_parse(&st, img, len, "head.safetensors", NULL));
-    ar_weights_opts o = opts ? *opts : ar_weights_opts_default();
+    ar_weights_opts o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_weights_opts_init(&o);
     o.q_pattern = "enc.{layer}.wq";
     o.k_pattern = "enc.{layer}.wk";
     o.heads = 1;
@@ -760,7 +773,7 @@ static void test_noise_factored_matches_dense(void **state)
         ar_weights_noise z;
         double s[64];
         const uint64_t seed = 1234 + c;
-        assert_ok(ar_weights_head_factored(&a, &b, AR_PREC_BF16, seed, 3, 4.0, s, &z));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s, &z));
         ar_matrix prod = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&prod, d, d));
         assert_ok(ar_cm_gemm(1, 0, 1.0, &a, &b, 0.0, &prod));
@@ -812,7 +825,7 @@ static void test_noise_factored_matches_dense(void **state)
         assert_true(z.certain_rank <= z.default_rank);
         /* the spectrum alone */
         double s2[64];
-        assert_ok(ar_weights_head_factored(&a, &b, AR_PREC_BF16, seed, 3, 4.0, s2, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s2, NULL));
         assert_memory_equal(s, s2, k * sizeof(double));
         ar_matrix_free(&da);
         ar_matrix_free(&db);
@@ -826,25 +839,26 @@ static void test_noise_factored_matches_dense(void **state)
     one.data[0] = 1.0;
     ar_weights_noise z;
     double s[1];
-    assert_ok(ar_weights_head_factored(&one, &one, AR_PREC_F16, 5, 4, 4.0, s, &z));
+    assert_ok(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z));
     assert_true(z.capped && z.tau_noise == z.tau_cert);
     assert_int_equal(z.certain_rank, 1);
     assert_int_equal(z.default_rank, 1);
     /* argument checks */
     ar_matrix two = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&two, 1, 2));
-    assert_int_equal(ar_weights_head_factored(&one, &two, AR_PREC_F16, 5, 4, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&two), AR_PREC_F16, 5, 4, 4.0, s, &z),
                      AR_ESIZE);
-    assert_int_equal(ar_weights_head_factored(&one, &one, AR_PREC_F16, 5, 0, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 0, 4.0, s, &z),
                      AR_EINVAL);
-    assert_int_equal(ar_weights_head_factored(&one, &one, AR_PREC_F16, 5, 4, 0.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 0.0, s, &z),
                      AR_EINVAL);
-    assert_int_equal(ar_weights_head_factored(&one, &one, AR_PREC_F16, 5, 4, NAN, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, NAN, s, &z),
                      AR_EINVAL);
-    assert_int_equal(ar_weights_head_factored(NULL, &one, AR_PREC_F16, 5, 4, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, NULL,
+                                              &z),
                      AR_EINVAL);
     one.data[0] = NAN;
-    assert_int_equal(ar_weights_head_factored(&one, &one, AR_PREC_F16, 5, 4, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z),
                      AR_ENONFINITE);
     ar_matrix_free(&one);
     ar_matrix_free(&two);
@@ -877,8 +891,8 @@ static void test_noise_certain_bound_holds(void **state)
         ar_weights_noise z;
         double s[8], s0[8];
         ar_precision prec = dtype_precision(dtypes[k]);
-        assert_ok(ar_weights_head_factored(&a, &b, prec, 9, 4, 4.0, s, &z));
-        assert_ok(ar_weights_head_factored(&a0, &b0, AR_PREC_F64, 9, 4, 4.0, s0, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), prec, 9, 4, 4.0, s, &z));
+        assert_ok(ar_weights_head_factored(CV(&a0), CV(&b0), AR_PREC_F64, 9, 4, 4.0, s0, NULL));
         ar_matrix da = ar_matrix_empty(), db = ar_matrix_empty();
         assert_ok(ar_matrix_alloc(&da, p, d));
         assert_ok(ar_matrix_alloc(&db, p, d));
@@ -922,7 +936,7 @@ static uint64_t typical_planted_seed(size_t d, size_t dp)
         ar_matrix a, b;
         planted_head(d, dp, seed, &a, &b);
         double s[128];
-        assert_ok(ar_weights_head_factored(&a, &b, AR_PREC_F64, 0, 1, 1.0, s, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F64, 0, 1, 1.0, s, NULL));
         ar_matrix_free(&a);
         ar_matrix_free(&b);
         if (s[2] >= 0.0225 * s[0] && s[2] <= 0.0275 * s[0])
@@ -1070,7 +1084,8 @@ static void test_noise_seeds(void **state)
     loaded x;
     load(&x, &m, BERT, "BF16");
     ar_model_config cfg = config_of(&m, 0);
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     ar_weights_report r0, r1, r7;
     analyze_ok(x.st, &cfg, &o, &r0);
     analyze_ok(x.st, &cfg, &o, &r1);
@@ -1100,7 +1115,7 @@ static void test_noise_seeds(void **state)
     ar_qk_head q;
     double s[4];
     ar_error err = {{0}};
-    assert_ok(ar_weights_analyze_factors(&wq, &wk, AR_PREC_BF16, 1, 1, &o, s, &q, &err));
+    assert_ok(ar_weights_analyze_factors(CV(&wq), CV(&wk), AR_PREC_BF16, 1, 1, &o, s, &q, &err));
     const ar_qk_head *ref = ar_weights_head(&r7, 1, 1);
     assert_memory_equal(s, ref->singular_values, 4 * sizeof(double));
     assert_true(q.singular_values == s);
@@ -1110,7 +1125,7 @@ static void test_noise_seeds(void **state)
     assert_int_equal(q.head, 1);
     ar_weights_opts bad = o;
     bad.noise_draws = 0;
-    assert_int_equal(ar_weights_analyze_factors(&wq, &wk, AR_PREC_BF16, 1, 1, &bad, s, &q, &err),
+    assert_int_equal(ar_weights_analyze_factors(CV(&wq), CV(&wk), AR_PREC_BF16, 1, 1, &bad, s, &q, &err),
                      AR_EINVAL);
     assert_non_null(strstr(err.msg, "noise draws"));
     bad = o;
@@ -1120,7 +1135,7 @@ static void test_noise_seeds(void **state)
     assert_non_null(strstr(err.msg, "noise factor"));
     ar_matrix_free(&wq);
     assert_ok(ar_matrix_alloc(&wq, 3, 10)); /* 3 rows against 4 */
-    assert_int_equal(ar_weights_analyze_factors(&wq, &wk, AR_PREC_BF16, 1, 1, &o, s, &q, &err),
+    assert_int_equal(ar_weights_analyze_factors(CV(&wq), CV(&wk), AR_PREC_BF16, 1, 1, &o, s, &q, &err),
                      AR_ESIZE);
     ar_weights_report_free(&r0);
     ar_weights_report_free(&r1);
@@ -1151,7 +1166,8 @@ static void test_custom_patterns_and_range(void **state)
     unsigned char *img = stb_image(&sb, &len);
     ar_safetensors *st = NULL;
     assert_ok(ar_safetensors_parse(&st, img, len, "c.safetensors", NULL));
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     ar_model_config cfg = config_of(&m, 0);
     ar_weights_report r;
     ar_error err = {{0}};
@@ -1213,7 +1229,8 @@ static void test_verdicts(void **state)
     loaded x;
     load(&x, &m, BERT, "F64");
     ar_model_config cfg = config_of(&m, 512);
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     o.n = 3;
     ar_weights_report r;
     analyze_ok(x.st, &cfg, &o, &r);
@@ -1285,7 +1302,8 @@ static void test_model_errors(void **state)
     assert_ok(ar_matrix_alloc(&w3, 4, 6));
     for (size_t i = 0; i < 16; i++)
         w.data[i] = (double)(i % 5) - 1.5;
-    ar_weights_opts o = ar_weights_opts_default();
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
     o.heads = 2;
     st_builder b;
     const char *q0 = "encoder.layer.0.attention.self.query.weight";
@@ -1379,6 +1397,13 @@ static void test_model_errors(void **state)
     bad.atol = -1.0;
     expect_model_error(&b, &bad, AR_EINVAL, "tolerances");
     bad = o;
+    bad.rule = AR_WRULE_GIVEN;
+    bad.rtol = -1.0;
+    expect_model_error(&b, &bad, AR_EINVAL, "tolerances");
+    bad = o;
+    bad.rule = (ar_weights_rule)5;
+    expect_model_error(&b, &bad, AR_EINVAL, "rank rule");
+    bad = o;
     bad.head_dim = 3; /* 2 x 3 != 4 rows */
     expect_model_error(&b, &bad, AR_EFORMAT, "4 query rows, but 2 heads x head size 3 = 6");
     stb_free(&b);
@@ -1386,7 +1411,6 @@ static void test_model_errors(void **state)
     ar_weights_report r;
     ar_error err = {{0}};
     assert_int_equal(ar_weights_analyze_model(NULL, NULL, NULL, &r, &err), AR_EINVAL);
-    assert_int_equal(ar_weights_analyze(NULL, NULL, &r, &err), AR_EINVAL);
     assert_null(ar_weights_head(NULL, 0, 0));
     ar_weights_report_free(NULL);
     ar_matrix_free(&w);
@@ -1394,7 +1418,87 @@ static void test_model_errors(void **state)
     ar_matrix_free(&w3);
 }
 
+/* ---- views ----------------------------------------------------------------- */
+
+/* Row-major and padded factors give the same bits as column-major ones;
+ * invalid views are AR_EINVAL. */
+static void test_strided_factors(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(707);
+    ar_matrix a = tu_gaussian(4, 11, rng), b = tu_gaussian(4, 11, rng);
+    double s0[4], s1[4];
+    ar_weights_noise z0, z1;
+    assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F16, 3, 4, 4.0, s0, &z0));
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
+    o.n = 6;
+    ar_qk_head h0, h1;
+    double t0[4], t1[4];
+    ar_error err = {{0}};
+    assert_ok(ar_weights_analyze_factors(CV(&a), CV(&b), AR_PREC_F16, 2, 1, &o, t0, &h0, &err));
+    for (int lay = 0; lay < 2; lay++) {
+        ar_cview av, bv;
+        double *ab = tu_strided_copy(&a, (ar_layout)lay, 3, &av);
+        double *bb = tu_strided_copy(&b, (ar_layout)(1 - lay), 1, &bv);
+        assert_non_null(ab);
+        assert_non_null(bb);
+        assert_ok(ar_weights_head_factored(av, bv, AR_PREC_F16, 3, 4, 4.0, s1, &z1));
+        assert_memory_equal(s0, s1, sizeof s0);
+        assert_memory_equal(&z0, &z1, sizeof z0);
+        assert_ok(ar_weights_analyze_factors(av, bv, AR_PREC_F16, 2, 1, NULL, t1, &h1, &err));
+        assert_ok(ar_weights_analyze_factors(av, bv, AR_PREC_F16, 2, 1, &o, t1, &h1, &err));
+        assert_memory_equal(t0, t1, sizeof t0);
+        assert_memory_equal(&h0.metrics, &h1.metrics, sizeof h0.metrics);
+        assert_memory_equal(&h0.noise, &h1.noise, sizeof h0.noise);
+        assert_int_equal(h0.reach_n, h1.reach_n);
+        free(ab);
+        free(bb);
+    }
+    assert_int_equal(ar_weights_head_factored(tu_bad_cview(&a), CV(&b), AR_PREC_F16, 3, 4, 4.0,
+                                              s1, &z1),
+                     AR_EINVAL);
+    assert_int_equal(ar_weights_head_factored(CV(&a), tu_bad_cview(&b), AR_PREC_F16, 3, 4, 4.0,
+                                              s1, &z1),
+                     AR_EINVAL);
+    assert_int_equal(ar_weights_analyze_factors(tu_bad_cview(&a), CV(&b), AR_PREC_F16, 2, 1, &o,
+                                                t1, &h1, &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_weights_analyze_factors(CV(&a), tu_bad_cview(&b), AR_PREC_F16, 2, 1, &o,
+                                                t1, &h1, &err),
+                     AR_EINVAL);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    ar_rng_free(rng);
+}
+
 /* ---- a model directory with config.json ------------------------------------ */
+
+/* What a caller does (the CLI's weights command): open the model, read the
+ * config.json beside it when asked, analyse. */
+static int analyze_path(const char *path, int read_config, const ar_weights_opts *o,
+                        ar_weights_report *r, ar_error *err)
+{
+    memset(r, 0, sizeof *r);
+    ar_safetensors *st = NULL;
+    int rc = ar_safetensors_open(&st, path, err);
+    if (rc != AR_OK)
+        return rc;
+    char cfg_path[1024];
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", ar_safetensors_dir(st));
+    ar_model_config cfg;
+    int found = 0;
+    FILE *fp = read_config ? fopen(cfg_path, "rb") : NULL;
+    if (fp != NULL) {
+        fclose(fp);
+        found = 1;
+        rc = ar_model_config_read(cfg_path, &cfg, err);
+    }
+    if (rc == AR_OK)
+        rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, r, err);
+    ar_safetensors_close(st);
+    return rc;
+}
 
 static void test_directory_with_config(void **state)
 {
@@ -1415,7 +1519,7 @@ static void test_directory_with_config(void **state)
     tu_write_file(path, cfg, strlen(cfg));
     ar_weights_report r;
     ar_error err = {{0}};
-    assert_ok(ar_weights_analyze(dir, NULL, &r, &err));
+    assert_ok(analyze_path(dir, 1, NULL, &r, &err));
     assert_true(r.config_found);
     assert_int_equal(r.config.heads, 2);
     assert_int_equal(r.context, 64);
@@ -1424,20 +1528,20 @@ static void test_directory_with_config(void **state)
     ar_weights_report_free(&r);
     /* the same file named directly finds the config beside it */
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    assert_ok(ar_weights_analyze(path, NULL, &r, &err));
+    assert_ok(analyze_path(path, 1, NULL, &r, &err));
     assert_true(r.config_found);
     ar_weights_report_free(&r);
     /* ignoring the config leaves the head count unknown */
-    ar_weights_opts o = ar_weights_opts_default();
-    o.read_config = 0;
-    assert_int_equal(ar_weights_analyze(dir, &o, &r, &err), AR_EINVAL);
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
+    assert_int_equal(analyze_path(dir, 0, &o, &r, &err), AR_EINVAL);
     /* a broken config is reported, not ignored */
     snprintf(path, sizeof path, "%s/config.json", dir);
     tu_write_file(path, "{\"n_head\": -2}", 14);
-    assert_int_equal(ar_weights_analyze(dir, NULL, &r, &err), AR_EFORMAT);
+    assert_int_equal(analyze_path(dir, 1, NULL, &r, &err), AR_EFORMAT);
     assert_non_null(strstr(err.msg, "config.json: \"n_head\" is not a positive integer"));
     snprintf(path, sizeof path, "%s/nothing", dir);
-    assert_int_equal(ar_weights_analyze(path, NULL, &r, &err), AR_EIO);
+    assert_int_equal(analyze_path(path, 1, NULL, &r, &err), AR_EIO);
     tu_remove_tree(dir);
     model_free(&m);
 }
@@ -1445,6 +1549,7 @@ static void test_directory_with_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strided_factors),
         cmocka_unit_test(test_pattern_match),
         cmocka_unit_test(test_config_parse),
         cmocka_unit_test(test_default_rtol),

@@ -44,15 +44,19 @@
 #include "rank.h"
 #include "status.h"
 
-/* Induced 1-norm (max column abs sum) and inf-norm (max row abs sum). */
-AR_API double ar_norm_induced_1(const ar_matrix *a);
-AR_API double ar_norm_induced_inf(const ar_matrix *a);
-/* sqrt(||A||_1 ||A||_inf). */
-AR_API double ar_norm_1inf(const ar_matrix *a);
+/* Induced 1-norm (max column abs sum) and inf-norm (max row abs sum) of a
+ * view, and the paper's composite sqrt(||A||_1 ||A||_inf); NaN for an invalid
+ * view.  They carry the collapse prefix rather than living in matrix.h: the
+ * composite is not a norm and exists only for the paper's bound, and the two
+ * induced norms are here only as its factors (core's generic norms are
+ * ar_matrix_norm_fro and ar_matrix_max_abs). */
+AR_API double ar_collapse_norm_1(ar_cview a);
+AR_API double ar_collapse_norm_inf(ar_cview a);
+AR_API double ar_collapse_norm_1inf(ar_cview a);
 
-/* res = X - 1 x^T (res preallocated with X's size; may not alias x).
- * mean (length d, may be NULL) receives the column means x. */
-AR_API int ar_collapse_residual(const ar_matrix *x, ar_matrix *res, double *mean);
+/* res = X - 1 x^T for X (n x d, n >= 1), res (n x d, the caller's) must not
+ * overlap X.  mean (length d, may be NULL) receives the column means x. */
+AR_API int ar_collapse_residual(ar_cview x, ar_view res, double *mean);
 
 /* Norms of X and of its residual. */
 typedef struct ar_collapse_norms {
@@ -64,9 +68,13 @@ typedef struct ar_collapse_norms {
     double rel_res_1inf;  /* ratio of the two (0 when X = 0) */
 } ar_collapse_norms;
 
-/* work must be a matrix of X's size (overwritten with res(X)). */
-AR_API int ar_collapse_norms_compute(const ar_matrix *x, ar_matrix *work,
-                                     ar_collapse_norms *out);
+/* Norms of X (n x d, n >= 1); work (n x d, the caller's, not overlapping X)
+ * is overwritten with res(X). */
+AR_API int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out);
+
+/* Default bound on the memory a run may need (bytes): larger sizes are
+ * refused with AR_ENOMEM before anything is allocated. */
+#define AR_COLLAPSE_DEFAULT_MAX_BYTES 16e9
 
 typedef struct ar_collapse_opts {
     size_t n, d, heads, layers;
@@ -78,14 +86,20 @@ typedef struct ar_collapse_opts {
     double fit_floor;      /* residuals <= floor are roundoff, left out of fits (1e-12) */
     int have_bound;        /* evaluate the paper's bound with gamma, beta */
     double gamma, beta;
+    /* Refuse sizes whose buffers (n x n scores, n x m hidden, d x m weights,
+     * ...) need more than this many bytes (AR_ENOMEM); 0: no limit.
+     * Default AR_COLLAPSE_DEFAULT_MAX_BYTES (16 GB). */
+    double max_bytes;
 } ar_collapse_opts;
 
 /* n = 32, d = 64, heads = 4, layers = 12, no skip, no MLP, seed 0,
- * default rank options, fit_floor 1e-12, no bound. */
-AR_API ar_collapse_opts ar_collapse_opts_default(void);
+ * default rank options, fit_floor 1e-12, no bound, max_bytes 16e9. */
+AR_API void ar_collapse_opts_init(ar_collapse_opts *opts);
 
-/* Argument check: sizes >= 1, heads divides d, finite positive gamma/beta
- * when have_bound, fit_floor in (0, 1).  AR_EINVAL with a message. */
+/* Argument check (NULL opts: the defaults): sizes >= 1, heads divides d,
+ * finite positive gamma/beta when have_bound, fit_floor in (0, 1),
+ * max_bytes >= 0.  AR_EINVAL with a message; AR_ENOMEM when the sizes need
+ * more than max_bytes. */
 AR_API int ar_collapse_check(const ar_collapse_opts *opts, ar_error *err);
 
 typedef struct ar_collapse_depth {
@@ -121,10 +135,14 @@ typedef struct ar_collapse_result {
 
 AR_API void ar_collapse_result_free(ar_collapse_result *r);
 
-/* Run the network of opts on x0 (n x d; NULL: N(0, 1) entries from the
- * seed) and measure every depth 0..layers.  On failure r is left empty. */
-AR_API int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0,
-                           ar_collapse_result *r, ar_error *err);
+/* Run the network of opts (NULL: defaults) on an input with N(0, 1)
+ * entries drawn from the seed and measure every depth 0..layers.  r is
+ * allocated by the call (free with ar_collapse_result_free); on failure it is
+ * left empty. */
+AR_API int ar_collapse_run(const ar_collapse_opts *opts, ar_collapse_result *r, ar_error *err);
+/* The same from a given input x0 (n x d, any layout). */
+AR_API int ar_collapse_run_from(const ar_collapse_opts *opts, ar_cview x0, ar_collapse_result *r,
+                                ar_error *err);
 
 /* The decay fits on a sequence r[0..count-1] of relative residuals, on its
  * prefix above floor (exported for tests and experiments). */

@@ -12,13 +12,15 @@
  * threshold L_th = log_3(d_x) is reported (asymptotic; it is far shallower).
  *
  * All results carry the law used.  Refit the law from measured transition
- * points with ar_dw_fit_points (weighted least squares of ln(width) on depth
- * with GSL). */
+ * points with ar_dw_fit_points or ar_dw_fit_table (weighted least squares of
+ * ln(width) on depth with GSL).  Every function taking a law reads NULL as
+ * the paper's.  The module does no file I/O: the caller reads the points. */
 #ifndef ATTNRANK_DEPTHWIDTH_H
 #define ATTNRANK_DEPTHWIDTH_H
 
 #include <stddef.h>
 #include "export.h"
+#include "matrix.h"
 #include "status.h"
 
 #define AR_DW_PAPER_INTERCEPT 5.039
@@ -36,7 +38,7 @@ typedef struct ar_dw_law {
 /* The paper's law: a = 5.039, b = 0.0555, c = 12. */
 AR_API ar_dw_law ar_dw_law_paper(void);
 
-/* Transition width for a depth: exp(a + b L).  AR_EINVAL on a bad law or L < 0. */
+/* Transition width for a depth: exp(a + b L) (law NULL: the paper's).  AR_EINVAL on a bad law or L < 0. */
 AR_API int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d);
 /* Transition depth for a width: (ln d - a) / b (may be negative for narrow
  * widths: every depth is past the transition).  AR_EDOMAIN if b == 0. */
@@ -99,18 +101,9 @@ typedef struct ar_dw_fit {
 AR_API int ar_dw_fit_points(const double *depth, const double *width, const double *width_err,
                             size_t n, ar_dw_fit *out, ar_error *err);
 
-/* Transition points from CSV text: "depth,width[,error]" per line, '#'
- * comments, an optional header line; every data line with the same number
- * of fields.  out->error is NULL when there is no error column.  Arrays are
- * malloc'ed (free with ar_dw_points_free). */
-typedef struct ar_dw_points {
-    size_t n;
-    double *depth, *width, *error;
-} ar_dw_points;
-
-AR_API int ar_dw_points_parse(const char *text, size_t len, const char *name, ar_dw_points *out,
-                              ar_error *err);
-AR_API int ar_dw_points_read(const char *path, ar_dw_points *out, ar_error *err);
-AR_API void ar_dw_points_free(ar_dw_points *p);
+/* The same from a table of transition points: n x 2 (depth, width) or n x 3
+ * (depth, width, width error), any layout (e.g. ar_array_slice of a CSV read
+ * with ar_csv_read).  AR_ESIZE for another number of columns. */
+AR_API int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err);
 
 #endif

@@ -19,6 +19,14 @@
 extern "C" {
 #endif
 
+/* A boolean key of config.json that may be absent (the values compare as
+ * -1, 0, 1). */
+typedef enum ar_config_flag {
+    AR_CONFIG_ABSENT = -1,
+    AR_CONFIG_FALSE = 0,
+    AR_CONFIG_TRUE = 1
+} ar_config_flag;
+
 typedef struct ar_model_config {
     size_t hidden_size;     /* 0 means absent, here and below */
     size_t heads;
@@ -30,10 +38,10 @@ typedef struct ar_model_config {
                                rotary_emb_base, or position_embedding_type "rotary" */
     char model_type[64];    /* "" when absent */
     char architecture[128]; /* architectures[0], "" when absent */
-    int is_decoder;         /* -1 absent, else 0/1 */
-    int is_encoder_decoder; /* -1 absent, else 0/1 */
+    ar_config_flag is_decoder;
+    ar_config_flag is_encoder_decoder;
     size_t sliding_window;  /* 0: absent or null */
-    int use_sliding_window; /* -1 absent, else 0/1 */
+    ar_config_flag use_sliding_window;
     size_t sliding_window_pattern; /* every k-th layer global (Gemma-3); 0 absent */
 } ar_model_config;
 

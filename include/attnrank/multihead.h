@@ -60,28 +60,29 @@ typedef struct ar_mh_shape {
 AR_API int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n);
 /* Length of the packed parameter vector: 4 h p d (0 for a NULL shape). */
 AR_API size_t ar_mh_nparams(const ar_mh_shape *shape);
-/* Views of head i's Q, K, V (p x d) and O (d x p) inside theta. */
-AR_API int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_matrix *q,
-                            ar_matrix *k, ar_matrix *v, ar_matrix *o);
+/* Writable views of head i's Q, K, V (p x d) and O (d x p) inside theta
+ * (column-major blocks of the packed vector). */
+AR_API int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_view *q,
+                            ar_view *k, ar_view *v, ar_view *o);
 
 typedef struct ar_mh_workspace ar_mh_workspace;
 
 AR_API int ar_mh_workspace_alloc(ar_mh_workspace **ws, const ar_mh_shape *shape);
 AR_API void ar_mh_workspace_free(ar_mh_workspace *ws);
 
-/* y (d x n, preallocated) = f_theta(X) for X (d x n).  AR_ENONFINITE when a
- * logit is not finite, AR_ESIZE on mismatched sizes. */
-AR_API int ar_mh_forward(ar_mh_workspace *ws, const double *theta, const ar_matrix *x,
-                         ar_matrix *y);
-/* Scores P_i (n x n, preallocated) of head i on X. */
-AR_API int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i,
-                             const ar_matrix *x, ar_matrix *p);
+/* y (d x n, the caller's) = f_theta(X) for X (d x n); any layouts.
+ * AR_ENONFINITE when a logit is not finite, AR_ESIZE on mismatched sizes,
+ * AR_EINVAL for an invalid view. */
+AR_API int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y);
+/* Scores P_i (n x n, the caller's) of head i on X. */
+AR_API int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x,
+                             ar_view p);
 /* The relative error E of theta against outputs y[0..m-1] on inputs
  * x[0..m-1] (see above; norm2 = sum_k ||y_k||_F^2 > 0 is the caller's,
  * so repeated calls need not recompute it) and, when grad != NULL, its
  * gradient (length ar_mh_nparams).  *loss is +inf when a logit overflows. */
-AR_API int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_matrix *x,
-                      const ar_matrix *y, size_t m, double norm2, double *loss, double *grad);
+AR_API int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x,
+                      const ar_cview *y, size_t m, double norm2, double *loss, double *grad);
 
 /* ---- fits ---- */
 
@@ -100,7 +101,9 @@ typedef struct ar_mh_fit_opts {
     uint64_t seed;        /* start s draws from ar_seed_derive(seed, {s}) (default 0) */
 } ar_mh_fit_opts;
 
-AR_API ar_mh_fit_opts ar_mh_fit_opts_default(void);
+/* The defaults listed above.  Functions taking fit options read NULL as
+ * these. */
+AR_API void ar_mh_fit_opts_init(ar_mh_fit_opts *opts);
 
 /* One fit from one start. */
 typedef struct ar_mh_fit_outcome {
@@ -129,27 +132,30 @@ typedef struct ar_mh_fitter ar_mh_fitter;
 
 AR_API int ar_mh_fitter_alloc(ar_mh_fitter **f, const ar_mh_shape *shape);
 AR_API void ar_mh_fitter_free(ar_mh_fitter *f);
-/* Attach the data: m >= 1 inputs x (d x n) and outputs y (d x n), borrowed
- * until the next set_data or free.  AR_EINVAL when every y is zero. */
-AR_API int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *y,
+/* Attach the data: m >= 1 input views x (d x n) and output views y (d x n),
+ * any layouts.  Views with a unit row stride are borrowed (the memory must
+ * stay valid until the next set_data or free), others are copied.
+ * AR_EINVAL for an invalid view or when every y is zero. */
+AR_API int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
                                  size_t m);
 /* theta (length ar_mh_nparams) with N(0, sigma^2) entries, drawn in order. */
 AR_API void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma,
                                double *theta);
-/* One fit (BFGS, then the polish) from theta0; the fitted parameters go to
- * theta_out when not NULL.  AR_ENOCONV when the error is not finite or GSL
+/* One fit (BFGS, then the polish) from theta0 (opts NULL: defaults); the
+ * fitted parameters go to theta_out when not NULL.  AR_ENOCONV when the error is not finite or GSL
  * rejects the start. */
 AR_API int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
                           double *theta_out, ar_mh_fit_outcome *out);
-/* opts->starts fits from random starts; errors (may be NULL) receives the
+/* opts->starts fits from random starts (opts NULL: defaults); errors (may be NULL) receives the
  * rel_error of each start run (length opts->starts), best_theta (may be
  * NULL) the parameters of the best. */
 AR_API int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
                           double *best_theta, ar_mh_fit_result *res);
 /* Largest relative gap between the analytic gradient and central
  * differences on every (1 + np/16)-th coordinate at a random point
- * (N(0, 0.25) entries from rng): ~1e-9 when the gradient is right. */
-AR_API int ar_mh_gradient_check(ar_mh_fitter *f, ar_rng *rng, double *worst);
+ * (N(0, 0.25) entries from rng): ~1e-9 when the gradient is right.  (A
+ * numerical verification, hence not named _check.) */
+AR_API int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst);
 
 /* ---- Theorem 2 ---- */
 
@@ -192,7 +198,8 @@ typedef struct ar_theorem2_assumptions {
     int hold;                /* all of the above as the theorem needs */
 } ar_theorem2_assumptions;
 
-AR_API int ar_theorem2_check(const ar_theorem2_target *t, ar_theorem2_assumptions *a);
+/* Measure them (a->hold: all as the theorem needs). */
+AR_API int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a);
 
 /* Rank of head i's logits on input k (default tolerance) with the smallest
  * kept and the largest dropped singular values (0 when none). */

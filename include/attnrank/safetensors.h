@@ -114,16 +114,17 @@ AR_API const char *ar_safetensors_dir(const ar_safetensors *st);
  * 0-D as 1 x 1.  AR_EUNSUPPORTED for more than two dimensions. */
 AR_API int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols);
 
-/* Convert the block rows [row0, row0 + out_rows) x columns [col0, col0 +
- * out_cols) of the tensor's matrix view into out (preallocated).  With
- * transpose = 0, out is nrows x ncols and out(i, j) = T(row0 + i, col0 + j);
- * with transpose = 1, out is ncols x nrows and out(j, i) = T(row0 + i,
+/* Convert a block of the tensor's matrix view T into out (the caller's, any
+ * layout): with AR_NO_TRANS out is nrows x ncols and out(i, j) = T(row0 + i,
+ * col0 + j); with AR_TRANS out is ncols x nrows and out(j, i) = T(row0 + i,
  * col0 + j): the sizes of the block are read from out.  Checks that every
- * value is finite.  Errors: AR_EINVAL (NULL, empty block), AR_ESIZE (block
- * outside the tensor), AR_EUNSUPPORTED (dtype, rank > 2), AR_ENONFINITE. */
+ * value is finite.  Errors: AR_EINVAL (NULL, invalid view, empty block),
+ * AR_ESIZE (block outside the tensor), AR_EUNSUPPORTED (dtype, rank > 2),
+ * AR_ENONFINITE. */
 AR_API int ar_safetensors_read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t row0,
-                                     size_t col0, int transpose, ar_matrix *out, ar_error *err);
-/* The whole tensor as a newly allocated rows x cols matrix. */
+                                     size_t col0, ar_trans trans, ar_view out, ar_error *err);
+/* The whole tensor as a newly allocated rows x cols matrix (owning: free
+ * with ar_matrix_free). */
 AR_API int ar_safetensors_read(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix *out,
                                ar_error *err);
 

@@ -93,10 +93,11 @@ AR_API void ar_san_free(ar_san *net);
 AR_API void ar_san_randomize(ar_san *net, ar_rng *rng);
 /* Read out entry k of position i (r = e_k). */
 AR_API int ar_san_set_entry(ar_san *net, size_t position, size_t entry);
-/* Y (d x n, preallocated) = network(X) (d x n), every layer applied. */
-AR_API int ar_san_forward(const ar_san *net, const ar_matrix *x, ar_matrix *y);
+/* Y (d x n, the caller's, any layout) = network(X) (d x n, any layout),
+ * every layer applied. */
+AR_API int ar_san_forward(const ar_san *net, ar_cview x, ar_view y);
 /* f(X) = r^T y^L_position. */
-AR_API int ar_san_eval(const ar_san *net, const ar_matrix *x, double *value);
+AR_API int ar_san_eval(const ar_san *net, ar_cview x, double *value);
 
 /* ---- modular network over F_p ---- */
 typedef struct ar_san_mod {
@@ -111,9 +112,9 @@ typedef struct ar_san_mod {
 /* The k-th of a fixed list of primes just below 2^62 (k < 16), distinct for
  * distinct k: independent primes for confirming a modular rank. */
 AR_API uint64_t ar_seprank_prime(size_t k);
-/* Uniform residue in [0, p) from a GSL generator (two 32-bit draws,
- * rejection sampling: exactly uniform). */
-AR_API uint64_t ar_field_uniform(ar_rng *rng, uint64_t p);
+/* Uniform residue in [0, p) from a generator (two 32-bit draws, rejection
+ * sampling: exactly uniform). */
+AR_API uint64_t ar_seprank_field_uniform(ar_rng *rng, uint64_t p);
 
 AR_API int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
                             int residual, uint64_t p);
@@ -121,8 +122,17 @@ AR_API void ar_san_mod_free(ar_san_mod *net);
 /* Every weight and the read-out uniform over F_p. */
 AR_API void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng);
 AR_API int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry);
-/* Weight (row, col) of matrix which (0 Q, 1 K, 2 V, 3 O) of layer l. */
-AR_API uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, int which, size_t row, size_t col);
+/* The four weight matrices of a layer, in their storage order. */
+typedef enum ar_san_weight {
+    AR_SAN_WQ = 0,
+    AR_SAN_WK = 1,
+    AR_SAN_WV = 2,
+    AR_SAN_WO = 3
+} ar_san_weight;
+
+/* Weight (row, col) of matrix which of layer l (NULL when out of range). */
+AR_API uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, ar_san_weight which, size_t row,
+                                   size_t col);
 /* y (n * d residues, position-major: y[i*d + k]) = network(x) over F_p. */
 AR_API int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y);
 AR_API int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value);
@@ -133,17 +143,18 @@ AR_API int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *v
  * (0: no cap). */
 AR_API int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t *rows,
                          size_t *cols);
-/* g (rows x cols, preallocated) = matricised grid tensor of net on templates
- * (d x m, column t is template t).  threads >= 1 splits the rows. */
-AR_API int ar_grid_float(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
-                         ar_matrix *g, size_t threads);
+/* g (rows x cols, the caller's, any layout) = matricised grid tensor of net
+ * on templates (d x m, any layout, column t is template t).  threads >= 1
+ * splits the rows. */
+AR_API int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *part,
+                         ar_view g, size_t threads);
 /* The same over F_p: templates m*d residues (template t at t*d), g row-major
  * with row stride ld >= cols.  Nothing larger than g is allocated. */
 AR_API int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
                        const ar_partition *part, uint64_t *g, size_t ld, size_t threads);
 /* Rank over F_p of a row-major rows x cols matrix (copied; g untouched). */
-AR_API int ar_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
-                       size_t *rank);
+AR_API int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
+                               size_t *rank);
 
 /* ---- bounds and regimes (natural logs: the bounds overflow a double) ---- */
 /* ln C(min(na, nb) d + 3^L, 3^L): monomials of degree <= 3^L in the
@@ -171,7 +182,7 @@ AR_API double ar_seprank_bound_log_split(size_t d, size_t layers, size_t na, siz
 AR_API double ar_seprank_bound_log_parity(size_t d, size_t layers, const ar_partition *part,
                                           size_t position, int residual);
 /* ln C(n, k) for real arguments via lgamma (0 <= k <= n). */
-AR_API double ar_lnchoose(double n, double k);
+AR_API double ar_seprank_lnchoose(double n, double k);
 
 typedef enum ar_seprank_regime {
     AR_REGIME_DOUBLE_EXPONENTIAL = 0, /* L < log_3 d: log sep ~ 3^L log d */
@@ -185,11 +196,24 @@ AR_API ar_seprank_regime ar_seprank_regime_of(size_t layers, size_t d);
 AR_API const char *ar_seprank_regime_name(ar_seprank_regime r);
 
 /* ---- one measurement ---- */
+typedef enum ar_seprank_readout {
+    AR_SEPRANK_READOUT_RANDOM = 0, /* a seeded random linear read-out (default) */
+    AR_SEPRANK_READOUT_ENTRY = 1   /* output entry `entry` */
+} ar_seprank_readout;
+
+/* Whether to compute the rank over Q (fmpz_mat_rank) too. */
+typedef enum ar_seprank_rational {
+    AR_SEPRANK_RATIONAL_AUTO = 0,  /* when <= 64 x 64 and L <= 3 (default) */
+    AR_SEPRANK_RATIONAL_OFF = 1,
+    AR_SEPRANK_RATIONAL_ON = 2
+} ar_seprank_rational;
+
 typedef struct ar_seprank_config {
     size_t layers, d, heads, n;
     int residual;
     size_t position;        /* read-out position (default 0) */
-    long entry;             /* >= 0: output entry; -1 (default): seeded read-out */
+    ar_seprank_readout readout;
+    size_t entry;           /* the output entry read with AR_SEPRANK_READOUT_ENTRY */
     ar_partition partition; /* partition.n == 0: half split */
     size_t templates;       /* M; 0: auto (enough to reveal the bound, capped) */
     size_t max_dim;         /* auto M keeps rows, cols <= max_dim (default 1024) */
@@ -197,12 +221,16 @@ typedef struct ar_seprank_config {
     int do_float;           /* default 1 */
     int do_exact;           /* default 0 */
     size_t nprimes;         /* 0: auto (1 up to 64 x 64, else 2); <= 3 */
-    int rational;           /* -1 auto (<= 64 x 64 and L <= 3), 0 off, 1 on */
+    ar_seprank_rational rational;
     double rtol, atol;      /* float rank tolerance (rtol < 0: max(m,n) eps) */
     size_t threads;         /* grid evaluation threads (default 1) */
 } ar_seprank_config;
 
-AR_API ar_seprank_config ar_seprank_config_default(void);
+/* L = 1, d = 2, H = 1, N = 2, no residual, position 0, random read-out,
+ * half split, auto templates, max_dim 1024, seed 0, float on, exact off,
+ * auto primes, auto rational, default tolerance, 1 thread.  Every function
+ * taking a configuration reads NULL as these. */
+AR_API void ar_seprank_config_init(ar_seprank_config *cfg);
 
 typedef struct ar_seprank_result {
     ar_seprank_config config;   /* as used: partition and templates resolved */

@@ -55,14 +55,17 @@ typedef struct ar_sbn_opts {
     double grad_tol;        /* stop when ||gradient of the mean KL|| < grad_tol (1e-9) */
 } ar_sbn_opts;
 
-AR_API ar_sbn_opts ar_sbn_opts_default(void);
+/* d 0, no bias, default rank options, sum_tol -1, fit on, seed 0, jitter
+ * 1e-3, max_iter 500, grad_tol 1e-9.  Functions taking options read NULL as
+ * these. */
+AR_API void ar_sbn_opts_init(ar_sbn_opts *opts);
 
-/* Check P: N, V >= 1, finite, every entry > 0, |row sum - 1| <= sum_tol
- * (< 0: the default for precision).  AR_EINVAL (NULL/empty), AR_ENONFINITE,
- * AR_EDOMAIN; err names the row and column.  (ar_fit_check_target on the
- * row axis.) */
-AR_API int ar_sbn_check(const ar_matrix *p, double sum_tol, ar_precision precision,
-                        ar_error *err);
+/* Validate the values of P (N x V, any layout): N, V >= 1, finite, every
+ * entry > 0, |row sum - 1| <= sum_tol (< 0: the default for precision).
+ * AR_EINVAL (invalid view, empty), AR_ENONFINITE, AR_EDOMAIN; err names the
+ * row and column.  (ar_fit_check_target on the row axis.)  Not named _check:
+ * it verifies data, not only arguments. */
+AR_API int ar_sbn_validate(ar_cview p, double sum_tol, ar_precision precision, ar_error *err);
 
 typedef struct ar_sbn_fit {
     size_t d;
@@ -120,14 +123,17 @@ typedef struct ar_sbn_workspace ar_sbn_workspace;
 AR_API int ar_sbn_workspace_alloc(ar_sbn_workspace **ws, size_t n_contexts, size_t vocab);
 AR_API void ar_sbn_workspace_free(ar_sbn_workspace *ws);
 
-/* Everything above for P (N x V) stored in precision prec: check, ranks,
- * the logit error at opts->d and, when opts->fit, the probability-space fit.
- * P is not modified.  The workspace keeps the target for ar_sbn_fit_run. */
-AR_API int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
+/* Everything above for P (N x V, any layout) stored in precision prec:
+ * validation, ranks, the logit error at opts->d and, when opts->fit, the
+ * probability-space fit (opts NULL: defaults).  P is not modified.  The
+ * workspace keeps the target for ar_sbn_fit_run; r->singular_values is
+ * allocated (ar_sbn_result_free). */
+AR_API int ar_sbn_analyze(ar_sbn_workspace *ws, ar_cview p, ar_precision prec,
                           const ar_sbn_opts *opts, ar_sbn_result *r, ar_error *err);
 
 /* The probability-space fit at width d (0 allowed) on the target of the
- * last ar_sbn_analyze, with opts->bias, seed, jitter, max_iter, grad_tol.
+ * last ar_sbn_analyze, with opts->bias, seed, jitter, max_iter, grad_tol
+ * (opts NULL: defaults).
  * (With a different bias setting than the analysis, the start is
  * recomputed.)  d above min(N, V) is fitted at min(N, V), where the logits
  * are unrestricted; fit->d reports the d asked for.  AR_ENOCONV only when
@@ -135,7 +141,8 @@ AR_API int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision
 AR_API int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *opts,
                           ar_sbn_fit *fit, ar_error *err);
 
-/* The fitted probabilities of the last fit (N x V), owned by ws. */
-AR_API int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_matrix *out);
+/* Copy the fitted probabilities of the last fit into out (N x V, the
+ * caller's, any layout). */
+AR_API int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out);
 
 #endif

@@ -21,8 +21,8 @@
  *            min(noise_factor x the largest draw, tau_cert).
  * Both are floored by the float64 arithmetic of the analysis, d 2^-53
  * ||A||_2 ||B||_2 (added to tau_cert; a lower bound of the default cut).
- * --rtol/--atol replace the default rule (the two thresholds are still
- * reported).
+ * The given rule (opts.rule = AR_WRULE_GIVEN, the CLI's --rtol/--atol)
+ * replaces the default (the two thresholds are still reported).
  *
  * Conventions.  One head's logits are S = X^T W_k^T W_q X / sqrt(d_head)
  * (tokens as columns), so the head can only produce logit matrices of rank
@@ -145,8 +145,8 @@ typedef struct ar_weights_noise {
  * core) and the storage-noise analysis with the given seed, draws (1 ..
  * AR_WEIGHTS_NOISE_MAX_DRAWS) and factor (> 0).  noise may be NULL (spectrum
  * only).  Non-finite factors give AR_ENONFINITE. */
-AR_API int ar_weights_head_factored(const ar_matrix *a, const ar_matrix *b, ar_precision storage,
-                                    uint64_t seed, size_t draws, double factor, double *s,
+AR_API int ar_weights_head_factored(ar_cview a, ar_cview b, ar_precision storage, uint64_t seed,
+                                    size_t draws, double factor, double *s,
                                     ar_weights_noise *noise);
 
 typedef void (*ar_weights_progress_fn)(void *ctx, size_t done, size_t total, size_t layer);
@@ -157,15 +157,16 @@ typedef struct ar_weights_opts {
     size_t layer_first, layer_last;
     const char *q_pattern;     /* both or neither: user naming convention */
     const char *k_pattern;
-    double rtol;               /* >= 0: the given rule (replaces the default) */
-    double atol;               /* > 0: the given rule too (default 0) */
+    ar_weights_rule rule;      /* AR_WRULE_NOISE (default) or AR_WRULE_GIVEN: cut at
+                                  max(atol, rtol sigma_1) with the two below */
+    double rtol;               /* >= 0, for the given rule (default 0) */
+    double atol;               /* >= 0, for the given rule (default 0) */
     uint64_t seed;             /* base seed of the default rule (default 0) */
     size_t noise_draws;        /* default AR_WEIGHTS_NOISE_DRAWS */
     double noise_factor;       /* default AR_WEIGHTS_NOISE_FACTOR */
     double energy_fraction;    /* energy rank fraction (default 0.99) */
     size_t heads, head_dim, kv_heads;  /* overrides of config.json / shapes (0: auto) */
     size_t context;            /* override of max_position_embeddings (0: config) */
-    int read_config;           /* 1 (default): read config.json beside the model */
     int precision_given;       /* 1: judge rounding as if stored in precision (the tensors'
                                   own type otherwise) */
     ar_precision precision;
@@ -175,7 +176,9 @@ typedef struct ar_weights_opts {
     void *progress_ctx;
 } ar_weights_opts;
 
-AR_API ar_weights_opts ar_weights_opts_default(void);
+/* The defaults above (noise rule, no overrides, bidirectional or the
+ * family's mask).  Functions taking these options read NULL as them. */
+AR_API void ar_weights_opts_init(ar_weights_opts *opts);
 
 /* One head's QK circuit. */
 typedef struct ar_qk_head {
@@ -244,26 +247,25 @@ typedef struct ar_weights_report {
     double certain_rank_mean, default_rank_mean;
 } ar_weights_report;
 
-/* Analyse a model directory, a .safetensors file or an index.  Reads
- * config.json beside it when opts->read_config.  On failure the report is
- * empty (nothing to free) and err names the file and tensor. */
-AR_API int ar_weights_analyze(const char *path, const ar_weights_opts *opts,
-                              ar_weights_report *rep, ar_error *err);
-/* The same on an opened model with an optional config (NULL: none). */
+/* Analyse an opened model (ar_safetensors_open: a directory, a .safetensors
+ * file or an index) with its config.json as read by ar_model_config_read
+ * (NULL: none; it is the caller's to find and read: this module does no file
+ * I/O of its own, it reads tensor blocks from the model's mapping).  opts
+ * NULL: defaults.  On failure the report is empty (nothing to free) and err
+ * names the file and tensor. */
 AR_API int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cfg,
                                     const ar_weights_opts *opts, ar_weights_report *rep,
                                     ar_error *err);
 AR_API void ar_weights_report_free(ar_weights_report *rep);
-/* One head from its factors (d_head x d each, values as decoded from the
- * storage type), as ar_weights_analyze_model analyses it: spectrum into
+/* One head from its factors (d_head x d each, any layout, values as decoded
+ * from the storage type), as ar_weights_analyze_model analyses it: spectrum into
  * singular_values (min(d_head, d) values; out->singular_values points there),
  * metrics under the rule of opts (NULL: defaults), both thresholds with the
  * seed derived from opts->seed and (layer, head), and the verdict at opts->n
  * (the context length is unknown here: reach_context 0). */
-AR_API int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk,
-                                      ar_precision storage, size_t layer, size_t head,
-                                      const ar_weights_opts *opts, double *singular_values,
-                                      ar_qk_head *out, ar_error *err);
+AR_API int ar_weights_analyze_factors(ar_cview wq, ar_cview wk, ar_precision storage,
+                                      size_t layer, size_t head, const ar_weights_opts *opts,
+                                      double *singular_values, ar_qk_head *out, ar_error *err);
 /* Head k of layer position l (0 <= l < nlayers). */
 AR_API const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k);
 

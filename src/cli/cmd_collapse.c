@@ -57,7 +57,8 @@ static int check_args(const collapse_args *a)
 
 static ar_collapse_opts opts_from_args(const collapse_args *a)
 {
-    ar_collapse_opts o = ar_collapse_opts_default();
+    ar_collapse_opts o;
+    ar_collapse_opts_init(&o);
     o.layers = a->layers;
     o.n = a->n;
     o.d = a->d;
@@ -238,7 +239,7 @@ int cmd_collapse(int argc, char **argv)
     ar_collapse_opts o = opts_from_args(&a);
     ar_collapse_result r;
     ar_error err = {{0}};
-    int rc = ar_collapse_run(&o, NULL, &r, &err);
+    int rc = ar_collapse_run(&o, &r, &err);
     if (rc != AR_OK)
         return cli_status_error("collapse", rc, &err, NULL);
     code = 0;

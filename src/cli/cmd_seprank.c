@@ -64,8 +64,9 @@ static json_t *result_json(const ar_seprank_result *r)
     json_object_set_new(o, "n", json_integer((json_int_t)c->n));
     json_object_set_new(o, "residual", json_boolean(c->residual));
     json_object_set_new(o, "position", json_integer((json_int_t)c->position));
-    json_object_set_new(o, "readout", c->entry >= 0 ? json_integer(c->entry)
-                                                   : json_string("seeded"));
+    json_object_set_new(o, "readout", c->readout == AR_SEPRANK_READOUT_ENTRY
+                                          ? json_integer((json_int_t)c->entry)
+                                          : json_string("seeded"));
     json_object_set_new(o, "partition", json_string(part));
     json_object_set_new(o, "templates", json_integer((json_int_t)c->templates));
     json_object_set_new(o, "rows", json_integer((json_int_t)r->rows));
@@ -115,8 +116,8 @@ static void print_text(const ar_seprank_result *r)
     ar_partition_format(&c->partition, part, sizeof part);
     printf("network: L=%zu d=%zu H=%zu (head size %zu) N=%zu %s, read-out ", c->layers, c->d,
            c->heads, c->d / c->heads, c->n, c->residual ? "with residual" : "no residual");
-    if (c->entry >= 0)
-        printf("entry %ld", c->entry);
+    if (c->readout == AR_SEPRANK_READOUT_ENTRY)
+        printf("entry %zu", c->entry);
     else
         printf("seeded vector");
     printf(" at position %zu, seed %llu\n", c->position, (unsigned long long)r->seed);
@@ -175,21 +176,22 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
         return cli_usage_error("seprank", "--atol: must be >= 0, got %g", a->atol);
     if (a->no_float && !a->exact)
         return cli_usage_error("seprank", "--no-float needs --exact (nothing to compute)");
-    *cfg = ar_seprank_config_default();
+    ar_seprank_config_init(cfg);
     cfg->layers = a->layers;
     cfg->d = a->d;
     cfg->heads = a->heads;
     cfg->n = a->n;
     cfg->residual = a->residual;
     cfg->position = a->position;
-    cfg->entry = a->entry_seen ? (long)a->entry : -1;
+    cfg->readout = a->entry_seen ? AR_SEPRANK_READOUT_ENTRY : AR_SEPRANK_READOUT_RANDOM;
+    cfg->entry = a->entry_seen ? a->entry : 0;
     cfg->templates = a->templates;
     cfg->max_dim = a->max_dim;
     cfg->seed = a->seed;
     cfg->do_float = !a->no_float;
     cfg->do_exact = a->exact;
     cfg->nprimes = a->primes;
-    cfg->rational = a->rational ? 1 : -1;
+    cfg->rational = a->rational ? AR_SEPRANK_RATIONAL_ON : AR_SEPRANK_RATIONAL_AUTO;
     cfg->rtol = a->rtol_seen ? a->rtol : -1.0;
     cfg->atol = a->atol;
     cfg->threads = a->threads;

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "io/array_internal.h"
 
 typedef struct sbn_args {
     const char *file;
@@ -37,7 +36,7 @@ static const cli_command_doc sbn_doc = {
 
 static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
 {
-    *o = ar_sbn_opts_default();
+    ar_sbn_opts_init(o);
     o->rank.precision = stored;
     if (a->precision != NULL && cli_parse_precision(a->precision, &o->rank.precision) != 0)
         return cli_usage_error("softmax-bottleneck",
@@ -188,10 +187,9 @@ static int run(const sbn_args *a)
     ar_sbn_result r;
     memset(&r, 0, sizeof r);
     if (code < 0) {
-        ar_matrix p = ar_array_slice_cm(&arr, 0);
         rc = ar_sbn_workspace_alloc(&ws, arr.rows, arr.cols);
         if (rc == AR_OK)
-            rc = ar_sbn_analyze(ws, &p, o.rank.precision, &o, &r, &err);
+            rc = ar_sbn_analyze(ws, ar_array_slice(&arr, 0), o.rank.precision, &o, &r, &err);
         if (rc != AR_OK)
             code = cli_status_error("softmax-bottleneck", rc, &err, a->file);
     }

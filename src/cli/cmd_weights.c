@@ -112,15 +112,57 @@ static double heat_value(const ar_rank_metrics *m, heat_metric h)
     }
 }
 
+/* config.json beside an opened model, if there is one (*found 0 otherwise). */
+static int read_config_beside(const ar_safetensors *st, ar_model_config *cfg, int *found,
+                              ar_error *err)
+{
+    const char *dir = ar_safetensors_dir(st);
+    size_t len = strlen(dir) + sizeof "/config.json";
+    char *path = malloc(len);
+    if (path == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/config.json", dir);
+    FILE *fp = fopen(path, "rb");
+    *found = fp != NULL;
+    int rc = AR_OK;
+    if (fp != NULL) {
+        fclose(fp);
+        rc = ar_model_config_read(path, cfg, err);
+    }
+    free(path);
+    return rc;
+}
+
+/* Open the model (a directory, a .safetensors file or an index), read its
+ * config.json unless told not to, and analyse it: the file I/O is the
+ * CLI's, the analysis the library's. */
+static int analyze_path(const char *path, int read_config, const ar_weights_opts *o,
+                        ar_weights_report *rep, ar_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    ar_safetensors *st = NULL;
+    int rc = ar_safetensors_open(&st, path, err);
+    if (rc != AR_OK)
+        return rc;
+    ar_model_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int found = 0;
+    if (read_config)
+        rc = read_config_beside(st, &cfg, &found, err);
+    if (rc == AR_OK)
+        rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, rep, err);
+    ar_safetensors_close(st);
+    return ar_error_printable(err, rc);
+}
+
 static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *metric)
 {
-    *o = ar_weights_opts_default();
+    ar_weights_opts_init(o);
     o->n = a->n;
     o->heads = a->heads;
     o->head_dim = a->head_size;
     o->kv_heads = a->kv_heads;
     o->context = a->context;
-    o->read_config = !a->no_config;
     if (a->precision != NULL) {
         if (cli_parse_precision(a->precision, &o->precision) != 0)
             return cli_usage_error("weights",
@@ -148,8 +190,13 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
         return cli_usage_error("weights", "--atol: must be >= 0, got %g", a->atol);
     if (!(a->energy > 0.0 && a->energy <= 1.0))
         return cli_usage_error("weights", "--energy: must be in (0, 1], got %g", a->energy);
-    o->rtol = a->rtol_seen ? a->rtol : -1.0;
-    o->atol = a->atol;
+    /* --rtol or a positive --atol replace the default rule (a missing rtol
+     * counting as 0). */
+    if (a->rtol_seen || a->atol > 0.0) {
+        o->rule = AR_WRULE_GIVEN;
+        o->rtol = a->rtol_seen ? a->rtol : 0.0;
+        o->atol = a->atol;
+    }
     o->seed = a->seed;
     o->energy_fraction = a->energy;
     if (parse_metric(a->heatmap_metric, metric) != 0)
@@ -765,7 +812,7 @@ int cmd_weights(int argc, char **argv)
     o.progress_ctx = &ps;
     ar_weights_report r;
     ar_error err = {{0}};
-    int rc = ar_weights_analyze(a.model, &o, &r, &err);
+    int rc = analyze_path(a.model, !a.no_config, &o, &r, &err);
     ar_mask_free(&mask);
     if (rc != AR_OK)
         return cli_status_error("weights", rc, &err, NULL);

@@ -17,13 +17,21 @@ void cli_law_init(cli_law *law)
 
 int cli_law_fit(const char *cmd, const char *path, cli_law *law)
 {
-    ar_dw_points pts;
+    /* Transition points are a CSV matrix of 2 or 3 columns; malformed
+     * content is a format error whatever the CSV layer called it ("no data
+     * rows" included), I/O and memory failures keep their codes. */
+    ar_array arr = {0};
     ar_error err = {{0}};
-    int rc = ar_dw_points_read(path, &pts, &err);
-    if (rc != AR_OK)
-        return cli_status_error(cmd, rc, &err, NULL);
-    rc = ar_dw_fit_points(pts.depth, pts.width, pts.error, pts.n, &law->fit, &err);
-    ar_dw_points_free(&pts);
+    int rc = ar_csv_read(path, &arr, &err);
+    if (rc != AR_OK) {
+        ar_array_free(&arr);
+        return cli_status_error(cmd, rc == AR_EIO || rc == AR_ENOMEM ? rc : AR_EFORMAT, &err,
+                                NULL);
+    }
+    rc = ar_dw_fit_table(ar_array_slice(&arr, 0), &law->fit, &err);
+    ar_array_free(&arr);
+    if (rc == AR_ESIZE)
+        rc = AR_EFORMAT;
     if (rc != AR_OK)
         return cli_status_error(cmd, rc, &err, path);
     law->law.intercept = law->fit.intercept;

@@ -259,12 +259,13 @@ int vcheck_theorem2_separation(const verify_ctx *ctx, verify_result *r)
     ar_theorem2_target t;
     ar_theorem2_assumptions a = {0};
     ar_mh_fit_result rs = {0}, rf = {0};
-    ar_mh_fit_opts o = ar_mh_fit_opts_default();
+    ar_mh_fit_opts o;
+    ar_mh_fit_opts_init(&o);
     o.seed = ctx->seed;
     o.starts = ctx->full ? 8 : 4;
     int rc = ar_theorem2_target_build(&t, d, h, n, dp, m, ctx->seed);
     if (rc == AR_OK)
-        rc = ar_theorem2_check(&t, &a);
+        rc = ar_theorem2_verify(&t, &a);
     if (rc == AR_OK && !a.hold)
         rc = AR_EDOMAIN; /* the instance must meet the theorem's premise */
     if (rc == AR_OK)

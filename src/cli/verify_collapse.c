@@ -17,7 +17,8 @@
 
 static ar_collapse_opts collapse_instance(const verify_ctx *ctx, int skip)
 {
-    ar_collapse_opts o = ar_collapse_opts_default();
+    ar_collapse_opts o;
+    ar_collapse_opts_init(&o);
     o.n = ctx->full ? 64 : 32;
     o.d = ctx->full ? 64 : 32;
     o.heads = 4;
@@ -34,7 +35,7 @@ int vcheck_collapse_no_skip(const verify_ctx *ctx, verify_result *r)
 {
     ar_collapse_opts o = collapse_instance(ctx, ctx->corrupt);
     ar_collapse_result res = {0};
-    int rc = ar_collapse_run(&o, NULL, &res, NULL);
+    int rc = ar_collapse_run(&o, &res, NULL);
     r->measured = rc == AR_OK ? res.order : NAN;
     r->expected = 2.0;
     r->relation = VERIFY_GE;
@@ -56,7 +57,7 @@ int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r)
 {
     ar_collapse_opts o = collapse_instance(ctx, !ctx->corrupt);
     ar_collapse_result res = {0};
-    int rc = ar_collapse_run(&o, NULL, &res, NULL);
+    int rc = ar_collapse_run(&o, &res, NULL);
     const ar_collapse_depth *last = rc == AR_OK ? &res.depths[res.count - 1] : NULL;
     r->measured = last ? (double)last->rank.rank : NAN;
     r->expected = (double)(o.n < o.d ? o.n : o.d);
@@ -91,7 +92,7 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK && ctx->corrupt)
         AR_AT(&x, 3, 4) += 1e-6;
     if (rc == AR_OK)
-        rc = ar_collapse_residual(&x, &res, NULL);
+        rc = ar_collapse_residual(ar_matrix_cview(&x), ar_matrix_view(&res), NULL);
     /* Zero up to the rounding of the column means (a sum of n equal terms
      * divided by n can be off by an ulp). */
     r->measured = rc == AR_OK ? ar_cm_norm_fro(&res) / ar_cm_norm_fro(&x) : NAN;
@@ -139,13 +140,14 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
 static int sbn_required(const ar_matrix *p, int bias, ar_sbn_result *res)
 {
     ar_sbn_workspace *ws = NULL;
-    ar_sbn_opts o = ar_sbn_opts_default();
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
     o.bias = bias;
     o.fit = 0;
     o.d = 1;
     int rc = ar_sbn_workspace_alloc(&ws, p->rows, p->cols);
     if (rc == AR_OK)
-        rc = ar_sbn_analyze(ws, p, AR_PREC_F64, &o, res, NULL);
+        rc = ar_sbn_analyze(ws, ar_matrix_cview(p), AR_PREC_F64, &o, res, NULL);
     ar_sbn_workspace_free(ws);
     return rc;
 }

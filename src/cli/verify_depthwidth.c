@@ -80,7 +80,8 @@ int vcheck_dw_gpt3_too_deep(const verify_ctx *ctx, verify_result *r)
 static ar_seprank_config exact_instance(size_t layers, size_t d, size_t heads, size_t templates,
                                         uint64_t seed)
 {
-    ar_seprank_config c = ar_seprank_config_default();
+    ar_seprank_config c;
+    ar_seprank_config_init(&c);
     c.layers = layers;
     c.d = d;
     c.heads = heads;
@@ -90,7 +91,7 @@ static ar_seprank_config exact_instance(size_t layers, size_t d, size_t heads, s
     c.do_exact = 1;
     c.do_float = 0;
     c.nprimes = 1;
-    c.rational = 0;
+    c.rational = AR_SEPRANK_RATIONAL_OFF;
     return c;
 }
 
@@ -99,7 +100,7 @@ static ar_seprank_config exact_instance(size_t layers, size_t d, size_t heads, s
 int vcheck_seprank_closed_form(const verify_ctx *ctx, verify_result *r)
 {
     size_t layers = 2, d = 4, heads = ctx->corrupt ? 4 : 2;
-    double closed = exp(ar_lnchoose((double)d + (pow(3.0, (double)layers) - 1) / 2, (double)d));
+    double closed = exp(ar_seprank_lnchoose((double)d + (pow(3.0, (double)layers) - 1) / 2, (double)d));
     ar_seprank_config c = exact_instance(layers, d, heads, (size_t)llround(closed) + 5, ctx->seed);
     ar_seprank_result res;
     int rc = ar_seprank_run(&c, &res, NULL);

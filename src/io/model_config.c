@@ -23,16 +23,17 @@ static int config_size(const char *name, json_t *root, const char *const *keys, 
     return AR_OK;
 }
 
-/* A boolean key: -1 absent or null, else 0/1; other types are refused. */
-static int config_bool(const char *name, json_t *root, const char *key, int *out, ar_error *err)
+/* A boolean key: absent (or null), false or true; other types are refused. */
+static int config_bool(const char *name, json_t *root, const char *key, ar_config_flag *out,
+                       ar_error *err)
 {
     json_t *v = json_object_get(root, key);
-    *out = -1;
+    *out = AR_CONFIG_ABSENT;
     if (v == NULL || json_is_null(v))
         return AR_OK;
     if (!json_is_boolean(v))
         return ar_error_set(err, AR_EFORMAT, "%s: \"%s\" is not true or false", name, key);
-    *out = json_is_true(v);
+    *out = json_is_true(v) ? AR_CONFIG_TRUE : AR_CONFIG_FALSE;
     return AR_OK;
 }
 
@@ -78,7 +79,7 @@ static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg,
 static int config_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->is_decoder = cfg->is_encoder_decoder = cfg->use_sliding_window = -1;
+    cfg->is_decoder = cfg->is_encoder_decoder = cfg->use_sliding_window = AR_CONFIG_ABSENT;
     if (!json_is_object(root))
         return ar_error_set(err, AR_EFORMAT, "%s: not a JSON object", name);
     int rc = sizes_from_json(name, root, cfg, err);

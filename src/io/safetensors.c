@@ -846,11 +846,11 @@ int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols)
 
 /* First non-finite value of a converted block, in tensor coordinates. */
 static int check_block_finite(const ar_safetensors *st, const ar_st_tensor *t, size_t row0,
-                              size_t col0, int transpose, const ar_matrix *out, ar_error *err)
+                              size_t col0, int transpose, ar_view out, ar_error *err)
 {
-    for (size_t j = 0; j < out->cols; j++)
-        for (size_t i = 0; i < out->rows; i++) {
-            double v = AR_AT(out, i, j);
+    for (size_t j = 0; j < out.cols; j++)
+        for (size_t i = 0; i < out.rows; i++) {
+            double v = AR_VAT(out, i, j);
             if (isfinite(v))
                 continue;
             size_t r = row0 + (transpose ? j : i), c = col0 + (transpose ? i : j);
@@ -863,10 +863,13 @@ static int check_block_finite(const ar_safetensors *st, const ar_st_tensor *t, s
 }
 
 static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t row0, size_t col0,
-                      int transpose, ar_matrix *out, ar_error *err)
+                      ar_trans trans, ar_view out, ar_error *err)
 {
-    if (st == NULL || t == NULL || out == NULL || (out->data == NULL && out->rows * out->cols != 0))
+    if (st == NULL || t == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_view_check(out) != AR_OK || (trans != AR_NO_TRANS && trans != AR_TRANS))
+        return ar_error_set(err, AR_EINVAL, "invalid output view or transpose flag");
+    int transpose = trans == AR_TRANS;
     const char *file = t->file < st->nfiles ? st->files[t->file].path : "?";
     if (!ar_st_dtype_is_float(t->dtype))
         return ar_error_set(err, AR_EUNSUPPORTED,
@@ -877,8 +880,8 @@ static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t ro
     if (ar_st_tensor_matrix_shape(t, &rows, &cols) != AR_OK)
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: tensor '%s': %zu dimensions, expected 2",
                             file, t->name, t->ndim);
-    size_t nr = transpose ? out->cols : out->rows;
-    size_t nc = transpose ? out->rows : out->cols;
+    size_t nr = transpose ? out.cols : out.rows;
+    size_t nc = transpose ? out.rows : out.cols;
     if (nr == 0 || nc == 0)
         return ar_error_set(err, AR_EINVAL, "%s: tensor '%s': empty block", file, t->name);
     if (row0 > rows || nr > rows - row0 || col0 > cols || nc > cols - col0)
@@ -889,18 +892,18 @@ static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t ro
     size_t es = ar_st_dtype_size(t->dtype);
     for (size_t i = 0; i < nr; i++) {
         const unsigned char *src = t->data + ((row0 + i) * cols + col0) * es;
-        if (transpose)
-            convert_run(t->dtype, src, nc, &AR_AT(out, 0, i), 1);
+        if (transpose) /* tensor row i is column i of out */
+            convert_run(t->dtype, src, nc, &AR_VAT(out, 0, i), out.row_stride);
         else
-            convert_run(t->dtype, src, nc, &AR_AT(out, i, 0), out->ld);
+            convert_run(t->dtype, src, nc, &AR_VAT(out, i, 0), out.col_stride);
     }
     return check_block_finite(st, t, row0, col0, transpose, out, err);
 }
 
 int ar_safetensors_read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t row0,
-                              size_t col0, int transpose, ar_matrix *out, ar_error *err)
+                              size_t col0, ar_trans trans, ar_view out, ar_error *err)
 {
-    return ar_error_printable(err, read_block(st, t, row0, col0, transpose, out, err));
+    return ar_error_printable(err, read_block(st, t, row0, col0, trans, out, err));
 }
 
 static int read_whole(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix *out,
@@ -919,7 +922,7 @@ static int read_whole(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix
     if (rc != AR_OK)
         return ar_error_set(err, rc, "%s: tensor '%s': out of memory for %zu x %zu",
                             st->files[t->file].path, t->name, rows, cols);
-    rc = read_block(st, t, 0, 0, 0, out, err);
+    rc = read_block(st, t, 0, 0, AR_NO_TRANS, ar_matrix_view(out), err);
     if (rc != AR_OK)
         ar_matrix_free(out);
     return rc;

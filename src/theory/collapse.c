@@ -16,59 +16,82 @@
 
 /* ---- norms and the residual ---- */
 
-double ar_norm_induced_1(const ar_matrix *a)
+/* The norms read the view directly (any strides): no packing needed. */
+static double norm_1(ar_cview a)
 {
     double best = 0.0;
-    for (size_t j = 0; j < a->cols; j++) {
+    for (size_t j = 0; j < a.cols; j++) {
         double sum = 0.0;
-        for (size_t i = 0; i < a->rows; i++)
-            sum += fabs(AR_AT(a, i, j));
+        for (size_t i = 0; i < a.rows; i++)
+            sum += fabs(AR_VAT(a, i, j));
         if (sum > best || isnan(sum))
             best = sum;
     }
     return best;
 }
 
-double ar_norm_induced_inf(const ar_matrix *a)
+static double norm_inf(ar_cview a)
 {
     double best = 0.0;
-    for (size_t i = 0; i < a->rows; i++) {
+    for (size_t i = 0; i < a.rows; i++) {
         double sum = 0.0;
-        for (size_t j = 0; j < a->cols; j++)
-            sum += fabs(AR_AT(a, i, j));
+        for (size_t j = 0; j < a.cols; j++)
+            sum += fabs(AR_VAT(a, i, j));
         if (sum > best || isnan(sum))
             best = sum;
     }
     return best;
 }
 
-double ar_norm_1inf(const ar_matrix *a)
+double ar_collapse_norm_1(ar_cview a)
 {
-    return sqrt(ar_norm_induced_1(a) * ar_norm_induced_inf(a));
+    return ar_cview_check(a) == AR_OK ? norm_1(a) : NAN;
 }
 
-int ar_collapse_residual(const ar_matrix *x, ar_matrix *res, double *mean)
+double ar_collapse_norm_inf(ar_cview a)
 {
-    if (x == NULL || res == NULL || x->rows == 0)
+    return ar_cview_check(a) == AR_OK ? norm_inf(a) : NAN;
+}
+
+double ar_collapse_norm_1inf(ar_cview a)
+{
+    return ar_cview_check(a) == AR_OK ? sqrt(norm_1(a) * norm_inf(a)) : NAN;
+}
+
+static int residual_check(ar_cview x, ar_view res)
+{
+    if (ar_cview_check(x) != AR_OK || ar_view_check(res) != AR_OK || x.rows == 0)
         return AR_EINVAL;
-    if (res->rows != x->rows || res->cols != x->cols)
+    if (res.rows != x.rows || res.cols != x.cols)
         return AR_ESIZE;
-    if (res->data == x->data && x->cols > 0)
+    if (res.data == x.data && x.cols > 0)
         return AR_EINVAL;
-    size_t n = x->rows;
-    for (size_t j = 0; j < x->cols; j++) {
+    return AR_OK;
+}
+
+static void residual(ar_cview x, ar_view res, double *mean)
+{
+    size_t n = x.rows;
+    for (size_t j = 0; j < x.cols; j++) {
         /* Shift by the first row: exact for constant columns, and the sum
          * of differences cancels less when the mean is large. */
-        double base = AR_AT(x, 0, j), sum = 0.0;
+        double base = AR_VAT(x, 0, j), sum = 0.0;
         for (size_t i = 0; i < n; i++)
-            sum += AR_AT(x, i, j) - base;
+            sum += AR_VAT(x, i, j) - base;
         double xj = base + sum / (double)n;
         if (mean != NULL)
             mean[j] = xj;
         for (size_t i = 0; i < n; i++)
-            AR_AT(res, i, j) = AR_AT(x, i, j) - xj;
+            AR_VAT(res, i, j) = AR_VAT(x, i, j) - xj;
     }
-    return AR_OK;
+}
+
+int ar_collapse_residual(ar_cview x, ar_view res, double *mean)
+{
+    int rc = residual_check(x, res);
+    if (rc == AR_OK)
+        residual(x, res, mean);
+    return rc;
 }
 
 static double ratio_or_zero(double num, double den)
@@ -76,41 +99,49 @@ static double ratio_or_zero(double num, double den)
     return den > 0.0 ? num / den : 0.0;
 }
 
-int ar_collapse_norms_compute(const ar_matrix *x, ar_matrix *work, ar_collapse_norms *out)
+static void norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out)
 {
-    if (out == NULL)
-        return AR_EINVAL;
-    int rc = ar_collapse_residual(x, work, NULL);
-    if (rc != AR_OK)
-        return rc;
-    out->norm_fro = ar_cm_norm_fro(x);
-    out->res_fro = ar_cm_norm_fro(work);
+    residual(x, work, NULL);
+    ar_cview w = ar_view_const(work);
+    out->norm_fro = ar_matrix_norm_fro(x);
+    out->res_fro = ar_matrix_norm_fro(w);
     out->rel_res_fro = ratio_or_zero(out->res_fro, out->norm_fro);
-    out->norm_1inf = ar_norm_1inf(x);
-    out->res_1inf = ar_norm_1inf(work);
+    out->norm_1inf = sqrt(norm_1(x) * norm_inf(x));
+    out->res_1inf = sqrt(norm_1(w) * norm_inf(w));
     out->rel_res_1inf = ratio_or_zero(out->res_1inf, out->norm_1inf);
-    return AR_OK;
+}
+
+int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out)
+{
+    int rc = out == NULL ? AR_EINVAL : residual_check(x, work);
+    if (rc == AR_OK)
+        norms_compute(x, work, out);
+    return rc;
 }
 
 /* ---- options ---- */
 
-ar_collapse_opts ar_collapse_opts_default(void)
+void ar_collapse_opts_init(ar_collapse_opts *o)
 {
-    ar_collapse_opts o;
-    memset(&o, 0, sizeof o);
-    o.n = 32;
-    o.d = 64;
-    o.heads = 4;
-    o.layers = 12;
-    ar_rank_opts_init(&o.rank);
-    o.fit_floor = 1e-12;
-    return o;
+    if (o == NULL)
+        return;
+    memset(o, 0, sizeof *o);
+    o->n = 32;
+    o->d = 64;
+    o->heads = 4;
+    o->layers = 12;
+    ar_rank_opts_init(&o->rank);
+    o->fit_floor = 1e-12;
+    o->max_bytes = AR_COLLAPSE_DEFAULT_MAX_BYTES;
 }
 
 int ar_collapse_check(const ar_collapse_opts *o, ar_error *err)
 {
-    if (o == NULL)
-        return ar_error_set(err, AR_EINVAL, "collapse: NULL options");
+    ar_collapse_opts defaults;
+    if (o == NULL) {
+        ar_collapse_opts_init(&defaults);
+        o = &defaults;
+    }
     if (o->n == 0 || o->d == 0 || o->heads == 0)
         return ar_error_set(err, AR_EINVAL, "collapse: n, d and heads must be >= 1 (got %zu, %zu, %zu)",
                             o->n, o->d, o->heads);
@@ -128,13 +159,16 @@ int ar_collapse_check(const ar_collapse_opts *o, ar_error *err)
                             "collapse: the bound holds for pure attention only (no skip, no MLP)");
     if (!(o->rank.atol >= 0.0) || !isfinite(o->rank.atol) || !isfinite(o->rank.rtol))
         return ar_error_set(err, AR_EINVAL, "collapse: bad rank tolerances");
+    if (!(o->max_bytes >= 0.0))
+        return ar_error_set(err, AR_EINVAL, "collapse: max_bytes must be >= 0, got %g",
+                            o->max_bytes);
     /* Largest buffers: n x n scores, n x m hidden, d x m weights. */
     size_t m = o->mlp_width ? o->mlp_width : 4 * o->d;
     double elems = (double)o->n * (double)o->n + (double)(o->n + o->d) * (double)m +
                    8.0 * (double)o->n * (double)o->d + 5.0 * (double)o->d * (double)o->d;
-    if (elems * 8.0 > 16e9)
-        return ar_error_set(err, AR_ENOMEM, "collapse: sizes need about %.3g GB (limit 16 GB)",
-                            elems * 8.0 / 1e9);
+    if (o->max_bytes > 0.0 && elems * 8.0 > o->max_bytes)
+        return ar_error_set(err, AR_ENOMEM, "collapse: sizes need about %.3g GB (limit %.3g GB)",
+                            elems * 8.0 / 1e9, o->max_bytes / 1e9);
     return AR_OK;
 }
 
@@ -366,9 +400,8 @@ static int measure_depth(ar_collapse_result *r, size_t l, const ar_matrix *x, co
     dp->depth = l;
     if (ar_cm_check_finite(x, NULL, NULL) != AR_OK)
         return AR_ENONFINITE;
-    int rc = ar_collapse_norms_compute(x, &w->res, &dp->norms);
-    if (rc == AR_OK)
-        rc = ar_cm_svals_ws(x, dp->singular_values, svd);
+    norms_compute(ar_matrix_cview(x), ar_matrix_view(&w->res), &dp->norms);
+    int rc = ar_cm_svals_ws(x, dp->singular_values, svd);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(dp->singular_values, r->nsv, x->rows, x->cols,
                                      &r->opts.rank, &dp->rank);
@@ -419,20 +452,11 @@ static int fill_input(ar_matrix *x, uint64_t seed)
     return AR_OK;
 }
 
-int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collapse_result *r,
-                    ar_error *err)
+/* x0 NULL: the seeded random input. */
+static int run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collapse_result *r,
+               ar_error *err)
 {
-    if (r == NULL)
-        return ar_error_set(err, AR_EINVAL, "collapse: NULL result");
-    memset(r, 0, sizeof *r);
-    int rc = ar_collapse_check(opts, err);
-    if (rc != AR_OK)
-        return rc;
-    if (x0 != NULL && (x0->rows != opts->n || x0->cols != opts->d))
-        return ar_error_set(err, AR_ESIZE, "collapse: input is %zu x %zu, expected n x d = %zu x %zu",
-                            x0->rows, x0->cols, opts->n, opts->d);
-    if (x0 != NULL && ar_cm_check_finite(x0, NULL, NULL) != AR_OK)
-        return ar_error_set(err, AR_ENONFINITE, "collapse: non-finite value in the input");
+    int rc;
     collapse_ws w;
     ar_matrix cur = ar_matrix_empty(), next = ar_matrix_empty();
     ar_svd_workspace *svd = NULL;
@@ -473,5 +497,48 @@ int ar_collapse_run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collap
     ws_free(&w);
     if (rc != AR_OK)
         ar_collapse_result_free(r);
+    return rc;
+}
+
+static int run_begin(const ar_collapse_opts **opts, ar_collapse_opts *defaults,
+                     ar_collapse_result *r, ar_error *err)
+{
+    if (r == NULL)
+        return ar_error_set(err, AR_EINVAL, "collapse: NULL result");
+    memset(r, 0, sizeof *r);
+    if (*opts == NULL) {
+        ar_collapse_opts_init(defaults);
+        *opts = defaults;
+    }
+    return ar_collapse_check(*opts, err);
+}
+
+int ar_collapse_run(const ar_collapse_opts *opts, ar_collapse_result *r, ar_error *err)
+{
+    ar_collapse_opts defaults;
+    int rc = run_begin(&opts, &defaults, r, err);
+    return rc != AR_OK ? rc : run(opts, NULL, r, err);
+}
+
+int ar_collapse_run_from(const ar_collapse_opts *opts, ar_cview x0, ar_collapse_result *r,
+                         ar_error *err)
+{
+    ar_collapse_opts defaults;
+    int rc = run_begin(&opts, &defaults, r, err);
+    if (rc != AR_OK)
+        return rc;
+    if (ar_cview_check(x0) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "collapse: invalid input view");
+    if (x0.rows != opts->n || x0.cols != opts->d)
+        return ar_error_set(err, AR_ESIZE, "collapse: input is %zu x %zu, expected n x d = %zu x %zu",
+                            x0.rows, x0.cols, opts->n, opts->d);
+    if (ar_matrix_check_finite(x0, NULL, NULL) != AR_OK)
+        return ar_error_set(err, AR_ENONFINITE, "collapse: non-finite value in the input");
+    ar_colmajor c;
+    rc = ar_colmajor_get(&c, x0);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "collapse: %s", ar_strerror(rc));
+    rc = run(opts, &c.m, r, err);
+    ar_colmajor_release(&c);
     return rc;
 }

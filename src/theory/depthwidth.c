@@ -1,7 +1,7 @@
 /* Depth-to-width allocation from the transition law of Levine et al. 2020,
  * and a GSL refit of that law from measured transition points. */
 #include "attnrank/depthwidth.h"
-#include "attnrank/io.h"
+#include "attnrank/matrix.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/array_internal.h"
 
 ar_dw_law ar_dw_law_paper(void)
 {
@@ -17,14 +16,24 @@ ar_dw_law ar_dw_law_paper(void)
     return law;
 }
 
+static const ar_dw_law paper_law = {AR_DW_PAPER_INTERCEPT, AR_DW_PAPER_SLOPE,
+                                     AR_DW_PAPER_PARAMS_COEFF};
+
+/* NULL means the paper's law. */
+static const ar_dw_law *law_or_paper(const ar_dw_law *law)
+{
+    return law != NULL ? law : &paper_law;
+}
+
 static int law_ok(const ar_dw_law *law)
 {
-    return law != NULL && isfinite(law->intercept) && isfinite(law->slope) &&
+    return isfinite(law->intercept) && isfinite(law->slope) &&
            isfinite(law->params_coeff) && law->params_coeff > 0.0;
 }
 
 int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
 {
+    law = law_or_paper(law);
     if (!law_ok(law) || d == NULL || !(layers >= 0.0) || !isfinite(layers))
         return AR_EINVAL;
     *d = exp(law->intercept + law->slope * layers);
@@ -33,6 +42,7 @@ int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
 
 int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
 {
+    law = law_or_paper(law);
     if (!law_ok(law) || layers == NULL || !(d > 0.0) || !isfinite(d))
         return AR_EINVAL;
     if (law->slope == 0.0)
@@ -43,6 +53,7 @@ int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
 
 double ar_dw_params(const ar_dw_law *law, double layers, double d)
 {
+    law = law_or_paper(law);
     if (!law_ok(law))
         return NAN;
     return law->params_coeff * layers * d * d;
@@ -62,6 +73,7 @@ static double budget_gap(const ar_dw_law *law, double layers, double log_params)
 
 int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
 {
+    law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(params > 0.0) || !isfinite(params))
         return AR_EINVAL;
     if (!(law->slope > 0.0))
@@ -90,6 +102,7 @@ int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
 int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
                      ar_dw_verdict *out)
 {
+    law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(layers > 0.0) || !(d > 0.0) || !isfinite(layers) ||
         !isfinite(d) || !isfinite(tolerance))
         return AR_EINVAL;
@@ -194,75 +207,32 @@ int ar_dw_fit_points(const double *depth, const double *width, const double *wid
     return AR_OK;
 }
 
-void ar_dw_points_free(ar_dw_points *p)
+/* Column c of the table into a new array (NULL when out of memory). */
+static double *table_column(ar_cview t, size_t c)
 {
-    if (p == NULL)
-        return;
-    free(p->depth);
-    free(p->width);
-    free(p->error);
-    memset(p, 0, sizeof *p);
+    double *v = malloc((t.rows ? t.rows : 1) * sizeof(double));
+    for (size_t i = 0; v != NULL && i < t.rows; i++)
+        v[i] = AR_VAT(t, i, c);
+    return v;
 }
 
-/* Transition points are a CSV matrix of 2 or 3 columns: read with the io
- * module's CSV reader (header line, comments, separators, error positions)
- * and split into the three arrays. */
-static int points_from_array(const ar_array *arr, const char *name, ar_dw_points *out,
-                             ar_error *err)
+int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err)
 {
-    if (arr->cols < 2 || arr->cols > 3)
-        return ar_error_set(err, AR_EFORMAT,
-                            "%s: expected columns depth,width[,error] (2 or 3), found %zu", name,
-                            arr->cols);
-    size_t n = arr->rows;
-    out->depth = malloc(n * sizeof(double));
-    out->width = malloc(n * sizeof(double));
-    out->error = arr->cols == 3 ? malloc(n * sizeof(double)) : NULL;
-    if (out->depth == NULL || out->width == NULL || (arr->cols == 3 && out->error == NULL)) {
-        ar_dw_points_free(out);
-        return ar_error_set(err, AR_ENOMEM, "%s: out of memory", name);
-    }
-    ar_matrix m = ar_array_slice_cm(arr, 0);
-    for (size_t i = 0; i < n; i++) {
-        out->depth[i] = AR_AT(&m, i, 0);
-        out->width[i] = AR_AT(&m, i, 1);
-        if (out->error != NULL)
-            out->error[i] = AR_AT(&m, i, 2);
-    }
-    out->n = n;
-    return AR_OK;
-}
-
-/* Malformed content is AR_EFORMAT here whatever the CSV layer called it
- * ("no data rows" included); I/O and memory failures keep their codes. */
-static int points_finish(int rc, ar_array *arr, const char *name, ar_dw_points *out,
-                         ar_error *err)
-{
-    if (rc == AR_OK)
-        rc = points_from_array(arr, name, out, err);
-    else if (rc != AR_EIO && rc != AR_ENOMEM)
-        rc = AR_EFORMAT;
-    ar_array_free(arr);
+    if (ar_cview_check(points) != AR_OK || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "fit: invalid points view or NULL result");
+    if (points.cols < 2 || points.cols > 3)
+        return ar_error_set(err, AR_ESIZE,
+                            "fit: expected columns depth,width[,error] (2 or 3), found %zu",
+                            points.cols);
+    double *depth = table_column(points, 0), *width = table_column(points, 1);
+    double *error = points.cols == 3 ? table_column(points, 2) : NULL;
+    int rc;
+    if (depth == NULL || width == NULL || (points.cols == 3 && error == NULL))
+        rc = ar_error_set(err, AR_ENOMEM, "fit: out of memory");
+    else
+        rc = ar_dw_fit_points(depth, width, error, points.rows, out, err);
+    free(depth);
+    free(width);
+    free(error);
     return rc;
-}
-
-int ar_dw_points_parse(const char *text, size_t len, const char *name, ar_dw_points *out,
-                       ar_error *err)
-{
-    if (text == NULL || out == NULL)
-        return ar_error_set(err, AR_EINVAL, "points: NULL argument");
-    memset(out, 0, sizeof *out);
-    if (name == NULL)
-        name = "<input>";
-    ar_array arr = {0};
-    return points_finish(ar_csv_parse(text, len, name, &arr, err), &arr, name, out, err);
-}
-
-int ar_dw_points_read(const char *path, ar_dw_points *out, ar_error *err)
-{
-    if (path == NULL || out == NULL)
-        return ar_error_set(err, AR_EINVAL, "points: NULL argument");
-    memset(out, 0, sizeof *out);
-    ar_array arr = {0};
-    return points_finish(ar_csv_read(path, &arr, err), &arr, path, out, err);
 }

@@ -919,7 +919,7 @@ typedef struct fp_rec {
 
 static mp_limb_t fp_random(fp_rec *rec)
 {
-    return (mp_limb_t)ar_field_uniform(rec->aux, FP_PRIME);
+    return (mp_limb_t)ar_seprank_field_uniform(rec->aux, FP_PRIME);
 }
 
 /* Solve the k x r system in rec->a, rec->b (first k rows), completed to a
@@ -1048,7 +1048,7 @@ static int fp_run(const ar_interval_pattern *pat, size_t r, size_t nnz, uint64_t
         rc = AR_ENOMEM;
     if (rc == AR_OK) {
         for (size_t k = 0; k < nnz; k++)
-            rec.dat[k] = (mp_limb_t)ar_field_uniform(rd, FP_PRIME);
+            rec.dat[k] = (mp_limb_t)ar_seprank_field_uniform(rd, FP_PRIME);
         nmod_mat_init(rec.a, (slong)r, (slong)r, FP_PRIME);
         *verified = fp_recursion(&rec, &cs, fixed) && fp_end_check(&rec);
         nmod_mat_clear(rec.a);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
+#include "seprank_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* partitions                                                          */
@@ -136,7 +137,7 @@ void ar_partition_format(const ar_partition *p, char *buf, size_t len)
 /* ------------------------------------------------------------------ */
 /* bounds and regimes                                                  */
 
-double ar_lnchoose(double n, double k)
+double ar_seprank_lnchoose(double n, double k)
 {
     if (!(k >= 0.0) || !(n >= k))
         return NAN;
@@ -154,7 +155,7 @@ double ar_seprank_bound_log_monomial(size_t d, size_t layers, size_t na, size_t 
 {
     double deg = pow3(layers);
     double vars = (double)(na < nb ? na : nb) * (double)d;
-    return ar_lnchoose(vars + deg, deg);
+    return ar_seprank_lnchoose(vars + deg, deg);
 }
 
 /* log(exp(a) + exp(b)) without overflow. */
@@ -179,9 +180,9 @@ double ar_seprank_bound_log_split(size_t d, size_t layers, size_t na, size_t nb,
     for (size_t k = 0; k <= dd; k++) {
         /* A side: monomials of degree exactly k; B side: exactly D - k (homogeneous)
          * or at most D - k (residual: lower degrees are present too). */
-        double la = ar_lnchoose(va + (double)k - 1.0, (double)k);
+        double la = ar_seprank_lnchoose(va + (double)k - 1.0, (double)k);
         double rest = (double)(dd - k);
-        double lb = residual ? ar_lnchoose(vb + rest, rest) : ar_lnchoose(vb + rest - 1.0, rest);
+        double lb = residual ? ar_seprank_lnchoose(vb + rest, rest) : ar_seprank_lnchoose(vb + rest - 1.0, rest);
         total = log_add(total, la < lb ? la : lb);
     }
     return total;
@@ -202,7 +203,7 @@ static int parity_counts(size_t d, size_t deg, const size_t *pos, size_t k, size
             for (size_t f = parity; f <= e; f += 2) {
                 if (out[e - f] == -INFINITY)
                     continue;
-                double c = ar_lnchoose((double)d + (double)f - 1.0, (double)f);
+                double c = ar_seprank_lnchoose((double)d + (double)f - 1.0, (double)f);
                 acc = log_add(acc, out[e - f] + c);
             }
             tmp[e] = acc;
@@ -465,34 +466,46 @@ static void san_readout_through_wo(const ar_san *net, double *ro)
     }
 }
 
-static int san_check_input(const ar_san *net, const ar_matrix *x)
+/* The view checks and the sizes of an input X (d x n). */
+static int san_check_input(const ar_san *net, ar_cview x)
 {
-    if (net == NULL || x == NULL || net->layers == 0 || x->rows != net->d || x->cols != net->n ||
-        (x->data == NULL))
+    if (net == NULL || net->layers == 0 || ar_cview_check(x) != AR_OK)
         return AR_EINVAL;
+    if (x.rows != net->d || x.cols != net->n)
+        return AR_ESIZE;
     return AR_OK;
 }
 
-int ar_san_forward(const ar_san *net, const ar_matrix *x, ar_matrix *y)
+/* Load X (any strides) into the contiguous d x n state ws->y. */
+static void san_load(const ar_san *net, san_ws *ws, ar_cview x)
+{
+    for (size_t j = 0; j < net->n; j++)
+        for (size_t i = 0; i < net->d; i++)
+            ws->y[i + j * net->d] = AR_VAT(x, i, j);
+}
+
+int ar_san_forward(const ar_san *net, ar_cview x, ar_view y)
 {
     int rc = san_check_input(net, x);
-    if (rc != AR_OK || y == NULL)
-        return rc != AR_OK ? rc : AR_EINVAL;
-    if (y->rows != net->d || y->cols != net->n)
-        return AR_ESIZE;
+    if (rc == AR_OK && ar_view_check(y) != AR_OK)
+        rc = AR_EINVAL;
+    if (rc == AR_OK && (y.rows != net->d || y.cols != net->n))
+        rc = AR_ESIZE;
+    if (rc != AR_OK)
+        return rc;
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
         return AR_ENOMEM;
-    for (size_t j = 0; j < net->n; j++)
-        memcpy(ws.y + j * net->d, &AR_AT(x, 0, j), net->d * sizeof(double));
+    san_load(net, &ws, x);
     san_run(net, &ws, 0, 1);
     for (size_t j = 0; j < net->n; j++)
-        memcpy(&AR_AT(y, 0, j), ws.y + j * net->d, net->d * sizeof(double));
+        for (size_t i = 0; i < net->d; i++)
+            AR_VAT(y, i, j) = ws.y[i + j * net->d];
     san_ws_free(&ws);
     return AR_OK;
 }
 
-int ar_san_eval(const ar_san *net, const ar_matrix *x, double *value)
+int ar_san_eval(const ar_san *net, ar_cview x, double *value)
 {
     int rc = san_check_input(net, x);
     if (rc != AR_OK || value == NULL)
@@ -500,8 +513,7 @@ int ar_san_eval(const ar_san *net, const ar_matrix *x, double *value)
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
         return AR_ENOMEM;
-    for (size_t j = 0; j < net->n; j++)
-        memcpy(ws.y + j * net->d, &AR_AT(x, 0, j), net->d * sizeof(double));
+    san_load(net, &ws, x);
     san_readout_through_wo(net, ws.ro);
     *value = san_run(net, &ws, 0, 0);
     san_ws_free(&ws);
@@ -594,8 +606,23 @@ static void *grid_float_worker(void *arg)
     return NULL;
 }
 
-int ar_grid_float(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
-                  ar_matrix *g, size_t threads)
+int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *part, ar_view g,
+                  size_t threads)
+{
+    ar_colmajor t;
+    int rc = ar_colmajor_get(&t, templates);
+    if (rc != AR_OK)
+        return rc;
+    ar_colmajor_out out;
+    rc = ar_colmajor_out_get(&out, g);
+    if (rc == AR_OK)
+        rc = ar_colmajor_out_put(&out, ar_grid_float_cm(net, &t.m, part, &out.m, threads));
+    ar_colmajor_release(&t);
+    return rc;
+}
+
+int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
+                     ar_matrix *g, size_t threads)
 {
     if (net == NULL || templates == NULL || part == NULL || g == NULL || net->layers == 0 ||
         templates->rows != net->d || templates->cols == 0 || part->n != net->n)

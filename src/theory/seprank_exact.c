@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/random_internal.h"
+#include "seprank_internal.h"
 
 /* Residues are uint64_t in the public header and mp_limb_t in FLINT. */
 _Static_assert(sizeof(uint64_t) == sizeof(mp_limb_t), "mp_limb_t must be 64-bit");
@@ -30,7 +31,7 @@ uint64_t ar_seprank_prime(size_t k)
     return (uint64_t)n_nextprime(start, 1);
 }
 
-uint64_t ar_field_uniform(ar_rng *rng, uint64_t p)
+uint64_t ar_seprank_field_uniform(ar_rng *rng, uint64_t p)
 {
     if (rng == NULL || p == 0)
         return 0;
@@ -92,9 +93,9 @@ void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng)
         return;
     size_t count = net->layers * 4 * net->d * net->d;
     for (size_t i = 0; i < count; i++)
-        net->w[i] = ar_field_uniform(rng, net->p);
+        net->w[i] = ar_seprank_field_uniform(rng, net->p);
     for (size_t i = 0; i < net->d; i++)
-        net->readout[i] = ar_field_uniform(rng, net->p);
+        net->readout[i] = ar_seprank_field_uniform(rng, net->p);
 }
 
 int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry)
@@ -107,9 +108,10 @@ int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry)
     return AR_OK;
 }
 
-uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, int which, size_t row, size_t col)
+uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, ar_san_weight which, size_t row,
+                             size_t col)
 {
-    if (net == NULL || l >= net->layers || which < 0 || which > 3 || row >= net->d ||
+    if (net == NULL || l >= net->layers || (int)which < 0 || (int)which > 3 || row >= net->d ||
         col >= net->d)
         return NULL;
     return net->w + (((l * 4 + (size_t)which) * net->d + row) * net->d + col);
@@ -397,8 +399,8 @@ static size_t nmod_mat_rank_inplace(nmod_mat_t a, int *ok)
     return (size_t)r;
 }
 
-int ar_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
-                size_t *rank)
+int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
+                        size_t *rank)
 {
     if (rank == NULL || p < 2 || (rows > 0 && cols > 0 && (g == NULL || ld < cols)))
         return AR_EINVAL;
@@ -438,10 +440,10 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
     }
     ar_san_mod_randomize(net, rw);
     net->position = cfg->position;
-    if (cfg->entry >= 0)
-        rc = ar_san_mod_set_entry(net, cfg->position, (size_t)cfg->entry);
+    if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
+        rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry);
     for (size_t i = 0; i < m * cfg->d; i++)
-        (*templates)[i] = ar_field_uniform(rt, p);
+        (*templates)[i] = ar_seprank_field_uniform(rt, p);
     ar_rng_free(rw);
     ar_rng_free(rt);
     if (rc != AR_OK) {
@@ -455,9 +457,11 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
 int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
                         size_t prime_index, size_t *rank)
 {
-    if (cfg == NULL || part == NULL || rank == NULL || m == 0 || prime_index >= 16 ||
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    if (part == NULL || rank == NULL || m == 0 || prime_index >= 16 ||
         part->n != cfg->n || cfg->position >= cfg->n ||
-        (cfg->entry >= 0 && (size_t)cfg->entry >= cfg->d))
+        (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
     size_t rows, cols;
     int rc = ar_grid_shape(part, m, 0, &rows, &cols);
@@ -560,10 +564,12 @@ static void z_random(fmpz_t x, ar_rng *rng, long range)
 int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
                              long range, size_t *rank)
 {
-    if (cfg == NULL || part == NULL || rank == NULL || m == 0 || range <= 0 ||
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    if (part == NULL || rank == NULL || m == 0 || range <= 0 ||
         range > 1000000000L || part->n != cfg->n || cfg->layers == 0 || cfg->d == 0 ||
         cfg->heads == 0 || cfg->d % cfg->heads != 0 || cfg->position >= cfg->n ||
-        (cfg->entry >= 0 && (size_t)cfg->entry >= cfg->d))
+        (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
     size_t rows, cols;
     int rc = ar_grid_shape(part, m, 0, &rows, &cols);
@@ -594,9 +600,9 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
         z_random(z.w + i, rw, range);
     for (size_t i = 0; i < d; i++)
         z_random(z.readout + i, rw, range);
-    if (cfg->entry >= 0)
+    if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
         for (size_t i = 0; i < d; i++)
-            fmpz_set_ui(z.readout + i, (size_t)cfg->entry == i ? 1 : 0);
+            fmpz_set_ui(z.readout + i, cfg->entry == i ? 1 : 0);
     for (size_t i = 0; i < m * d; i++)
         z_random(tmpl + i, rt, range);
     fmpz_mat_t g;

@@ -12,32 +12,47 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
+#include "seprank_internal.h"
 
 /* Largest matricisation ar_seprank_run builds: 2^26 entries (512 MB of
  * doubles or residues), a 8192 x 8192 matrix. */
 #define SEPRANK_MAX_ENTRIES ((size_t)1 << 26)
 
-ar_seprank_config ar_seprank_config_default(void)
+void ar_seprank_config_init(ar_seprank_config *c)
 {
-    ar_seprank_config c;
-    memset(&c, 0, sizeof c);
-    c.layers = 1;
-    c.d = 2;
-    c.heads = 1;
-    c.n = 2;
-    c.entry = -1;
-    c.max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
-    c.do_float = 1;
-    c.rational = -1;
-    c.rtol = -1.0;
-    c.threads = 1;
-    return c;
+    if (c == NULL)
+        return;
+    memset(c, 0, sizeof *c);
+    c->layers = 1;
+    c->d = 2;
+    c->heads = 1;
+    c->n = 2;
+    c->readout = AR_SEPRANK_READOUT_RANDOM;
+    c->max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
+    c->do_float = 1;
+    c->rational = AR_SEPRANK_RATIONAL_AUTO;
+    c->rtol = -1.0;
+    c->threads = 1;
+}
+
+const ar_seprank_config *ar_seprank_config_or_default(const ar_seprank_config *cfg,
+                                                      ar_seprank_config *defaults)
+{
+    if (cfg != NULL)
+        return cfg;
+    ar_seprank_config_init(defaults);
+    return defaults;
 }
 
 uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role)
 {
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    /* The read-out enters as entry + 1, 0 for the random one (the seeds of
+     * the former `entry = -1` convention, kept so results do not move). */
+    uint64_t readout = cfg->readout == AR_SEPRANK_READOUT_ENTRY ? (uint64_t)cfg->entry + 1 : 0;
     uint64_t key[7] = {cfg->layers, cfg->d, cfg->heads, cfg->n, (uint64_t)cfg->residual,
-                       (uint64_t)(cfg->entry + 1), role};
+                       readout, role};
     return ar_seed_derive(cfg->seed, key, 7);
 }
 
@@ -71,7 +86,9 @@ static double bound_log_of(const ar_seprank_config *cfg, const ar_partition *par
 
 size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_partition *part)
 {
-    if (cfg == NULL || part == NULL || part->na == 0 || part->nb == 0)
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    if (part == NULL || part->na == 0 || part->nb == 0)
         return 1;
     size_t lo = part->na < part->nb ? part->na : part->nb;
     size_t hi = part->na < part->nb ? part->nb : part->na;
@@ -114,9 +131,14 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
     if (cfg->position >= cfg->n)
         return ar_error_set(err, AR_EINVAL, "position %zu out of range (n = %zu)",
                             cfg->position, cfg->n);
-    if (cfg->entry >= 0 && (size_t)cfg->entry >= cfg->d)
-        return ar_error_set(err, AR_EINVAL, "output entry %ld out of range (d = %zu)",
+    if (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d)
+        return ar_error_set(err, AR_EINVAL, "output entry %zu out of range (d = %zu)",
                             cfg->entry, cfg->d);
+    if (cfg->readout != AR_SEPRANK_READOUT_RANDOM && cfg->readout != AR_SEPRANK_READOUT_ENTRY)
+        return ar_error_set(err, AR_EINVAL, "unknown read-out %d", (int)cfg->readout);
+    if (cfg->rational != AR_SEPRANK_RATIONAL_AUTO && cfg->rational != AR_SEPRANK_RATIONAL_OFF &&
+        cfg->rational != AR_SEPRANK_RATIONAL_ON)
+        return ar_error_set(err, AR_EINVAL, "unknown rational setting %d", (int)cfg->rational);
     if (cfg->nprimes > AR_SEPRANK_MAX_PRIMES)
         return ar_error_set(err, AR_EINVAL, "at most %d primes", AR_SEPRANK_MAX_PRIMES);
     if (cfg->partition.n == 0)
@@ -132,7 +154,9 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
 int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
                            double *s)
 {
-    if (cfg == NULL || part == NULL || s == NULL || m == 0)
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    if (part == NULL || s == NULL || m == 0)
         return AR_EINVAL;
     size_t rows, cols;
     int rc = ar_grid_shape(part, m, SEPRANK_MAX_ENTRIES, &rows, &cols);
@@ -152,11 +176,12 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     }
     ar_san_randomize(&net, rw);
     net.position = cfg->position;
-    if (cfg->entry >= 0 && (rc = ar_san_set_entry(&net, cfg->position, (size_t)cfg->entry)))
+    if (cfg->readout == AR_SEPRANK_READOUT_ENTRY &&
+        (rc = ar_san_set_entry(&net, cfg->position, cfg->entry)) != AR_OK)
         goto done;
     /* Unit-size templates: entries N(0, 1/d). */
     ar_cm_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
-    rc = ar_grid_float(&net, &templates, part, &g, cfg->threads ? cfg->threads : 1);
+    rc = ar_grid_float_cm(&net, &templates, part, &g, cfg->threads ? cfg->threads : 1);
     if (rc == AR_OK)
         rc = ar_cm_svals(&g, s);
 done:
@@ -213,7 +238,8 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
             res->primes_agree = 0;
     }
     res->have_exact = 1;
-    int want_q = cfg->rational > 0 || (cfg->rational < 0 && is_small && cfg->layers <= 3);
+    int want_q = cfg->rational == AR_SEPRANK_RATIONAL_ON ||
+                 (cfg->rational == AR_SEPRANK_RATIONAL_AUTO && is_small && cfg->layers <= 3);
     if (want_q) {
         int rc = ar_seprank_rational_rank(cfg, part, m, AR_SEPRANK_RATIONAL_RANGE,
                                           &res->rational_rank);
@@ -229,7 +255,9 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
 
 int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err)
 {
-    if (cfg == NULL || res == NULL)
+    ar_seprank_config defaults;
+    cfg = ar_seprank_config_or_default(cfg, &defaults);
+    if (res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(res, 0, sizeof *res);
     ar_partition part;

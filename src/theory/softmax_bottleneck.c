@@ -15,8 +15,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "theory/bottleneck_internal.h"
+#include "softmax_bottleneck_internal.h"
 
 struct ar_sbn_workspace {
     size_t n, v, k;            /* contexts, vocabulary, min(n, v) */
@@ -29,22 +31,37 @@ struct ar_sbn_workspace {
     int have_prediction;
 };
 
-ar_sbn_opts ar_sbn_opts_default(void)
+void ar_sbn_opts_init(ar_sbn_opts *o)
 {
-    ar_sbn_opts o;
-    memset(&o, 0, sizeof o);
-    ar_rank_opts_init(&o.rank);
-    o.sum_tol = -1.0;
-    o.fit = 1;
-    o.jitter = 1e-3;
-    o.max_iter = 500;
-    o.grad_tol = 1e-9;
-    return o;
+    if (o == NULL)
+        return;
+    memset(o, 0, sizeof *o);
+    ar_rank_opts_init(&o->rank);
+    o->sum_tol = -1.0;
+    o->fit = 1;
+    o->jitter = 1e-3;
+    o->max_iter = 500;
+    o->grad_tol = 1e-9;
 }
 
-int ar_sbn_check(const ar_matrix *p, double sum_tol, ar_precision precision, ar_error *err)
+/* NULL options: the defaults, in *defaults. */
+static const ar_sbn_opts *opts_or_defaults(const ar_sbn_opts *o, ar_sbn_opts *defaults)
 {
-    return ar_cm_fit_check_target(p, AR_AXIS_ROW, sum_tol, precision, NULL, err);
+    if (o != NULL)
+        return o;
+    ar_sbn_opts_init(defaults);
+    return defaults;
+}
+
+int ar_sbn_validate(ar_cview p, double sum_tol, ar_precision precision, ar_error *err)
+{
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "softmax bottleneck: invalid view of P");
+    rc = ar_cm_fit_check_target(&c.m, AR_AXIS_ROW, sum_tol, precision, NULL, err);
+    ar_colmajor_release(&c);
+    return rc;
 }
 
 /* ---- workspace ---- */
@@ -136,7 +153,9 @@ static ar_fit_opts fit_opts(const ar_sbn_opts *o, ar_precision prec)
 int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_fit *fit,
                    ar_error *err)
 {
-    if (ws == NULL || o == NULL || fit == NULL)
+    ar_sbn_opts defaults;
+    o = opts_or_defaults(o, &defaults);
+    if (ws == NULL || fit == NULL)
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck fit: NULL argument");
     if (!ws->loaded)
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck fit: no target analysed yet");
@@ -166,16 +185,16 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
     return AR_OK;
 }
 
-int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_matrix *out)
+int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out)
 {
-    if (ws == NULL || out == NULL || !ws->have_prediction)
+    if (ws == NULL || ar_view_check(out) != AR_OK || !ws->have_prediction)
         return AR_EINVAL;
-    if (out->rows != ws->n || out->cols != ws->v)
+    if (out.rows != ws->n || out.cols != ws->v)
         return AR_ESIZE;
     const ar_matrix *q = ar_cm_fit_prediction(ws->fit); /* V x N: contexts as columns */
     for (size_t j = 0; j < ws->v; j++)
         for (size_t i = 0; i < ws->n; i++)
-            AR_AT(out, i, j) = AR_AT(q, j, i);
+            AR_VAT(out, i, j) = AR_AT(q, j, i);
     return AR_OK;
 }
 
@@ -232,14 +251,27 @@ static int compute_ranks(ar_sbn_workspace *ws, const ar_sbn_opts *o, ar_sbn_resu
     return rc;
 }
 
-int ar_sbn_analyze(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
-                   const ar_sbn_opts *o, ar_sbn_result *r, ar_error *err)
+int ar_sbn_analyze(ar_sbn_workspace *ws, ar_cview p, ar_precision prec, const ar_sbn_opts *o,
+                   ar_sbn_result *r, ar_error *err)
 {
     if (r == NULL)
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck: NULL result");
     memset(r, 0, sizeof *r);
-    if (ws == NULL || o == NULL)
+    if (ws == NULL)
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck: NULL argument");
+    ar_colmajor c;
+    int rc = ar_colmajor_get(&c, p);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "softmax bottleneck: invalid view of P");
+    ar_sbn_opts defaults;
+    rc = ar_sbn_analyze_cm(ws, &c.m, prec, opts_or_defaults(o, &defaults), r, err);
+    ar_colmajor_release(&c);
+    return rc;
+}
+
+int ar_sbn_analyze_cm(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
+                      const ar_sbn_opts *o, ar_sbn_result *r, ar_error *err)
+{
     if (!(o->rank.atol >= 0.0) || !isfinite(o->rank.atol) || !isfinite(o->rank.rtol))
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck: bad rank tolerances");
     int rc = ar_cm_fit_check_target(p, AR_AXIS_ROW, o->sum_tol, prec, &r->max_row_defect, err);

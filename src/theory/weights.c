@@ -7,114 +7,13 @@
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/matrix_internal.h"
+#include "weights_internal.h"
 
-
-/* ------------------------------------------------------------------ */
-/* naming conventions                                                   */
-/* ------------------------------------------------------------------ */
-
-static const struct {
-    const char *name, *q, *k;
-} families[AR_WF_NFAMILIES] = {
-    [AR_WF_BERT] = {"bert", "layer.{layer}.attention.self.query.weight",
-                    "layer.{layer}.attention.self.key.weight"},
-    [AR_WF_GPT2] = {"gpt2", "h.{layer}.attn.c_attn.weight", "h.{layer}.attn.c_attn.weight"},
-    [AR_WF_LLAMA] = {"llama", "layers.{layer}.self_attn.q_proj.weight",
-                     "layers.{layer}.self_attn.k_proj.weight"},
-    [AR_WF_CUSTOM] = {"custom", NULL, NULL},
-};
-
-const char *ar_weights_family_name(ar_weights_family f)
-{
-    return (unsigned)f < AR_WF_NFAMILIES ? families[f].name : "?";
-}
-
-const char *ar_weights_family_q_pattern(ar_weights_family f)
-{
-    return (unsigned)f < AR_WF_NFAMILIES ? families[f].q : NULL;
-}
-
-const char *ar_weights_family_k_pattern(ar_weights_family f)
-{
-    return (unsigned)f < AR_WF_NFAMILIES ? families[f].k : NULL;
-}
-
-#define LAYER_TOKEN "{layer}"
-#define LAYER_TOKEN_LEN 7
-
-/* Match the whole of name against pattern; {layer} takes one or more digits. */
-static int match_whole(const char *pat, const char *name, size_t *layer)
-{
-    while (*pat) {
-        if (strncmp(pat, LAYER_TOKEN, LAYER_TOKEN_LEN) == 0) {
-            if (*name < '0' || *name > '9')
-                return 0;
-            size_t v = 0;
-            while (*name >= '0' && *name <= '9') {
-                if (v > (SIZE_MAX - 9) / 10)
-                    return 0;
-                v = 10 * v + (size_t)(*name++ - '0');
-            }
-            *layer = v;
-            pat += LAYER_TOKEN_LEN;
-            continue;
-        }
-        if (*pat++ != *name++)
-            return 0;
-    }
-    return *name == '\0';
-}
-
-int ar_weights_pattern_match(const char *pattern, const char *name, size_t *layer,
-                             size_t *prefix_len)
-{
-    if (pattern == NULL || name == NULL || pattern[0] == '\0')
-        return 0;
-    for (size_t s = 0; name[s] != '\0'; s++) {
-        if (s > 0 && name[s - 1] != '.')
-            continue;
-        size_t l = 0;
-        if (match_whole(pattern, name + s, &l)) {
-            if (layer)
-                *layer = l;
-            if (prefix_len)
-                *prefix_len = s;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* prefix + pattern with {layer} replaced by the index; malloc'd. */
-static char *expand_pattern(const char *prefix, size_t prefix_len, const char *pat, size_t layer)
-{
-    char num[32];
-    snprintf(num, sizeof num, "%zu", layer);
-    size_t count = 0;
-    for (const char *p = strstr(pat, LAYER_TOKEN); p; p = strstr(p + 1, LAYER_TOKEN))
-        count++;
-    size_t len = prefix_len + strlen(pat) + count * strlen(num) + 1;
-    char *out = malloc(len);
-    if (out == NULL)
-        return NULL;
-    memcpy(out, prefix, prefix_len);
-    char *w = out + prefix_len;
-    for (const char *p = pat; *p;) {
-        if (strncmp(p, LAYER_TOKEN, LAYER_TOKEN_LEN) == 0) {
-            w += sprintf(w, "%s", num);
-            p += LAYER_TOKEN_LEN;
-        } else {
-            *w++ = *p++;
-        }
-    }
-    *w = '\0';
-    return out;
-}
 
 /* ------------------------------------------------------------------ */
 /* tolerances                                                           */
@@ -131,99 +30,30 @@ double ar_weights_default_rtol(ar_precision p, size_t m, size_t n)
     return sqrt((double)big) * ar_weights_unit_roundoff(p);
 }
 
-ar_weights_opts ar_weights_opts_default(void)
+void ar_weights_opts_init(ar_weights_opts *o)
+{
+    if (o == NULL)
+        return;
+    memset(o, 0, sizeof *o);
+    o->rule = AR_WRULE_NOISE;
+    o->rtol = 0.0;
+    o->atol = 0.0;
+    o->seed = 0;
+    o->noise_draws = AR_WEIGHTS_NOISE_DRAWS;
+    o->noise_factor = AR_WEIGHTS_NOISE_FACTOR;
+    o->energy_fraction = 0.99;
+    o->mask = NULL;
+}
+
+/* A copy of the options, the defaults when NULL. */
+static ar_weights_opts opts_or_defaults(const ar_weights_opts *opts)
 {
     ar_weights_opts o;
-    memset(&o, 0, sizeof o);
-    o.rtol = -1.0;
-    o.atol = 0.0;
-    o.seed = 0;
-    o.noise_draws = AR_WEIGHTS_NOISE_DRAWS;
-    o.noise_factor = AR_WEIGHTS_NOISE_FACTOR;
-    o.energy_fraction = 0.99;
-    o.read_config = 1;
-    o.mask = NULL;
+    if (opts != NULL)
+        o = *opts;
+    else
+        ar_weights_opts_init(&o);
     return o;
-}
-
-/* ------------------------------------------------------------------ */
-/* layer discovery                                                      */
-/* ------------------------------------------------------------------ */
-
-typedef struct layer_match {
-    size_t layer;
-    const ar_st_tensor *q;
-    size_t prefix_len;
-} layer_match;
-
-static int cmp_layer(const void *a, const void *b)
-{
-    size_t x = ((const layer_match *)a)->layer, y = ((const layer_match *)b)->layer;
-    return x < y ? -1 : x > y;
-}
-
-/* Every tensor whose name matches q_pattern, one per layer, sorted. */
-static int find_layers(const ar_safetensors *st, const char *q_pattern, layer_match **out,
-                       size_t *count, ar_error *err)
-{
-    size_t n = ar_safetensors_count(st), k = 0;
-    layer_match *m = malloc((n ? n : 1) * sizeof *m);
-    if (m == NULL)
-        return ar_error_set(err, AR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        const ar_st_tensor *t = ar_safetensors_tensor(st, i);
-        size_t layer = 0, prefix = 0;
-        if (ar_weights_pattern_match(q_pattern, t->name, &layer, &prefix)) {
-            m[k].layer = layer;
-            m[k].q = t;
-            m[k].prefix_len = prefix;
-            k++;
-        }
-    }
-    if (k > 1)
-        qsort(m, k, sizeof *m, cmp_layer);
-    for (size_t i = 1; i < k; i++)
-        if (m[i].layer == m[i - 1].layer) {
-            int rc = ar_error_set(err, AR_EFORMAT,
-                                  "two tensors match '%s' for layer %zu: '%s' and '%s' (name the "
-                                  "ones to analyse with --q-pattern/--k-pattern)",
-                                  q_pattern, m[i].layer, m[i - 1].q->name, m[i].q->name);
-            free(m);
-            return rc;
-        }
-    *out = m;
-    *count = k;
-    return AR_OK;
-}
-
-/* Pick the built-in convention whose query pattern matches; exactly one. */
-static int detect_family(const ar_safetensors *st, ar_weights_family *family, ar_error *err)
-{
-    int found = -1;
-    size_t n = ar_safetensors_count(st);
-    for (int f = 0; f < AR_WF_CUSTOM; f++) {
-        for (size_t i = 0; i < n; i++)
-            if (ar_weights_pattern_match(families[f].q, ar_safetensors_tensor(st, i)->name, NULL,
-                                         NULL)) {
-                if (found >= 0)
-                    return ar_error_set(err, AR_EFORMAT,
-                                        "%s: tensors of two naming conventions (%s and %s); name "
-                                        "the ones to analyse with --q-pattern/--k-pattern",
-                                        ar_safetensors_file_path(st, 0), families[found].name,
-                                        families[f].name);
-                found = f;
-                break;
-            }
-    }
-    if (found < 0)
-        return ar_error_set(err, AR_EFORMAT,
-                            "%s: no attention query weights by any known naming convention "
-                            "(BERT '%s', GPT-2 '%s', LLaMA '%s'); give --q-pattern and "
-                            "--k-pattern",
-                            ar_safetensors_file_path(st, 0), families[AR_WF_BERT].q,
-                            families[AR_WF_GPT2].q, families[AR_WF_LLAMA].q);
-    *family = (ar_weights_family)found;
-    return AR_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -411,7 +241,7 @@ static int plan_layers(const ar_safetensors *st, const layer_match *m, size_t fo
         rep->layer_index[l] = m[i].layer;
         rep->q_names[l] = dup_string(m[i].q->name);
         rep->k_names[l] = rep->fused ? dup_string(m[i].q->name)
-                                     : expand_pattern(m[i].q->name, m[i].prefix_len,
+                                     : ar_weights_expand_pattern(m[i].q->name, m[i].prefix_len,
                                                       rep->k_pattern, m[i].layer);
         if (rep->q_names[l] == NULL || rep->k_names[l] == NULL)
             return ar_error_set(err, AR_ENOMEM, "out of memory");
@@ -459,8 +289,9 @@ static int read_head(const ar_safetensors *st, const ar_st_tensor *t, int fused,
                      size_t col_offset, size_t head, size_t dh, ar_matrix *w, ar_error *err)
 {
     if (fused)
-        return ar_safetensors_read_block(st, t, 0, col_offset + head * dh, 1, w, err);
-    return ar_safetensors_read_block(st, t, head * dh, 0, 0, w, err);
+        return ar_safetensors_read_block(st, t, 0, col_offset + head * dh, AR_TRANS,
+                                         ar_matrix_view(w), err);
+    return ar_safetensors_read_block(st, t, head * dh, 0, AR_NO_TRANS, ar_matrix_view(w), err);
 }
 
 static void head_verdict(size_t rank, size_t n, size_t *reach, int *bottleneck)
@@ -476,7 +307,7 @@ static void head_verdict(size_t rank, size_t n, size_t *reach, int *bottleneck)
 
 static int given_rule(const ar_weights_opts *o)
 {
-    return o->rtol >= 0.0 || o->atol > 0.0;
+    return o->rule == AR_WRULE_GIVEN;
 }
 
 /* Spectrum, both thresholds (docs/weights.md, "Rank of stored weights") and
@@ -487,7 +318,7 @@ static int analyse_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precisio
 {
     size_t d = wq->cols, k = wq->rows < d ? wq->rows : d;
     uint64_t cfg[2] = {(uint64_t)layer, (uint64_t)head};
-    int rc = ar_weights_head_factored(wq, wk, storage, ar_seed_derive(o->seed, cfg, 2),
+    int rc = ar_weights_head_factored_cm(wq, wk, storage, ar_seed_derive(o->seed, cfg, 2),
                                       o->noise_draws, o->noise_factor, s, &h->noise);
     if (rc != AR_OK)
         return rc;
@@ -498,7 +329,7 @@ static int analyse_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precisio
     ro.energy_fraction = o->energy_fraction;
     int given = given_rule(o);
     if (given) {
-        ro.rtol = o->rtol >= 0.0 ? o->rtol : 0.0;
+        ro.rtol = o->rtol;
         ro.atol = o->atol;
     } else {
         ro.rtol = s[0] > 0.0 ? h->noise.tau_noise / s[0] : 0.0;
@@ -712,8 +543,10 @@ static int check_opts(const ar_weights_opts *o, ar_error *err)
     if (o->layer_range && o->layer_first > o->layer_last)
         return ar_error_set(err, AR_EINVAL, "layer range %zu-%zu is empty", o->layer_first,
                             o->layer_last);
-    if (!(o->atol >= 0.0) || !isfinite(o->atol) || !isfinite(o->rtol))
-        return ar_error_set(err, AR_EINVAL, "tolerances must be finite, atol >= 0");
+    if (o->rule != AR_WRULE_NOISE && o->rule != AR_WRULE_GIVEN)
+        return ar_error_set(err, AR_EINVAL, "unknown rank rule %d", (int)o->rule);
+    if (!(o->atol >= 0.0) || !isfinite(o->atol) || !(o->rtol >= 0.0) || !isfinite(o->rtol))
+        return ar_error_set(err, AR_EINVAL, "tolerances must be finite and >= 0");
     if (!(o->energy_fraction > 0.0 && o->energy_fraction <= 1.0))
         return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1]");
     if (o->noise_draws == 0 || o->noise_draws > AR_WEIGHTS_NOISE_MAX_DRAWS)
@@ -732,17 +565,17 @@ static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,
     if (o->q_pattern != NULL)
         rep->family = AR_WF_CUSTOM;
     else
-        rc = detect_family(st, &rep->family, err);
+        rc = ar_weights_detect_family(st, &rep->family, err);
     if (rc != AR_OK)
         return rc;
-    const char *qp = o->q_pattern ? o->q_pattern : families[rep->family].q;
-    const char *kp = o->k_pattern ? o->k_pattern : families[rep->family].k;
+    const char *qp = o->q_pattern ? o->q_pattern : ar_weights_family_q_pattern(rep->family);
+    const char *kp = o->k_pattern ? o->k_pattern : ar_weights_family_k_pattern(rep->family);
     rep->q_pattern = dup_string(qp);
     rep->k_pattern = dup_string(kp);
     if (rep->q_pattern == NULL || rep->k_pattern == NULL)
         return ar_error_set(err, AR_ENOMEM, "out of memory");
     rep->fused = rep->family == AR_WF_GPT2;
-    rc = find_layers(st, qp, m, found, err);
+    rc = ar_weights_find_layers(st, qp, m, found, err);
     if (rc == AR_OK && *found == 0)
         rc = ar_error_set(err, AR_EFORMAT, "%s: no tensor matches the query pattern '%s'",
                           ar_safetensors_file_path(st, 0), qp);
@@ -766,7 +599,7 @@ static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,
     rep->k_bias = rep->fused ? rep->q_bias : has_bias(st, rep->k_names[0]);
     rep->rule = given_rule(o) ? AR_WRULE_GIVEN : AR_WRULE_NOISE;
     rep->rtol_given = rep->rule == AR_WRULE_GIVEN;
-    rep->rtol = rep->rtol_given ? (o->rtol >= 0.0 ? o->rtol : 0.0) : -1.0;
+    rep->rtol = rep->rtol_given ? o->rtol : -1.0;
     rep->atol = o->atol;
     rep->seed = o->seed;
     rep->noise_draws = o->noise_draws;
@@ -804,7 +637,7 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     if (st == NULL || rep == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(rep, 0, sizeof *rep);
-    ar_weights_opts o = opts ? *opts : ar_weights_opts_default();
+    ar_weights_opts o = opts_or_defaults(opts);
     ar_model_config none;
     memset(&none, 0, sizeof none);
     const ar_model_config *cfg = cfg_in ? cfg_in : &none;
@@ -841,13 +674,11 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     return ar_error_printable(err, rc);
 }
 
-int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precision storage,
-                               size_t layer, size_t head, const ar_weights_opts *opts,
-                               double *singular_values, ar_qk_head *out, ar_error *err)
+static int analyze_factors_cm(const ar_matrix *wq, const ar_matrix *wk, ar_precision storage,
+                              size_t layer, size_t head, const ar_weights_opts *opts,
+                              double *singular_values, ar_qk_head *out, ar_error *err)
 {
-    if (wq == NULL || wk == NULL || singular_values == NULL || out == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_weights_opts o = opts ? *opts : ar_weights_opts_default();
+    ar_weights_opts o = opts_or_defaults(opts);
     int rc = check_opts(&o, err);
     if (rc != AR_OK)
         return rc;
@@ -866,44 +697,23 @@ int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk, ar_prec
     return AR_OK;
 }
 
-/* config.json beside the model, if there is one. */
-static int read_config_beside(const ar_safetensors *st, ar_model_config *cfg, int *found,
-                              ar_error *err)
+int ar_weights_analyze_factors(ar_cview wq, ar_cview wk, ar_precision storage, size_t layer,
+                               size_t head, const ar_weights_opts *opts, double *singular_values,
+                               ar_qk_head *out, ar_error *err)
 {
-    const char *dir = ar_safetensors_dir(st);
-    size_t len = strlen(dir) + sizeof "/config.json";
-    char *path = malloc(len);
-    if (path == NULL)
-        return ar_error_set(err, AR_ENOMEM, "out of memory");
-    snprintf(path, len, "%s/config.json", dir);
-    FILE *fp = fopen(path, "rb");
-    *found = fp != NULL;
-    int rc = AR_OK;
-    if (fp != NULL) {
-        fclose(fp);
-        rc = ar_model_config_read(path, cfg, err);
-    }
-    free(path);
-    return rc;
-}
-
-int ar_weights_analyze(const char *path, const ar_weights_opts *opts, ar_weights_report *rep,
-                       ar_error *err)
-{
-    if (path == NULL || rep == NULL)
+    if (singular_values == NULL || out == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    memset(rep, 0, sizeof *rep);
-    ar_safetensors *st = NULL;
-    int rc = ar_safetensors_open(&st, path, err);
+    ar_colmajor cq, ck;
+    int rc = ar_colmajor_get(&cq, wq);
     if (rc != AR_OK)
-        return rc;
-    ar_model_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    int found = 0;
-    if (opts == NULL || opts->read_config)
-        rc = read_config_beside(st, &cfg, &found, err);
-    if (rc == AR_OK)
-        rc = ar_weights_analyze_model(st, found ? &cfg : NULL, opts, rep, err);
-    ar_safetensors_close(st);
-    return ar_error_printable(err, rc);
+        return ar_error_set(err, rc, "invalid view of the query factor");
+    rc = ar_colmajor_get(&ck, wk);
+    if (rc != AR_OK) {
+        ar_colmajor_release(&cq);
+        return ar_error_set(err, rc, "invalid view of the key factor");
+    }
+    rc = analyze_factors_cm(&cq.m, &ck.m, storage, layer, head, opts, singular_values, out, err);
+    ar_colmajor_release(&cq);
+    ar_colmajor_release(&ck);
+    return rc;
 }

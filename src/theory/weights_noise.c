@@ -28,6 +28,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
+#include "weights_internal.h"
 
 double ar_weights_subnormal_abs(ar_precision p)
 {
@@ -242,9 +243,25 @@ static int draw_norm(noise_work *w, const ar_matrix *a, const ar_matrix *b, ar_r
     return rc;
 }
 
-int ar_weights_head_factored(const ar_matrix *a, const ar_matrix *b, ar_precision storage,
-                             uint64_t seed, size_t draws, double factor, double *s,
-                             ar_weights_noise *noise)
+int ar_weights_head_factored(ar_cview a, ar_cview b, ar_precision storage, uint64_t seed,
+                             size_t draws, double factor, double *s, ar_weights_noise *noise)
+{
+    ar_colmajor ca, cb;
+    int rc = ar_colmajor_get(&ca, a);
+    if (rc != AR_OK)
+        return rc;
+    rc = ar_colmajor_get(&cb, b);
+    if (rc == AR_OK) {
+        rc = ar_weights_head_factored_cm(&ca.m, &cb.m, storage, seed, draws, factor, s, noise);
+        ar_colmajor_release(&cb);
+    }
+    ar_colmajor_release(&ca);
+    return rc;
+}
+
+int ar_weights_head_factored_cm(const ar_matrix *a, const ar_matrix *b, ar_precision storage,
+                                uint64_t seed, size_t draws, double factor, double *s,
+                                ar_weights_noise *noise)
 {
     if (a == NULL || b == NULL || s == NULL)
         return AR_EINVAL;

@@ -69,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc_mem == AR_OK) {
         check_same(mem, file);
         check_tensors(mem, data, size);
-        ar_weights_opts o = ar_weights_opts_default();
+        ar_weights_opts o;
+        ar_weights_opts_init(&o);
         o.heads = 1;
         o.n = 16;
         ar_weights_report r;
