@@ -10,6 +10,7 @@
 #define ATTNRANK_CORE_MATRIX_INTERNAL_H
 
 #include "attnrank/matrix.h"
+#include "attnrank/status.h"
 
 /* A column-major matrix on a caller's buffer (never passed to
  * ar_matrix_free).  ld < 1 is raised to 1. */
@@ -25,6 +26,13 @@ typedef struct ar_colmajor {
  * ar_colmajor_release whatever the outcome. */
 int ar_colmajor_get(ar_colmajor *c, ar_cview v);
 void ar_colmajor_release(ar_colmajor *c);
+
+/* The column-major access of a target P and an optional input X (NULL: not
+ * given, *xm = NULL), the pair the representability analyses take: both
+ * checked, AR_EINVAL (invalid view) or AR_ENOMEM (packing) with a message in
+ * err.  Release both whatever the outcome. */
+int ar_colmajor_get_pair(ar_colmajor *pc, ar_colmajor *xc, ar_cview p, const ar_cview *x,
+                         const ar_matrix **xm, ar_error *err);
 
 /* Column-major access to a writable view: c->m aliases the view when its row
  * stride is 1, else a scratch matrix whose content starts as a copy of the

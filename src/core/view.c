@@ -220,6 +220,23 @@ int ar_colmajor_get(ar_colmajor *c, ar_cview v)
     return AR_OK;
 }
 
+int ar_colmajor_get_pair(ar_colmajor *pc, ar_colmajor *xc, ar_cview p, const ar_cview *x,
+                         const ar_matrix **xm, ar_error *err)
+{
+    *xm = NULL;
+    int rc = ar_colmajor_get(pc, p);
+    int rx = ar_colmajor_get(xc, x != NULL ? *x : ar_matrix_cview(NULL));
+    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    if (rc == AR_OK)
+        rc = rx;
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "out of memory");
+    if (x != NULL)
+        *xm = &xc->m;
+    return AR_OK;
+}
+
 void ar_colmajor_release(ar_colmajor *c)
 {
     if (c == NULL)

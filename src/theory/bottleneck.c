@@ -414,17 +414,11 @@ int ar_represent_analyze(ar_represent_workspace *ws, ar_cview p, const ar_cview 
 {
     if (ws == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
-        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor pc, xc;
-    int rc = ar_colmajor_get(&pc, p);
-    int rx = ar_colmajor_get(&xc, x != NULL ? *x : ar_matrix_cview(NULL));
+    const ar_matrix *xm;
+    int rc = ar_colmajor_get_pair(&pc, &xc, p, x, &xm, err);
     if (rc == AR_OK)
-        rc = rx;
-    if (rc == AR_OK)
-        rc = ar_cm_represent_analyze(ws, &pc.m, x != NULL ? &xc.m : NULL, opts, res, err);
-    else
-        ar_error_set(err, rc, "out of memory");
+        rc = ar_cm_represent_analyze(ws, &pc.m, xm, opts, res, err);
     ar_colmajor_release(&pc);
     ar_colmajor_release(&xc);
     return rc;

@@ -364,17 +364,11 @@ int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double 
 int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x, const ar_mask *mask,
                       const ar_masked_opts *opts, ar_masked_result *res, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
-        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor pc, xc;
-    int rc = ar_colmajor_get(&pc, p);
-    int rx = ar_colmajor_get(&xc, x != NULL ? *x : ar_matrix_cview(NULL));
+    const ar_matrix *xm;
+    int rc = ar_colmajor_get_pair(&pc, &xc, p, x, &xm, err);
     if (rc == AR_OK)
-        rc = rx;
-    if (rc == AR_OK)
-        rc = analyze(ws, &pc.m, x != NULL ? &xc.m : NULL, mask, opts, res, err);
-    else
-        ar_error_set(err, rc, "out of memory");
+        rc = analyze(ws, &pc.m, xm, mask, opts, res, err);
     ar_colmajor_release(&pc);
     ar_colmajor_release(&xc);
     return rc;
