@@ -44,6 +44,10 @@
 #include "rank.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Induced 1-norm (max column abs sum) and inf-norm (max row abs sum). */
 AR_API double ar_norm_induced_1(const ar_matrix *a);
 AR_API double ar_norm_induced_inf(const ar_matrix *a);
@@ -136,5 +140,9 @@ AR_API void ar_collapse_fit(const double *r, size_t count, double floor_value, s
  * ((3^L - 1)/2) log(4 gamma beta H / sqrt(d_h)) + 3^L log(res0). */
 AR_API double ar_collapse_bound_log(double gamma, double beta, size_t heads, size_t head_size,
                                     double res0, size_t depth);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

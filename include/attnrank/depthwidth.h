@@ -21,6 +21,10 @@
 #include "export.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AR_DW_PAPER_INTERCEPT 5.039
 #define AR_DW_PAPER_SLOPE 0.0555
 #define AR_DW_PAPER_PARAMS_COEFF 12.0
@@ -112,5 +116,9 @@ AR_API int ar_dw_points_parse(const char *text, size_t len, const char *name, ar
                               ar_error *err);
 AR_API int ar_dw_points_read(const char *path, ar_dw_points *out, ar_error *err);
 AR_API void ar_dw_points_free(ar_dw_points *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -65,6 +65,10 @@
 #include "model_config.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ar_weights_family {
     AR_WF_BERT = 0,
     AR_WF_GPT2 = 1,
@@ -266,5 +270,9 @@ AR_API int ar_weights_analyze_factors(const ar_matrix *wq, const ar_matrix *wk,
                                       ar_qk_head *out, ar_error *err);
 /* Head k of layer position l (0 <= l < nlayers). */
 AR_API const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
