@@ -5,7 +5,7 @@
  * that a future call cannot go wrong silently. */
 #include "testutil.h"
 
-#include <cblas.h>
+#include <gsl/gsl_cblas.h> /* testutil.h brings it in (GSL types); same ABI as <cblas.h> */
 
 /* Element (i, j) of a matrix stored in order with leading dimension ld. */
 static size_t at(int order, int i, int j, int ld)

@@ -7,8 +7,7 @@
  * bindings (LD_DEBUG=bindings) to see which library served the library's
  * BLAS calls: it must not be libgslcblas.
  *
- * Uses ar_matrix_gemm as the matrix API stands in 0.9; adapt this call
- * (one place, below) when the matrix API changes. */
+ * Uses the matrix views and ar_matrix_gemm of 0.9 (one place, below). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -31,9 +30,15 @@ int main(void)
     /* C = A B with A = [1 2; 3 4], B = [5 6; 7 8] (column-major storage):
      * C = [19 22; 43 50]. */
     double a[4] = {1, 3, 2, 4}, b[4] = {5, 7, 6, 8}, c[4] = {0, 0, 0, 0};
-    ar_matrix ma = ar_matrix_view(a, 2, 2, 2), mb = ar_matrix_view(b, 2, 2, 2),
-              mc = ar_matrix_view(c, 2, 2, 2);
-    int rc = ar_matrix_gemm(0, 0, 1.0, &ma, &mb, 0.0, &mc);
+    ar_cview va, vb;
+    ar_view vc;
+    int rc = ar_cview_init_ld(&va, a, 2, 2, 2, AR_COL_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_cview_init_ld(&vb, b, 2, 2, 2, AR_COL_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_view_init_ld(&vc, c, 2, 2, 2, AR_COL_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, va, vb, 0.0, vc);
     const double want[4] = {19, 43, 22, 50};
     int ok = rc == AR_OK;
     for (int i = 0; i < 4; i++)
