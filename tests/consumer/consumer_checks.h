@@ -70,7 +70,8 @@ static int consumer_run(void)
                    "Roy-Vetterli rank 7 * 2^(-10/7)");
 
     /* An explicit atol of 1.5 cuts at 1.5: only 4 and 2 count. */
-    ar_rank_opts opts = ar_rank_opts_default();
+    ar_rank_opts opts;
+    ar_rank_opts_init(&opts);
     opts.atol = 1.5;
     size_t rank = 0;
     double cut = 0;
