@@ -12,6 +12,10 @@
 #include "export.h"
 #include "matrix.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ar_axis {
     AR_AXIS_COL = 0,  /* softmax over each column (each query): the paper's */
     AR_AXIS_ROW = 1   /* softmax over each row: PyTorch, Dong et al. */
@@ -71,5 +75,9 @@ AR_API int ar_heads_randomize(ar_heads *heads, ar_rng *rng);
 AR_API int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s);
 /* Scores = softmax of head k's logits along axis (n x n, caller-sized). */
 AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

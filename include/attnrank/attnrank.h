@@ -5,7 +5,7 @@
 
 #include "export.h"
 #include "status.h"
-#include "version.h"
+#include "attnrank/version.h" /* generated (a build tree keeps it apart) */
 #include "matrix.h"
 #include "spectrum.h"
 #include "rank.h"

@@ -36,6 +36,10 @@
 #include "attention.h"
 #include "mask.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Stochastic-matrix input checks                                       */
 /* ------------------------------------------------------------------ */
@@ -519,5 +523,9 @@ typedef struct ar_paper_config {
 
 /* The fifteen configurations of Tables 1, 2A, 2B, 3A; returns the count. */
 AR_API size_t ar_paper_configs(const ar_paper_config **configs);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

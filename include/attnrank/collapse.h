@@ -44,6 +44,10 @@
 #include "rank.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Induced 1-norm (max column abs sum) and inf-norm (max row abs sum) of a
  * view, and the paper's composite sqrt(||A||_1 ||A||_inf); NaN for an invalid
  * view.  They carry the collapse prefix rather than living in matrix.h: the
@@ -154,5 +158,9 @@ AR_API void ar_collapse_fit(const double *r, size_t count, double floor_value, s
  * ((3^L - 1)/2) log(4 gamma beta H / sqrt(d_h)) + 3^L log(res0). */
 AR_API double ar_collapse_bound_log(double gamma, double beta, size_t heads, size_t head_size,
                                     double res0, size_t depth);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -23,6 +23,10 @@
 #include "matrix.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AR_DW_PAPER_INTERCEPT 5.039
 #define AR_DW_PAPER_SLOPE 0.0555
 #define AR_DW_PAPER_PARAMS_COEFF 12.0
@@ -105,5 +109,9 @@ AR_API int ar_dw_fit_points(const double *depth, const double *width, const doub
  * (depth, width, width error), any layout (e.g. ar_array_slice of a CSV read
  * with ar_csv_read).  AR_ESIZE for another number of columns. */
 AR_API int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

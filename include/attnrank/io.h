@@ -16,6 +16,10 @@
 #include "rank.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AR_ARRAY_MAX_DIMS 16
 
 /* A stack of equally sized matrices read from a file. */
@@ -99,5 +103,9 @@ AR_API int ar_atomic_commit(ar_atomic_file *af, ar_error *err);
 AR_API void ar_atomic_abort(ar_atomic_file *af);
 /* Create a directory and its parents (like mkdir -p). */
 AR_API int ar_mkdir_p(const char *path, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

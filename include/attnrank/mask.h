@@ -31,6 +31,10 @@
 #include "attention.h"
 #include "model_config.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ar_mask_kind {
     AR_MASK_NONE = 0,
     AR_MASK_CAUSAL,
@@ -192,5 +196,9 @@ typedef struct ar_model_masks {
  * family is AR_EUNSUPPORTED with a message asking for the mask. */
 AR_API int ar_model_masks_from_config(const ar_model_config *cfg, ar_model_masks *masks,
                                       ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -32,6 +32,10 @@
 #include "bottleneck.h"
 #include "mask.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ar_masked_opts {
     ar_axis axis;
     ar_precision precision;   /* storage precision of P */
@@ -160,5 +164,9 @@ AR_API int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *o
  * a wrong shape. */
 AR_API int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
                              ar_fit_result *res, const ar_view *prediction, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -47,6 +47,10 @@
 #include "export.h"
 #include "matrix.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- the layer ---- */
 
 typedef struct ar_mh_shape {
@@ -215,5 +219,9 @@ AR_API int ar_theorem2_model_shape(const ar_theorem2_target *t, ar_theorem2_mode
  * (allocates its fitter; opts NULL means defaults). */
 AR_API int ar_theorem2_fit(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
                            const ar_mh_fit_opts *opts, ar_mh_fit_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,6 +33,10 @@
 #include "rank.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AR_ST_MAX_DIMS 8
 /* Largest JSON header accepted (the reference implementation's limit). */
 #define AR_ST_MAX_HEADER 100000000u
@@ -127,5 +131,9 @@ AR_API int ar_safetensors_read_block(const ar_safetensors *st, const ar_st_tenso
  * with ar_matrix_free). */
 AR_API int ar_safetensors_read(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix *out,
                                ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

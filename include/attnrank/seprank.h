@@ -47,6 +47,10 @@
 #include "matrix.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AR_SEPRANK_MAX_POSITIONS 32
 /* Default size budget of the CLI: rows and columns of the matricisation at
  * most 1024 (an exact rank then takes well under a second). */
@@ -288,5 +292,9 @@ AR_API int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partiti
  * weights, read-out and templates uniform in [-range, range]. */
 AR_API int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part,
                                     size_t m, long range, size_t *rank);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -43,6 +43,10 @@
 #include "rank.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ar_sbn_opts {
     size_t d;               /* output-layer width to test */
     int bias;               /* per-word output bias */
@@ -144,5 +148,9 @@ AR_API int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *opt
 /* Copy the fitted probabilities of the last fit into out (N x V, the
  * caller's, any layout). */
 AR_API int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -65,6 +65,10 @@
 #include "model_config.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ar_weights_family {
     AR_WF_BERT = 0,
     AR_WF_GPT2 = 1,
@@ -268,5 +272,9 @@ AR_API int ar_weights_analyze_factors(ar_cview wq, ar_cview wk, ar_precision sto
                                       double *singular_values, ar_qk_head *out, ar_error *err);
 /* Head k of layer position l (0 <= l < nlayers). */
 AR_API const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

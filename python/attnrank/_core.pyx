@@ -87,7 +87,7 @@ def _error_roundtrip(int status, str message):
 
 def version():
     """Version of the C library this extension was built with
-    (ar_version(), e.g. ``"0.1.0"``)."""
+    (ar_version(), e.g. ``"0.9.0"``)."""
     return _text(ar_version())
 
 

@@ -47,5 +47,10 @@ int ar_error_printable(ar_error *err, int rc)
 
 const char *ar_version(void)
 {
-    return ATTNRANK_VERSION_STRING;
+    return AR_VERSION_STRING;
+}
+
+int ar_version_number(void)
+{
+    return AR_VERSION_NUMBER;
 }
