@@ -74,7 +74,8 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     }
     if (rc == AR_OK)
         rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL);
-    r->measured = rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&s), ar_matrix_cview(&p)) : NAN;
+    r->measured =
+        rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&s), ar_matrix_cview(&p)) : NAN;
     r->expected = 1e-9;
     r->relation = VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "Dirichlet P, n=%zu, head size %zu, seed %llu", n,

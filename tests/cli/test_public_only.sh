@@ -33,6 +33,9 @@ done
 checks=$((checks + 1))
 [ "$ncli" -ge 10 ] || fail "only $ncli sources in src/cli"
 
+internal_names='ar_cm_[a-z_]+|ar_matrix_alias|ar_rng_gsl|ar_rng_gaussian_polar|ar_colmajor_[a-z_]+'
+internal_names+='|ar_array_slice_cm|ar_array_reset|ar_array_alloc_data'
+
 # LINE:HEADER for every #include "HEADER" of a file
 includes_of() {
   grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$1" |
@@ -58,7 +61,7 @@ for f in "${files[@]}"; do
   done < <(includes_of "$f")
   # internal column-major names, however they might be declared
   checks=$((checks + 1))
-  hits=$(grep -nE '\b(ar_cm_[a-z_]+|ar_matrix_alias|ar_rng_gsl|ar_rng_gaussian_polar|ar_array_slice_cm|ar_array_reset|ar_array_alloc_data|ar_colmajor_[a-z_]+)\b' "$f" || true)
+  hits=$(grep -nE "\\b($internal_names)\\b" "$f" || true)
   [ -z "$hits" ] || fail "$f uses library internals:"$'\n'"$hits"
 done
 
