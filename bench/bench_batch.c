@@ -18,8 +18,6 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
-#include "core/matrix_internal.h"
-#include "io/array_internal.h"
 
 typedef unsigned long (*count_fn)(void);
 
@@ -41,11 +39,13 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
         return AR_ENOMEM;
     int rc = AR_OK;
     for (size_t t = 0; t < count && rc == AR_OK; t++) {
-        ar_matrix m = ar_array_slice_cm(arr, t);
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&m), rng, 2.0);
-        if (rc != AR_OK)
-            break;
-        rc = ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL);
+        /* slice t of the array's own (writable) buffer, column-major */
+        ar_view m;
+        rc = ar_view_init_ld(&m, arr->data + t * n * n, n, n, n, AR_COL_MAJOR);
+        if (rc == AR_OK)
+            rc = ar_matrix_fill_gaussian(m, rng, 2.0);
+        if (rc == AR_OK)
+            rc = ar_attention_softmax(m, AR_AXIS_COL);
     }
     ar_rng_free(rng);
     return rc;

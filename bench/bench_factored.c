@@ -16,9 +16,6 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
 
 typedef struct problem {
     size_t n, d, dp;
@@ -46,7 +43,7 @@ static int problem_alloc(problem *p, size_t n, size_t d, size_t dp, unsigned lon
         rc = AR_ENOMEM;
     if (rc == AR_OK) {
         ar_heads_randomize(&p->heads, rng);
-        ar_cm_fill_gaussian(&p->x, rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&p->x), rng, 1.0);
     }
     ar_rng_free(rng);
     return rc;
@@ -67,7 +64,7 @@ static double time_dense(problem *p, double *sv)
     int rc = ar_attention_logits(ar_matrix_cview(&p->x), ar_matrix_cview(&p->heads.wq[0]),
                                  ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->s));
     if (rc == AR_OK)
-        rc = ar_cm_svals(&p->s, sv);
+        rc = ar_spectrum_svals(ar_matrix_cview(&p->s), sv);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }
@@ -79,7 +76,7 @@ static double time_factored(problem *p, double *sv)
                                         ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->f),
                                         ar_matrix_view(&p->g));
     if (rc == AR_OK)
-        rc = ar_cm_svals_factored(&p->f, &p->g, sv);
+        rc = ar_spectrum_svals_factored(ar_matrix_cview(&p->f), ar_matrix_cview(&p->g), sv);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }

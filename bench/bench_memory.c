@@ -5,7 +5,7 @@
  *             (OpenBLAS's buffers, code pages): what any variant pays anyway
  *   lapacke   A, U, VT, work, iwork allocated by the caller and
  *             LAPACKE_dgesdd_work('S') run on A itself (A is destroyed)
- *   attnrank  ar_cm_svd(A, U, s, VT): A is kept, the workspace holds a
+ *   attnrank  ar_spectrum_svd(A, U, s, VT): A is kept, the workspace holds a
  *             copy of it plus LAPACK's work arrays
  *
  * The reference is the sum of the arrays LAPACK needs: A, U, VT (n^2 each),
@@ -23,9 +23,6 @@
 
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
 
 enum variant { V_BASELINE, V_LAPACKE, V_ATTNRANK, V_COUNT };
 static const char *const variant_names[V_COUNT] = {"baseline", "lapacke", "attnrank"};
@@ -47,9 +44,9 @@ static int fill_input(ar_matrix *a, size_t n)
     ar_rng *rng = ar_rng_alloc(n);
     if (rng == NULL)
         return 1;
-    ar_cm_fill_gaussian(a, rng, 1.0);
+    int rc = ar_matrix_fill_gaussian(ar_matrix_view(a), rng, 1.0);
     ar_rng_free(rng);
-    return 0;
+    return rc == AR_OK ? 0 : 1;
 }
 
 /* Body of a child: returns the exit status (0 on success). */
@@ -64,7 +61,10 @@ static int run_variant(enum variant v, size_t n)
     if (s == NULL)
         return 3;
     if (v != V_LAPACKE)
-        return ar_cm_svd(&a, &u, s, &vt) == AR_OK ? 0 : 4;
+        return ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt)) ==
+                       AR_OK
+                   ? 0
+                   : 4;
     lapack_int lwork = optimal_lwork(m), mi = (lapack_int)m;
     double *work = malloc((size_t)lwork * sizeof *work);
     lapack_int *iwork = malloc(8 * m * sizeof *iwork);

@@ -21,9 +21,6 @@
 #include "attnrank/attnrank.h"
 #include "attnrank/bottleneck.h"
 #include "bench_common.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
 
 typedef struct phases {
     double alloc, analyze, certificate, total;
@@ -125,7 +122,7 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
             AR_AT(&c, i, j) = AR_AT(&l0, i, j) - mean;
     }
     if (rc == AR_OK)
-        rc = ar_cm_svd(&c, &u, s, &vt);
+        rc = ar_spectrum_svd(ar_matrix_cview(&c), ar_matrix_view(&u), s, ar_matrix_view(&vt));
     size_t m = 0;
     if (rc == AR_OK) {
         double rtol = ar_rank_resolve_rtol(NULL, n, n);
@@ -152,12 +149,13 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
         /* Forward check: logits (W_k X)^T (W_q X) / sqrt(k), softmax, compare.
          * With X = I the logits are W_k^T W_q / sqrt(k): one GEMM instead of
          * the three ar_attention_logits runs with a dense identity. */
-        rc = ar_cm_gemm(1, 0, 1.0 / sqrt((double)k), &wk, &wq, 0.0, &sc);
+        rc = ar_matrix_gemm(AR_TRANS, AR_NO_TRANS, 1.0 / sqrt((double)k), ar_matrix_cview(&wk),
+                            ar_matrix_cview(&wq), 0.0, ar_matrix_view(&sc));
     }
     if (rc == AR_OK)
         rc = ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL);
     if (rc == AR_OK)
-        out->max_abs = ar_cm_max_abs_diff(&sc, p);
+        out->max_abs = ar_matrix_max_abs_diff(ar_matrix_cview(&sc), ar_matrix_cview(p));
     free(s);
     free(r);
     free(w);
@@ -182,7 +180,7 @@ static double time_lean(const ar_matrix *p, lean_result *lr)
 static double time_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
 {
     double t0 = bench_now();
-    int rc = ar_cm_svd(a, u, s, vt);
+    int rc = ar_spectrum_svd(ar_matrix_cview(a), ar_matrix_view(u), s, ar_matrix_view(vt));
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }
@@ -233,7 +231,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_represent: setup failed: %s\n", ar_strerror(rc));
         return 1;
     }
-    ar_cm_fill_gaussian(&a, rng, 1.0);
+    if (ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0) != AR_OK)
+        return 1;
     phases *ph = calloc((size_t)reps, sizeof *ph);
     double *tsvd = calloc((size_t)reps, sizeof *tsvd), *col = calloc((size_t)reps, sizeof *col);
     double *tlean = calloc((size_t)reps, sizeof *tlean);

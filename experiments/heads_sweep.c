@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/random_internal.h"
 
 #define EXP_NAME "heads_sweep"
 #define MAX_HEADS 64

@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/random_internal.h"
 
 #define EXP_NAME "lowrank_bottleneck"
 

@@ -26,13 +26,10 @@
 #include "common.h"
 #include "sweep.h"
 
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/matrix_internal.h"
-#include "core/random_internal.h"
 
 typedef struct example {
     exp_ctx ctx;
@@ -57,9 +54,12 @@ static int generate(const example *e, ar_matrix *p)
     if (rc == AR_OK) {
         /* each entry of H0 W0^T is a sum of r0 products: variance r0 s^2 */
         double s = sqrt(2.0 / sqrt((double)e->r0));
-        ar_cm_fill_gaussian(&h0, rng, s);
-        ar_cm_fill_gaussian(&w0, rng, s);
-        rc = ar_cm_gemm(0, 1, 1.0, &h0, &w0, 0.0, p);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h0), rng, s);
+        if (rc == AR_OK)
+            rc = ar_matrix_fill_gaussian(ar_matrix_view(&w0), rng, s);
+        if (rc == AR_OK)
+            rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ar_matrix_cview(&h0),
+                                ar_matrix_cview(&w0), 0.0, ar_matrix_view(p));
     }
     for (size_t j = 0; rc == AR_OK && j < e->v; j++)
         for (size_t i = 0; i < e->n; i++)

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/matrix_internal.h"
-#include "io/array_internal.h"
 
 static const cli_command_doc represent_doc = {
     "represent",
@@ -211,27 +209,27 @@ const char *represent_fit_method(const ar_fit_result *f)
     return f->method == AR_FIT_GSL_BFGS2 ? "GSL BFGS" : "L-BFGS";
 }
 
-static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const represent_args *a,
+static int fit_small_head(ar_cview p, const ar_represent_opts *ro, const represent_args *a,
                           represent_outcome *out)
 {
     ar_fit_workspace *fw = NULL;
     ar_error err = {{0}};
-    int rc = ar_fit_workspace_alloc(&fw, p->rows);
+    int rc = ar_fit_workspace_alloc(&fw, p.rows);
     cli_fit_progress_state st;
     ar_fit_opts fo = represent_fit_opts(a, &st);
     fo.axis = ro->axis;
     fo.precision = ro->precision;
     fo.sum_tol = ro->sum_tol;
     ar_matrix smoothed = ar_matrix_empty();
-    const ar_matrix *target = p;
+    ar_cview target = p;
     if (rc == AR_OK && ro->smooth > 0.0) {
-        rc = ar_cm_clone(&smoothed, p);
+        rc = ar_matrix_clone(&smoothed, p);
         if (rc == AR_OK)
             rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL);
-        target = &smoothed;
+        target = ar_matrix_cview(&smoothed);
     }
     if (rc == AR_OK)
-        rc = ar_fit_lowrank(fw, ar_matrix_cview(target), out->head_size, &fo, &out->fit, &err);
+        rc = ar_fit_lowrank(fw, target, out->head_size, &fo, &out->fit, &err);
     ar_fit_workspace_free(fw);
     ar_matrix_free(&smoothed);
     if (rc != AR_OK)
@@ -240,17 +238,16 @@ static int fit_small_head(const ar_matrix *p, const ar_represent_opts *ro, const
     return -1;
 }
 
-static int analyse(const represent_args *a, const ar_matrix *p, const ar_matrix *x,
+static int analyse(const represent_args *a, ar_cview p, const ar_cview *x,
                    const ar_represent_opts *ro, represent_outcome *out)
 {
     ar_represent_workspace *ws = NULL;
     ar_error err = {{0}};
-    int rc = ar_represent_workspace_alloc(&ws, p->rows);
+    int rc = ar_represent_workspace_alloc(&ws, p.rows);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, NULL, NULL);
     int code = -1;
-    ar_cview xv = ar_matrix_cview(x);
-    rc = ar_represent_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, ro, &out->res, &err);
+    rc = ar_represent_analyze(ws, p, x, ro, &out->res, &err);
     if (rc != AR_OK)
         code = cli_status_error("represent", rc, &err, a->p_file);
     const ar_represent_result *r = &out->res;
@@ -446,11 +443,11 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
 }
 
 /* Exact zeros without --mask: most likely a masked (causal) map. */
-static int refuse_masked_zeros(const represent_args *a, const ar_matrix *p)
+static int refuse_masked_zeros(const represent_args *a, ar_cview p)
 {
-    for (size_t j = 0; j < p->cols; j++)
-        for (size_t i = 0; i < p->rows; i++)
-            if (AR_AT(p, i, j) == 0.0)
+    for (size_t j = 0; j < p.cols; j++)
+        for (size_t i = 0; i < p.rows; i++)
+            if (AR_VAT(p, i, j) == 0.0)
                 return cli_usage_error("represent",
                                        "%s: entry (%zu, %zu) = 0 is not positive: log P is "
                                        "undefined; a masked map (causal, window...)? give "
@@ -480,8 +477,8 @@ static int run(const represent_args *a)
         ar_array_free(&xarr);
         return code;
     }
-    ar_matrix p = ar_array_slice_cm(&parr, 0);
-    ar_matrix x = a->x_file ? ar_array_slice_cm(&xarr, 0) : ar_matrix_empty();
+    ar_cview p = ar_array_slice(&parr, 0);
+    ar_cview x = ar_array_slice(&xarr, 0); /* empty without --X */
     if (code < 0 && p.rows != p.cols)
         code = cli_usage_error("represent",
                                "%s: P must be a square n x n attention matrix, got %zu x %zu "
@@ -492,12 +489,12 @@ static int run(const represent_args *a)
                                "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
                                a->x_file, p.cols, x.rows, x.cols);
     if (code < 0 && a->mask_text != NULL && strcmp(a->mask_text, "none") != 0) {
-        code = represent_masked(a, &p, ro.precision, a->x_file ? &x : NULL, ro.axis);
+        code = represent_masked(a, p, ro.precision, a->x_file ? &x : NULL, ro.axis);
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;
     }
-    if (code < 0 && !(a->smooth > 0.0) && (code = refuse_masked_zeros(a, &p)) >= 0) {
+    if (code < 0 && !(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0) {
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;
@@ -507,7 +504,7 @@ static int run(const represent_args *a)
     if (code < 0 && p.rows < 512)
         cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
     if (code < 0)
-        code = analyse(a, &p, a->x_file ? &x : NULL, &ro, &out);
+        code = analyse(a, p, a->x_file ? &x : NULL, &ro, &out);
     if (code < 0) {
         if (a->json)
             code = cli_json_print(outcome_json(a, &out));

@@ -8,10 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
-#include "io/array_internal.h"
 
 typedef struct spectrum_args {
     const char *file;
@@ -169,18 +165,18 @@ static void free_items(spectrum_item *items, size_t count)
 }
 
 /* Spectrum and metrics of one dense matrix, reusing ws across calls. */
-static int analyse_dense(const ar_matrix *a, ar_svd_workspace *ws, const ar_rank_opts *opts,
+static int analyse_dense(ar_cview a, ar_svd_workspace *ws, const ar_rank_opts *opts,
                          spectrum_item *it)
 {
-    it->rows = a->rows;
-    it->cols = a->cols;
-    it->k = a->rows < a->cols ? a->rows : a->cols;
+    it->rows = a.rows;
+    it->cols = a.cols;
+    it->k = a.rows < a.cols ? a.rows : a.cols;
     it->s = malloc(it->k * sizeof(double));
     if (it->s == NULL)
         return AR_ENOMEM;
-    int rc = ar_cm_svals_ws(a, it->s, ws);
+    int rc = ar_spectrum_svals_ws(a, it->s, ws);
     if (rc == AR_OK)
-        rc = ar_rank_metrics_compute(it->s, it->k, a->rows, a->cols, opts, &it->metrics);
+        rc = ar_rank_metrics_compute(it->s, it->k, a.rows, a.cols, opts, &it->metrics);
     return rc;
 }
 
@@ -249,13 +245,13 @@ static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const 
 static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
 {
     for (size_t t = 0; t < arr->count; t++) {
-        ar_matrix a = ar_array_slice_cm(arr, t);
+        ar_cview a = ar_array_slice(arr, t);
         size_t bi = 0, bj = 0;
-        if (ar_cm_check_finite(&a, &bi, &bj) != AR_OK) {
+        if (ar_matrix_check_finite(a, &bi, &bj) != AR_OK) {
             spectrum_item tmp = {0};
             label_slice(arr, t, &tmp, args->file);
             return cli_usage_error("spectrum", "%s: non-finite value %g at row %zu, column %zu",
-                                   tmp.label, AR_AT(&a, bi, bj), bi, bj);
+                                   tmp.label, AR_VAT(a, bi, bj), bi, bj);
         }
     }
     return -1;
@@ -444,7 +440,7 @@ static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads,
             cli_status_error("spectrum", rc, &err, "distributed logits");
         ar_spectrum_dist_result_free(&res);
     } else if (rc == AR_OK) {
-        rc = ar_cm_svals_factored(&f, &g, it->s);
+        rc = ar_spectrum_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g), it->s);
     }
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(it->s, n, n, n, opts, &it->metrics);
@@ -462,7 +458,7 @@ static int head_score_spectrum(const ar_heads *heads, size_t k, const ar_matrix 
     if (rc == AR_OK)
         rc = ar_heads_scores(heads, k, ar_matrix_cview(x), axis, ar_matrix_view(&p));
     if (rc == AR_OK)
-        rc = analyse_dense(&p, ws, opts, it);
+        rc = analyse_dense(ar_matrix_cview(&p), ws, opts, it);
     ar_matrix_free(&p);
     return rc;
 }
@@ -529,7 +525,7 @@ static int run_random(const spectrum_args *args)
     if (rc == AR_OK) {
         /* Weights first, then X, so a head's weights do not depend on n. */
         ar_heads_randomize(&heads, rng);
-        ar_cm_fill_gaussian(&x, rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0);
     }
     for (size_t t = 0; rc == AR_OK && t < count; t++) {
         size_t k = first + t;

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/array_internal.h"
 
 /* A pattern file: an n x n matrix of 0/1 in the layout of axis. */
 static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t n,
@@ -25,10 +24,10 @@ static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t 
     unsigned char *allowed = code < 0 ? malloc(n * n) : NULL;
     if (code < 0 && allowed == NULL)
         code = cli_status_error(cmd, AR_ENOMEM, NULL, NULL);
-    ar_matrix m = ar_array_slice_cm(&arr, 0);
+    ar_cview m = ar_array_slice(&arr, 0);
     for (size_t i = 0; code < 0 && i < n; i++)
         for (size_t j = 0; code < 0 && j < n; j++) {
-            double v = AR_AT(&m, i, j);
+            double v = AR_VAT(m, i, j);
             if (v != 0.0 && v != 1.0)
                 code = cli_usage_error(cmd, "--mask file:%s: entry (%zu, %zu) = %g is not 0 or 1",
                                        path, i, j, v);

@@ -26,8 +26,8 @@ ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *
 const char *represent_fit_method(const ar_fit_result *f);
 
 /* The masked analysis of P (and X when given); returns the exit status. */
-int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,
-                     const ar_matrix *x, ar_axis axis);
+int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
+                     ar_axis axis);
 
 /* Every slice of a stack of maps (any leading axes), one line or JSON
  * record each with its indices, and a summary; returns the exit status. */

@@ -252,22 +252,20 @@ static void decide(const represent_args *a, masked_outcome *o)
         o->verdict = VERDICT_UNDECIDED;
 }
 
-static int analyse(const represent_args *a, const ar_matrix *p, ar_precision prec,
-                   const ar_matrix *x, ar_axis axis, const ar_mask *mask, masked_outcome *o)
+static int analyse(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
+                   ar_axis axis, const ar_mask *mask, masked_outcome *o)
 {
     ar_masked_workspace *ws = NULL;
-    int rc = ar_masked_workspace_alloc(&ws, p->rows);
+    int rc = ar_masked_workspace_alloc(&ws, p.rows);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, NULL, NULL);
     ar_masked_opts mo = masked_options(a, prec, axis);
     ar_error err = {{0}};
-    if (p->rows >= 1024)
+    if (p.rows >= 1024)
         fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n",
-                p->rows, p->rows);
+                p.rows, p.rows);
     int code = -1;
-    ar_cview xv = ar_matrix_cview(x);
-    rc =
-        ar_masked_analyze(ws, ar_matrix_cview(p), x != NULL ? &xv : NULL, mask, &mo, &o->res, &err);
+    rc = ar_masked_analyze(ws, p, x, mask, &mo, &o->res, &err);
     if (rc != AR_OK)
         code = cli_status_error("represent", rc, &err, a->p_file);
     if (code < 0) {
@@ -290,7 +288,7 @@ static int analyse(const represent_args *a, const ar_matrix *p, ar_precision pre
         ar_fit_opts fo = represent_fit_opts(a, &st);
         if (a->no_fit)
             o->fit_skipped = "--no-fit";
-        else if (p->rows >= 512)
+        else if (p.rows >= 512)
             fprintf(stderr, "attnrank represent: fitting a head of size %zu under the mask (at "
                             "most %zu L-BFGS iterations)...\n",
                     o->head_size, fo.max_iter);
@@ -307,18 +305,18 @@ static int analyse(const represent_args *a, const ar_matrix *p, ar_precision pre
     return code;
 }
 
-int represent_masked(const represent_args *a, const ar_matrix *p, ar_precision prec,
-                     const ar_matrix *x, ar_axis axis)
+int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
+                     ar_axis axis)
 {
     ar_mask mask;
     int is_auto = 0;
-    int code = cli_mask_from_text("represent", a->mask_text, axis, p->rows, 1, &mask, &is_auto);
+    int code = cli_mask_from_text("represent", a->mask_text, axis, p.rows, 1, &mask, &is_auto);
     if (code >= 0)
         return code;
     masked_outcome o;
     memset(&o, 0, sizeof o);
     o.mask = ar_mask_none();
-    if (p->rows < 512)
+    if (p.rows < 512)
         cli_set_blas_threads(1);
     code = analyse(a, p, prec, x, axis, is_auto ? NULL : &mask, &o);
     ar_mask_free(&mask);

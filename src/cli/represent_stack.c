@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/array_internal.h"
 
 typedef struct slice_answer {
     size_t lower, upper;   /* equal when exact */
@@ -26,7 +25,7 @@ typedef struct stack_state {
     ar_represent_workspace *rws;
 } stack_state;
 
-static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans, ar_error *err)
+static int analyse_masked(stack_state *st, ar_cview p, slice_answer *ans, ar_error *err)
 {
     ar_masked_opts o;
     ar_masked_opts_init(&o);
@@ -44,7 +43,7 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
     if (st->a->verify_seen)
         o.verify_seconds = st->a->verify_seconds;
     ar_masked_result r;
-    int rc = ar_masked_analyze(st->mws, ar_matrix_cview(p), NULL, st->is_auto ? NULL : &st->mask,
+    int rc = ar_masked_analyze(st->mws, p, NULL, st->is_auto ? NULL : &st->mask,
                                &o, &r, err);
     if (rc != AR_OK)
         return rc;
@@ -57,7 +56,7 @@ static int analyse_masked(stack_state *st, const ar_matrix *p, slice_answer *ans
     return AR_OK;
 }
 
-static int analyse_plain(stack_state *st, const ar_matrix *p, slice_answer *ans, ar_error *err)
+static int analyse_plain(stack_state *st, ar_cview p, slice_answer *ans, ar_error *err)
 {
     ar_represent_opts o;
     ar_represent_opts_init(&o);
@@ -70,7 +69,7 @@ static int analyse_plain(stack_state *st, const ar_matrix *p, slice_answer *ans,
     if (st->a->sum_tol_seen)
         o.sum_tol = st->a->sum_tol;
     ar_represent_result r;
-    int rc = ar_represent_analyze(st->rws, ar_matrix_cview(p), NULL, &o, &r, err);
+    int rc = ar_represent_analyze(st->rws, p, NULL, &o, &r, err);
     if (rc != AR_OK)
         return rc;
     ans->exact = ans->certified = 1;
@@ -210,11 +209,11 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
         cli_set_blas_threads(1);
     int progress = arr->count >= 8 && arr->rows >= 256;
     for (size_t k = 0; code < 0 && k < arr->count; k++) {
-        ar_matrix p = ar_array_slice_cm(arr, k);
+        ar_cview p = ar_array_slice(arr, k);
         ar_error err = {{0}};
         cli_progress(progress, "slice %zu of %zu", k + 1, arr->count);
-        rc = st.masked ? analyse_masked(&st, &p, &ans[k], &err)
-                       : analyse_plain(&st, &p, &ans[k], &err);
+        rc = st.masked ? analyse_masked(&st, p, &ans[k], &err)
+                       : analyse_plain(&st, p, &ans[k], &err);
         if (rc != AR_OK) {
             char idx[128], where[192];
             format_index(arr, k, idx, sizeof idx);

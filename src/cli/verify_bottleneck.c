@@ -7,8 +7,6 @@
 
 #include "attnrank/attnrank.h"
 #include "attnrank/bottleneck.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
 
 /* Draw one target of a family into a new n x n matrix. */
 static int draw_target(ar_target_family fam, size_t n, size_t rank, uint64_t seed, ar_matrix *p)
@@ -65,7 +63,10 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&s, n, n);
     if (rc == AR_OK) {
-        ar_cm_identity(&x); /* the certificate is for X = I (any full-rank X maps to it) */
+        /* the certificate is for X = I (any full-rank X maps to it) */
+        rc = ar_matrix_identity(ar_matrix_view(&x));
+    }
+    if (rc == AR_OK) {
         if (ctx->corrupt)
             AR_AT(&cert.wq, 0, 0) += 1e-3;
         rc = ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(&cert.wq),
@@ -73,7 +74,8 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     }
     if (rc == AR_OK)
         rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL);
-    r->measured = rc == AR_OK ? ar_cm_max_abs_diff(&s, &p) : NAN;
+    r->measured =
+        rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&s), ar_matrix_cview(&p)) : NAN;
     r->expected = 1e-9;
     r->relation = VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "Dirichlet P, n=%zu, head size %zu, seed %llu", n,
@@ -95,13 +97,16 @@ int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
 {
     double pd[4] = {0.5, 0.5, 0.75, 0.25};
     double xd[2] = {ctx->corrupt ? 0.0 : 1.0, ctx->corrupt ? 1.0 : 0.0};
-    ar_matrix p = ar_matrix_alias(pd, 2, 2, 2), x = ar_matrix_alias(xd, 1, 2, 1);
+    ar_cview p, xv;
     ar_represent_workspace *ws = NULL;
     ar_represent_result res;
-    int rc = ar_represent_workspace_alloc(&ws, 2);
-    ar_cview xv = ar_matrix_cview(&x);
+    int rc = ar_cview_init_ld(&p, pd, 2, 2, 2, AR_COL_MAJOR);
     if (rc == AR_OK)
-        rc = ar_represent_analyze(ws, ar_matrix_cview(&p), &xv, NULL, &res, NULL);
+        rc = ar_cview_init_ld(&xv, xd, 1, 2, 1, AR_COL_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_represent_workspace_alloc(&ws, 2);
+    if (rc == AR_OK)
+        rc = ar_represent_analyze(ws, p, &xv, NULL, &res, NULL);
     r->measured = rc == AR_OK ? res.residual_rel : NAN;
     r->expected = 0.1;
     r->relation = VERIFY_GE;
@@ -185,7 +190,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
             AR_AT(&l, i, j) = log(AR_AT(&p, i, j)) - (ctx->corrupt ? 0.0 : mean);
     }
     if (rc == AR_OK)
-        rc = ar_cm_svd(&l, &u, s, &vt);
+        rc = ar_spectrum_svd(ar_matrix_cview(&l), ar_matrix_view(&u), s, ar_matrix_view(&vt));
     double direct = 0.0;
     if (rc == AR_OK) {
         /* ||L - L_k||_F from the discarded part, reconstructed explicitly */
@@ -193,7 +198,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
             for (size_t j = 0; j < n; j++)
                 for (size_t i = 0; i < n; i++)
                     AR_AT(&l, i, j) -= s[c] * AR_AT(&u, i, c) * AR_AT(&vt, c, j);
-        direct = ar_cm_norm_fro(&l);
+        direct = ar_matrix_norm_fro(ar_matrix_cview(&l));
     }
     double lib = rc == AR_OK ? ar_represent_logit_error(&res, k) : NAN;
     r->measured = fabs(lib - direct) / (direct > 0 ? direct : 1.0);

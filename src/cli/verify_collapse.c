@@ -7,13 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_randist.h>
-
 #include "attnrank/attnrank.h"
 #include "attnrank/collapse.h"
 #include "attnrank/softmax_bottleneck.h"
-#include "core/matrix_internal.h"
-#include "core/random_internal.h"
 
 static ar_collapse_opts collapse_instance(const verify_ctx *ctx, int skip)
 {
@@ -95,7 +91,8 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
         rc = ar_collapse_residual(ar_matrix_cview(&x), ar_matrix_view(&res), NULL);
     /* Zero up to the rounding of the column means (a sum of n equal terms
      * divided by n can be off by an ulp). */
-    r->measured = rc == AR_OK ? ar_cm_norm_fro(&res) / ar_cm_norm_fro(&x) : NAN;
+    r->measured = rc == AR_OK ? ar_matrix_norm_fro(ar_matrix_cview(&res)) /
+                                       ar_matrix_norm_fro(ar_matrix_cview(&x)) : NAN;
     r->expected = 0.0;
     r->tolerance = 4.0 * (double)n * DBL_EPSILON;
     r->relation = VERIFY_EQ;
@@ -119,11 +116,13 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
         rc = ar_matrix_alloc(&w, vocab, k);
     if (rc == AR_OK)
         rc = ar_matrix_alloc(p, nctx, vocab);
-    if (rc == AR_OK) {
-        ar_cm_fill_gaussian(&h, rng, 1.0);
-        ar_cm_fill_gaussian(&w, rng, 1.0);
-        rc = ar_cm_gemm(0, 1, 1.0, &h, &w, 0.0, p);
-    }
+    if (rc == AR_OK)
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h), rng, 1.0);
+    if (rc == AR_OK)
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&w), rng, 1.0);
+    if (rc == AR_OK)
+        rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ar_matrix_cview(&h), ar_matrix_cview(&w),
+                            0.0, ar_matrix_view(p));
     for (size_t j = 0; rc == AR_OK && bias && j < vocab; j++) {
         double b = 1.5 * ar_rng_gaussian(rng, 1.0);
         for (size_t i = 0; i < nctx; i++)

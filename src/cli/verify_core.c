@@ -7,9 +7,6 @@
 #include <stdlib.h>
 
 #include "attnrank/attnrank.h"
-#include "core/matrix_internal.h"
-#include "core/spectrum_internal.h"
-#include "core/random_internal.h"
 
 /* ||A - U S V^T||_F / (||A||_F max(m, n) eps) of a Gaussian matrix. */
 int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
@@ -24,8 +21,10 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&vt, k, n);
     if (rc == AR_OK) {
-        ar_cm_fill_gaussian(&a, rng, 1.0);
-        rc = ar_cm_svd(&a, &u, s, &vt);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0);
+    }
+    if (rc == AR_OK) {
+        rc = ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt));
     }
     if (rc == AR_OK) {
         if (ctx->corrupt)
@@ -33,9 +32,10 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
         for (size_t j = 0; j < k; j++)
             for (size_t i = 0; i < m; i++)
                 AR_AT(&u, i, j) *= s[j];
-        double norm = ar_cm_norm_fro(&a);
-        rc = ar_cm_gemm(0, 0, -1.0, &u, &vt, 1.0, &a);
-        r->measured = ar_cm_norm_fro(&a) / (norm * (double)m * DBL_EPSILON);
+        double norm = ar_matrix_norm_fro(ar_matrix_cview(&a));
+        rc = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, -1.0, ar_matrix_cview(&u),
+                            ar_matrix_cview(&vt), 1.0, ar_matrix_view(&a));
+        r->measured = ar_matrix_norm_fro(ar_matrix_cview(&a)) / (norm * (double)m * DBL_EPSILON);
     }
     snprintf(r->instance, sizeof r->instance, "Gaussian %zu x %zu, seed %llu", m, n,
              (unsigned long long)ctx->seed);
@@ -66,7 +66,9 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
         rc = ar_matrix_alloc(&s, n, n);
     if (rc == AR_OK) {
         ar_heads_randomize(&heads, rng);
-        ar_cm_fill_gaussian(&x, rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0);
+    }
+    if (rc == AR_OK) {
         rc = ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s));
     }
     /* Store as float32, as a PyTorch export would. */
@@ -74,7 +76,7 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
         for (size_t i = 0; i < n; i++)
             AR_AT(&s, i, j) = (double)(float)AR_AT(&s, i, j);
     if (rc == AR_OK)
-        rc = ar_cm_svals(&s, sv);
+        rc = ar_spectrum_svals(ar_matrix_cview(&s), sv);
     if (rc != AR_OK) {
         free(sv);
         sv = NULL;
