@@ -3,9 +3,10 @@
  * with nothing but the installed headers, pkg-config and the shared
  * library.  Each check prints one line and counts a failure.
  *
- * They call only functions whose signatures are settled for 1.0 (version,
- * status texts, rank metrics of a hand spectrum).  More calls (spectrum,
- * represent, heads) go into consumer_run() below, marked ADD HERE. */
+ * They call the version, status texts, rank metrics of a hand spectrum,
+ * singular values through a padded row-major view, representability of a
+ * rank-1 attention map and the head-size thresholds, each against a hand
+ * answer. */
 #ifndef AR_CONSUMER_CHECKS_H
 #define AR_CONSUMER_CHECKS_H
 
@@ -30,6 +31,70 @@ static int consumer_close(double got, double want, double tol)
 }
 
 /* Returns the number of failed checks. */
+/* diag(3, 2, 1) stored row-major with a padded leading dimension 4: the
+ * singular values are 3, 2, 1; ld 2 contradicts the shape. */
+static void consumer_spectrum(void)
+{
+    double buf[12] = {3, 0, 0, -7, 0, 2, 0, -7, 0, 0, 1, -7};
+    ar_cview v;
+    double s[3] = {0, 0, 0};
+    int rc = ar_cview_init_ld(&v, buf, 3, 3, 4, AR_ROW_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_spectrum_svals(v, s);
+    consumer_check(rc == AR_OK && fabs(s[0] - 3) < 1e-14 && fabs(s[1] - 2) < 1e-14 &&
+                       fabs(s[2] - 1) < 1e-14,
+                   "ar_spectrum_svals of diag(3, 2, 1), row-major, ld 4: 3, 2, 1");
+    consumer_check(ar_cview_init_ld(&v, buf, 3, 3, 2, AR_ROW_MAJOR) == AR_EINVAL,
+                   "a view with ld 2 < 3 columns is AR_EINVAL");
+}
+
+/* P = column softmax of S = a b^T (4 x 4): Pi log P = Pi S has rank 1, so
+ * one head of size 1 represents P (min_head_size 1). */
+static void consumer_represent(void)
+{
+    const double a[4] = {0.3, -1.2, 0.7, 2.1}, b[4] = {1.0, -0.4, 0.25, 0.9};
+    double p[16];
+    for (int j = 0; j < 4; j++) {
+        double z = 0;
+        for (int i = 0; i < 4; i++)
+            z += exp(a[i] * b[j]);
+        for (int i = 0; i < 4; i++)
+            p[i + 4 * j] = exp(a[i] * b[j]) / z;
+    }
+    ar_cview pv;
+    ar_represent_workspace *ws = NULL;
+    ar_represent_result res;
+    int rc = ar_cview_init_ld(&pv, p, 4, 4, 4, AR_COL_MAJOR);
+    if (rc == AR_OK)
+        rc = ar_represent_workspace_alloc(&ws, 4);
+    if (rc == AR_OK)
+        rc = ar_represent_analyze(ws, pv, NULL, NULL, &res, NULL);
+    consumer_check(rc == AR_OK && res.feasible && res.min_head_size == 1 && res.centred_rank == 1,
+                   "ar_represent_analyze of a rank-1 softmax map: minimal head size 1");
+    ar_represent_workspace_free(ws);
+}
+
+/* Head-size thresholds of a GPT-2 layer (d 768, 12 heads, n 1024): n - 1 =
+ * 1023 bidirectional, floor(n / 2) = 512 causal. */
+static void consumer_heads(void)
+{
+    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts_init(&o);
+    o.errors = AR_HEADS_ERRORS_SKIP;
+    o.verify_seconds = 0;
+    ar_bottleneck_heads_report plain, causal;
+    int rc = ar_bottleneck_heads_analyze(768, 12, 1024, &o, &plain, NULL);
+    consumer_check(rc == AR_OK && plain.needed_head_size == 1023,
+                   "ar_bottleneck_heads_analyze, bidirectional n 1024: head size 1023");
+    ar_mask mask;
+    rc = ar_mask_parse("causal", &mask, NULL);
+    o.mask = &mask;
+    if (rc == AR_OK)
+        rc = ar_bottleneck_heads_analyze(768, 12, 1024, &o, &causal, NULL);
+    consumer_check(rc == AR_OK && causal.needed_head_size == 512,
+                   "ar_bottleneck_heads_analyze, causal n 1024: head size 512");
+}
+
 static int consumer_run(void)
 {
     /* Version: the headers' macros agree with the library loaded. */
@@ -81,8 +146,9 @@ static int consumer_run(void)
     consumer_check(ar_rank_numerical(NULL, 4, 4, 4, NULL, &rank, NULL) == AR_EINVAL,
                    "ar_rank_numerical(NULL spectrum) is AR_EINVAL");
 
-    /* ADD HERE: spectrum, represent and heads checks once their 1.0
-     * signatures are settled (each a consumer_check with a hand answer). */
+    consumer_spectrum();
+    consumer_represent();
+    consumer_heads();
 
     return consumer_failures;
 }
