@@ -3,6 +3,8 @@
  * padding, row-major, strided, transposed views). */
 #include "testutil.h"
 
+#include <limits.h>
+
 #include "core/spectrum_internal.h"
 
 enum { M = 7, N = 5 };
@@ -85,6 +87,12 @@ static void test_constructor_rules(void **state)
     assert_int_equal(ar_matrix_fill(badw, 1.0), AR_EINVAL);
     assert_int_equal(ar_matrix_copy(badw, ar_view_const(badw)), AR_EINVAL);
     assert_int_equal(ar_cview_init(NULL, buf, 1, 1, 1, 1), AR_EINVAL);
+    /* a size LAPACK's integers cannot address is AR_EUNSUPPORTED (one
+     * condition, one code), before any allocation is tried */
+    ar_svd_workspace *ws = NULL;
+    assert_int_equal(ar_svd_workspace_alloc(&ws, (size_t)INT_MAX + 1, 2, AR_SVD_VALUES),
+                     AR_EUNSUPPORTED);
+    assert_null(ws);
 }
 
 static void test_spectrum_every_layout(void **state)

@@ -108,7 +108,9 @@ static int workspace_create(ar_svd_workspace **out, size_t m, size_t n, ar_svd_j
     if (out == NULL || m == 0 || n == 0 || (job != AR_SVD_VALUES && job != AR_SVD_THIN))
         return AR_EINVAL;
     *out = NULL;
-    if (!fits_lapack_int(m) || !fits_lapack_int(n) || m > SIZE_MAX / sizeof(double) / n)
+    if (!fits_lapack_int(m) || !fits_lapack_int(n))
+        return AR_EUNSUPPORTED; /* LAPACK's integers cannot address it */
+    if (m > SIZE_MAX / sizeof(double) / n)
         return AR_ENOMEM;
     ar_svd_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
@@ -358,9 +360,10 @@ static int svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
     if (f->rows != g->rows)
         return AR_ESIZE;
     size_t n = f->cols, p = g->cols, r = f->rows;
-    if (n == 0 || p == 0 || r == 0 || !fits_lapack_int(n) || !fits_lapack_int(p) ||
-        !fits_lapack_int(r))
+    if (n == 0 || p == 0 || r == 0)
         return AR_EINVAL;
+    if (!fits_lapack_int(n) || !fits_lapack_int(p) || !fits_lapack_int(r))
+        return AR_EUNSUPPORTED;
     int rc = ar_cm_check_finite(f, NULL, NULL);
     if (rc == AR_OK)
         rc = ar_cm_check_finite(g, NULL, NULL);
