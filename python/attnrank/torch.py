@@ -41,13 +41,16 @@ numpy lacks) to float32, exactly; ``precision`` keeps the name of the stored
 dtype, which is what a rank tolerance should use.  float16/32/64 stay as
 stored unless ``dtype="float64"`` is asked for.
 
-Where the per-head report plugs in.  ``analyze(model, inputs)`` will run
-:func:`capture_attention`, then, per record and per (batch, head) slice,
-call the C library through the strided matrix views of the coming bindings
-(zero-copy on the record's ``probs``), with ``precision`` setting the
-tolerance and ``mask`` as the given mask (``mask_source`` given; inferred
-from exact zeros when None).  It is not part of the package until those
-bindings exist.
+The per-head report.  :func:`analyze` runs :func:`capture_attention`, then
+:func:`attnrank._report.analyze_records`: per record and per (batch, head)
+slice, :func:`attnrank.spectrum` on the record's ``probs`` (zero-copy for
+float64; one stack per record) with ``precision`` setting the tolerance, and,
+when the package has the ``attnrank.represent`` binding, the minimal head
+size under the record's mask (``"causal"`` for a causal triangle, the given
+mask otherwise, ``"auto"`` -- inferred from exact zeros -- when the call had
+none) against the module's head size ``embed_dim / num_heads``.  Without that
+binding the report marks those columns unavailable (None), never guessed.
+:func:`analyze_attentions` does the same for Hugging Face style tuples.
 """
 
 from __future__ import annotations
@@ -61,9 +64,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnrank._report import AttentionReport, HeadRow, analyze_records
+
 __all__ = [
     "AttentionRecord",
+    "AttentionReport",
     "CaptureError",
+    "HeadRow",
+    "analyze",
+    "analyze_attentions",
     "capture",
     "capture_attention",
     "from_attentions",
@@ -424,3 +433,71 @@ def from_attentions(attentions: Any, *, names: Optional[Sequence[str]] = None,
             layer=name, call=0, probs=a, key_padding_mask=kpm, is_causal=bool(is_causal),
             self_attention=True, precision=precision, device=device, dropout=0.0))
     return records
+
+
+def _head_sizes(model: nn.Module) -> Dict[str, int]:
+    """embed_dim // num_heads of every attention module, by capture name."""
+    return {(name or "<model>"): m.embed_dim // m.num_heads
+            for name, m in model.named_modules() if isinstance(m, nn.MultiheadAttention)}
+
+
+def analyze(model: nn.Module, inputs: Any, *, forward_kwargs: Optional[Dict[str, Any]] = None,
+            head_size: Any = None, dtype: Optional[str] = None,
+            rtol: Optional[float] = None, atol: float = 0.0, represent: Any = None,
+            represent_options: Optional[Dict[str, Any]] = None,
+            threads: int = 0) -> AttentionReport:
+    """Run ``model`` once under :func:`capture_attention` and report every
+    captured attention map head by head (:class:`AttentionReport`).
+
+    inputs
+        the model's input: a tensor (``model(inputs)``), a tuple or list of
+        positional arguments, or a dict of keyword arguments;
+    forward_kwargs
+        more keyword arguments of the call (``{"mask": causal}``);
+    head_size
+        an int for every layer, or a mapping layer name -> head size; by
+        default each module's ``embed_dim // num_heads``;
+    dtype
+        converts the captured maps (``"float64"``); the tolerance keeps the
+        precision they were computed in;
+    rtol, atol, threads
+        as :func:`attnrank.spectrum`;
+    represent, represent_options
+        None: use ``attnrank.represent`` when the package has it (else the
+        ``min_head_size`` and ``bottleneck`` columns are None and
+        ``report.unavailable`` names them); False: skip it; True: require
+        it; a callable ``f(P, mask=..., **options)`` to use instead.
+    """
+    if isinstance(inputs, dict):
+        args: Tuple[Any, ...] = ()
+        kwargs = dict(inputs)
+    elif isinstance(inputs, (tuple, list)):
+        args, kwargs = tuple(inputs), {}
+    else:
+        args, kwargs = (inputs,), {}
+    kwargs.update(forward_kwargs or {})
+    records = capture_attention(model, *args, dtype=dtype, **kwargs)
+    return analyze_records(records, head_size=head_size, head_sizes=_head_sizes(model),
+                           rtol=rtol, atol=atol, represent=represent,
+                           represent_options=represent_options, threads=threads)
+
+
+def analyze_attentions(attentions: Any, *, head_size: Any = None,
+                       names: Optional[Sequence[str]] = None, attention_mask: Any = None,
+                       is_causal: bool = False, dtype: Optional[str] = None,
+                       rtol: Optional[float] = None, atol: float = 0.0, represent: Any = None,
+                       represent_options: Optional[Dict[str, Any]] = None,
+                       threads: int = 0) -> AttentionReport:
+    """:func:`analyze` for Hugging Face style attentions
+    (``output_attentions=True``): the records of :func:`from_attentions`
+    (``names``, ``attention_mask``, ``is_causal``, ``dtype`` as there).
+
+    ``head_size`` (an int, or layer name -> int; e.g. ``config.hidden_size //
+    config.num_attention_heads``) is what ``bottleneck`` compares against;
+    without it ``head_size`` and ``bottleneck`` are None.
+    """
+    records = from_attentions(attentions, names=names, attention_mask=attention_mask,
+                              is_causal=is_causal, dtype=dtype)
+    return analyze_records(records, head_size=head_size, rtol=rtol, atol=atol,
+                           represent=represent, represent_options=represent_options,
+                           threads=threads)
