@@ -184,7 +184,8 @@ class AttentionReport:
 
         With matplotlib: bars of the numerical rank per head (mean over the
         batch, the range as error bars), the stable rank as a line, and, when
-        computed, the minimal head size and the layer's head size as lines;
+        computed, the minimal head size (max over the batch) and the layer's
+        head size as lines;
         saved to ``path`` (format from its suffix, e.g. PNG).  Without
         matplotlib: the rows are written as CSV to ``path`` with the suffix
         ``.csv`` instead, with a warning.  Returns the path written.
@@ -213,19 +214,25 @@ class AttentionReport:
             err = np.vstack([mean - rank.min(axis=1), rank.max(axis=1) - mean])
             ax.bar(heads, mean, yerr=err, color="tab:blue", alpha=0.7, label="rank")
             ax.plot(heads, stable, "o-", color="tab:orange", label="stable rank")
+            top = float(rank.max())
             mins = [[r.min_head_size for r in rows if r.head == h] for h in heads]
             if all(v is not None for m in mins for v in m):
+                # the minimal head size is what the layer's head size bounds
                 ax.plot(heads, [max(m) for m in mins], "s--", color="tab:red",
-                        label="min head size")
-            hs = {r.head_size for r in rows} - {None}
-            if len(hs) == 1:
-                ax.axhline(hs.pop(), color="gray", linestyle=":", label="head size")
+                        label="min head size (max over batch)")
+                top = max(top, max(max(m) for m in mins))
+                hs = {r.head_size for r in rows} - {None}
+                if len(hs) == 1:
+                    size = hs.pop()
+                    ax.axhline(size, color="gray", linestyle=":", label="head size")
+                    top = max(top, size)
             title = layer if call == 0 else f"{layer} (call {call})"
             ax.set_title(f"{title}, n = {rows[0].n}", fontsize=9)
             ax.set_xlabel("head")
             ax.set_ylabel("rank")
             ax.set_xticks(heads)
-            ax.legend(fontsize=7, loc="best")
+            ax.set_ylim(0, 1.45 * max(top, 1.0))
+            ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
         fig.tight_layout()
         fig.savefig(path)
         plt.close(fig)
