@@ -11,13 +11,14 @@ under the record's mask and the bottleneck verdict for the layer's head size.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import inspect
 import os
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -161,7 +162,7 @@ class AttentionReport:
                                 for v in dataclasses.astuple(r)])
             os.replace(tmp, path)
         except BaseException:
-            with _suppress():
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
         return path
@@ -237,14 +238,6 @@ class AttentionReport:
         fig.savefig(path)
         plt.close(fig)
         return path
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> bool:
-        return exc[0] is not None and issubclass(exc[0], OSError)
 
 
 def _represent_caller(fn: Callable[..., Any]) -> Callable[..., Any]:
