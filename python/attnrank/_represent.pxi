@@ -130,8 +130,7 @@ cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
         data = mask.encode("utf-8", "replace")
         if b"\0" in data:
             data = b"?"
-        check_status(ar_mask_parse(data, out, &err), "ar_mask_parse", &err,
-                     f"mask must be one of {_MASK_KINDS}, got {mask!r}")
+        check_status(ar_mask_parse(data, out, &err), "ar_mask_parse", &err)
         if n > 0:
             rc = ar_mask_check_size(out, n, &err)
             if rc != AR_OK:
