@@ -388,3 +388,21 @@ def test_params_equal_the_cli(cli):
         attnrank.params(paper_tables=True, d=3)
     with pytest.raises(attnrank.DomainError):
         attnrank.params(1 << 21, 1)
+
+
+def test_edge_sizes_and_torch():
+    one = attnrank.represent(np.array([[1.0]]))
+    assert one.min_head_size == 0 and one.representable and one.certificate.head_size == 1
+    assert attnrank.represent(np.array([[1.0]]), mask="causal").status == "exact"
+    empty = attnrank.represent(np.full((0, 4, 4), 0.25))
+    assert empty.slices == () and empty.summary.slices == 0
+    single = attnrank.represent(np.full((1, 4, 4), 0.25))  # more than two axes: a stack
+    assert isinstance(single, attnrank.RepresentStack) and single.slices[0].index == (0,)
+    torch = pytest.importorskip("torch")
+    t = torch.softmax(torch.randn(2, 8, 8, dtype=torch.float64), -1)
+    want = attnrank.represent(t.numpy(), axis="row").to_dict()
+    assert attnrank.represent(t, axis="row").to_dict() == want
+    b = t.to(torch.bfloat16)
+    assert attnrank.represent(b[0].float().numpy(), axis="row", precision="bfloat16",
+                              sum_tol=1e-2).to_dict() == \
+        attnrank.represent(b[0], axis="row", sum_tol=1e-2).to_dict()
