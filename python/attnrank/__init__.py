@@ -7,6 +7,12 @@ The Python face of the attnrank C library (docs/python.md):
   stack (numpy of any layout, torch tensors), as ``attnrank spectrum --json``;
 - :func:`rank_metrics` -- numerical rank (with the tolerance used) and the
   effective ranks of a singular spectrum, as ``attnrank spectrum --json``;
+- :func:`represent` -- can one attention head produce this map (unmasked or
+  under a mask, one map or a stack), with the certificate W_q, W_k, as
+  ``attnrank represent --json``;
+- :func:`heads` -- head-size bound of a layer (d, h, n, a mask or a model's
+  config.json), as ``attnrank heads --json``;
+- :func:`params` -- BERT-style parameter counts, as ``attnrank params --json``;
 - :class:`Error` and its subclasses -- one per C status, each also a
   ValueError, TypeError, MemoryError, OSError or RuntimeError;
 - :mod:`attnrank.torch` -- per-head attention probabilities captured from
@@ -28,7 +34,33 @@ from attnrank._errors import (
     UnsupportedError,
 )
 from attnrank._results import RankMetrics, Spectrum, SpectrumStack, Tolerance
+from attnrank._results import (
+    Certificate,
+    FamilyError,
+    Fit,
+    HeadConfig,
+    Heads,
+    HeadsModel,
+    InnovationGap,
+    InputX,
+    Mask,
+    MaskedCertificate,
+    MaskedRepresent,
+    MaskedTolerance,
+    ModelConfig,
+    PaperTables,
+    ParamBreakdown,
+    ParamCount,
+    Represent,
+    RepresentSlice,
+    RepresentStack,
+    RepresentSummary,
+    RepresentTolerance,
+    Residual,
+    Smoothing,
+)
 from attnrank._core import rank_metrics, spectrum, strerror, version
+from attnrank._core import heads, params, represent
 
 __version__ = version()
 
@@ -52,6 +84,33 @@ __all__ = [
     "spectrum",
     "strerror",
     "version",
+    # represent, heads, params
+    "Certificate",
+    "FamilyError",
+    "Fit",
+    "HeadConfig",
+    "Heads",
+    "HeadsModel",
+    "InnovationGap",
+    "InputX",
+    "Mask",
+    "MaskedCertificate",
+    "MaskedRepresent",
+    "MaskedTolerance",
+    "ModelConfig",
+    "PaperTables",
+    "ParamBreakdown",
+    "ParamCount",
+    "Represent",
+    "RepresentSlice",
+    "RepresentStack",
+    "RepresentSummary",
+    "RepresentTolerance",
+    "Residual",
+    "Smoothing",
+    "heads",
+    "params",
+    "represent",
 ]
 
 

@@ -75,3 +75,312 @@ cdef extern from "attnrank/matrix.h" nogil:
 cdef extern from "attnrank/spectrum.h" nogil:
     int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s,
                                 size_t nthreads, size_t *failed_index)
+
+# ---- represent, heads, params (attnrank._represent.pxi) -------------------
+
+from libc.stdint cimport uint64_t
+
+cdef extern from "attnrank/matrix.h" nogil:
+    ctypedef struct ar_matrix:
+        size_t rows, cols, ld
+        double *data
+
+    ctypedef struct ar_view:
+        double *data
+        size_t rows, cols
+        size_t row_stride
+        size_t col_stride
+
+    void ar_matrix_free(ar_matrix *m)
+    ar_matrix ar_matrix_empty()
+    int ar_matrix_clone(ar_matrix *dst, ar_cview src)
+    ar_cview ar_matrix_cview(const ar_matrix *m)
+    ar_view ar_matrix_view(ar_matrix *m)
+
+cdef extern from "attnrank/attention.h" nogil:
+    ctypedef enum ar_axis:
+        AR_AXIS_COL
+        AR_AXIS_ROW
+    const char *ar_axis_name(ar_axis axis)
+    int ar_axis_parse(const char *text, ar_axis *axis)
+    ctypedef enum ar_head_kind:
+        AR_HEADS_MULTI
+        AR_HEADS_FIXED
+
+cdef extern from "attnrank/model_config.h" nogil:
+    ctypedef enum ar_config_flag:
+        AR_CONFIG_ABSENT
+    ctypedef struct ar_model_config:
+        size_t hidden_size, heads, kv_heads, head_dim, layers, max_positions
+        int rotary
+        char model_type[64]
+        char architecture[128]
+        size_t sliding_window
+    int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
+
+cdef extern from "attnrank/mask.h" nogil:
+    ctypedef enum ar_mask_kind:
+        AR_MASK_NONE
+        AR_MASK_CAUSAL
+        AR_MASK_WINDOW
+        AR_MASK_BAND
+        AR_MASK_PREFIX
+        AR_MASK_SINK_WINDOW
+        AR_MASK_DOCUMENTS
+        AR_MASK_PATTERN
+
+    ctypedef struct ar_mask:
+        ar_mask_kind kind
+        size_t w, p, sinks, ndocs
+        size_t *lengths
+        size_t n
+        unsigned char *allowed
+
+    ar_mask ar_mask_none()
+    void ar_mask_free(ar_mask *mask)
+    int ar_mask_copy(ar_mask *dst, const ar_mask *src)
+    const char *ar_mask_kind_name(ar_mask_kind kind)
+    int ar_mask_parse(const char *text, ar_mask *mask, ar_error *err)
+    void ar_mask_format(const ar_mask *mask, char *buf, size_t len)
+    int ar_mask_check_size(const ar_mask *mask, size_t n, ar_error *err)
+    int ar_mask_from_pattern(ar_mask *mask, const unsigned char *allowed, size_t n,
+                             ar_error *err)
+    void ar_mask_simplify(ar_mask *mask)
+
+    ctypedef enum ar_generic_status:
+        AR_GENERIC_PROVED
+    const char *ar_generic_status_name(ar_generic_status status)
+
+    ctypedef struct ar_mask_generic:
+        size_t n, value
+        ar_generic_status status
+        size_t lower, worst_lower, worst_upper
+        const char *formula
+
+    enum:
+        AR_MODEL_MAX_KINDS
+
+    ctypedef struct ar_model_masks:
+        size_t count
+        char reason[320]
+
+    int ar_model_masks_from_config(const ar_model_config *cfg, ar_model_masks *masks,
+                                   ar_error *err)
+
+cdef extern from "attnrank/bottleneck.h" nogil:
+    ctypedef struct ar_smooth_report:
+        double eps
+        size_t zeros
+        double min_before, min_after, max_change
+
+    int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep)
+
+    ctypedef struct ar_represent_opts:
+        ar_axis axis
+        ar_precision precision
+        double rtol, atol, sum_tol, feasibility_tol
+        ar_precision x_precision
+        double x_rtol, smooth
+
+    void ar_represent_opts_init(ar_represent_opts *opts)
+
+    ctypedef struct ar_represent_result:
+        ar_axis axis
+        size_t n, d
+        int x_given
+        ar_precision precision
+        double rtol, atol, threshold, log_norm2, log_norm_fro, sum_tol, max_sum_defect
+        int smoothed
+        ar_smooth_report smooth
+        size_t x_rank
+        double x_threshold, ones_residual
+        int shift_forced
+        size_t centred_rank
+        int feasible
+        double residual_key, residual_query, residual_rel, feasibility_tol
+        size_t min_head_size
+        const double *centred_svals
+
+    ctypedef struct ar_represent_workspace:
+        pass
+
+    int ar_represent_workspace_alloc(ar_represent_workspace **ws, size_t n)
+    void ar_represent_workspace_free(ar_represent_workspace *ws)
+    int ar_represent_analyze(ar_represent_workspace *ws, ar_cview p, const ar_cview *x,
+                             const ar_represent_opts *opts, ar_represent_result *res,
+                             ar_error *err)
+    double ar_represent_logit_error(const ar_represent_result *res, size_t k)
+    double ar_represent_logit_error_rel(const ar_represent_result *res, size_t k)
+
+    ctypedef struct ar_certificate:
+        ar_axis axis
+        size_t head_size, d
+        ar_matrix wq, wk
+        double logit_max_abs, max_abs, kl_mean, kl_max
+
+    enum:
+        AR_HEAD_SIZE_MIN
+    int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size,
+                                 ar_certificate *cert, ar_error *err)
+    void ar_certificate_free(ar_certificate *cert)
+
+    ctypedef enum ar_fit_method:
+        AR_FIT_LBFGS
+    ctypedef enum ar_fit_stop:
+        AR_FIT_STOP_START
+    const char *ar_fit_stop_name(ar_fit_stop stop)
+    const char *ar_fit_method_name(ar_fit_method method)
+
+    ctypedef struct ar_fit_opts:
+        ar_axis axis
+        uint64_t seed
+        size_t max_iter
+        ar_precision precision
+        double sum_tol
+
+    void ar_fit_opts_init(ar_fit_opts *opts)
+
+    ctypedef struct ar_fit_result:
+        size_t n, k
+        ar_axis axis
+        uint64_t seed
+        double jitter, kl_mean, kl_max, fro_error, max_abs_error, start_kl_mean
+        int start_kept
+        size_t iterations
+        int converged
+        ar_fit_method method
+        ar_fit_stop stop
+
+    ctypedef struct ar_fit_workspace:
+        pass
+    int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n)
+    void ar_fit_workspace_free(ar_fit_workspace *ws)
+    int ar_fit_lowrank(ar_fit_workspace *ws, ar_cview p, size_t k, const ar_fit_opts *opts,
+                       ar_fit_result *res, ar_error *err)
+
+    ctypedef enum ar_target_family:
+        AR_TARGET_DIRICHLET
+    const char *ar_target_family_name(ar_target_family family)
+
+    ctypedef struct ar_family_error:
+        ar_target_family family
+        size_t samples, head_size
+        double min_head_size_mean
+        int logit_computed
+        double logit_error, logit_error_rel
+        int fit_computed
+        double kl_mean, kl_max, max_abs_error
+
+    enum:
+        AR_HEADS_NFAMILIES
+
+    ctypedef struct ar_head_config:
+        ar_head_kind kind
+        int defined
+        size_t dp, logit_rank_bound
+        int bottleneck, bottleneck_paper
+        size_t rank_deficit, max_seq_len
+        int unbounded
+        ar_generic_status status
+        uint64_t attention_params
+        ar_family_error errors[3]
+
+    ctypedef enum ar_heads_errors:
+        AR_HEADS_ERRORS_SKIP
+        AR_HEADS_ERRORS_ESTIMATE
+
+    ctypedef struct ar_bottleneck_heads_opts:
+        size_t head_size, samples
+        uint64_t seed
+        ar_heads_errors errors
+        const ar_mask *mask
+
+    void ar_bottleneck_heads_opts_init(ar_bottleneck_heads_opts *opts)
+
+    ctypedef struct ar_bottleneck_heads_report:
+        size_t d, h, n
+        int head_size_given
+        size_t needed_head_size
+        int masked
+        ar_mask_generic generic
+        size_t max_heads_exact, max_heads_paper
+        ar_head_config standard, fixed
+        uint64_t seed
+        size_t samples, logit_cap, fit_cap, fit_max_iter
+        int errors_capped
+
+    int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n,
+                                    const ar_bottleneck_heads_opts *opts,
+                                    ar_bottleneck_heads_report *rep, ar_error *err)
+
+    ctypedef struct ar_bert_config:
+        size_t d, h, dp, layers, ffn, vocab, positions, token_types
+
+    void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
+
+    ctypedef struct ar_param_count:
+        uint64_t embeddings, attention, ffn, layernorms, per_layer, encoder, pooler
+        uint64_t mlm_head, total
+
+    int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
+
+    ctypedef struct ar_paper_config:
+        const char *table
+        size_t d, h, dp
+        double printed
+
+    size_t ar_paper_configs(const ar_paper_config **configs)
+
+cdef extern from "attnrank/masked.h" nogil:
+    ctypedef struct ar_masked_opts:
+        ar_axis axis
+        ar_precision precision
+        double tau, accuracy, sum_tol, smooth
+        ar_precision x_precision
+        double x_rtol
+        uint64_t seed
+        size_t extra_rank, polish_iter
+        double verify_seconds
+
+    void ar_masked_opts_init(ar_masked_opts *opts)
+
+    ctypedef enum ar_masked_method:
+        AR_MASKED_STAIRCASE
+        AR_MASKED_BOUNDS
+
+    ctypedef struct ar_masked_result:
+        ar_axis axis
+        size_t n, d
+        int x_given
+        size_t x_rank
+        double x_threshold
+        const ar_mask *mask
+        int mask_inferred
+        ar_precision precision
+        double tau, accuracy, sum_tol, max_sum_defect
+        int smoothed
+        ar_smooth_report smooth
+        double log_max_abs
+        ar_masked_method method
+        size_t blocks
+        int exact
+        size_t min_head_size, lower, upper
+        int certified
+        size_t block_lower
+        double min_innovative, max_not_innovative
+        int generic_known
+        ar_mask_generic generic
+
+    ctypedef struct ar_masked_workspace:
+        pass
+
+    int ar_masked_workspace_alloc(ar_masked_workspace **ws, size_t n)
+    void ar_masked_workspace_free(ar_masked_workspace *ws)
+    int ar_masked_analyze(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
+                          const ar_mask *mask, const ar_masked_opts *opts,
+                          ar_masked_result *res, ar_error *err)
+    int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size,
+                              ar_certificate *cert, ar_error *err)
+    int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound)
+    int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
+                      ar_fit_result *res, ar_error *err)

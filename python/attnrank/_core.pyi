@@ -21,3 +21,52 @@ def rank_metrics(
     precision: Union[str, npt.DTypeLike] = ...,
     energy_fraction: float = ...,
 ) -> RankMetrics: ...
+
+# represent, heads, params (_represent.pxi)
+import os
+from attnrank._results import (
+    Heads, HeadsModel, MaskedRepresent, PaperTables, ParamCount, Represent, RepresentStack,
+)
+
+def represent(
+    p: npt.ArrayLike,
+    *,
+    axis: str = ...,
+    mask: Union[None, str, npt.ArrayLike] = ...,
+    x: Optional[npt.ArrayLike] = ...,
+    head_size: Optional[int] = ...,
+    precision: Union[None, str, npt.DTypeLike] = ...,
+    rtol: Optional[float] = ...,
+    atol: float = ...,
+    sum_tol: Optional[float] = ...,
+    smooth: float = ...,
+    tau: Optional[float] = ...,
+    accuracy: Optional[float] = ...,
+    extra_rank: int = ...,
+    verify_seconds: Optional[float] = ...,
+    certificate: bool = ...,
+    fit: bool = ...,
+    max_iter: Optional[int] = ...,
+    seed: int = ...,
+) -> Union[Represent, MaskedRepresent, RepresentStack]: ...
+def heads(
+    d: Optional[int] = ...,
+    heads: Optional[int] = ...,
+    n: Optional[int] = ...,
+    *,
+    mask: Optional[str] = ...,
+    head_size: Optional[int] = ...,
+    samples: int = ...,
+    seed: int = ...,
+    config: Union[None, str, "os.PathLike[str]"] = ...,
+) -> Union[Heads, HeadsModel]: ...
+def params(
+    d: Optional[int] = ...,
+    heads: Optional[int] = ...,
+    *,
+    head_size: Optional[int] = ...,
+    layers: Optional[int] = ...,
+    ffn: Optional[int] = ...,
+    vocab: Optional[int] = ...,
+    paper_tables: bool = ...,
+) -> Union[ParamCount, PaperTables]: ...

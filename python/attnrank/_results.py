@@ -144,3 +144,472 @@ class SpectrumStack:
         """The CLI's JSON for the stack without ``source`` and the labels:
         ``{"matrices": [...]}``."""
         return {"matrices": [m.to_dict() for m in self.matrices]}
+
+
+# ---- represent, heads, params ----------------------------------------------
+#
+# The records below serialise through _json: a float that is not finite is
+# None (the CLI's JSON writes null), nested records through their to_dict(),
+# tuples and arrays as lists.  A field listed in a class's _OMIT is left out
+# of to_dict() when it is None, as the CLI leaves the key out; fields in
+# _NOT_JSON (numpy weights, the query of a stack) are never serialised.
+
+import dataclasses as _dc
+import math as _math
+from typing import Optional
+
+__all__ += ["Mask", "RepresentTolerance", "Smoothing", "InputX", "Residual",
+            "Certificate", "MaskedCertificate", "Fit", "Represent",
+            "MaskedTolerance", "InnovationGap", "MaskedRepresent", "RepresentSlice",
+            "RepresentSummary", "RepresentStack", "FamilyError", "HeadConfig",
+            "Heads", "ModelConfig", "HeadsModel", "ParamBreakdown", "ParamCount",
+            "PaperConfig", "PaperTables"]
+
+
+def _json(v):
+    if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
+        return v
+    if isinstance(v, float):
+        return v if _math.isfinite(v) else None
+    if isinstance(v, np.ndarray):
+        return [_json(float(x)) for x in v.reshape(-1)]
+    if isinstance(v, (tuple, list)):
+        return [_json(x) for x in v]
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    return v
+
+
+class _Record:
+    _OMIT: frozenset = frozenset()
+    _NOT_JSON: frozenset = frozenset()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON object of this record (see the class docstring)."""
+        d = {}
+        for f in _dc.fields(self):
+            v = getattr(self, f.name)
+            if f.name in self._NOT_JSON or (v is None and f.name in self._OMIT):
+                continue
+            d[f.name] = _json(v)
+        return d
+
+
+@dataclass(frozen=True)
+class Mask(_Record):
+    """An attention mask as the CLI prints it: kind (none, causal, window,
+    band, prefix, sink_window, documents, file), its canonical text
+    ("window:16"), and the parameters of its kind (w, p, sinks, lengths;
+    None when the kind has none)."""
+
+    kind: str
+    text: str
+    w: Optional[int] = None
+    p: Optional[int] = None
+    sinks: Optional[int] = None
+    lengths: Optional[Tuple[int, ...]] = None
+    _OMIT = frozenset({"w", "p", "sinks", "lengths"})
+
+
+@dataclass(frozen=True)
+class RepresentTolerance(_Record):
+    """Tolerances of the unmasked analysis: the rank cut ``threshold =
+    max(atol, rtol * log_norm2)`` on the singular values of Pi log P, the
+    column (row) sum tolerance and the feasibility tolerance on X."""
+
+    threshold: float
+    rtol: float
+    atol: float
+    precision: str
+    log_norm2: float
+    sum_tol: float
+    feasibility_tol: float
+
+
+@dataclass(frozen=True)
+class Smoothing(_Record):
+    """What smooth=EPS changed: eps, zero entries, smallest entry before
+    and after, largest change."""
+
+    eps: float
+    zeros: int
+    min_before: float
+    min_after: float
+    max_change: float
+
+
+@dataclass(frozen=True)
+class InputX(_Record):
+    """The input X: given, and when given its d, rank, rank threshold and
+    (unmasked analysis) ``ones_residual = ||(I - R) 1||`` and whether the
+    column shift of log P is forced."""
+
+    given: bool
+    d: Optional[int] = None
+    rank: Optional[int] = None
+    threshold: Optional[float] = None
+    ones_residual: Optional[float] = None
+    shift_forced: Optional[bool] = None
+    _OMIT = frozenset({"d", "rank", "threshold", "ones_residual", "shift_forced"})
+
+
+@dataclass(frozen=True)
+class Residual(_Record):
+    """Feasibility residuals on X: key side ``||(I - R) L*||_F``, query side
+    ``||L* (I - R)||_F``, their sum relative to ``||log P||_F``, and the side
+    that failed (None when feasible; "key", "query" or "both")."""
+
+    key: float
+    query: float
+    relative: float
+    failed: Optional[str]
+
+
+@dataclass(frozen=True)
+class Certificate(_Record):
+    """W_q, W_k of one head checked by a forward softmax: head_size x d each,
+    W_q the query projection (columns as queries: S = (W_k X)^T (W_q X) /
+    sqrt(K); rows as queries: S = (W_q X)^T (W_k X) / sqrt(K)); max-abs and
+    KL residuals of the forward check.  wq, wk are float64 arrays owned by
+    the record when represent(..., certificate=True), else None (not in
+    to_dict)."""
+
+    head_size: int
+    d: int
+    max_abs: float
+    kl_mean: float
+    kl_max: float
+    logit_max_abs: float
+    wq: Optional[np.ndarray] = None
+    wk: Optional[np.ndarray] = None
+    _NOT_JSON = frozenset({"wq", "wk"})
+
+
+@dataclass(frozen=True)
+class MaskedCertificate(_Record):
+    """The certificate of a masked analysis (as :class:`Certificate`, checked
+    by the masked forward softmax; the CLI names its error max_abs_error)."""
+
+    head_size: int
+    d: int
+    max_abs_error: float
+    kl_mean: float
+    kl_max: float
+    logit_max_abs: float
+    wq: Optional[np.ndarray] = None
+    wk: Optional[np.ndarray] = None
+    _NOT_JSON = frozenset({"wq", "wk"})
+
+
+@dataclass(frozen=True)
+class Fit(_Record):
+    """The probability-space fit below the minimal head size (L-BFGS from
+    the truncated SVD plus seeded jitter): KL(P || P_hat) mean and max,
+    Frobenius and max-abs errors, the start's KL, iterations, why it
+    stopped."""
+
+    head_size: int
+    kl_mean: float
+    kl_max: float
+    fro_error: float
+    max_abs_error: float
+    start_kl_mean: float
+    jitter: float
+    iterations: int
+    converged: bool
+    start_kept: bool
+    seed: Any
+    stop: str
+    method: str
+
+
+@dataclass(frozen=True)
+class Represent(_Record):
+    """Unmasked representability of one n x n map, as ``attnrank represent
+    --json`` (without ``source``): min_head_size = rank(Pi log P) when
+    feasible (None otherwise), the head size tested, the verdict, the
+    singular values of Pi log P, the certificate when representable, and
+    below the minimum the Eckart-Young logit error and the fit (or why it
+    was skipped)."""
+
+    n: int
+    axis: str
+    tolerance: RepresentTolerance
+    max_sum_defect: float
+    smoothing: Optional[Smoothing]
+    x: InputX
+    feasible: bool
+    residual: Residual
+    centred_rank: int
+    min_head_size: Optional[int]
+    head_size: int
+    representable: bool
+    singular_values: np.ndarray
+    certificate: Optional[Certificate] = None
+    logit_error: Optional[float] = None
+    logit_error_rel: Optional[float] = None
+    fit: Optional[Fit] = None
+    fit_skipped: Optional[str] = None
+    _OMIT = frozenset({"smoothing", "certificate", "logit_error", "logit_error_rel",
+                       "fit", "fit_skipped"})
+
+
+@dataclass(frozen=True)
+class MaskedTolerance(_Record):
+    """Tolerances of the masked analysis: tau (nats, column innovations),
+    the certificate accuracy (max-abs), precision, sum tolerance."""
+
+    tau: float
+    accuracy: float
+    precision: str
+    sum_tol: float
+
+
+@dataclass(frozen=True)
+class InnovationGap(_Record):
+    """Smallest innovation counted (None in JSON when none: inf) and largest
+    not counted, scaled so that a column counts exactly above tau."""
+
+    min_innovative: float
+    max_not_innovative: float
+
+
+@dataclass(frozen=True)
+class MaskedRepresent(_Record):
+    """Representability of one map under a mask, as ``attnrank represent
+    --mask MASK --json`` (without ``source``).  status "exact" (staircase
+    masks, or a lower bound met by a certificate: min_head_size set) or
+    "bounds" (min_head_size_lower <= h* <= min_head_size_upper, upper None
+    when no certificate passed); representable True, False or None
+    (undecided between the bounds); the mask's generic value when known."""
+
+    n: int
+    axis: str
+    mask: Mask
+    mask_source: str
+    tolerance: MaskedTolerance
+    max_sum_defect: float
+    x: InputX
+    method: str
+    status: str
+    min_head_size: Optional[int]
+    min_head_size_lower: int
+    min_head_size_upper: Optional[int]
+    block_lower: int
+    blocks: int
+    innovation_gap: InnovationGap
+    generic_min_head_size: Optional[int]
+    generic_status: Optional[str]
+    generic_lower: Optional[int]
+    worst_case_lower: Optional[int]
+    worst_case_upper: Optional[int]
+    formula: Optional[str]
+    head_size: int
+    representable: Optional[bool]
+    certificate: Optional[MaskedCertificate] = None
+    logit_error_lower: Optional[float] = None
+    fit: Optional[Fit] = None
+    fit_skipped: Optional[str] = None
+    _OMIT = frozenset({"min_head_size", "generic_min_head_size", "generic_status",
+                       "generic_lower", "worst_case_lower", "worst_case_upper", "formula",
+                       "certificate", "logit_error_lower", "fit", "fit_skipped"})
+
+
+@dataclass(frozen=True)
+class RepresentSlice(_Record):
+    """One map of a stack: its index over the leading axes, the mask used,
+    status, the minimal head size (exact) or its bounds, and, when a head
+    size was given, the verdict (None: undecided)."""
+
+    index: Tuple[int, ...]
+    mask: str
+    mask_source: str
+    status: str
+    min_head_size_lower: int
+    min_head_size: Optional[int]
+    min_head_size_upper: Optional[int]
+    representable: Optional[bool] = None
+    tested_head_size: Optional[int] = None
+    _NOT_JSON = frozenset({"tested_head_size"})
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = _Record.to_dict(self)
+        if self.tested_head_size is None:
+            del d["representable"]
+        return d
+
+
+@dataclass(frozen=True)
+class RepresentSummary(_Record):
+    """Over the slices: count, how many exact, largest and median of the
+    minimal head size (the upper bound where not exact)."""
+
+    slices: int
+    exact: int
+    max_min_head_size: int
+    median_min_head_size: int
+
+
+@dataclass(frozen=True)
+class RepresentStack(_Record):
+    """A stack of maps (``attnrank represent`` on a stack, without
+    ``source``): n, axis, one :class:`RepresentSlice` per map in C order,
+    and the summary."""
+
+    n: int
+    axis: str
+    slices: Tuple[RepresentSlice, ...]
+    summary: RepresentSummary
+
+    @property
+    def min_head_sizes(self) -> np.ndarray:
+        """Per slice the exact minimal head size, else its upper bound (-1
+        when no certificate): shaped as the stack's leading axes."""
+        vals = [s.min_head_size if s.min_head_size is not None else
+                (s.min_head_size_upper if s.min_head_size_upper is not None else -1)
+                for s in self.slices]
+        shape = tuple(np.max([s.index for s in self.slices], axis=0) + 1) if self.slices else (0,)
+        return np.array(vals, dtype=np.int64).reshape(shape)
+
+
+@dataclass(frozen=True)
+class FamilyError(_Record):
+    """Expected error of one head on a target family: mean exact threshold
+    of the drawn targets, Eckart-Young logit error (None above the logit
+    cap), fitted KL and max-abs error (None above the fit cap)."""
+
+    family: str
+    samples: int
+    head_size: int
+    min_head_size_mean: float
+    logit_error: Optional[float]
+    logit_error_rel: Optional[float]
+    kl_mean: Optional[float]
+    kl_max: Optional[float]
+    max_abs_error: Optional[float]
+
+
+@dataclass(frozen=True)
+class HeadConfig(_Record):
+    """One layer's heads (standard MultiHead d_p = d/h, or FixedMultiHead):
+    defined (False: h does not divide d, every other field None), head
+    size, logit rank bound, both bottleneck verdicts, rank deficit, longest
+    sequence without a bottleneck, attention parameters per layer; under a
+    mask unbounded and the status of the verdict; the error estimates."""
+
+    defined: bool
+    head_size: Optional[int] = None
+    logit_rank_bound: Optional[int] = None
+    bottleneck: Optional[bool] = None
+    bottleneck_paper: Optional[bool] = None
+    rank_deficit: Optional[int] = None
+    max_seq_len: Optional[int] = None
+    attention_params: Optional[int] = None
+    unbounded: Optional[bool] = None
+    status: Optional[str] = None
+    errors: Optional[Tuple[FamilyError, ...]] = None
+    _OMIT = frozenset({"head_size", "logit_rank_bound", "bottleneck", "bottleneck_paper",
+                       "rank_deficit", "max_seq_len", "attention_params", "unbounded",
+                       "status", "errors"})
+
+
+@dataclass(frozen=True)
+class Heads(_Record):
+    """Head-size bound of a layer (``attnrank heads --json``): the head size
+    every pattern needs (or the generic value under a mask), the largest
+    head counts without bottleneck, both configurations, the mask and its
+    generic value; label and layers (None without a config) name a model's
+    layer kind."""
+
+    d: int
+    heads: int
+    n: int
+    needed_head_size: int
+    max_heads_exact: int
+    max_heads_paper: int
+    standard: HeadConfig
+    fixed: HeadConfig
+    seed: Any
+    samples: int
+    errors_capped: bool
+    mask: Mask
+    generic_min_head_size: int
+    generic_status: str
+    generic_lower: int
+    worst_case_lower: int
+    worst_case_upper: int
+    formula: str
+    label: Optional[str] = None
+    layers: Optional[int] = None
+    _OMIT = frozenset({"label", "layers"})
+
+
+@dataclass(frozen=True)
+class ModelConfig(_Record):
+    """What was read from a config.json (0 or "" where absent)."""
+
+    model_type: str
+    architecture: str
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    max_position_embeddings: int
+    sliding_window: int
+
+
+@dataclass(frozen=True)
+class HeadsModel(_Record):
+    """``attnrank heads --config FILE --json`` (without the config's
+    ``source``): the config, why that mask was assumed, and one
+    :class:`Heads` per layer kind."""
+
+    config: ModelConfig
+    mask_reason: str
+    layer_kinds: Tuple[Heads, ...]
+
+
+@dataclass(frozen=True)
+class ParamBreakdown(_Record):
+    """Parameter counts of every part of a BERT-style model."""
+
+    embeddings: int
+    attention_per_layer: int
+    ffn_per_layer: int
+    layernorms_per_layer: int
+    encoder: int
+    pooler: int
+    mlm_head: int
+
+
+@dataclass(frozen=True)
+class ParamCount(_Record):
+    """``attnrank params --json``: the configuration, the breakdown and the
+    total; table, printed_params and deviation for the paper's configs."""
+
+    d: int
+    heads: int
+    head_size: int
+    layers: int
+    ffn: int
+    vocab: int
+    breakdown: ParamBreakdown
+    total_params: int
+    table: Optional[str] = None
+    printed_params: Optional[float] = None
+    deviation: Optional[float] = None
+    _OMIT = frozenset({"table", "printed_params", "deviation"})
+
+
+PaperConfig = ParamCount
+
+
+@dataclass(frozen=True)
+class PaperTables(_Record):
+    """``attnrank params --paper-tables --json``: the fifteen configurations
+    of the paper with the printed counts, the largest relative deviation and
+    the tolerance (0.5%)."""
+
+    configs: Tuple[ParamCount, ...]
+    max_abs_deviation: float
+    tolerance: float

@@ -1,0 +1,931 @@
+# Included by _core.pyx: representability of attention maps by one head
+# (unmasked and masked), head-size bounds of a layer, BERT parameter counts;
+# the Python faces of ``attnrank represent``, ``heads`` and ``params``.
+
+from libc.string cimport memcpy
+
+from attnrank._capi cimport (
+    uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_clone,
+    ar_matrix_cview, ar_matrix_view,
+    ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse,
+    ar_model_config, ar_model_config_read,
+    ar_mask, ar_mask_kind, AR_MASK_NONE, AR_MASK_WINDOW, AR_MASK_BAND, AR_MASK_PREFIX,
+    AR_MASK_SINK_WINDOW, AR_MASK_DOCUMENTS,
+    ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse,
+    ar_mask_format, ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify,
+    ar_generic_status, ar_generic_status_name, ar_mask_generic,
+    ar_model_masks, ar_model_masks_from_config,
+    ar_smooth_report, ar_bottleneck_smooth,
+    ar_represent_opts, ar_represent_opts_init, ar_represent_result, ar_represent_workspace,
+    ar_represent_workspace_alloc, ar_represent_workspace_free, ar_represent_analyze,
+    ar_represent_logit_error, ar_represent_logit_error_rel,
+    ar_certificate, AR_HEAD_SIZE_MIN, ar_represent_certificate, ar_certificate_free,
+    ar_fit_stop_name, ar_fit_method_name, ar_fit_opts, ar_fit_opts_init, ar_fit_result,
+    ar_fit_workspace, ar_fit_workspace_alloc, ar_fit_workspace_free, ar_fit_lowrank,
+    ar_target_family_name, ar_family_error, ar_head_config,
+    ar_bottleneck_heads_opts, ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report,
+    ar_bottleneck_heads_analyze, AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE,
+    ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
+    ar_paper_config, ar_paper_configs,
+    ar_masked_opts, ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE,
+    ar_masked_workspace, ar_masked_workspace_alloc, ar_masked_workspace_free,
+    ar_masked_analyze, ar_masked_certificate, ar_masked_logit_error_lower, ar_masked_fit,
+)
+
+import os
+
+from attnrank._errors import DomainError, SizeError
+from attnrank._results import (
+    Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
+    Mask, MaskedCertificate, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
+    ParamBreakdown, ParamCount, Represent, RepresentSlice, RepresentStack,
+    RepresentSummary, RepresentTolerance, Residual, Smoothing,
+)
+
+cdef extern from *:
+    """
+    #include "attnrank/mask.h"
+    static ar_mask *ar_py_model_mask(ar_model_masks *m, size_t k) { return &m->kind[k].mask; }
+    static size_t ar_py_model_layers(const ar_model_masks *m, size_t k) { return m->kind[k].layers; }
+    static const char *ar_py_model_label(const ar_model_masks *m, size_t k) { return m->kind[k].label; }
+    """
+    ar_mask *ar_py_model_mask(ar_model_masks *m, size_t k) nogil
+    size_t ar_py_model_layers(const ar_model_masks *m, size_t k) nogil
+    const char *ar_py_model_label(const ar_model_masks *m, size_t k) nogil
+
+_MASK_KINDS = ("none, causal, window:W, band:W, prefix:P, sink:S+window:W, docs:N1/N2/..., "
+               "auto, or a boolean n x n array")
+
+
+# ---- small converters (GIL held) ------------------------------------------
+
+cdef object _u64(uint64_t v):
+    # as the CLI's JSON: above INT64_MAX a decimal string
+    return v if v <= 9223372036854775807 else str(v)
+
+
+cdef ar_axis _axis(object axis, str fn) except *:
+    cdef ar_axis a = AR_AXIS_COL
+    ok = isinstance(axis, str) and "\0" not in axis
+    if ok:
+        data = axis.encode("utf-8", "replace")
+        ok = ar_axis_parse(data, &a) == AR_OK
+    if not ok:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"axis must be 'col' or 'row', got {axis!r}")
+    return a
+
+
+cdef double _nonneg(object value, str name, str fn) except? -1.0:
+    cdef double v = _real(value, name, fn)
+    if not (v >= 0.0):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be >= 0, got {value!r}")
+    return v
+
+
+cdef object _mask_record(const ar_mask *m):
+    cdef char text[256]
+    ar_mask_format(m, text, sizeof(text))
+    kw = {}
+    if m.kind == AR_MASK_WINDOW or m.kind == AR_MASK_BAND or m.kind == AR_MASK_SINK_WINDOW:
+        kw["w"] = m.w
+    if m.kind == AR_MASK_PREFIX:
+        kw["p"] = m.p
+    if m.kind == AR_MASK_SINK_WINDOW:
+        kw["sinks"] = m.sinks
+    if m.kind == AR_MASK_DOCUMENTS:
+        kw["lengths"] = tuple(m.lengths[k] for k in range(m.ndocs))
+    return Mask(kind=_text(ar_mask_kind_name(m.kind)), text=_text(text), **kw)
+
+
+cdef dict _generic_fields(const ar_mask_generic *g):
+    return dict(generic_min_head_size=g.value,
+                generic_status=_text(ar_generic_status_name(g.status)),
+                generic_lower=g.lower, worst_case_lower=g.worst_lower,
+                worst_case_upper=g.worst_upper, formula=_text(g.formula))
+
+
+cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
+                    ar_mask *out, bint *is_auto) except -1:
+    """out = the mask of a string (or, for a map, a boolean n x n array in
+    the map's layout); is_auto for "auto".  Raises on a bad mask."""
+    cdef ar_error err
+    err.msg[0] = 0
+    out[0] = ar_mask_none()
+    is_auto[0] = 0
+    if isinstance(mask, str):
+        if mask == "auto" or mask.startswith("file:"):
+            if not for_map:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    f"mask {mask!r} needs an attention map; give a kind "
+                                    "(none, causal, window:W, band:W, prefix:P, "
+                                    "sink:S+window:W, docs:N1/N2/...)")
+            if mask == "auto":
+                is_auto[0] = 1
+                return 0
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "mask 'file:PATH' is the CLI's; pass the pattern as a "
+                                "boolean n x n array (numpy.load(PATH) != 0)")
+        data = mask.encode("utf-8", "replace")
+        if b"\0" in data:
+            data = b"?"
+        check_status(ar_mask_parse(data, out, &err), "ar_mask_parse", &err)
+        if n > 0:
+            rc = ar_mask_check_size(out, n, &err)
+            if rc != AR_OK:
+                ar_mask_free(out)
+                check_status(rc, "ar_mask_check_size", &err, f"mask {mask!r} at n = {n}")
+        return 0
+    if not for_map:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "mask must be a string (none, causal, window:W, band:W, prefix:P, "
+                            f"sink:S+window:W, docs:N1/N2/...), got {type(mask).__name__}")
+    try:
+        pat = np.asarray(mask)
+    except Exception as exc:
+        raise UnsupportedError(AR_EUNSUPPORTED, strerror(AR_EUNSUPPORTED), fn,
+                               f"mask must be a string or a boolean array: {exc}") from exc
+    if pat.dtype.kind not in "biuf":
+        raise UnsupportedError(AR_EUNSUPPORTED, strerror(AR_EUNSUPPORTED), fn,
+                               f"mask must be a string or a boolean array, got dtype {pat.dtype}")
+    if pat.shape != (n, n):
+        raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
+                        f"a mask array must be n x n = {n} x {n} (the map's shape), got {pat.shape}")
+    if not np.all((pat == 0) | (pat == 1)):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "a mask array must hold 0 and 1 only")
+    # query-major: rows are queries for the row axis, columns for the column axis
+    qm = pat if axis == AR_AXIS_ROW else pat.T
+    buf = np.ascontiguousarray(qm != 0, dtype=np.uint8)
+    cdef const unsigned char[::1] flat = buf.reshape(-1)
+    check_status(ar_mask_from_pattern(out, &flat[0], n, &err), "ar_mask_from_pattern", &err,
+                 "the mask array")
+    ar_mask_simplify(out)
+    return 0
+
+
+cdef tuple _square_map(object p, str fn):
+    arr, prec = as_matrix_stack(p, fn, "p")
+    if arr.shape[-1] != arr.shape[-2]:
+        raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
+                        f"p must be a square n x n attention map (or a stack of them), "
+                        f"got {arr.shape[-2]} x {arr.shape[-1]}")
+    return arr, prec
+
+
+cdef object _views_of(object arr, ar_cview *views, str fn, str name):
+    """Fill the views of arr (copying it into C order once when the C rules
+    refuse its layout); returns the array the views point into."""
+    if _fill_views(arr, views):
+        try:
+            arr = np.ascontiguousarray(arr)
+        except (MemoryError, ValueError):
+            raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn,
+                                   f"a C-order copy of {name} (shape {arr.shape})")
+        if _fill_views(arr, views):
+            raise_status(AR_EINVAL, fn, f"the layout of {name} (strides {arr.strides})")
+    return arr
+
+
+cdef object _copy_matrix(const ar_matrix *m):
+    out = np.empty((m.rows, m.cols), dtype=np.float64, order="F")
+    cdef double[::1, :] o = out
+    cdef size_t j
+    if m.rows > 0 and m.cols > 0:
+        for j in range(m.cols):
+            memcpy(&o[0, j], m.data + j * m.ld, m.rows * sizeof(double))
+    return out
+
+
+cdef object _fit_record(const ar_fit_result *f):
+    return Fit(head_size=f.k, kl_mean=f.kl_mean, kl_max=f.kl_max, fro_error=f.fro_error,
+               max_abs_error=f.max_abs_error, start_kl_mean=f.start_kl_mean, jitter=f.jitter,
+               iterations=f.iterations, converged=bool(f.converged),
+               start_kept=bool(f.start_kept), seed=_u64(f.seed),
+               stop=_text(ar_fit_stop_name(f.stop)), method=_text(ar_fit_method_name(f.method)))
+
+
+def _first_zero(arr):
+    """(i, j) of the first exact zero in column-major order, as the CLI scans."""
+    z = np.argwhere((arr == 0.0).T)
+    return (int(z[0][1]), int(z[0][0])) if z.size else None
+
+
+# ---- represent ---------------------------------------------------------------
+
+cdef int _failed_side_code(const ar_represent_result *r):
+    cdef double cut = r.feasibility_tol * r.log_norm_fro / 2.0
+    cdef bint key = r.residual_key > cut, query = r.residual_query > cut
+    return 3 if (key and query) else (1 if key else 2)
+
+
+cdef object _represent_record(const ar_represent_result *r, size_t head_size, bint representable,
+                              object cert, object logit, object fit, object fit_skipped):
+    svals = np.empty(r.n, dtype=np.float64)
+    cdef double[::1] sv = svals
+    if r.n > 0:
+        memcpy(&sv[0], r.centred_svals, r.n * sizeof(double))
+    smoothing = None
+    if r.smoothed:
+        smoothing = Smoothing(eps=r.smooth.eps, zeros=r.smooth.zeros,
+                              min_before=r.smooth.min_before, min_after=r.smooth.min_after,
+                              max_change=r.smooth.max_change)
+    if r.x_given:
+        x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold,
+                   ones_residual=r.ones_residual, shift_forced=bool(r.shift_forced))
+    else:
+        x = InputX(given=False)
+    failed = None if r.feasible else ("key", "query", "both")[_failed_side_code(r) - 1]
+    return Represent(
+        n=r.n, axis=_text(ar_axis_name(r.axis)),
+        tolerance=RepresentTolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol,
+                                     precision=_text(ar_precision_name(r.precision)),
+                                     log_norm2=r.log_norm2, sum_tol=r.sum_tol,
+                                     feasibility_tol=r.feasibility_tol),
+        max_sum_defect=r.max_sum_defect, smoothing=smoothing, x=x, feasible=bool(r.feasible),
+        residual=Residual(key=r.residual_key, query=r.residual_query,
+                          relative=r.residual_rel, failed=failed),
+        centred_rank=r.centred_rank,
+        min_head_size=r.min_head_size if r.feasible else None,
+        head_size=head_size, representable=bool(representable), singular_values=svals,
+        certificate=cert,
+        logit_error=logit[0] if logit is not None else None,
+        logit_error_rel=logit[1] if logit is not None else None,
+        fit=fit, fit_skipped=fit_skipped)
+
+
+cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
+                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
+                             str fn):
+    cdef ar_cview pv, xv
+    arr = _views_of(arr, &pv, fn, "p")
+    cdef const ar_cview *xp = NULL
+    if xarr is not None:
+        xarr = _views_of(xarr, &xv, fn, "x")
+        xp = &xv
+    cdef size_t n = pv.rows
+    cdef ar_represent_workspace *ws = NULL
+    cdef ar_fit_workspace *fw = NULL
+    cdef ar_represent_result r
+    cdef ar_certificate cert
+    cdef ar_fit_result fres
+    cdef ar_fit_opts fo
+    cdef ar_matrix smoothed = ar_matrix_empty()
+    cdef ar_cview target
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef bint have_cert = 0, representable = 0
+    cdef size_t hs = 0
+    cdef bint hs_given = head_size is not None
+    if hs_given:
+        hs = _size(head_size, "head_size", fn)
+    ar_fit_opts_init(&fo)
+    fo.seed = seed
+    if max_iter is not None:
+        fo.max_iter = _size(max_iter, "max_iter", fn)
+    fo.axis = ro.axis
+    fo.precision = ro.precision
+    fo.sum_tol = ro.sum_tol
+    with nogil:
+        rc = ar_represent_workspace_alloc(&ws, n)
+        if rc == AR_OK:
+            rc = ar_represent_analyze(ws, pv, xp, ro, &r, &err)
+    try:
+        check_status(rc, "ar_represent_analyze", &err)
+        if not hs_given:
+            hs = r.min_head_size
+        representable = r.feasible and r.min_head_size <= hs
+        cert_rec = logit = fit = fit_skipped = None
+        if representable:
+            with nogil:
+                rc = ar_represent_certificate(ws, hs, &cert, &err)
+            check_status(rc, "ar_represent_certificate", &err)
+            have_cert = 1
+            cert_rec = Certificate(
+                head_size=cert.head_size, d=cert.d, max_abs=cert.max_abs,
+                kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
+                wq=_copy_matrix(&cert.wq) if want_weights else None,
+                wk=_copy_matrix(&cert.wk) if want_weights else None)
+        elif r.feasible:
+            logit = (ar_represent_logit_error(&r, hs), ar_represent_logit_error_rel(&r, hs))
+            if r.x_given and r.x_rank < r.n:
+                fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)"
+            elif not do_fit:
+                fit_skipped = "--no-fit"
+            else:
+                target = pv
+                with nogil:
+                    rc = ar_fit_workspace_alloc(&fw, n)
+                    if rc == AR_OK and ro.smooth > 0.0:
+                        rc = ar_matrix_clone(&smoothed, pv)
+                        if rc == AR_OK:
+                            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro.axis,
+                                                      ro.smooth, NULL)
+                        target = ar_matrix_cview(&smoothed)
+                    if rc == AR_OK:
+                        rc = ar_fit_lowrank(fw, target, hs, &fo, &fres, &err)
+                check_status(rc, "ar_fit_lowrank", &err, "probability-space fit")
+                fit = _fit_record(&fres)
+        return _represent_record(&r, hs, representable, cert_rec, logit, fit, fit_skipped)
+    finally:
+        if have_cert:
+            ar_certificate_free(&cert)
+        ar_matrix_free(&smoothed)
+        ar_fit_workspace_free(fw)
+        ar_represent_workspace_free(ws)
+
+
+cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, double tau,
+                       double accuracy, double sum_tol, double smooth, uint64_t seed,
+                       size_t extra_rank, double verify):
+    ar_masked_opts_init(o)
+    o.axis = axis
+    o.precision = prec
+    o.tau = tau
+    o.accuracy = accuracy
+    o.sum_tol = sum_tol
+    o.smooth = smooth
+    o.seed = seed
+    o.extra_rank = extra_rank
+    if verify >= 0.0:
+        o.verify_seconds = verify
+
+
+cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
+                              const ar_masked_opts *mo, object head_size, bint want_weights,
+                              bint do_fit, object max_iter, str fn):
+    cdef ar_cview pv, xv
+    arr = _views_of(arr, &pv, fn, "p")
+    cdef const ar_cview *xp = NULL
+    if xarr is not None:
+        xarr = _views_of(xarr, &xv, fn, "x")
+        xp = &xv
+    cdef size_t n = pv.rows
+    cdef ar_masked_workspace *ws = NULL
+    cdef ar_masked_result r
+    cdef ar_certificate cert
+    cdef ar_fit_result fres
+    cdef ar_fit_opts fo
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef double bound = 0.0
+    cdef bint have_cert = 0
+    cdef size_t hs = 0
+    cdef bint hs_given = head_size is not None
+    if hs_given:
+        hs = _size(head_size, "head_size", fn)
+    ar_fit_opts_init(&fo)
+    fo.seed = mo.seed
+    if max_iter is not None:
+        fo.max_iter = _size(max_iter, "max_iter", fn)
+    with nogil:
+        rc = ar_masked_workspace_alloc(&ws, n)
+        if rc == AR_OK:
+            rc = ar_masked_analyze(ws, pv, xp, mask, mo, &r, &err)
+    try:
+        check_status(rc, "ar_masked_analyze", &err)
+        if not hs_given:
+            hs = r.upper if r.certified else r.lower
+        if r.certified and hs >= r.upper:
+            verdict = True
+        elif hs < r.lower:
+            verdict = False
+        else:
+            verdict = None
+        cert_rec = lower = fit = fit_skipped = None
+        if verdict is True:
+            with nogil:
+                rc = ar_masked_certificate(ws, hs, &cert, &err)
+            check_status(rc, "ar_masked_certificate", &err)
+            have_cert = 1
+            cert_rec = MaskedCertificate(
+                head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
+                kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
+                wq=_copy_matrix(&cert.wq) if want_weights else None,
+                wk=_copy_matrix(&cert.wk) if want_weights else None)
+        elif verdict is False:
+            if ar_masked_logit_error_lower(ws, hs, &bound) == AR_OK:
+                lower = bound
+            if not do_fit:
+                fit_skipped = "--no-fit"
+            else:
+                with nogil:
+                    rc = ar_masked_fit(ws, hs, &fo, &fres, &err)
+                check_status(rc, "ar_masked_fit", &err, "probability-space fit")
+                fit = _fit_record(&fres)
+        if r.x_given:
+            x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold)
+        else:
+            x = InputX(given=False)
+        generic = _generic_fields(&r.generic) if r.generic_known else dict.fromkeys(
+            ["generic_min_head_size", "generic_status", "generic_lower", "worst_case_lower",
+             "worst_case_upper", "formula"])
+        return MaskedRepresent(
+            n=r.n, axis=_text(ar_axis_name(r.axis)), mask=_mask_record(r.mask),
+            mask_source="inferred" if r.mask_inferred else "given",
+            tolerance=MaskedTolerance(tau=r.tau, accuracy=r.accuracy,
+                                      precision=_text(ar_precision_name(r.precision)),
+                                      sum_tol=r.sum_tol),
+            max_sum_defect=r.max_sum_defect, x=x,
+            method="staircase" if r.method == AR_MASKED_STAIRCASE else "bounds",
+            status="exact" if r.exact else "bounds",
+            min_head_size=r.min_head_size if r.exact else None,
+            min_head_size_lower=r.lower,
+            min_head_size_upper=r.upper if r.certified else None,
+            block_lower=r.block_lower, blocks=r.blocks,
+            innovation_gap=InnovationGap(min_innovative=r.min_innovative,
+                                         max_not_innovative=r.max_not_innovative),
+            head_size=hs, representable=verdict, certificate=cert_rec,
+            logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, **generic)
+    finally:
+        if have_cert:
+            ar_certificate_free(&cert)
+        ar_masked_workspace_free(ws)
+
+
+cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mask *mask,
+                             ar_represent_opts *ro, ar_masked_opts *mo, object head_size,
+                             str fn):
+    lead = arr.shape[:-2]
+    cdef size_t n = arr.shape[-1]
+    count_obj = 1
+    for length in lead:
+        count_obj *= length
+    cdef size_t count = count_obj
+    cdef size_t k
+    cdef int rc = AR_OK
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef ar_represent_workspace *rws = NULL
+    cdef ar_masked_workspace *mws = NULL
+    cdef ar_represent_result rr
+    cdef ar_masked_result mr
+    cdef char text[64]
+    cdef const ar_mask *mp = NULL if is_auto else mask
+    cdef ar_cview *views = <ar_cview *>malloc(max(count, 1) * sizeof(ar_cview))
+    if views == NULL:
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
+    hs = None if head_size is None else _size(head_size, "head_size", fn)
+    slices = []
+    try:
+        if count > 0:
+            arr = _views_of(arr, views, fn, "p")
+        with nogil:
+            rc = ar_masked_workspace_alloc(&mws, n) if masked else ar_represent_workspace_alloc(&rws, n)
+        check_status(rc, "ar_represent_workspace_alloc")
+        indices = itertools.product(*[range(m) for m in lead])
+        for k, index in zip(range(count), indices):
+            with nogil:
+                if masked:
+                    rc = ar_masked_analyze(mws, views[k], NULL, mp, mo, &mr, &err)
+                else:
+                    rc = ar_represent_analyze(rws, views[k], NULL, ro, &rr, &err)
+            check_status(rc, "ar_masked_analyze" if masked else "ar_represent_analyze", &err,
+                         f"slice {tuple(int(i) for i in index)} of p")
+            if masked:
+                exact, certified, lower = bool(mr.exact), bool(mr.certified), mr.lower
+                upper = mr.upper if mr.certified else mr.n
+                ar_mask_format(mr.mask, text, sizeof(text))
+                mtext, source = _text(text), ("inferred" if mr.mask_inferred else "given")
+            else:
+                exact = certified = True
+                lower = upper = rr.min_head_size
+                mtext, source = "none", "given"
+            verdict = None
+            if hs is not None:
+                verdict = True if (certified and hs >= upper) else (False if hs < lower else None)
+            slices.append(RepresentSlice(
+                index=tuple(int(i) for i in index), mask=mtext, mask_source=source,
+                status="exact" if exact else "bounds", min_head_size_lower=lower,
+                min_head_size=lower if exact else None,
+                min_head_size_upper=upper if certified else None,
+                representable=verdict, tested_head_size=hs))
+    finally:
+        free(views)
+        ar_masked_workspace_free(mws)
+        ar_represent_workspace_free(rws)
+    ups = sorted(s.min_head_size_lower if s.status == "exact" else
+                 (s.min_head_size_upper if s.min_head_size_upper is not None else n)
+                 for s in slices)
+    summary = RepresentSummary(slices=len(slices), exact=sum(s.status == "exact" for s in slices),
+                               max_min_head_size=max(ups) if ups else 0,
+                               median_min_head_size=ups[(len(ups) - 1) // 2] if ups else 0)
+    axis_name = _text(ar_axis_name(mo.axis if masked else ro.axis))
+    return RepresentStack(n=n, axis=axis_name, slices=tuple(slices), summary=summary)
+
+
+def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=None,
+              rtol=None, atol=0.0, sum_tol=None, smooth=0.0, tau=None, accuracy=None,
+              extra_rank=4, verify_seconds=None, certificate=False, fit=True,
+              max_iter=None, seed=0):
+    """Can one attention head produce the stochastic n x n map p?  As
+    ``attnrank represent P.npy --json`` (docs/theory/low-rank-bottleneck.md,
+    docs/theory/masked-attention.md).
+
+    p
+        an n x n map, stochastic along ``axis`` (softmax over columns by
+        default; ``axis="row"`` for PyTorch's layout, rows as queries), or a
+        stack of maps over any leading axes (batch x heads x n x n): one
+        record per slice with a summary, as the CLI on a stack.  Any numpy
+        layout, torch tensors; float32 / float16 / bfloat16 set the default
+        tolerances' precision.
+    mask
+        None (or "none"): the unmasked analysis.  With any full-column-rank
+        input (needs d >= n) the minimal head size is rank(Pi log P) <=
+        n - 1, Pi centring each column; with a given x (d x n, tokens as
+        columns) p may be unreachable for every head size and the failing
+        constraint is named.  Exact zeros are refused (a masked map? give the
+        mask; underflow needs ``smooth``).
+        A mask: "causal", "window:W" (W keys including the query's own),
+        "band:W" (|i - j| < W), "prefix:P", "sink:S+window:W",
+        "docs:N1/N2/...", "auto" (from the exact zeros of p; the record
+        names the mask found) or a boolean n x n array in p's layout.  Zeros
+        outside the mask are the mask; zeros inside and positive entries
+        outside are refused.  Staircase masks (causal, prefix, documents,
+        sinks with causal attention) give the EXACT minimal head size (shift
+        removal and a column-innovation count at tolerance ``tau``, nats;
+        default max(1e-9, 10 sqrt(n) u) max(1, max|log P|)); windows and
+        bands give a proved lower bound and the smallest certificate the
+        masked forward check confirmed (tried at the lower bound and up to
+        ``extra_rank`` more, default 4; a certificate passes at max-abs
+        error <= ``accuracy``), with the mask's generic value and its status
+        (proved, verified over F_p within ``verify_seconds``, default 1, or
+        conjectural).  A masked x must have full column rank.
+    x
+        the input X (d x n, tokens as columns); None: any full-column-rank
+        input (the certificate is for X = I).  A single map only.
+    head_size
+        the head size K to test (default the minimal one).  Below the
+        minimum: the best logit-space error (Eckart-Young; under a mask a
+        lower bound from fully specified blocks) and a probability-space fit
+        (L-BFGS from the truncated SVD, seeded jitter ``seed``, at most
+        ``max_iter`` iterations, default 400); ``fit=False`` skips it (the
+        record then says ``fit_skipped="--no-fit"`` as the CLI does).
+    precision
+        precision whose epsilon sets the default tolerances (default: p's
+        dtype).  Unmasked: rank cut ``rtol * ||log P||_2`` with rtol = n eps
+        (``rtol``, ``atol`` >= 0 override); sums within 2 max(n, 4) eps
+        (``sum_tol``).
+    smooth
+        EPS in [0, 1): replace p by (p + EPS) renormalised (inside the mask
+        only, with a mask) before the analysis.
+    certificate
+        True: the returned certificate carries W_q and W_k (K x d float64
+        arrays, owned copies; W_q the query projection: columns as queries
+        S = (W_k X)^T (W_q X) / sqrt(K), rows as queries S = (W_q X)^T
+        (W_k X) / sqrt(K), PyTorch's q and k blocks of in_proj_weight), as
+        ``--weights-out`` writes them.  Single maps only.
+
+    Returns a :class:`attnrank.Represent` (unmasked), a
+    :class:`attnrank.MaskedRepresent` (masked) or a
+    :class:`attnrank.RepresentStack` (a stack); ``.to_dict()`` equals the
+    CLI's JSON on the same input without ``source``.  Raises
+    NonFiniteError for NaN/Inf, DomainError (ValueError) for a map that is
+    not stochastic, not positive, or breaks the mask, SizeError for a
+    non-square p or an x of the wrong width, ArgumentError for bad options
+    or masks, UnsupportedError for complex/object data.  The GIL is released
+    during the computation.
+    """
+    cdef str fn = "ar_represent_analyze"
+    arr, stored = _square_map(p, fn)
+    cdef ar_axis ax = _axis(axis, fn)
+    cdef ar_precision prec = _precision(stored if precision is None else precision)
+    masked = mask is not None and not (isinstance(mask, str) and mask == "none")
+    cdef size_t n = arr.shape[-1]
+    if not masked:
+        for name, value in (("tau", tau), ("accuracy", accuracy),
+                            ("verify_seconds", verify_seconds)):
+            if value is not None:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    f"{name} applies with a mask only")
+    cdef ar_represent_opts ro
+    ar_represent_opts_init(&ro)
+    ro.axis = ax
+    ro.precision = prec
+    if rtol is not None:
+        ro.rtol = _nonneg(rtol, "rtol", fn)
+    ro.atol = _nonneg(atol, "atol", fn)
+    if sum_tol is not None:
+        ro.sum_tol = _nonneg(sum_tol, "sum_tol", fn)
+    ro.smooth = _real(smooth, "smooth", fn)
+    if not (ro.smooth >= 0.0 and ro.smooth < 1.0):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"smooth must be in [0, 1), got {smooth!r}")
+    cdef uint64_t c_seed
+    try:
+        c_seed = operator.index(seed)
+    except (TypeError, OverflowError):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"seed must be an integer in [0, 2^64), got {seed!r}")
+    cdef ar_masked_opts mo
+    _masked_opts(&mo, ax, prec,
+                 -1.0 if tau is None else _nonneg(tau, "tau", fn),
+                 -1.0 if accuracy is None else _nonneg(accuracy, "accuracy", fn),
+                 ro.sum_tol, ro.smooth, c_seed, _size(extra_rank, "extra_rank", fn),
+                 -1.0 if verify_seconds is None else _nonneg(verify_seconds, "verify_seconds", fn))
+    xarr = None
+    if x is not None:
+        if arr.ndim > 2:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "x takes a single map, p is a stack")
+        xarr, x_prec = as_matrix_stack(x, fn, "x")
+        if xarr.ndim != 2:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"x must be a single d x n matrix, got shape {xarr.shape}")
+        if xarr.shape[1] != n:
+            raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
+                            f"x must be d x n with n = {n} columns (tokens), got "
+                            f"{xarr.shape[0]} x {xarr.shape[1]}")
+        ro.x_precision = _precision(x_prec)
+    if certificate and arr.ndim > 2:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "certificate=True takes a single map, p is a stack")
+    cdef ar_mask cmask = ar_mask_none()
+    cdef bint is_auto = 0
+    if masked:
+        _mask_from(mask, ax, n, 1, fn, &cmask, &is_auto)
+    try:
+        if arr.ndim > 2:
+            return _represent_stack(arr, masked, is_auto, &cmask, &ro, &mo, head_size, fn)
+        if masked:
+            return _represent_masked(arr, xarr, NULL if is_auto else &cmask, &mo, head_size,
+                                     certificate, fit, max_iter, "ar_masked_analyze")
+        if not (ro.smooth > 0.0):
+            z = _first_zero(arr)
+            if z is not None:
+                raise DomainError(
+                    AR_EDOMAIN, strerror(AR_EDOMAIN), fn,
+                    f"entry ({z[0]}, {z[1]}) = 0 is not positive: log P is undefined; a "
+                    "masked map (causal, window...)? give mask='auto' or the mask; zeros "
+                    "that are underflow need smooth=EPS")
+        return _represent_plain(arr, xarr, &ro, head_size, certificate, fit, max_iter,
+                                c_seed, fn)
+    finally:
+        ar_mask_free(&cmask)
+
+
+# ---- heads ---------------------------------------------------------------------
+
+cdef object _head_config(const ar_head_config *c, bint with_errors, bint masked):
+    if not c.defined:
+        return HeadConfig(defined=False)
+    errs = []
+    cdef size_t f
+    cdef const ar_family_error *e
+    if with_errors:
+        for f in range(3):
+            e = &c.errors[f]
+            errs.append(FamilyError(
+                family=_text(ar_target_family_name(e.family)), samples=e.samples,
+                head_size=e.head_size, min_head_size_mean=e.min_head_size_mean,
+                logit_error=e.logit_error if e.logit_computed else None,
+                logit_error_rel=e.logit_error_rel if e.logit_computed else None,
+                kl_mean=e.kl_mean if e.fit_computed else None,
+                kl_max=e.kl_max if e.fit_computed else None,
+                max_abs_error=e.max_abs_error if e.fit_computed else None))
+    return HeadConfig(
+        defined=True, head_size=c.dp, logit_rank_bound=c.logit_rank_bound,
+        bottleneck=bool(c.bottleneck), bottleneck_paper=bool(c.bottleneck_paper),
+        rank_deficit=c.rank_deficit, max_seq_len=c.max_seq_len,
+        attention_params=c.attention_params,
+        unbounded=bool(c.unbounded) if masked else None,
+        status=_text(ar_generic_status_name(c.status)) if masked else None,
+        errors=tuple(errs))
+
+
+cdef object _heads_one(size_t d, size_t h, size_t n, object head_size, size_t samples,
+                       uint64_t seed, const ar_mask *mask, object label, object layers):
+    cdef ar_bottleneck_heads_opts o
+    ar_bottleneck_heads_opts_init(&o)
+    o.head_size = 0 if head_size is None else head_size
+    o.samples = samples
+    o.seed = seed
+    cdef bint with_errors = samples > 0 and mask.kind == AR_MASK_NONE
+    o.errors = AR_HEADS_ERRORS_ESTIMATE if with_errors else AR_HEADS_ERRORS_SKIP
+    o.mask = mask
+    cdef ar_bottleneck_heads_report r
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_bottleneck_heads_analyze(d, h, n, &o, &r, &err)
+    check_status(rc, "ar_bottleneck_heads_analyze", &err)
+    return Heads(
+        d=r.d, heads=r.h, n=r.n, needed_head_size=r.needed_head_size,
+        max_heads_exact=r.max_heads_exact, max_heads_paper=r.max_heads_paper,
+        standard=_head_config(&r.standard, with_errors, r.masked),
+        fixed=_head_config(&r.fixed, with_errors, r.masked),
+        seed=_u64(r.seed), samples=r.samples, errors_capped=bool(r.errors_capped),
+        mask=_mask_record(mask), label=label, layers=layers, **_generic_fields(&r.generic))
+
+
+def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, seed=0,
+          config=None):
+    """Head-size bound of an attention layer with width d, h heads and
+    sequence length n, as ``attnrank heads --json``
+    (docs/theory/low-rank-bottleneck.md).
+
+    With full-column-rank inputs (needs d >= n) a head reaches every positive
+    attention pattern exactly when d_p >= n - 1; the paper's Theorem 1 takes
+    d_p = d >= n, and its informal multi-head form is h > d/n, i.e. d_p < n.
+    Reports, for the standard MultiHead (d_p = d/h) and the FixedMultiHead
+    (d_p = head_size, default the paper's n): the per-head logit rank bound
+    min(d_p, d, n), both bottleneck verdicts, the rank deficit, the longest
+    sequence without a bottleneck, attention parameters per layer, and the
+    expected error of one head on random Dirichlet, banded and
+    near-permutation targets at that head size: logit-space (Eckart-Young,
+    exact) and probability-space (L-BFGS fit, an upper bound on the best).
+    Estimates use ``samples`` seeded targets per family (default 2; 0 skips
+    them, ``seed`` the base seed); fits run for n <= 128 and logit errors
+    for n <= 1024.
+
+    mask
+        "causal", "window:W", "band:W", "prefix:P", "sink:S+window:W",
+        "docs:N1/N2/...": the threshold becomes the generic minimal head size
+        under the mask (causal floor(n/2), window floor(min(n, w)/2), band
+        min(n, w) - 1, prefix max(p - 1, floor(n/2)), sink + window
+        ceil(w/2), documents max_k floor(n_k/2); docs/theory/masked-attention.md),
+        with its status (proved, verified over F_p, or conjectural), the
+        worst case, and the longest context without a bottleneck (causal
+        2 d_p + 1).  The error estimates (bidirectional targets) are skipped
+        under a mask.
+    config
+        a path to a Hugging Face config.json: gives d (hidden_size, n_embd,
+        d_model), h (num_attention_heads, n_head), the head size (head_dim,
+        else d/h), n (max_position_embeddings, n_positions, n_ctx) and the
+        mask of the family: bidirectional for encoders, causal for decoders,
+        a window where sliding_window is set and enabled, one record per
+        layer kind where layers alternate (Gemma-2/3) or for
+        encoder-decoders.  Arguments override the file; an unknown family
+        needs ``mask``.
+
+    Returns a :class:`attnrank.Heads` (``.to_dict()`` = the CLI's JSON), or
+    with ``config`` a :class:`attnrank.HeadsModel` (config, mask_reason,
+    one Heads per layer kind with its label and layer count).  Raises
+    ArgumentError for missing or bad sizes (h not dividing d without
+    head_size), a bad mask, FileError / FormatError for an unreadable
+    config, UnsupportedError for a family whose mask is unknown.  The GIL is
+    released during the computation.
+    """
+    cdef str fn = "ar_bottleneck_heads_analyze"
+    cdef ar_model_config cfg
+    cdef ar_model_masks masks
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef size_t k
+    cdef const char *cpath = NULL
+    sizes = {"d": d, "heads": heads, "n": n}
+    for key, value in sizes.items():
+        if value is not None:
+            sizes[key] = _size(value, key, fn)
+            if sizes[key] == 0:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, f"{key} must be >= 1")
+    hs = None
+    if head_size is not None:
+        hs = _size(head_size, "head_size", fn)
+        if hs == 0:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "head_size must be >= 1")
+    cdef size_t c_samples = _size(samples, "samples", fn)
+    cdef uint64_t c_seed
+    try:
+        c_seed = operator.index(seed)
+    except (TypeError, OverflowError):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"seed must be an integer in [0, 2^64), got {seed!r}")
+    if config is not None:
+        path = os.fsencode(config)
+        if b"\0" in path:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
+                                f"config path contains a NUL byte: {config!r}")
+        cpath = <const char *>path
+        with nogil:
+            rc = ar_model_config_read(cpath, &cfg, &err)
+        check_status(rc, "ar_model_config_read", &err, f"config {os.fsdecode(config)}")
+        for key, value, cname in (("d", cfg.hidden_size, "hidden_size"),
+                                  ("heads", cfg.heads, "num_attention_heads"),
+                                  ("n", cfg.max_positions, "max_position_embeddings")):
+            if sizes[key] is None:
+                if value == 0:
+                    raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                        f"{os.fsdecode(config)}: no {cname} (or its aliases); "
+                                        f"give {key}")
+                sizes[key] = value
+        if hs is None and cfg.head_dim > 0 and (
+                sizes["d"] % sizes["heads"] != 0 or cfg.head_dim != sizes["d"] // sizes["heads"]):
+            hs = cfg.head_dim
+    if sizes["d"] is None or sizes["heads"] is None or sizes["n"] is None:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "needs d, heads and n (or config)")
+    if hs is None and sizes["d"] % sizes["heads"] != 0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"heads {sizes['heads']} does not divide d {sizes['d']}: the "
+                            "standard head size d/h is undefined (give head_size)")
+    if max(sizes.values()) > (1 << 24):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "sizes above 2^24 are not supported")
+    cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"]
+    cdef ar_mask one = ar_mask_none()
+    cdef bint is_auto = 0
+    if config is not None and mask is None:
+        with nogil:
+            rc = ar_model_masks_from_config(&cfg, &masks, &err)
+        check_status(rc, "ar_model_masks_from_config", &err, f"config {os.fsdecode(config)}")
+        kinds = []
+        for k in range(masks.count):
+            kinds.append(_heads_one(cd, ch, cn, hs, c_samples, c_seed, ar_py_model_mask(&masks, k),
+                                    _text(ar_py_model_label(&masks, k)),
+                                    ar_py_model_layers(&masks, k)))
+        reason = _text(masks.reason)
+    else:
+        if mask is not None:
+            _mask_from(mask, AR_AXIS_ROW, cn, 0, fn, &one, &is_auto)
+        try:
+            rec = _heads_one(cd, ch, cn, hs, c_samples, c_seed, &one,
+                             "all layers" if config is not None else None,
+                             0 if config is not None else None)
+        finally:
+            ar_mask_free(&one)
+        if config is None:
+            return rec
+        kinds = [rec]
+        reason = "--mask"
+    return HeadsModel(
+        config=ModelConfig(model_type=_text(cfg.model_type), architecture=_text(cfg.architecture),
+                           hidden_size=cfg.hidden_size, num_attention_heads=cfg.heads,
+                           num_key_value_heads=cfg.kv_heads, head_dim=cfg.head_dim,
+                           max_position_embeddings=cfg.max_positions,
+                           sliding_window=cfg.sliding_window),
+        mask_reason=reason, layer_kinds=tuple(kinds))
+
+
+# ---- params --------------------------------------------------------------------
+
+cdef object _param_record(const ar_bert_config *c, const ar_param_count *p, dict extra):
+    return ParamCount(
+        d=c.d, heads=c.h, head_size=c.dp, layers=c.layers, ffn=c.ffn, vocab=c.vocab,
+        breakdown=ParamBreakdown(embeddings=p.embeddings, attention_per_layer=p.attention,
+                                 ffn_per_layer=p.ffn, layernorms_per_layer=p.layernorms,
+                                 encoder=p.encoder, pooler=p.pooler, mlm_head=p.mlm_head),
+        total_params=p.total, **extra)
+
+
+def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=None,
+           paper_tables=False):
+    """Parameter count of a BERT-style model as Bhojanapalli et al. 2020
+    count it, as ``attnrank params --json``: token (vocabulary V), 512
+    position and 2 type embeddings with LayerNorm; per layer Q/K/V/O with
+    biases, 3 (d h d_p + h d_p) + h d_p d + d, two LayerNorms and an FFN
+    d -> F -> d with biases; pooler d x d; MLM head transform + LayerNorm +
+    output bias (decoder tied).  Defaults: layers 24, vocab 30522, ffn 4096
+    for d = 512 and 1024, 3072 for d = 768, else 4 d; head_size d/h
+    (standard MultiHead).
+
+    ``paper_tables=True`` (no sizes) gives the fifteen configurations of the
+    paper's Tables 1, 2A, 2B and 3A with the printed counts and the relative
+    deviation: a :class:`attnrank.PaperTables`.  Otherwise a
+    :class:`attnrank.ParamCount`.  Raises ArgumentError for missing, zero or
+    non-dividing sizes, DomainError for sizes above 2^20 (2^32 for the
+    vocabulary).
+    """
+    cdef str fn = "ar_bert_params"
+    cdef ar_bert_config cfg
+    cdef ar_param_count pc
+    cdef const ar_paper_config *table = NULL
+    cdef size_t count, i
+    cdef int rc
+    if paper_tables:
+        if any(v is not None for v in (d, heads, head_size, layers, ffn, vocab)):
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "paper_tables=True takes no size arguments")
+        count = ar_paper_configs(&table)
+        configs = []
+        worst = 0.0
+        for i in range(count):
+            ar_bert_config_init(&cfg, table[i].d, table[i].h, table[i].dp)
+            check_status(ar_bert_params(&cfg, &pc), fn, NULL, "paper configuration")
+            dev = (<double>pc.total - table[i].printed) / table[i].printed
+            worst = max(worst, abs(dev))
+            configs.append(_param_record(&cfg, &pc, dict(
+                table=_text(table[i].table), printed_params=table[i].printed, deviation=dev)))
+        return PaperTables(configs=tuple(configs), max_abs_deviation=worst, tolerance=0.005)
+    if d is None or heads is None:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "needs d and heads (or paper_tables=True)")
+    cdef size_t cd = _size(d, "d", fn), ch = _size(heads, "heads", fn)
+    if ch == 0 or cd == 0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "d and heads must be >= 1")
+    if head_size is None and cd % ch != 0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"heads {ch} does not divide d {cd}; give head_size")
+    ar_bert_config_init(&cfg, cd, ch, cd // ch if head_size is None else _size(head_size, "head_size", fn))
+    if layers is not None:
+        cfg.layers = _size(layers, "layers", fn)
+    if ffn is not None:
+        cfg.ffn = _size(ffn, "ffn", fn)
+    if vocab is not None:
+        cfg.vocab = _size(vocab, "vocab", fn)
+    rc = ar_bert_params(&cfg, &pc)
+    check_status(rc, fn, NULL, "sizes too large to count (limit 2^20 per size)"
+                 if rc == AR_EDOMAIN else None)
+    return _param_record(&cfg, &pc, {})

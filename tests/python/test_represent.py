@@ -1,0 +1,408 @@
+"""attnrank.represent, heads, params: the CLI's JSON on the same inputs
+(unmasked and masked maps, stacks, a given X, certificates), layouts,
+hostile inputs, the GIL."""
+
+import json
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import attnrank
+
+
+def _rng(seed=7):
+    return np.random.default_rng(seed)
+
+
+def _softmax(s, axis):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _head_map(n=16, d=None, k=4, axis="col", causal=False, seed=1):
+    """The map of one random head on X = I (or a random d x n X): columns as
+    queries S = (W_k X)^T (W_q X) / sqrt(k), rows as queries its transpose."""
+    rng = _rng(seed)
+    d = n if d is None else d
+    x = np.eye(n) if d == n else rng.standard_normal((d, n))
+    wq, wk = rng.standard_normal((k, d)), rng.standard_normal((k, d))
+    s = (wk @ x).T @ (wq @ x) / np.sqrt(k)  # s[key, query]
+    if axis == "row":
+        s = s.T  # s[query, key]
+    if causal:
+        keep = np.tril(np.ones((n, n), dtype=bool)) if axis == "row" else \
+            np.triu(np.ones((n, n), dtype=bool))
+        s = np.where(keep, s, -np.inf)
+    return _softmax(s, 1 if axis == "row" else 0), x
+
+
+def _drop_sources(d):
+    if isinstance(d, dict):
+        return {k: _drop_sources(v) for k, v in d.items() if k not in ("source",)}
+    if isinstance(d, list):
+        return [_drop_sources(v) for v in d]
+    return d
+
+
+def _run(cli, *args, ok=(0, 1)):
+    out = subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
+                         text=True)
+    assert out.returncode in ok, out.stderr
+    return _drop_sources(json.loads(out.stdout))
+
+
+def _cli_represent(cli, tmp_path, p, *extra, x=None):
+    path = tmp_path / "p.npy"
+    np.save(path, p)
+    args = ["represent", path, *extra]
+    if x is not None:
+        np.save(tmp_path / "x.npy", x)
+        args += ["--X", tmp_path / "x.npy"]
+    return _run(cli, *args)
+
+
+# ---- unmasked ------------------------------------------------------------------
+
+def test_bidirectional_head_equals_the_cli(cli, tmp_path):
+    p, _ = _head_map(n=16, k=4)
+    got = attnrank.represent(p)
+    assert isinstance(got, attnrank.Represent)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p)
+    assert got.min_head_size == 4 and got.representable and got.feasible
+    assert got.certificate is not None and got.certificate.wq is None
+    assert got.singular_values.shape == (16,)
+
+
+def test_certificate_reproduces_the_map(cli, tmp_path):
+    for axis in ("col", "row"):
+        p, _ = _head_map(n=16, k=3, axis=axis, seed=5)
+        got = attnrank.represent(p, axis=axis, certificate=True)
+        want = _cli_represent(cli, tmp_path, p, "--axis", axis, "--weights-out",
+                              tmp_path / "w")
+        want["certificate"].pop("weights_prefix")
+        assert got.to_dict() == want
+        c = got.certificate
+        assert c.wq.shape == c.wk.shape == (3, 16)
+        assert np.array_equal(c.wq, np.load(tmp_path / "w_wq.npy"))
+        assert np.array_equal(c.wk, np.load(tmp_path / "w_wk.npy"))
+        if axis == "col":
+            s = c.wk.T @ c.wq / np.sqrt(3)
+            np.testing.assert_allclose(_softmax(s, 0), p, atol=1e-10)
+        else:
+            s = c.wq.T @ c.wk / np.sqrt(3)
+            np.testing.assert_allclose(_softmax(s, 1), p, atol=1e-10)
+        c.wq[0, 0] = 1.0  # an owned, writable copy
+    # a larger head size than the minimum: zero rows are added
+    p, _ = _head_map(n=16, k=2)
+    big = attnrank.represent(p, head_size=5, certificate=True)
+    assert big.head_size == 5 and big.certificate.wq.shape == (5, 16)
+
+
+def test_below_the_minimum_logit_error_and_fit(cli, tmp_path):
+    p, _ = _head_map(n=16, k=6, seed=3)
+    got = attnrank.represent(p, head_size=2, fit=False)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--head-size", "2", "--no-fit")
+    assert not got.representable and got.certificate is None
+    assert got.fit_skipped == "--no-fit" and got.logit_error > 0
+    fitted = attnrank.represent(p, head_size=2, max_iter=30, seed=4)
+    want = _cli_represent(cli, tmp_path, p, "--head-size", "2", "--max-iter", "30",
+                          "--seed", "4")
+    assert fitted.to_dict() == want
+    assert fitted.fit.head_size == 2 and fitted.fit.iterations <= 30
+
+
+def test_float32_and_tolerances_equal_the_cli(cli, tmp_path):
+    p, _ = _head_map(n=12, k=3, seed=9)
+    p32 = p.astype(np.float32)
+    got = attnrank.represent(p32)
+    assert got.tolerance.precision == "float32"
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p32)
+    opts = attnrank.represent(p, rtol=1e-6, atol=1e-12, sum_tol=1e-9, precision="float32")
+    assert opts.to_dict() == _cli_represent(cli, tmp_path, p, "--rtol", "1e-6", "--atol",
+                                            "1e-12", "--sum-tol", "1e-9", "--precision",
+                                            "float32")
+
+
+def test_given_x_equals_the_cli(cli, tmp_path):
+    # a map produced by a head on a d x n input with d < n: feasible
+    p, x = _head_map(n=16, d=10, k=3, seed=2)
+    got = attnrank.represent(p, x=x)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, x=x)
+    assert got.x.given and got.x.d == 10 and got.x.rank == 10 and got.feasible
+    # a generic map on the same X: unreachable by any head size
+    q = _softmax(_rng(4).standard_normal((16, 16)), 0)
+    bad = attnrank.represent(q, x=x, certificate=True)
+    assert bad.to_dict() == _cli_represent(cli, tmp_path, q, x=x)
+    assert not bad.feasible and bad.min_head_size is None
+    assert bad.residual.failed in ("key", "query", "both") and bad.certificate is None
+
+
+def test_smoothing_equals_the_cli(cli, tmp_path):
+    p, _ = _head_map(n=10, k=2)
+    p[3, 4] = 0.0
+    p /= p.sum(axis=0)
+    got = attnrank.represent(p, smooth=1e-6)
+    assert got.smoothing is not None and got.smoothing.zeros == 1
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--smooth", "1e-6")
+
+
+# ---- masked -------------------------------------------------------------------
+
+def test_causal_head_equals_the_cli(cli, tmp_path):
+    p, _ = _head_map(n=16, k=3, axis="row", causal=True, seed=8)
+    for mask in ("causal", "auto"):
+        got = attnrank.represent(p, axis="row", mask=mask, certificate=True)
+        assert isinstance(got, attnrank.MaskedRepresent)
+        assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row",
+                                               "--mask", mask)
+        assert got.status == "exact" and got.min_head_size == 3 and got.representable
+        assert got.mask.kind == "causal"
+        assert got.mask_source == ("inferred" if mask == "auto" else "given")
+        c = got.certificate
+        s = c.wq.T @ c.wk / np.sqrt(c.head_size)
+        s = np.where(np.tril(np.ones((16, 16), dtype=bool)), s, -np.inf)
+        np.testing.assert_allclose(_softmax(s, 1), p, atol=1e-8)
+    # the same mask as a boolean array
+    arr = attnrank.represent(p, axis="row", mask=np.tril(np.ones((16, 16), dtype=bool)))
+    assert arr.mask.kind == "causal" and arr.min_head_size == 3
+    # below the lower bound: the error bound, and the fit or its skip
+    low = attnrank.represent(p, axis="row", mask="causal", head_size=1, fit=False)
+    assert low.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask",
+                                           "causal", "--head-size", "1", "--no-fit")
+    assert low.representable is False and low.logit_error_lower is not None
+    fitted = attnrank.represent(p, axis="row", mask="causal", head_size=1, max_iter=20)
+    assert fitted.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask",
+                                              "causal", "--head-size", "1", "--max-iter", "20")
+
+
+def test_window_bounds_equal_the_cli(cli, tmp_path):
+    n, w = 16, 4
+    rng = _rng(12)
+    s = rng.standard_normal((n, n))
+    i, j = np.indices((n, n))
+    s = np.where((j <= i) & (j > i - w), s, -np.inf)
+    p = _softmax(s, 1)
+    got = attnrank.represent(p, axis="row", mask=f"window:{w}", verify_seconds=0)
+    want = _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask", f"window:{w}",
+                          "--verify-seconds", "0")
+    assert got.to_dict() == want
+    assert got.mask.w == w and got.generic_min_head_size is not None
+
+
+def test_masked_x_equals_the_cli(cli, tmp_path):
+    p, _ = _head_map(n=12, k=2, axis="row", causal=True, seed=6)
+    x = _rng(3).standard_normal((14, 12))
+    got = attnrank.represent(p, axis="row", mask="causal", x=x)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask",
+                                           "causal", x=x)
+    assert got.x.given and got.x.d == 14
+
+
+# ---- stacks -------------------------------------------------------------------
+
+def test_stack_equals_the_cli(cli, tmp_path):
+    maps = np.stack([np.stack([_head_map(n=16, k=k, seed=10 * b + k)[0] for k in (1, 2, 5)])
+                     for b in range(2)])
+    got = attnrank.represent(maps)
+    assert isinstance(got, attnrank.RepresentStack)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, maps)
+    assert got.min_head_sizes.tolist() == [[1, 2, 5], [1, 2, 5]]
+    assert got.slices[4].index == (1, 1)
+    tested = attnrank.represent(maps, head_size=2)
+    assert tested.to_dict() == _cli_represent(cli, tmp_path, maps, "--head-size", "2")
+    assert [s.representable for s in tested.slices] == [True, True, False] * 2
+
+
+def test_causal_stack_equals_the_cli(cli, tmp_path):
+    maps = np.stack([_head_map(n=16, k=k, axis="row", causal=True, seed=k)[0]
+                     for k in (1, 2, 3, 4)]).reshape(2, 2, 16, 16)
+    for mask in ("causal", "auto"):
+        got = attnrank.represent(maps, axis="row", mask=mask)
+        assert got.to_dict() == _cli_represent(cli, tmp_path, maps, "--axis", "row",
+                                               "--mask", mask)
+        assert got.summary.slices == 4 and got.summary.exact == 4
+    # layouts: a Fortran-order copy and a stack read through negative strides
+    want = attnrank.represent(maps, axis="row", mask="causal").to_dict()
+    f = attnrank.represent(np.asfortranarray(maps), axis="row", mask="causal")
+    assert f.to_dict() == want
+    flipped = attnrank.represent(maps[::-1], axis="row", mask="causal")
+    assert [s.min_head_size for s in flipped.slices] == [3, 4, 1, 2]
+
+
+def test_layouts_give_the_same_answer():
+    p, _ = _head_map(n=12, k=3, seed=21)
+    want = attnrank.represent(p).to_dict()
+    big = np.zeros((24, 36))
+    big[::2, ::3] = p
+    for name, q in {"F": np.asfortranarray(p), "slices": big[::2, ::3],
+                    "transpose": np.ascontiguousarray(p.T).T, "list": p.tolist()}.items():
+        assert attnrank.represent(q).to_dict() == want, name
+
+
+# ---- hostile inputs ---------------------------------------------------------
+
+def test_hostile_inputs_raise_and_never_crash():
+    p, _ = _head_map(n=8, k=2)
+    nan = p.copy()
+    nan[2, 3] = np.nan
+    with pytest.raises(attnrank.NonFiniteError):
+        attnrank.represent(nan)
+    with pytest.raises(attnrank.NonFiniteError):
+        attnrank.represent(nan, mask="causal")
+    with pytest.raises(attnrank.DomainError, match="sum"):
+        attnrank.represent(p * 1.5)  # not stochastic
+    with pytest.raises(attnrank.DomainError):
+        attnrank.represent(p, axis="row")  # stochastic along the other axis
+    with pytest.raises(attnrank.DomainError):
+        attnrank.represent(-p)
+    zero = p.copy()
+    zero[1, 0] = 0.0
+    with pytest.raises(attnrank.DomainError, match=r"entry \(1, 0\).*mask='auto'"):
+        attnrank.represent(zero)
+    with pytest.raises(attnrank.SizeError, match="square"):
+        attnrank.represent(np.ones((3, 4)) / 3)
+    with pytest.raises(attnrank.SizeError, match="columns"):
+        attnrank.represent(p, x=np.eye(7))
+    with pytest.raises(attnrank.ArgumentError, match="empty"):
+        attnrank.represent(np.zeros((0, 0)))
+    for bad in ("windo:3", "window:0", "window:x", "docs:3/4", "causal\0x", "", "file:p.npy"):
+        with pytest.raises(attnrank.Error):
+            attnrank.represent(p, mask=bad)
+    with pytest.raises(attnrank.SizeError):
+        attnrank.represent(p, mask=np.ones((3, 3), dtype=bool))
+    with pytest.raises(attnrank.DomainError):  # positive entries outside the mask
+        attnrank.represent(p, mask="causal")
+    for kw in ({"axis": "diag"}, {"axis": None}, {"rtol": -1.0}, {"atol": np.nan},
+               {"smooth": 1.0}, {"tau": 1e-3}, {"head_size": -1}, {"seed": -1},
+               {"precision": "float8"}, {"x": np.ones((2, 8, 8))}):
+        with pytest.raises(attnrank.Error):
+            attnrank.represent(p, **kw)
+    for bad in (np.ones((3, 3), dtype=complex), np.array([["a"]]), {"a": 1}):
+        with pytest.raises(attnrank.UnsupportedError):
+            attnrank.represent(bad)
+    stack = np.stack([p, p])
+    stack[1, 0, 0] = np.inf
+    with pytest.raises(attnrank.NonFiniteError, match=r"slice \(1,\)"):
+        attnrank.represent(stack)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.represent(np.stack([p, p]), certificate=True)
+
+
+def test_the_gil_is_released():
+    p = _softmax(_rng(2).standard_normal((300, 300)), 0)
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    t0 = time.perf_counter()
+    attnrank.represent(p)
+    elapsed = time.perf_counter() - t0
+    done.set()
+    counter.join()
+    assert len(ticks) >= max(2, int(elapsed * 1000) // 10)
+
+
+# ---- heads ---------------------------------------------------------------------
+
+def test_heads_equal_the_cli(cli):
+    for args, kw in [((512, 8, 64), {}), ((512, 8, 64), {"mask": "causal"}),
+                     ((768, 12, 128), {"mask": "window:32", "head_size": 16}),
+                     ((64, 4, 16), {"samples": 1, "seed": 3}),
+                     ((96, 5, 32), {"head_size": 20, "samples": 0})]:
+        flags = []
+        for k, v in kw.items():
+            flags += ["--" + k.replace("_", "-"), v]
+        want = _run(cli, "heads", "--d", args[0], "--heads", args[1], "--n", args[2], *flags)
+        got = attnrank.heads(*args, **kw)
+        assert isinstance(got, attnrank.Heads)
+        assert got.to_dict() == want, (args, kw)
+
+
+def test_heads_from_a_config_equal_the_cli(cli, tmp_path):
+    configs = {
+        "mistral": {"model_type": "mistral", "architectures": ["MistralForCausalLM"],
+                    "hidden_size": 256, "num_attention_heads": 8, "num_key_value_heads": 2,
+                    "max_position_embeddings": 512, "sliding_window": 64},
+        "gemma2": {"model_type": "gemma2", "hidden_size": 256, "num_attention_heads": 4,
+                   "head_dim": 128, "max_position_embeddings": 256, "sliding_window": 32,
+                   "num_hidden_layers": 4},
+        "bert": {"model_type": "bert", "hidden_size": 128, "num_attention_heads": 4,
+                 "max_position_embeddings": 64},
+    }
+    for name, cfg in configs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(cfg))
+        got = attnrank.heads(config=path, samples=0)
+        assert isinstance(got, attnrank.HeadsModel)
+        assert got.to_dict() == _run(cli, "heads", "--config", path, "--samples", "0"), name
+        over = attnrank.heads(n=32, config=str(path), mask="causal", samples=0)
+        assert over.to_dict() == _run(cli, "heads", "--config", path, "--n", "32", "--mask",
+                                      "causal", "--samples", "0"), name
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({"model_type": "zzz", "hidden_size": 8,
+                                   "num_attention_heads": 2, "max_position_embeddings": 8}))
+    with pytest.raises(attnrank.Error, match="mask"):
+        attnrank.heads(config=unknown)
+    with pytest.raises(attnrank.FileError):
+        attnrank.heads(config=tmp_path / "missing.json")
+
+
+def test_heads_hostile_arguments():
+    with pytest.raises(attnrank.ArgumentError, match="divide"):
+        attnrank.heads(100, 3, 16)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.heads(64, 4)
+    for kw in ({"mask": "auto"}, {"mask": "window:"}, {"mask": "docs:4/4"}, {"mask": 3},
+               {"head_size": 0}, {"samples": -1}):
+        with pytest.raises(attnrank.Error):
+            attnrank.heads(64, 4, 16, **kw)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.heads(1 << 25, 1, 16)
+
+
+# ---- params ---------------------------------------------------------------------
+
+def test_params_equal_the_cli(cli):
+    for args, kw in [((768, 12), {}), ((1024, 16), {"head_size": 128, "layers": 12}),
+                     ((512, 8), {"ffn": 1000, "vocab": 100})]:
+        flags = []
+        for k, v in kw.items():
+            flags += ["--" + k.replace("_", "-"), v]
+        want = _run(cli, "params", "--d", args[0], "--heads", args[1], *flags, ok=(0,))
+        assert attnrank.params(*args, **kw).to_dict() == want
+    tables = attnrank.params(paper_tables=True)
+    assert isinstance(tables, attnrank.PaperTables) and len(tables.configs) == 15
+    assert tables.to_dict() == _run(cli, "params", "--paper-tables", ok=(0,))
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.params(100, 3)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.params(paper_tables=True, d=3)
+    with pytest.raises(attnrank.DomainError):
+        attnrank.params(1 << 21, 1)
+
+
+def test_edge_sizes_and_torch():
+    one = attnrank.represent(np.array([[1.0]]))
+    assert one.min_head_size == 0 and one.representable and one.certificate.head_size == 1
+    assert attnrank.represent(np.array([[1.0]]), mask="causal").status == "exact"
+    empty = attnrank.represent(np.full((0, 4, 4), 0.25))
+    assert empty.slices == () and empty.summary.slices == 0
+    single = attnrank.represent(np.full((1, 4, 4), 0.25))  # more than two axes: a stack
+    assert isinstance(single, attnrank.RepresentStack) and single.slices[0].index == (0,)
+    torch = pytest.importorskip("torch")
+    t = torch.softmax(torch.randn(2, 8, 8, dtype=torch.float64), -1)
+    want = attnrank.represent(t.numpy(), axis="row").to_dict()
+    assert attnrank.represent(t, axis="row").to_dict() == want
+    b = t.to(torch.bfloat16)
+    assert attnrank.represent(b[0].float().numpy(), axis="row", precision="bfloat16",
+                              sum_tol=1e-2).to_dict() == \
+        attnrank.represent(b[0], axis="row", sum_tol=1e-2).to_dict()
