@@ -184,7 +184,7 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     if (code == 0) {
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
-                AR_AT(&s, i, j) = ar_rng_gaussian_polar(rng, 1.0);
+                AR_AT(&s, i, j) = ar_rng_gaussian(rng, 1.0);
         masked_softmax(&s, m, &p);
     }
     /* Windows and bands beyond --cert-max: the lower bound and the generic
@@ -260,7 +260,7 @@ static int head_logits(head_kind h, uint64_t seed, ar_matrix *s)
             return AR_ENOMEM;
         }
         for (size_t k = 0; k < 2 * n - 1; k++)
-            t[k] = ar_rng_gaussian_polar(rng, 1.0);
+            t[k] = ar_rng_gaussian(rng, 1.0);
         ar_rng_free(rng);
     }
     for (size_t j = 0; j < n; j++)

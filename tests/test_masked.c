@@ -46,12 +46,12 @@ static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
     if (rank == 0) {
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
-                AR_AT(&s, i, j) = scale * ar_rng_gaussian_polar(rng, 1.0);
+                AR_AT(&s, i, j) = scale * ar_rng_gaussian(rng, 1.0);
     } else {
         double *a = malloc(n * rank * sizeof *a), *b = malloc(n * rank * sizeof *b);
         for (size_t t = 0; t < n * rank; t++) {
-            a[t] = ar_rng_gaussian_polar(rng, 1.0);
-            b[t] = ar_rng_gaussian_polar(rng, 1.0);
+            a[t] = ar_rng_gaussian(rng, 1.0);
+            b[t] = ar_rng_gaussian(rng, 1.0);
         }
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++) {
@@ -597,7 +597,7 @@ static void test_woerdeman_formula(void **state)
             size_t r0 = gsl_rng_uniform_int(ar_rng_gsl(rng), m), c1 = 1 + gsl_rng_uniform_int(ar_rng_gsl(rng), m);
             for (size_t j = 0; j < c1; j++)
                 for (size_t i = r0; i < m; i++)
-                    AR_AT(&d, i, j) += ar_rng_gaussian_polar(rng, 1.0) * (t + 1);
+                    AR_AT(&d, i, j) += ar_rng_gaussian(rng, 1.0) * (t + 1);
         }
         if (trial % 2) /* a rank-2 product on top, so columns repeat spans */
             for (size_t j = 0; j < m; j++)
@@ -657,7 +657,7 @@ static void test_conventions_and_x(void **state)
     ar_rng *rng = ar_rng_alloc(8);
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n + 5; i++)
-            AR_AT(&x, i, j) = ar_rng_gaussian_polar(rng, 1.0);
+            AR_AT(&x, i, j) = ar_rng_gaussian(rng, 1.0);
     ar_rng_free(rng);
     run d = analyse(&prow, &x, "causal", AR_AXIS_ROW);
     assert_true(d.r.x_given && d.r.min_head_size == 4 && d.c.wq.cols == n + 5);

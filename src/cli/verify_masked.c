@@ -23,10 +23,10 @@ static int draw_logits(size_t n, size_t rank, uint64_t seed, ar_matrix *s)
     for (size_t j = 0; rc == AR_OK && j < (rank > 0 ? rank : n); j++)
         for (size_t i = 0; i < n; i++) {
             if (rank == 0) {
-                AR_AT(s, i, j) = ar_rng_gaussian_polar(rng, 1.0);
+                AR_AT(s, i, j) = ar_rng_gaussian(rng, 1.0);
             } else {
-                AR_AT(&a, i, j) = ar_rng_gaussian_polar(rng, 1.0);
-                AR_AT(&b, i, j) = ar_rng_gaussian_polar(rng, 1.0);
+                AR_AT(&a, i, j) = ar_rng_gaussian(rng, 1.0);
+                AR_AT(&b, i, j) = ar_rng_gaussian(rng, 1.0);
             }
         }
     if (rc == AR_OK && rank > 0)

@@ -234,7 +234,7 @@ static int f64_solve(f64_rec *rec, size_t k)
 {
     size_t r = rec->r;
     for (size_t c = 0; c < r; c++)
-        rec->x[c] = rec->sigma * ar_rng_gaussian_polar(rec->rng, 1.0);
+        rec->x[c] = rec->sigma * ar_rng_gaussian(rec->rng, 1.0);
     if (k == 0)
         return AR_OK;
     for (size_t t = 0; t < k; t++) {
@@ -723,9 +723,9 @@ static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, si
     if (rng == NULL)
         return AR_ENOMEM;
     for (size_t q = 0; q < s->n * r; q++)
-        s->pu[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
+        s->pu[q] = sigma * ar_rng_gaussian(rng, 1.0);
     for (size_t q = 0; q < s->m * r; q++)
-        s->pv[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
+        s->pv[q] = sigma * ar_rng_gaussian(rng, 1.0);
     ar_rng_free(rng);
     return AR_OK;
 }
