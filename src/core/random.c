@@ -16,10 +16,11 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* xoshiro256** (Blackman and Vigna) as a GSL generator type: GSL's own
- * mt19937 keeps 32 bits of a seed and maps 0 to 4357, so two seeds of ours
- * would share a stream.  Here the four state words come from splitmix64 of
- * the full seed (never all zero). */
+/* xoshiro256** (Blackman and Vigna) as a GSL generator type, the generator
+ * of every ar_rng: GSL's mt19937 (the generator before 1.0) keeps 32 bits of
+ * a seed and maps 0 to 4357, so two of our 64-bit seeds could share a
+ * stream.  Here the four state words come from splitmix64 of the full seed
+ * (never all zero). */
 typedef struct xoshiro_state {
     uint64_t s[4];
 } xoshiro_state;

@@ -827,7 +827,8 @@ static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size
     rec.b = malloc(kmax * sizeof(double));
     rec.x = malloc(r * sizeof(double));
     rec.s = malloc(kmax * sizeof(double));
-    /* Derived, not raw: GSL's mt19937 keeps only 32 bits of a seed. */
+    /* Derived (role 1), not raw: the LM starts derive theirs from the same
+     * seed with other configurations, so the two do not share a stream. */
     uint64_t role = 1;
     rec.rng = ar_rng_alloc(ar_seed_derive(seed, &role, 1));
     unsigned char *fixed = calloc(pat->rows > 0 ? pat->rows : 1, 1);
