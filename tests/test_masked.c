@@ -467,9 +467,9 @@ static void near_dependent_key(ar_matrix *b, size_t k, double delta, ar_rng *rng
     }
 }
 
-/* A float32 export of a planted rank-32 causal head (n = 512, the
- * planted32 f32 case of bench/bench_masked_tolerance.c) whose last true
- * innovation is a small step out of the span before it (near_dependent_key,
+/* A float32 export of a planted rank-32 causal head (n = 512, built like
+ * the planted32 f32 case of bench/bench_masked_tolerance.c) but with its last
+ * true innovation a small step out of the span before it (near_dependent_key,
  * delta = 1e-3: that innovation's residual is ~15 tau): right after it the
  * data block is ill conditioned and amplifies the storage noise ~1e3 times,
  * so hundreds of later columns' plain residuals exceed tau (the plain
