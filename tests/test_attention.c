@@ -6,6 +6,45 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 
+/* Rounding bound for the computed logits S~ = fl(F^T G), F = c Wk X and
+ * G = c Wq X (c^2 = 1/sqrt(d_p)): each entry of F, G is a length-d dot product
+ * then a scaling (gamma_{d+1}), each entry of S a length-d_p dot product
+ * (gamma_{d_p}), so |S~ - S| <= ((1 + gamma_{d+1})^2 (1 + gamma_{d_p}) - 1) M
+ * with M = c^2 |X|^T |Wk|^T |Wq| |X|, and sigma_{r+1}(S~) <= ||S~ - S||_2 <=
+ * that times ||M||_F (Weyl).  The rank rule's default max(m, n) eps sigma_1
+ * is the SVD's own error on a given matrix: it does not see the inner
+ * dimension d_p (which may exceed n) nor the cancellation in Wk^T Wq
+ * (||M|| >> sigma_1 when Wq and Wk are nearly orthogonal). */
+static double logit_rounding_bound(const ar_matrix *x, const ar_matrix *wq, const ar_matrix *wk)
+{
+    size_t d = x->rows, n = x->cols, dp = wq->rows;
+    double u = DBL_EPSILON / 2, c2 = 1.0 / sqrt((double)dp), sum = 0.0;
+    double *aq = calloc(dp * n, sizeof *aq), *ak = calloc(dp * n, sizeof *ak);
+    assert_non_null(aq);
+    assert_non_null(ak);
+    for (size_t j = 0; j < n; j++) /* |Wq| |X| and |Wk| |X| */
+        for (size_t p = 0; p < dp; p++)
+            for (size_t t = 0; t < d; t++) {
+                aq[p + j * dp] += fabs(AR_AT(wq, p, t)) * fabs(AR_AT(x, t, j));
+                ak[p + j * dp] += fabs(AR_AT(wk, p, t)) * fabs(AR_AT(x, t, j));
+            }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double mij = 0.0;
+            for (size_t p = 0; p < dp; p++)
+                mij += ak[p + i * dp] * aq[p + j * dp];
+            sum += (c2 * mij) * (c2 * mij);
+        }
+    free(aq);
+    free(ak);
+    double k1 = (double)(d + 1) * u, k2 = (double)dp * u;
+    double g1 = k1 / (1 - k1), g2 = k2 / (1 - k2);
+    /* |F~| <= (1 + g1) |F| etc.: the bound with its second-order terms */
+    return ((1 + g1) * (1 + g1) * (1 + g2) - 1) * sqrt(sum);
+}
+
+/* The exact logits have rank min(d_p, d, n); the computed ones have that many
+ * singular values above both the default cut and their rounding bound. */
 static void test_logits_rank_sweep(void **state)
 {
     (void)state;
@@ -26,7 +65,10 @@ static void test_logits_rank_sweep(void **state)
                 double *sv = malloc(n * sizeof *sv);
                 assert_ok(ar_cm_svals(&s, sv));
                 size_t rank = 0;
-                assert_ok(ar_rank_numerical(sv, n, n, n, NULL, &rank, NULL));
+                ar_rank_opts ro;
+                ar_rank_opts_init(&ro);
+                ro.atol = logit_rounding_bound(&x, &heads.wq[0], &heads.wk[0]);
+                assert_ok(ar_rank_numerical(sv, n, n, n, &ro, &rank, NULL));
                 size_t want = dp < d ? dp : d;
                 want = want < n ? want : n;
                 if (rank != want)

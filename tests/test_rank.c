@@ -162,7 +162,39 @@ static void test_seed_derive(void **state)
     assert_true(a != b);                        /* order matters */
     assert_true(a == ar_seed_derive(0, c1, 2)); /* deterministic */
     assert_true(a != ar_seed_derive(1, c1, 2)); /* base seed matters */
-    assert_true(a <= 0xffffffffULL);
+    /* all 64 bits are kept: of 16 derived seeds, some use the high half */
+    int high = 0;
+    for (uint64_t k = 0; k < 16; k++)
+        high |= ar_seed_derive(k, c1, 2) > 0xffffffffULL;
+    assert_true(high);
+}
+
+/* Every seed has its own stream: 0 is not 4357 (GSL's mt19937 maps 0 to
+ * 4357), and seeds that differ only in the high 32 bits differ. */
+static void test_seed_streams_distinct(void **state)
+{
+    (void)state;
+    const uint64_t pairs[][2] = {{0, 4357},
+                                 {7, 7 | (1ULL << 32)},
+                                 {0, 1ULL << 63},
+                                 {0xdeadbeefULL, 0xdeadbeefULL | 0xffffffff00000000ULL}};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        ar_rng *a = ar_rng_alloc(pairs[p][0]), *b = ar_rng_alloc(pairs[p][1]);
+        assert_non_null(a);
+        assert_non_null(b);
+        int same = 1;
+        for (int i = 0; i < 4; i++)
+            same &= ar_rng_u64(a) == ar_rng_u64(b);
+        assert_false(same);
+        /* reseeding restarts the stream as a fresh generator */
+        ar_rng_seed(a, pairs[p][1]);
+        ar_rng *c = ar_rng_alloc(pairs[p][1]);
+        for (int i = 0; i < 4; i++)
+            assert_true(ar_rng_u64(a) == ar_rng_u64(c));
+        ar_rng_free(a);
+        ar_rng_free(b);
+        ar_rng_free(c);
+    }
 }
 
 /* ---- Ill-conditioned inputs (issue 8): Hilbert and Vandermonde matrices.
@@ -434,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_rank_errors),
         cmocka_unit_test(test_rank_null_spectrum),
         cmocka_unit_test(test_seed_derive),
+        cmocka_unit_test(test_seed_streams_distinct),
         cmocka_unit_test(test_hilbert_rank_matches_threshold),
         cmocka_unit_test(test_hilbert_rtol_moves_rank),
         cmocka_unit_test(test_vandermonde_equispaced_rank),

@@ -229,8 +229,8 @@ static void test_rank_of_separable_sums(void **state)
                 u[r][i] = ar_seprank_field_uniform(rng, p);
                 v[r][i] = ar_seprank_field_uniform(rng, p);
                 /* Gaussian, not hv(): shifted sinusoids span only 2 dimensions */
-                uf[r][i] = ar_rng_gaussian_polar(rng, 1.0);
-                vf[r][i] = ar_rng_gaussian_polar(rng, 1.0);
+                uf[r][i] = ar_rng_gaussian(rng, 1.0);
+                vf[r][i] = ar_rng_gaussian(rng, 1.0);
             }
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < m; j++) {

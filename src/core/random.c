@@ -16,10 +16,11 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* xoshiro256** (Blackman and Vigna) as a GSL generator type: GSL's own
- * mt19937 keeps 32 bits of a seed and maps 0 to 4357, so two seeds of ours
- * would share a stream.  Here the four state words come from splitmix64 of
- * the full seed (never all zero). */
+/* xoshiro256** (Blackman and Vigna) as a GSL generator type, the generator
+ * of every ar_rng: GSL's mt19937 (the generator before 1.0) keeps 32 bits of
+ * a seed and maps 0 to 4357, so two of our 64-bit seeds could share a
+ * stream.  Here the four state words come from splitmix64 of the full seed
+ * (never all zero). */
 typedef struct xoshiro_state {
     uint64_t s[4];
 } xoshiro_state;
@@ -68,7 +69,6 @@ static double xoshiro_get_double(void *state)
  * static assertion keeps a 32-bit port from silently dropping bits. */
 _Static_assert(ULONG_MAX >= UINT64_MAX, "ar_rng needs a 64-bit unsigned long");
 
-const gsl_rng_type *ar_rng_xoshiro_type(void);
 static const gsl_rng_type xoshiro_type = {
     "xoshiro256starstar", ULONG_MAX, 0, sizeof(xoshiro_state),
     xoshiro_set, xoshiro_get, xoshiro_get_double,
@@ -94,8 +94,7 @@ static gsl_rng *rng_new(const gsl_rng_type *type, uint64_t seed)
 
 ar_rng *ar_rng_alloc(uint64_t seed)
 {
-    /* mt19937 until the seeded outputs move to xoshiro256** (below). */
-    return (ar_rng *)(void *)rng_new(gsl_rng_mt19937, seed);
+    return (ar_rng *)(void *)rng_new(&xoshiro_type, seed);
 }
 
 void ar_rng_free(ar_rng *rng)
@@ -132,7 +131,7 @@ uint64_t ar_seed_derive(uint64_t base, const uint64_t *config, size_t nconfig)
     uint64_t h = mix64(base);
     for (size_t i = 0; config != NULL && i < nconfig; i++)
         h = mix64(h ^ mix64(config[i] + (uint64_t)i));
-    return h & 0xffffffffULL; /* mt19937 keeps 32 bits of a seed */
+    return h; /* all 64 bits: ar_rng keeps every one */
 }
 
 void ar_cm_fill_gaussian(ar_matrix *m, ar_rng *rng, double sigma)
@@ -160,10 +159,4 @@ int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi)
         for (size_t i = 0; i < m.rows; i++)
             AR_VAT(m, i, j) = lo + (hi - lo) * ar_rng_uniform(rng);
     return AR_OK;
-}
-
-/* Not yet the default: see ar_rng_alloc. */
-const gsl_rng_type *ar_rng_xoshiro_type(void)
-{
-    return &xoshiro_type;
 }

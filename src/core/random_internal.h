@@ -14,13 +14,6 @@ static inline gsl_rng *ar_rng_gsl(ar_rng *rng)
     return (gsl_rng *)(void *)rng;
 }
 
-/* GSL's polar Box-Muller draw, which some callers used before ar_rng had
- * its own generator (kept while their seeded outputs are pinned). */
-static inline double ar_rng_gaussian_polar(ar_rng *rng, double sigma)
-{
-    return gsl_ran_gaussian(ar_rng_gsl(rng), sigma);
-}
-
 /* Column-major convenience for library code holding ar_matrix values. */
 void ar_cm_fill_gaussian(ar_matrix *m, ar_rng *rng, double sigma);
 

@@ -234,7 +234,7 @@ static int f64_solve(f64_rec *rec, size_t k)
 {
     size_t r = rec->r;
     for (size_t c = 0; c < r; c++)
-        rec->x[c] = rec->sigma * ar_rng_gaussian_polar(rec->rng, 1.0);
+        rec->x[c] = rec->sigma * ar_rng_gaussian(rec->rng, 1.0);
     if (k == 0)
         return AR_OK;
     for (size_t t = 0; t < k; t++) {
@@ -723,9 +723,9 @@ static int lm_load_start(lm_state *s, const ar_matrix *u, const ar_matrix *v, si
     if (rng == NULL)
         return AR_ENOMEM;
     for (size_t q = 0; q < s->n * r; q++)
-        s->pu[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
+        s->pu[q] = sigma * ar_rng_gaussian(rng, 1.0);
     for (size_t q = 0; q < s->m * r; q++)
-        s->pv[q] = sigma * ar_rng_gaussian_polar(rng, 1.0);
+        s->pv[q] = sigma * ar_rng_gaussian(rng, 1.0);
     ar_rng_free(rng);
     return AR_OK;
 }
@@ -827,7 +827,8 @@ static int f64_complete(const ar_interval_pattern *pat, const ar_matrix *d, size
     rec.b = malloc(kmax * sizeof(double));
     rec.x = malloc(r * sizeof(double));
     rec.s = malloc(kmax * sizeof(double));
-    /* Derived, not raw: GSL's mt19937 keeps only 32 bits of a seed. */
+    /* Derived (role 1), not raw: the LM starts derive theirs from the same
+     * seed with other configurations, so the two do not share a stream. */
     uint64_t role = 1;
     rec.rng = ar_rng_alloc(ar_seed_derive(seed, &role, 1));
     unsigned char *fixed = calloc(pat->rows > 0 ? pat->rows : 1, 1);
