@@ -341,7 +341,8 @@ static void print_table(const ar_weights_report *r)
         snprintf(ctx_col, sizeof ctx_col, "reach@%zu", r->at_context.n);
     if (r->at_n.defined)
         snprintf(n_col, sizeof n_col, "reach@%zu", r->at_n.n);
-    printf("%5s %4s %3s %5s %11s %10s %5s %10s %5s %10s %10s %8s %8s %8s %6s %8s", "layer",
+    /* seed: 20 columns, the width of a 64-bit derived seed */
+    printf("%5s %4s %3s %5s %11s %10s %5s %10s %5s %10s %20s %8s %8s %8s %6s %8s", "layer",
            "head", "kv", "rank", "sigma_1", "threshold", "cert", "tau_cert", "dflt", "tau_dflt",
            "seed", "stable", "roy-vet", "partic", "energy", "nuclear");
     if (ctx_col[0])
@@ -354,7 +355,7 @@ static void print_table(const ar_weights_report *r)
             const ar_qk_head *h = ar_weights_head(r, l, k);
             const ar_rank_metrics *m = &h->metrics;
             const ar_weights_noise *z = &h->noise;
-            printf("%5zu %4zu %3zu %5zu %11.4e %10.3e %5zu %10.3e %5zu %10.3e %10llu %8.3f %8.3f "
+            printf("%5zu %4zu %3zu %5zu %11.4e %10.3e %5zu %10.3e %5zu %10.3e %20llu %8.3f %8.3f "
                    "%8.3f %6zu %8.3f",
                    h->layer, h->head, h->kv_head, m->rank, h->singular_values[0], m->threshold,
                    z->certain_rank, z->tau_cert, z->default_rank, z->tau_noise,

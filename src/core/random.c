@@ -17,7 +17,7 @@ static uint64_t mix64(uint64_t z)
 }
 
 /* xoshiro256** (Blackman and Vigna) as a GSL generator type, the generator
- * of every ar_rng: GSL's mt19937 (the generator before 1.0) keeps 32 bits of
+ * of every ar_rng: GSL's mt19937 (the generator before 0.9.0) keeps 32 bits of
  * a seed and maps 0 to 4357, so two of our 64-bit seeds could share a
  * stream.  Here the four state words come from splitmix64 of the full seed
  * (never all zero). */

@@ -116,7 +116,7 @@ assert all(h["rank"] == 0 and h["default_rank"] > 0 for l in r["layers"] for h i
 expect 0 "rank rule      uniform-rounding-mc (default): cut tau_dflt = min(4 x the largest of 4 draws" -- "$AR" weights "$M/gpt2"
 expect 0 "a_sub = 2^-25: singular values above it are certainly not storage rounding" -- "$AR" weights "$M/gpt2"
 expect 0 "per head ar_seed_derive(9, layer, head) (--seed)" -- "$AR" weights "$M/gpt2" --seed 9
-expect 0 " cert   tau_cert  dflt   tau_dflt       seed" -- "$AR" weights "$M/gpt2"
+expect 0 " cert   tau_cert  dflt   tau_dflt                 seed" -- "$AR" weights "$M/gpt2"
 expect 0 "certain/dflt   certain rank min" -- "$AR" weights "$M/gpt2"
 out0=$("$AR" weights "$M/llama" --json)
 out9=$("$AR" weights "$M/llama" --json --seed 9)
