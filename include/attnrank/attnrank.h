@@ -21,5 +21,8 @@
 #include "depthwidth.h"
 #include "weights.h"
 #include "multihead.h"
+#include "safetensors.h"
+#include "model_config.h"
+#include "spectrum_dist.h"
 
 #endif
