@@ -39,3 +39,30 @@ def cli():
     if not path or not os.access(path, os.X_OK):
         pytest.skip("ATTNRANK_CLI does not name the built attnrank binary")
     return path
+
+
+def assert_gil_released(call, min_ticks=2):
+    """Run call() while another thread ticks about once a millisecond when
+    it can take the GIL: a call that held the GIL throughout would leave it
+    (nearly) no ticks."""
+    import threading
+    import time
+
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    t0 = time.perf_counter()
+    try:
+        call()
+    finally:
+        elapsed = time.perf_counter() - t0
+        done.set()
+        counter.join()
+    assert len(ticks) >= max(min_ticks, int(elapsed * 1000) // 10), (len(ticks), elapsed)

@@ -4,13 +4,12 @@ hostile inputs, the GIL."""
 
 import json
 import subprocess
-import threading
-import time
 
 import numpy as np
 import pytest
 
 import attnrank
+from conftest import assert_gil_released
 
 
 def _rng(seed=7):
@@ -293,22 +292,7 @@ def test_hostile_inputs_raise_and_never_crash():
 
 def test_the_gil_is_released():
     p = _softmax(_rng(2).standard_normal((300, 300)), 0)
-    ticks = []
-    done = threading.Event()
-
-    def count():
-        while not done.is_set():
-            ticks.append(1)
-            time.sleep(0.001)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    t0 = time.perf_counter()
-    attnrank.represent(p)
-    elapsed = time.perf_counter() - t0
-    done.set()
-    counter.join()
-    assert len(ticks) >= max(2, int(elapsed * 1000) // 10)
+    assert_gil_released(lambda: attnrank.represent(p), min_ticks=2)
 
 
 # ---- heads ---------------------------------------------------------------------

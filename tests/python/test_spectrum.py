@@ -3,13 +3,12 @@ stacks, torch tensors, hostile inputs, the GIL."""
 
 import json
 import subprocess
-import threading
-import time
 
 import numpy as np
 import pytest
 
 import attnrank
+from conftest import assert_gil_released
 
 
 def _rng(seed=7):
@@ -159,21 +158,4 @@ def test_torch_tensors():
 
 def test_the_gil_is_released():
     a = _rng(2).standard_normal((700, 700))
-    ticks = []
-    done = threading.Event()
-
-    def count():
-        while not done.is_set():
-            ticks.append(1)
-            time.sleep(0.001)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    t0 = time.perf_counter()
-    attnrank.spectrum(a)
-    elapsed = time.perf_counter() - t0
-    done.set()
-    counter.join()
-    # while the SVD ran, the other thread kept running (it ticks about once a
-    # millisecond when it holds the GIL; a held GIL would give it ~0 ticks)
-    assert len(ticks) >= max(3, int(elapsed * 1000) // 10)
+    assert_gil_released(lambda: attnrank.spectrum(a), min_ticks=3)
