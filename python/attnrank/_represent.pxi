@@ -587,6 +587,11 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     non-square p or an x of the wrong width, ArgumentError for bad options
     or masks, UnsupportedError for complex/object data.  The GIL is released
     during the computation.
+
+    CLI options without a keyword: ``--weights-out PREFIX`` is
+    ``certificate=True`` (save ``.certificate.wq`` / ``.wk`` with
+    ``numpy.save``); ``--no-fit`` is ``fit=False``; ``--json`` is
+    ``.to_dict()``; ``--X FILE`` is ``x`` (an array, not a file).
     """
     cdef str fn = "ar_represent_analyze"
     arr, stored = _square_map(p, fn)
@@ -768,6 +773,8 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
     head_size), a bad mask, FileError / FormatError for an unreadable
     config, UnsupportedError for a family whose mask is unknown.  The GIL is
     released during the computation.
+
+    CLI options without a keyword: ``--json`` is ``.to_dict()``.
     """
     cdef str fn = "ar_bottleneck_heads_analyze"
     cdef ar_model_config cfg
@@ -872,8 +879,9 @@ cdef object _param_record(const ar_bert_config *c, const ar_param_count *p, dict
 
 def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=None,
            paper_tables=False):
-    """Parameter count of a BERT-style model as Bhojanapalli et al. 2020
-    count it, as ``attnrank params --json``: token (vocabulary V), 512
+    """Parameter count of a BERT-style model of width d with ``heads`` heads
+    per layer, as Bhojanapalli et al. 2020 count it, as ``attnrank params
+    --json``: token (vocabulary V), 512
     position and 2 type embeddings with LayerNorm; per layer Q/K/V/O with
     biases, 3 (d h d_p + h d_p) + h d_p d + d, two LayerNorms and an FFN
     d -> F -> d with biases; pooler d x d; MLM head transform + LayerNorm +
@@ -887,6 +895,8 @@ def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=N
     :class:`attnrank.ParamCount`.  Raises ArgumentError for missing, zero or
     non-dividing sizes, DomainError for sizes above 2^20 (2^32 for the
     vocabulary).
+
+    CLI options without a keyword: ``--json`` is ``.to_dict()``.
     """
     cdef str fn = "ar_bert_params"
     cdef ar_bert_config cfg

@@ -80,6 +80,17 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     ArgumentError (ValueError) for an empty matrix or bad options,
     NonFiniteError (ValueError) for NaN/Inf (naming the matrix), and
     OutOfMemoryError.  The GIL is released during the computation.
+
+    CLI options without a keyword: ``--energy F`` is ``energy_fraction``;
+    ``--json`` is ``.to_dict()``; ``--csv FILE`` writes plot data
+    (``.singular_values`` holds them; attnrank.torch's report has
+    ``to_csv``); ``--show K`` shapes the text output only; ``--key NAME``
+    picks an array of an .npz file (load it with ``numpy.load``);
+    ``--random-attention`` with ``--n``, ``--d``, ``--heads``,
+    ``--head-size``, ``--head``, ``--of``, ``--axis`` and ``--seed`` draws a
+    random layer in the CLI (in Python, build the logits or scores of your
+    layer, e.g. with :mod:`attnrank.torch`, and pass them); ``--distributed``,
+    ``--block`` and ``--grid`` run ScaLAPACK under mpirun (CLI only).
     """
     cdef str fn = "ar_spectrum_svals_batch"
     arr, stored = as_matrix_stack(a, fn, "a")
