@@ -6,7 +6,8 @@
 #   consumer.c, consumer.cpp   the C and C++ consumers (consumer_checks.h)
 #   blas_order.c               linked with -lgslcblas first: the library's
 #                              BLAS calls must still reach the system BLAS
-# and check the pkg-config file itself (--static lists the private libraries).
+# and check the pkg-config file itself (--static lists the private libraries);
+# then the installed Python package imports and runs (builds with Python).
 #
 #   run.sh SOURCE_ROOT BUILD_ROOT
 set -euo pipefail
@@ -87,6 +88,26 @@ if "$CC" -std=c11 "$here/blas_order.c" $cflags -o "$tmp/blas_order" \
   fi
 else
   bad "blas_order does not build:"; head -20 "$tmp/blas_order.err"
+fi
+
+# The Python package, when this build has it: installed by meson install
+# (meson 1.0 tags the extension runtime and the .py files python-runtime),
+# Debian's python3 imports it from the installed tree alone (no build-tree
+# path on sys.path, -P) and gets answers from it.
+if compgen -G "$build/python/attnrank/_core*.so" >/dev/null; then
+  meson install -C "$build" --no-rebuild --destdir "$tmp/py" --tags runtime,python-runtime --quiet \
+    >"$tmp/py-install.log" 2>&1 || { cat "$tmp/py-install.log"; bad "meson install --tags runtime,python-runtime"; }
+  init=$(find "$tmp/py" -path '*/attnrank/__init__.py' | head -n 1)
+  if [ -z "$init" ]; then bad "no attnrank/__init__.py installed"
+  elif out=$(cd "$tmp" && env -u PYTHONPATH PYTHONPATH="$(dirname "$(dirname "$init")")" \
+               /usr/bin/python3 -P -c '
+import numpy as np, attnrank
+assert attnrank.__file__.startswith("'"$tmp/py"'"), attnrank.__file__
+r = attnrank.spectrum(np.diag([3.0, 2.0, 0.0]))
+assert r.rank == 2 and list(r.singular_values) == [3.0, 2.0, 0.0], r
+print(attnrank.version(), attnrank.__file__)' 2>&1); then
+    ok "installed Python package imports: $out"
+  else echo "$out"; bad "import attnrank from the installed tree"; fi
 fi
 
 [ "$fail" -eq 0 ] || { echo "consumer: FAILED"; exit 1; }
