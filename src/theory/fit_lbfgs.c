@@ -163,18 +163,29 @@ static double max3(double a, double b, double c)
     return m > c ? m : c;
 }
 
+/* The cubic interpolating values fa, fb and slopes da, db at steps ta, tb:
+ * theta = 3 (fa - fb) / (tb - ta) + da + db, and (returned) the gamma of
+ * its minimiser, gamma = s sqrt((theta/s)^2 - (da/s)(db/s)) scaled by
+ * s = max(|theta|, |da|, |db|) against overflow; the caller sets its sign. */
+static double cubic_gamma(double fa, double ta, double fb, double tb, double da, double db,
+                          double *theta)
+{
+    double t = 3.0 * (fa - fb) / (tb - ta) + da + db;
+    double s = max3(fabs(t), fabs(da), fabs(db));
+    *theta = t;
+    return s * sqrt(fmax(0.0, (t / s) * (t / s) - (da / s) * (db / s)));
+}
+
 /* dcstep: a safeguarded step for the interval [stx, sty] (stx the end with
  * the lower value), updating the interval with the trial (stp, fp, dp). */
 static void dcstep(double *stx, double *fx, double *dx, double *sty, double *fy, double *dy,
                    double *stp, double fp, double dp, int *brackt, double stpmin, double stpmax)
 {
     double sgnd = dp * (*dx / fabs(*dx));
-    double stpf, stpc, stpq, theta, s, gamma, p, q, r;
+    double stpf, stpc, stpq, theta, gamma, p, q, r;
     if (fp > *fx) {
         /* higher value: the minimum is bracketed; cubic or cubic-quadratic mean */
-        theta = 3.0 * (*fx - fp) / (*stp - *stx) + *dx + dp;
-        s = max3(fabs(theta), fabs(*dx), fabs(dp));
-        gamma = s * sqrt(fmax(0.0, (theta / s) * (theta / s) - (*dx / s) * (dp / s)));
+        gamma = cubic_gamma(*fx, *stx, fp, *stp, *dx, dp, &theta);
         if (*stp < *stx)
             gamma = -gamma;
         p = (gamma - *dx) + theta;
@@ -189,9 +200,7 @@ static void dcstep(double *stx, double *fx, double *dx, double *sty, double *fy,
         *brackt = 1;
     } else if (sgnd < 0.0) {
         /* lower value, derivatives of opposite sign: bracketed */
-        theta = 3.0 * (*fx - fp) / (*stp - *stx) + *dx + dp;
-        s = max3(fabs(theta), fabs(*dx), fabs(dp));
-        gamma = s * sqrt(fmax(0.0, (theta / s) * (theta / s) - (*dx / s) * (dp / s)));
+        gamma = cubic_gamma(*fx, *stx, fp, *stp, *dx, dp, &theta);
         if (*stp > *stx)
             gamma = -gamma;
         p = (gamma - dp) + theta;
@@ -206,9 +215,7 @@ static void dcstep(double *stx, double *fx, double *dx, double *sty, double *fy,
         *brackt = 1;
     } else if (fabs(dp) < fabs(*dx)) {
         /* lower value, same sign, derivative decreasing in magnitude */
-        theta = 3.0 * (*fx - fp) / (*stp - *stx) + *dx + dp;
-        s = max3(fabs(theta), fabs(*dx), fabs(dp));
-        gamma = s * sqrt(fmax(0.0, (theta / s) * (theta / s) - (*dx / s) * (dp / s)));
+        gamma = cubic_gamma(*fx, *stx, fp, *stp, *dx, dp, &theta);
         if (*stp > *stx)
             gamma = -gamma;
         p = (gamma - dp) + theta;
@@ -235,9 +242,7 @@ static void dcstep(double *stx, double *fx, double *dx, double *sty, double *fy,
     } else {
         /* lower value, same sign, derivative not decreasing */
         if (*brackt) {
-            theta = 3.0 * (fp - *fy) / (*sty - *stp) + *dy + dp;
-            s = max3(fabs(theta), fabs(*dy), fabs(dp));
-            gamma = s * sqrt(fmax(0.0, (theta / s) * (theta / s) - (*dy / s) * (dp / s)));
+            gamma = cubic_gamma(fp, *stp, *fy, *sty, *dy, dp, &theta);
             if (*stp > *sty)
                 gamma = -gamma;
             p = (gamma - dp) + theta;
