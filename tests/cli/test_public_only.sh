@@ -20,6 +20,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 declare -A bench_allowed=(
   [bench/bench_masked.c]="theory/masked_internal.h"
   [bench/bench_masked_tolerance.c]="theory/masked_internal.h"
+  [bench/bench_masked_hazard.c]="theory/masked_internal.h"
 )
 
 mapfile -t files < <(find src/cli src/app experiments bench -maxdepth 1 -type f \
