@@ -112,7 +112,8 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     max_iter
         fit iterations, >= 1 (default 500).
 
-    CLI options without a keyword: ``--json`` (use the record's
+    CLI options without a keyword: ``--no-fit`` (use ``fit=False``),
+    ``--json`` (use the record's
     ``.to_dict()``), ``--csv FILE`` (the logit error for every width k: the
     record's ``.widths()`` rows or ``.logit_errors``), ``--key NAME`` (the
     array of an .npz archive: pass ``numpy.load(path)[NAME]``), ``--show K``
