@@ -27,6 +27,16 @@ cdef object _u64_arg(object value, str name, str fn):
     return v
 
 
+cdef double _finite_nonneg(object value, str name, str fn) except? -1.0:
+    """A tolerance keyword: a finite real >= 0 (an infinite tolerance would
+    silently make every rank 0)."""
+    cdef double v = _nonneg(value, name, fn)
+    if not math.isfinite(v):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be finite, got {value!r}")
+    return v
+
+
 cdef object _sbn_fit_record(const ar_sbn_fit *f):
     return SoftmaxBottleneckFit(
         d=f.d, bias=bool(f.bias), seed=f.seed, jitter=f.jitter, kl_mean=f.kl_mean,
@@ -142,22 +152,16 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     o.d = _size(d, "d", fn)
     o.bias = 1 if bias else 0
     if rtol is not None:
-        o.rank.rtol = _nonneg(rtol, "rtol", fn)
-    o.rank.atol = _nonneg(atol, "atol", fn)
+        o.rank.rtol = _finite_nonneg(rtol, "rtol", fn)
+    o.rank.atol = _finite_nonneg(atol, "atol", fn)
     if sum_tol is not None:
-        o.sum_tol = _nonneg(sum_tol, "sum_tol", fn)
+        o.sum_tol = _finite_nonneg(sum_tol, "sum_tol", fn)
     o.fit = 1 if fit else 0
     o.seed = _u64_arg(seed, "seed", fn)
-    o.jitter = _nonneg(jitter, "jitter", fn)
+    o.jitter = _finite_nonneg(jitter, "jitter", fn)
     o.max_iter = _size(max_iter, "max_iter", fn)
     if o.max_iter == 0:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "max_iter must be >= 1, got 0")
-    for name, value in (("rtol", o.rank.rtol if rtol is not None else 0.0),
-                        ("atol", o.rank.atol), ("sum_tol", o.sum_tol if sum_tol is not None
-                                                else 0.0), ("jitter", o.jitter)):
-        if not math.isfinite(value):
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"{name} must be finite, got {value!r}")
     cdef ar_cview pv
     arr = _views_of(arr, &pv, fn, "p")
     cdef size_t n = pv.rows, v = pv.cols

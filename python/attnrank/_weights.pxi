@@ -325,13 +325,8 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
         o.kv_heads = _positive(kv_heads, "kv_heads", fn)
     if context is not None:
         o.context = _positive(context, "context", fn)
-    cdef double c_atol = _nonneg(atol, "atol", fn)
-    cdef double c_rtol = 0.0
-    if rtol is not None:
-        c_rtol = _nonneg(rtol, "rtol", fn)
-    if not (math.isfinite(c_rtol) and math.isfinite(c_atol)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"rtol and atol must be finite, got rtol={rtol!r}, atol={atol!r}")
+    cdef double c_atol = _finite_nonneg(atol, "atol", fn)
+    cdef double c_rtol = 0.0 if rtol is None else _finite_nonneg(rtol, "rtol", fn)
     if rtol is not None or c_atol > 0.0:
         o.rule = AR_WRULE_GIVEN
         o.rtol = c_rtol

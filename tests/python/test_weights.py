@@ -358,7 +358,6 @@ def _corrupt(root):
     good = root / "good.safetensors"
     write_safetensors(good, {"h.0.attn.c_attn.weight": (np.eye(4, 12), "F32")})
     raw = good.read_bytes()
-    hlen = struct.unpack("<Q", raw[:8])[0]
     gpt2_cfg = json.dumps({"model_type": "gpt2", "n_embd": 4, "n_head": 2}).encode()
 
     def header(h):
@@ -381,30 +380,21 @@ def _corrupt(root):
     model("shape-mismatch", {"model.safetensors": header(
         {"h.0.attn.c_attn.weight": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 4]}})
         + b"\0" * 4})
-    bad = np.eye(4, 12)
-    bad[1, 2] = np.nan
-    p = root / "nan-f32"
-    p.mkdir()
-    write_safetensors(p / "model.safetensors", {"h.0.attn.c_attn.weight": (bad, "F32")})
-    (p / "config.json").write_bytes(gpt2_cfg)
-    out["nan-f32"] = p
-    inf = np.eye(4, 12)
-    inf[0, 5] = np.inf
-    p = root / "inf-bf16"
-    p.mkdir()
-    write_safetensors(p / "model.safetensors", {"h.0.attn.c_attn.weight": (inf, "BF16")})
-    (p / "config.json").write_bytes(gpt2_cfg)
-    out["inf-bf16"] = p
-    p = root / "int-query"
-    p.mkdir()
-    write_safetensors(p / "model.safetensors", {
-        "model.layers.0.self_attn.q_proj.weight": (np.ones((4, 4)), "I64"),
-        "model.layers.0.self_attn.k_proj.weight": (np.ones((4, 4)), "F32")})
-    out["int-query"] = p
-    p = root / "no-attention"
-    p.mkdir()
-    write_safetensors(p / "model.safetensors", {"wte.weight": (np.ones((3, 4)), "F32")})
-    out["no-attention"] = p
+    def st_model(name, tensors, config=None):
+        p = root / name
+        p.mkdir()
+        write_safetensors(p / "model.safetensors", tensors)
+        if config is not None:
+            (p / "config.json").write_bytes(config)
+        out[name] = p
+
+    nan, inf = np.eye(4, 12), np.eye(4, 12)
+    nan[1, 2], inf[0, 5] = np.nan, np.inf
+    st_model("nan-f32", {"h.0.attn.c_attn.weight": (nan, "F32")}, gpt2_cfg)
+    st_model("inf-bf16", {"h.0.attn.c_attn.weight": (inf, "BF16")}, gpt2_cfg)
+    st_model("int-query", {"model.layers.0.self_attn.q_proj.weight": (np.ones((4, 4)), "I64"),
+                           "model.layers.0.self_attn.k_proj.weight": (np.ones((4, 4)), "F32")})
+    st_model("no-attention", {"wte.weight": (np.ones((3, 4)), "F32")})
     for name, cfg in (("config-invalid-json", b"{not json"), ("config-wrong-type",
                       json.dumps({"model_type": "gpt2", "n_head": "two"}).encode()),
                       ("config-not-object", b"[1, 2]")):
@@ -413,7 +403,6 @@ def _corrupt(root):
     model("heads-do-not-divide", {"model.safetensors": raw, "config.json": json.dumps(
         {"model_type": "gpt2", "n_embd": 4, "n_head": 3}).encode()})
     model("heads-unknown", {"model.safetensors": raw})
-    assert hlen > 0
     return out
 
 
