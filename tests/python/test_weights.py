@@ -110,9 +110,14 @@ def llama_model(path, *, d=32, heads=4, kv_heads=2, layers=2, dtype="BF16", conf
         part[f"model.layers.{layer}.self_attn.q_proj.weight"] = (wq, dtype)
         part[f"model.layers.{layer}.self_attn.k_proj.weight"] = (wk, dtype)
         part[f"model.layers.{layer}.self_attn.v_proj.weight"] = (wk, dtype)
+    weight_map = {}
     for s, part in enumerate(per_shard):
         name = "model.safetensors" if shards == 1 else f"model-{s + 1:05d}.safetensors"
         write_safetensors(path / name, part)
+        weight_map.update(dict.fromkeys(part, name))
+    if shards > 1:  # the index Hugging Face writes beside shards
+        (path / "model.safetensors.index.json").write_text(json.dumps(
+            {"metadata": {}, "weight_map": weight_map}))
     if config:
         (path / "config.json").write_text(json.dumps(
             {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": d,
@@ -192,6 +197,11 @@ def test_file_and_path_forms_equal_the_directory(cli, models):
         _cli(cli, model / "model.safetensors")
     assert attnrank.weights(model, config=False, heads=2).to_dict() == \
         _cli(cli, model, "--no-config", "--heads", "2")
+    sharded, kw = models["llama-f16-sharded"]
+    index = sharded / "model.safetensors.index.json"
+    by_index = attnrank.weights(index, **kw)
+    assert by_index.files == 2 and by_index.to_dict() == _cli(cli, index, *_flags(kw))
+    assert by_index.to_dict() == attnrank.weights(sharded, **kw).to_dict()
 
 
 def test_seed_above_int64_is_a_string_in_json_and_an_int_in_the_record(models):
@@ -403,6 +413,9 @@ def _corrupt(root):
     model("heads-do-not-divide", {"model.safetensors": raw, "config.json": json.dumps(
         {"model_type": "gpt2", "n_embd": 4, "n_head": 3}).encode()})
     model("heads-unknown", {"model.safetensors": raw})
+    model("index-missing-shard", {"model.safetensors.index.json": json.dumps(
+        {"weight_map": {"h.0.attn.c_attn.weight": "absent.safetensors"}}).encode()})
+    model("index-not-json", {"model.safetensors.index.json": b"{weight_map"})
     return out
 
 
@@ -439,6 +452,8 @@ HOSTILE = [
     ("config.json a directory", "config-is-a-directory", {}, attnrank.FileError),
     ("heads not dividing the width", "heads-do-not-divide", {}, attnrank.FormatError),
     ("heads unknown", "heads-unknown", {}, attnrank.ArgumentError),
+    ("index naming a missing shard", "index-missing-shard", {}, attnrank.FileError),
+    ("index not JSON", "index-not-json", {}, attnrank.FormatError),
     ("model_dir None", None, {"model_dir": None}, attnrank.ArgumentError),
     ("model_dir an int", None, {"model_dir": 3}, attnrank.ArgumentError),
     ("model_dir empty", None, {"model_dir": ""}, attnrank.ArgumentError),
@@ -504,7 +519,7 @@ def test_hostile_models_and_keywords_raise_and_never_crash(corrupt, good, what):
 
 
 def test_hostile_count():
-    assert len(HOSTILE) == 64
+    assert len(HOSTILE) == 66
 
 
 def test_hostile_models_fail_in_the_cli_too(cli, corrupt):
