@@ -122,3 +122,50 @@ def __getattr__(name):
 
         return importlib.import_module("attnrank.torch")
     raise AttributeError(f"module 'attnrank' has no attribute {name!r}")
+
+# ---- softmax bottleneck, weights ----
+# softmax_bottleneck(P, d=...) -- can an output layer of width d express P
+# (Yang et al. 2018), as ``attnrank softmax-bottleneck --json``;
+# weights(model_dir) -- QK-circuit spectra and head-size verdicts of a
+# model's safetensors weights, a per-layer, per-head table, as
+# ``attnrank weights --json``.
+from attnrank._results_weights import (
+    FixedMultiHead,
+    LayerKind,
+    ModelMasks,
+    QKHead,
+    QKNoise,
+    SoftmaxBottleneck,
+    SoftmaxBottleneckFit,
+    SoftmaxBottleneckTolerance,
+    Weights,
+    WeightsConfig,
+    WeightsLayer,
+    WeightsSummary,
+    WeightsTolerance,
+    WeightsVerdict,
+    WeightsVerdicts,
+    YangCondition,
+)
+from attnrank._core import softmax_bottleneck, weights
+
+__all__ += [
+    "FixedMultiHead",
+    "LayerKind",
+    "ModelMasks",
+    "QKHead",
+    "QKNoise",
+    "SoftmaxBottleneck",
+    "SoftmaxBottleneckFit",
+    "SoftmaxBottleneckTolerance",
+    "Weights",
+    "WeightsConfig",
+    "WeightsLayer",
+    "WeightsSummary",
+    "WeightsTolerance",
+    "WeightsVerdict",
+    "WeightsVerdicts",
+    "YangCondition",
+    "softmax_bottleneck",
+    "weights",
+]

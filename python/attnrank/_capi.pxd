@@ -384,3 +384,173 @@ cdef extern from "attnrank/masked.h" nogil:
     int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound)
     int ar_masked_fit(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts,
                       ar_fit_result *res, ar_error *err)
+
+# ---- softmax bottleneck, weights (attnrank._softmax_bottleneck.pxi, _weights.pxi) ----
+
+cdef extern from "attnrank/softmax_bottleneck.h" nogil:
+    ctypedef struct ar_sbn_opts:
+        size_t d
+        int bias
+        ar_rank_opts rank
+        double sum_tol
+        int fit
+        uint64_t seed
+        double jitter
+        size_t max_iter
+        double grad_tol
+
+    void ar_sbn_opts_init(ar_sbn_opts *opts)
+
+    ctypedef struct ar_sbn_fit:
+        size_t d
+        int bias
+        uint64_t seed
+        double jitter
+        double kl_mean, kl_max, fro_error, max_abs_error, start_kl_mean
+        int start_kept
+        size_t iterations
+        int converged
+        double grad_norm
+        int gsl_status
+
+    ctypedef struct ar_sbn_result:
+        size_t n_contexts, vocab, d
+        int bias
+        ar_precision precision
+        double rtol, atol, threshold, sum_tol, max_row_defect, log_norm
+        size_t rank_log, rank_centred, rank_double_centred
+        int ones_in_rowspace
+        size_t required_d
+        int sufficient, yang_fails, yang_silent_but_fails, yang_wrong_with_bias
+        size_t nsv
+        double *singular_values
+        double centred_norm, logit_error, logit_error_rel
+        int fit_computed
+        ar_sbn_fit fit
+
+    void ar_sbn_result_free(ar_sbn_result *r)
+    double ar_sbn_logit_error(const ar_sbn_result *r, size_t k)
+
+    ctypedef struct ar_sbn_workspace:
+        pass
+
+    int ar_sbn_workspace_alloc(ar_sbn_workspace **ws, size_t n_contexts, size_t vocab)
+    void ar_sbn_workspace_free(ar_sbn_workspace *ws)
+    int ar_sbn_analyze(ar_sbn_workspace *ws, ar_cview p, ar_precision prec,
+                       const ar_sbn_opts *opts, ar_sbn_result *r, ar_error *err)
+
+cdef extern from "attnrank/status.h" nogil:
+    int ar_error_printable(ar_error *err, int rc)
+
+cdef extern from "attnrank/safetensors.h" nogil:
+    ctypedef struct ar_safetensors:
+        pass
+
+    int ar_safetensors_open(ar_safetensors **st, const char *path, ar_error *err)
+    void ar_safetensors_close(ar_safetensors *st)
+    const char *ar_safetensors_dir(const ar_safetensors *st)
+
+cdef extern from "attnrank/weights.h" nogil:
+    ctypedef enum ar_weights_family:
+        AR_WF_BERT
+        AR_WF_GPT2
+        AR_WF_LLAMA
+        AR_WF_CUSTOM
+
+    const char *ar_weights_family_name(ar_weights_family family)
+
+    ctypedef enum ar_weights_rule:
+        AR_WRULE_NOISE
+        AR_WRULE_GIVEN
+
+    const char *ar_weights_rule_name(ar_weights_rule rule)
+    double ar_weights_unit_roundoff(ar_precision p)
+    double ar_weights_subnormal_abs(ar_precision p)
+
+    ctypedef struct ar_weights_noise:
+        double unit_roundoff, subnormal_abs, norm_a, norm_b, fro_a, fro_b, err_a, err_b
+        double arith_floor, tau_cert
+        size_t certain_rank
+        uint64_t seed
+        size_t draws
+        double factor, draw_max, draw_min, tau_noise
+        int capped
+        size_t default_rank
+
+    ctypedef void (*ar_weights_progress_fn)(void *ctx, size_t done, size_t total, size_t layer)
+
+    ctypedef struct ar_weights_opts:
+        size_t n
+        int layer_range
+        size_t layer_first, layer_last
+        const char *q_pattern
+        const char *k_pattern
+        ar_weights_rule rule
+        double rtol, atol
+        uint64_t seed
+        size_t noise_draws
+        double noise_factor, energy_fraction
+        size_t heads, head_dim, kv_heads, context
+        int precision_given
+        ar_precision precision
+        const ar_mask *mask
+        ar_weights_progress_fn progress
+        void *progress_ctx
+
+    void ar_weights_opts_init(ar_weights_opts *opts)
+
+    ctypedef struct ar_qk_head:
+        size_t layer, head, kv_head
+        ar_precision precision
+        double *singular_values
+        ar_rank_metrics metrics
+        ar_weights_noise noise
+        size_t reach_context
+        int bottleneck_context
+        size_t reach_n
+        int bottleneck_n
+
+    ctypedef struct ar_weights_verdict:
+        int defined
+        size_t n
+        ar_head_config model, fixed
+        size_t max_heads_exact, heads_bottlenecked, needed
+        ar_mask_generic generic
+        size_t kind
+
+    ctypedef struct ar_weights_report:
+        ar_weights_family family
+        char *q_pattern
+        char *k_pattern
+        int fused
+        size_t nfiles, ntensors
+        int config_found
+        ar_model_config config
+        size_t d, heads, kv_heads, head_dim, context
+        int rotary, q_bias, k_bias
+        size_t layers_found, nlayers
+        size_t *layer_index
+        char **q_names
+        char **k_names
+        ar_weights_rule rule
+        int rtol_given
+        double rtol, atol
+        uint64_t seed
+        size_t noise_draws
+        double noise_factor
+        ar_precision precision
+        double energy_fraction
+        ar_qk_head *qk
+        ar_weights_verdict at_context, at_n
+        ar_model_masks masks
+        size_t rank_min, rank_max
+        double rank_mean, roy_vetterli_mean, stable_rank_mean
+        size_t rank_deficient
+        size_t certain_rank_min, certain_rank_max, default_rank_min, default_rank_max
+        double certain_rank_mean, default_rank_mean
+
+    int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cfg,
+                                 const ar_weights_opts *opts, ar_weights_report *rep,
+                                 ar_error *err)
+    void ar_weights_report_free(ar_weights_report *rep)
+    const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k)

@@ -70,3 +70,40 @@ def params(
     vocab: Optional[int] = ...,
     paper_tables: bool = ...,
 ) -> Union[ParamCount, PaperTables]: ...
+
+# ---- softmax bottleneck, weights (_softmax_bottleneck.pxi, _weights.pxi) ----
+from attnrank._results_weights import SoftmaxBottleneck, Weights
+
+def softmax_bottleneck(
+    p: npt.ArrayLike,
+    *,
+    d: int,
+    bias: bool = ...,
+    rtol: Optional[float] = ...,
+    atol: float = ...,
+    precision: Union[None, str, npt.DTypeLike] = ...,
+    sum_tol: Optional[float] = ...,
+    fit: bool = ...,
+    seed: int = ...,
+    jitter: float = ...,
+    max_iter: int = ...,
+) -> SoftmaxBottleneck: ...
+def weights(
+    model_dir: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
+    *,
+    n: Optional[int] = ...,
+    precision: Union[None, str, npt.DTypeLike] = ...,
+    mask: Optional[str] = ...,
+    layer_range: Union[None, str, int, Tuple[int, int]] = ...,
+    q_pattern: Optional[str] = ...,
+    k_pattern: Optional[str] = ...,
+    heads: Optional[int] = ...,
+    head_size: Optional[int] = ...,
+    kv_heads: Optional[int] = ...,
+    context: Optional[int] = ...,
+    config: bool = ...,
+    rtol: Optional[float] = ...,
+    atol: float = ...,
+    seed: int = ...,
+    energy: float = ...,
+) -> Weights: ...

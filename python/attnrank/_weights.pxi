@@ -1,0 +1,384 @@
+# Included by _core.pyx (after _represent.pxi and _softmax_bottleneck.pxi,
+# whose helpers it uses): QK circuits of a model's safetensors weights
+# (ar_weights_analyze_model); the Python face of ``attnrank weights``.
+
+from attnrank._capi cimport (
+    ar_safetensors, ar_safetensors_open, ar_safetensors_close, ar_safetensors_dir,
+    ar_error_printable,
+    ar_weights_family_name, ar_weights_rule, AR_WRULE_NOISE, AR_WRULE_GIVEN,
+    ar_weights_rule_name, ar_weights_unit_roundoff, ar_weights_subnormal_abs,
+    ar_weights_noise, ar_weights_opts, ar_weights_opts_init, ar_qk_head,
+    ar_weights_verdict, ar_weights_report, ar_weights_analyze_model,
+    ar_weights_report_free, ar_weights_head,
+)
+
+import re
+
+from attnrank._results_weights import (
+    FixedMultiHead, LayerKind, ModelMasks, QKHead, QKNoise, Weights, WeightsConfig,
+    WeightsLayer, WeightsSummary, WeightsTolerance, WeightsVerdict, WeightsVerdicts,
+)
+
+# The tolerance block's fixed texts, as the CLI writes them.
+_W_SEED_DERIVATION = "ar_seed_derive(seed, [layer, head])"
+_W_CERTAIN = ("tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B + arith_floor, e_A = u ||A||_F + "
+              "subnormal_abs sqrt(entries)")
+_W_DEFAULT = ("tau_default = min(max(factor x max over draws of ||dA^T B + A^T dB||_2, "
+              "arith_floor), tau_cert), dA_ij uniform in [-h_ij, h_ij], h_ij = max(u |a_ij|, "
+              "subnormal_abs)")
+_W_NOTE = ("--rtol/--atol replace the default rule: rank = #{sigma_i > max(atol, rtol sigma_1)}; "
+           "certain_rank and default_rank are still reported")
+_W_ROTARY_NOTE = ("rotary position embeddings not applied: the circuit is analysed at relative "
+                  "position 0")
+
+
+# ---- arguments (GIL held) -------------------------------------------------------
+
+cdef size_t _positive(object value, str name, str fn) except? 0:
+    """An optional size keyword given (not None): an integer >= 1."""
+    cdef size_t v = _size(value, name, fn)
+    if v == 0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, f"{name} must be >= 1, got 0")
+    return v
+
+
+cdef tuple _layer_range(object value, str fn):
+    """(first, last) of "A-B", "A", an integer or a pair, first <= last."""
+    bad = ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                        f"layer_range must be 'A-B' or 'A' (A <= B), an integer or a pair "
+                        f"(A, B), got {value!r}")
+    if isinstance(value, str):
+        m = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", value)
+        if m is None:
+            raise bad
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) is not None else first
+    elif isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise bad
+        first, last = value
+    else:
+        first = last = value
+    try:
+        first, last = operator.index(first), operator.index(last)
+    except TypeError:
+        raise bad
+    if first < 0 or last < first or last > SIZE_MAX:
+        raise bad
+    return first, last
+
+
+cdef bytes _pattern_bytes(object value, str name, str fn):
+    if not isinstance(value, str) or "\0" in value:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be a string without NUL bytes, got {value!r}")
+    if "{layer}" not in value:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} needs the {{layer}} placeholder, got {value!r}")
+    return value.encode("utf-8")
+
+
+cdef bytes _model_path(object model_dir, str fn):
+    try:
+        path = os.fsencode(model_dir)
+    except TypeError:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"model_dir must be a path (str, bytes or os.PathLike), got "
+                            f"{type(model_dir).__name__}")
+    if b"\0" in path or len(path) == 0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"model_dir must be a non-empty path without NUL bytes, got "
+                            f"{model_dir!r}")
+    return path
+
+
+# ---- the record (GIL held) ---------------------------------------------------------
+
+cdef object _qk_head_record(const ar_weights_report *r, const ar_qk_head *h, size_t k):
+    cdef const ar_weights_noise *z = &h.noise
+    cdef const ar_rank_metrics *m = &h.metrics
+    svals = np.empty(k, dtype=np.float64)
+    cdef double[::1] sv = svals
+    cdef size_t i
+    for i in range(k):
+        sv[i] = h.singular_values[i]
+    cdef double s1 = h.singular_values[0] if k > 0 else 0.0
+    ctx = r.at_context.defined
+    at_n = r.at_n.defined
+    return QKHead(
+        layer=h.layer, head=h.head, kv_head=h.kv_head, rank=m.rank,
+        tolerance=Tolerance(threshold=m.threshold, rtol=m.rtol, atol=m.atol,
+                            precision=_text(ar_precision_name(m.precision))),
+        stable_rank=m.stable_rank, roy_vetterli_rank=m.roy_vetterli_rank,
+        participation_ratio=m.participation_ratio, energy_rank=m.energy_rank,
+        energy_fraction=m.energy_fraction, nuclear_rank=m.nuclear_rank,
+        rule=_text(ar_weights_rule_name(r.rule)), certain_rank=z.certain_rank,
+        tau_cert=z.tau_cert, default_rank=z.default_rank, tau_default=z.tau_noise,
+        noise=QKNoise(rule=_text(ar_weights_rule_name(AR_WRULE_NOISE)), seed=z.seed,
+                      draws=z.draws, factor=z.factor, draw_max=z.draw_max, draw_min=z.draw_min,
+                      tail=z.draw_max / (z.unit_roundoff * s1) if s1 > 0.0 else None,
+                      capped=bool(z.capped), norm_a=z.norm_a, norm_b=z.norm_b, err_a=z.err_a,
+                      err_b=z.err_b, arith_floor=z.arith_floor),
+        singular_values=svals,
+        reach_context=h.reach_context if ctx else None,
+        bottleneck_context=bool(h.bottleneck_context) if ctx else None,
+        reach_n=h.reach_n if at_n else None,
+        bottleneck_n=bool(h.bottleneck_n) if at_n else None)
+
+
+cdef object _weights_verdict(ar_weights_report *r, const ar_weights_verdict *v):
+    if not v.defined:
+        return None
+    cdef const ar_head_config *m = &v.model
+    cdef const ar_head_config *f = &v.fixed
+    ratio = (<double>f.attention_params / <double>m.attention_params
+             if m.attention_params else 0.0)
+    return WeightsVerdict(
+        n=v.n, head_size=m.dp, logit_rank_bound=m.logit_rank_bound,
+        bottleneck=bool(m.bottleneck), bottleneck_paper=bool(m.bottleneck_paper),
+        rank_deficit=m.rank_deficit, max_seq_len=m.max_seq_len,
+        attention_params=m.attention_params, needed_head_size=v.needed,
+        mask=_mask_record(ar_py_model_mask(&r.masks, v.kind)),
+        generic_status=_text(ar_generic_status_name(v.generic.status)),
+        formula=_text(v.generic.formula), heads_bottlenecked=v.heads_bottlenecked,
+        heads_total=r.nlayers * r.heads, max_heads_exact=v.max_heads_exact,
+        fixed_multihead=FixedMultiHead(head_size=f.dp, attention_params=f.attention_params,
+                                       bottleneck=bool(f.bottleneck), params_ratio=ratio))
+
+
+cdef object _opt_size(size_t v):
+    return v if v else None
+
+
+cdef object _weights_record(ar_weights_report *r):
+    cdef size_t l, j
+    cdef size_t k = r.head_dim if r.head_dim < r.d else r.d
+    cdef const ar_model_config *c = &r.config
+    layers = []
+    for l in range(r.nlayers):
+        heads = tuple(_qk_head_record(r, ar_weights_head(r, l, j), k) for j in range(r.heads))
+        layers.append(WeightsLayer(layer=r.layer_index[l], q_tensor=_text(r.q_names[l]),
+                                   k_tensor=_text(r.k_names[l]), heads=heads))
+    config = None
+    if r.config_found:
+        config = WeightsConfig(
+            hidden_size=_opt_size(c.hidden_size), num_attention_heads=_opt_size(c.heads),
+            num_key_value_heads=_opt_size(c.kv_heads), head_dim=_opt_size(c.head_dim),
+            num_hidden_layers=_opt_size(c.layers),
+            max_position_embeddings=_opt_size(c.max_positions), rotary=bool(c.rotary),
+            model_type=_text(c.model_type))
+    kinds = tuple(LayerKind(label=_text(ar_py_model_label(&r.masks, j)),
+                            layers=ar_py_model_layers(&r.masks, j),
+                            mask=_mask_record(ar_py_model_mask(&r.masks, j)))
+                  for j in range(r.masks.count))
+    return Weights(
+        family=_text(ar_weights_family_name(r.family)), q_pattern=_text(r.q_pattern),
+        k_pattern=_text(r.k_pattern), fused=bool(r.fused), files=r.nfiles, tensors=r.ntensors,
+        config=config, d=r.d, heads=r.heads, kv_heads=r.kv_heads, head_size=r.head_dim,
+        context=_opt_size(r.context), rotary=bool(r.rotary),
+        qk_biases_ignored=bool(r.q_bias or r.k_bias),
+        tolerance=WeightsTolerance(
+            rule=_text(ar_weights_rule_name(r.rule)),
+            default_rule=_text(ar_weights_rule_name(AR_WRULE_NOISE)),
+            rtol=r.rtol if r.rtol_given else None, atol=r.atol,
+            precision=_text(ar_precision_name(r.precision)),
+            unit_roundoff=ar_weights_unit_roundoff(r.precision),
+            subnormal_abs=ar_weights_subnormal_abs(r.precision), seed=r.seed,
+            seed_derivation=_W_SEED_DERIVATION, draws=r.noise_draws, factor=r.noise_factor,
+            certain=_W_CERTAIN, default=_W_DEFAULT, note=_W_NOTE if r.rtol_given else None),
+        layers_found=r.layers_found, layers=tuple(layers),
+        verdicts=WeightsVerdicts(context=_weights_verdict(r, &r.at_context),
+                                 n=_weights_verdict(r, &r.at_n)),
+        masks=ModelMasks(mask_reason=_text(r.masks.reason), layer_kinds=kinds),
+        summary=WeightsSummary(
+            heads_total=r.nlayers * r.heads, rank_min=r.rank_min, rank_mean=r.rank_mean,
+            rank_max=r.rank_max, rank_deficient=r.rank_deficient,
+            roy_vetterli_rank_mean=r.roy_vetterli_mean, stable_rank_mean=r.stable_rank_mean,
+            certain_rank_min=r.certain_rank_min, certain_rank_mean=r.certain_rank_mean,
+            certain_rank_max=r.certain_rank_max, default_rank_min=r.default_rank_min,
+            default_rank_mean=r.default_rank_mean, default_rank_max=r.default_rank_max),
+        rotary_note=_W_ROTARY_NOTE if r.rotary else None)
+
+
+# ---- the binding -------------------------------------------------------------------
+
+def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
+            q_pattern=None, k_pattern=None, heads=None, head_size=None, kv_heads=None,
+            context=None, config=True, rtol=None, atol=0.0, seed=0, energy=0.99):
+    """QK-circuit spectra and head-size verdicts of a trained model's
+    safetensors weights, as ``attnrank weights MODEL_DIR --json``
+    (include/attnrank/weights.h, docs/weights.md).
+
+    Per layer and head of a trained model (safetensors: one file, a
+    directory, or a sharded model.safetensors.index.json), the QK circuit
+    W_q^h^T W_k^h (d x d, rank <= d_head): its singular values from the two
+    factors (never the dense d x d SVD), numerical rank and the rank
+    metrics of docs/theory/spectra.md, and the head-size verdict of the
+    low-rank bottleneck at the model's context length
+    (max_position_embeddings of config.json) and at ``n``: the largest
+    attention pattern rank a head reaches (min(rank, n - 1)), whether
+    d_head < n - 1, and the FixedMultiHead alternative (d_p = n) with its
+    parameter cost.  Query and key projections are found by the BERT
+    (attention.self.query/key), GPT-2 (fused c_attn, Conv1D layout) and
+    LLaMA (self_attn.q_proj/k_proj, grouped-query) conventions, or by
+    ``q_pattern``/``k_pattern`` with a {layer} placeholder (Linear [out, in]
+    layout).  Rank of the stored weights (docs/weights.md), per head, with u
+    the unit roundoff of the storage type (F16 2^-11, BF16 2^-8, F32
+    2^-24): certain rank above tau_cert (Weyl bound of the worst-case
+    rounding error, a rank certainly not storage noise) and default rank
+    (rule uniform-rounding-mc) above 4 x the largest of 4 seeded Monte Carlo
+    draws of ||dA^T B + A^T dB||_2, dA_ij uniform in [-u|a_ij|, u|a_ij|]
+    (capped at tau_cert, a model of the rounding, not a bound); ``rtol`` /
+    ``atol`` replace the default rule.  Q/K biases do not enter the
+    circuit; rotary embeddings are not applied (reported).
+
+    model_dir
+        the model: a directory (model.safetensors, an index, or every
+        *.safetensors in it), a .safetensors file or an index; str, bytes or
+        os.PathLike.
+    n
+        also judge the heads at sequence length n (an integer >= 1; default
+        None: only at the context length).
+    precision
+        judge rounding as if the weights were stored in this type
+        ("float64", "float32", "float16", "bfloat16"; default None: as
+        stored).
+    mask
+        the verdicts' mask (default None: the family's, from config.json;
+        bidirectional when the family is unknown): "none", "causal",
+        "window:W", "band:W", "prefix:P", "sink:S+window:W".
+    layer_range
+        analyse layers A..B only: "A-B", "A", an integer or a pair (A, B).
+    q_pattern, k_pattern
+        query and key tensor name (or suffix) with {layer}, Linear layout;
+        both or neither.
+    heads
+        query heads (default None: config.json).
+    head_size
+        head size (default None: config head_dim, else rows / heads).
+    kv_heads
+        key heads (default None: config, else key rows / head size).
+    context
+        context length (default None: max_position_embeddings).
+    config
+        read config.json beside the model (default True; ``False`` is
+        ``--no-config``: ignore it, the layout then comes from the tensor
+        shapes and the keywords).
+    rtol
+        relative rank tolerance, >= 0: replaces the default rule
+        (uniform-rounding-mc).
+    atol
+        absolute rank tolerance, >= 0 (> 0: replaces the default rule;
+        default 0).
+    seed
+        base seed of the default rule's draws, an integer in [0, 2^64)
+        (default 0); head (layer, head) uses ar_seed_derive(seed, layer,
+        head).
+    energy
+        energy-rank fraction, in (0, 1] (default 0.99).
+
+    CLI options without a keyword: ``--no-config`` (use ``config=False``),
+    ``--json`` (use the record's ``.to_dict()``), ``--csv FILE`` (one row
+    per head: iterate the record, or ``.to_pandas()``), ``--heatmap
+    FILE.png`` (a heat map of layer x head: ``.grid(field)`` gives the
+    layers x heads array to plot), ``--heatmap-metric M`` (rank,
+    roy-vetterli, stable, participation, energy, nuclear: the field given
+    to ``.grid``, e.g. ``"roy_vetterli_rank"``).
+
+    Returns a :class:`attnrank.Weights`: iterating it gives one
+    :class:`attnrank.QKHead` per head (layer, head and the CLI's per-head
+    fields); ``.to_dict()`` equals the CLI's JSON without ``source``;
+    ``.to_pandas()`` is a DataFrame (needs pandas).  Raises FileError
+    (OSError) for a missing model or an unreadable file, FormatError for a
+    corrupt safetensors file or config.json, UnsupportedError for
+    non-float query/key tensors or an unknown layout, NonFiniteError for
+    NaN/Inf weights, ArgumentError for bad keywords or a layout that does
+    not fit (heads not dividing the rows, no layer in layer_range).  The
+    GIL is released while the model is read and analysed.
+    """
+    cdef str fn = "ar_weights_analyze_model"
+    path = _model_path(model_dir, fn)
+    cdef ar_weights_opts o
+    ar_weights_opts_init(&o)
+    if n is not None:
+        o.n = _positive(n, "n", fn)
+    if precision is not None:
+        o.precision = _precision(precision)
+        o.precision_given = 1
+    if layer_range is not None:
+        o.layer_first, o.layer_last = _layer_range(layer_range, fn)
+        o.layer_range = 1
+    if (q_pattern is None) != (k_pattern is None):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "q_pattern and k_pattern go together")
+    qb = kb = None
+    if q_pattern is not None:
+        qb = _pattern_bytes(q_pattern, "q_pattern", fn)
+        kb = _pattern_bytes(k_pattern, "k_pattern", fn)
+        o.q_pattern = <const char *>qb
+        o.k_pattern = <const char *>kb
+    if heads is not None:
+        o.heads = _positive(heads, "heads", fn)
+    if head_size is not None:
+        o.head_dim = _positive(head_size, "head_size", fn)
+    if kv_heads is not None:
+        o.kv_heads = _positive(kv_heads, "kv_heads", fn)
+    if context is not None:
+        o.context = _positive(context, "context", fn)
+    cdef double c_atol = _finite_nonneg(atol, "atol", fn)
+    cdef double c_rtol = 0.0 if rtol is None else _finite_nonneg(rtol, "rtol", fn)
+    if rtol is not None or c_atol > 0.0:
+        o.rule = AR_WRULE_GIVEN
+        o.rtol = c_rtol
+        o.atol = c_atol
+    o.seed = _u64_arg(seed, "seed", fn)
+    o.energy_fraction = _real(energy, "energy", fn)
+    if not (o.energy_fraction > 0.0 and o.energy_fraction <= 1.0):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"energy must be in (0, 1], got {energy!r}")
+    cdef ar_mask cmask = ar_mask_none()
+    cdef bint is_auto = 0
+    if mask is not None:
+        _mask_from(mask, AR_AXIS_ROW, 0, 0, fn, &cmask, &is_auto)
+        if cmask.kind == AR_MASK_DOCUMENTS:
+            ar_mask_free(&cmask)
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"mask {mask!r}: documents fix n; the verdicts need a mask "
+                                "for any n")
+        o.mask = &cmask
+
+    cdef const char *cpath = path
+    cdef const char *ccfg = NULL
+    cdef ar_safetensors *st = NULL
+    cdef ar_model_config cfg
+    cdef ar_weights_report rep
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef bint found = 0
+    memset(&cfg, 0, sizeof(cfg))
+    try:
+        with nogil:
+            rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
+        check_status(rc, "ar_safetensors_open", &err)
+        if config:
+            # config.json beside the model, as the CLI looks for it (the
+            # library does no file I/O of its own beyond the weights)
+            cfg_path = os.path.join(<bytes>ar_safetensors_dir(st), b"config.json")
+            found = os.access(cfg_path, os.R_OK)
+            if found:
+                ccfg = cfg_path
+                with nogil:
+                    rc = ar_error_printable(&err, ar_model_config_read(ccfg, &cfg, &err))
+                check_status(rc, "ar_model_config_read", &err)
+        with nogil:
+            rc = ar_error_printable(&err, ar_weights_analyze_model(
+                st, &cfg if found else NULL, &o, &rep, &err))
+        check_status(rc, fn, &err)
+        try:
+            return _weights_record(&rep)
+        finally:
+            ar_weights_report_free(&rep)
+    finally:
+        ar_safetensors_close(st)
+        ar_mask_free(&cmask)
