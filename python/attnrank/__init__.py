@@ -122,3 +122,45 @@ def __getattr__(name):
 
         return importlib.import_module("attnrank.torch")
     raise AttributeError(f"module 'attnrank' has no attribute {name!r}")
+
+
+# ---- seprank, depthwidth, collapse ----
+# seprank -- grid-tensor rank of the simplified self-attention network (a
+# lower bound on its separation rank), as ``attnrank seprank --json``;
+# depthwidth, depthwidth_fit -- depth/width allocation by the transition law
+# and its refit from points, as ``attnrank depthwidth --json``; collapse --
+# rank collapse across depth, as ``attnrank collapse --json``.
+from attnrank._results_theory import (  # noqa: E402
+    Collapse,
+    CollapseBound,
+    CollapseDecayFit,
+    CollapseDepth,
+    DepthWidthFit,
+    DepthWidthLaw,
+    DepthWidthOptimum,
+    DepthWidthTransitionDepth,
+    DepthWidthTransitionWidth,
+    DepthWidthVerdict,
+    PrimeRank,
+    Seprank,
+)
+from attnrank._core import collapse, depthwidth, depthwidth_fit, seprank  # noqa: E402
+
+__all__ += [
+    "Collapse",
+    "CollapseBound",
+    "CollapseDecayFit",
+    "CollapseDepth",
+    "DepthWidthFit",
+    "DepthWidthLaw",
+    "DepthWidthOptimum",
+    "DepthWidthTransitionDepth",
+    "DepthWidthTransitionWidth",
+    "DepthWidthVerdict",
+    "PrimeRank",
+    "Seprank",
+    "collapse",
+    "depthwidth",
+    "depthwidth_fit",
+    "seprank",
+]
