@@ -3,8 +3,8 @@
 # Python face of ``attnrank collapse``).
 
 from attnrank._capi cimport (
-    ar_collapse_norms, ar_collapse_opts, ar_collapse_opts_init, ar_collapse_check, ar_collapse_depth,
-    ar_collapse_result, ar_collapse_result_free, ar_collapse_run,
+    ar_collapse_norms, ar_collapse_opts, ar_collapse_opts_init, ar_collapse_check,
+    ar_collapse_depth, ar_collapse_result, ar_collapse_result_free, ar_collapse_run,
 )
 
 from attnrank._results_theory import Collapse, CollapseBound, CollapseDecayFit, CollapseDepth

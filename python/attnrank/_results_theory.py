@@ -147,58 +147,56 @@ class DepthWidthFit(_Record):
 
 
 @dataclass(frozen=True)
-class DepthWidthOptimum(_Record):
+class _DepthWidthMode(_Record):
+    """What every mode's record starts with, in the CLI's key order: the
+    mode, the law applied and, when the law was refit from points, the
+    refit (None otherwise, left out of to_dict)."""
+
+    mode: str
+    law: DepthWidthLaw
+    fit: Optional[DepthWidthFit]
+    _OMIT = frozenset({"fit"})
+
+
+@dataclass(frozen=True)
+class DepthWidthOptimum(_DepthWidthMode):
     """Optimal depth L* and width for a parameter budget (mode "optimum"):
     the root of params_coeff L exp(2 (a + b L)) = total_params; l_th =
     log_3(optimal_d)."""
 
-    mode: str
-    law: DepthWidthLaw
     total_params: float
     optimal_layers: float
     optimal_d: float
     l_th: float
-    fit: Optional[DepthWidthFit] = None
-    _OMIT = frozenset({"fit"})
 
 
 @dataclass(frozen=True)
-class DepthWidthTransitionWidth(_Record):
+class DepthWidthTransitionWidth(_DepthWidthMode):
     """Transition width exp(a + b L) for a depth (mode "transition_d")."""
 
-    mode: str
-    law: DepthWidthLaw
     layers: int
     transition_d: float
     l_th: float
-    fit: Optional[DepthWidthFit] = None
-    _OMIT = frozenset({"fit"})
 
 
 @dataclass(frozen=True)
-class DepthWidthTransitionDepth(_Record):
+class DepthWidthTransitionDepth(_DepthWidthMode):
     """Transition depth (ln d - a) / b for a width (mode
     "transition_layers"; negative: past the transition at every depth)."""
 
-    mode: str
-    law: DepthWidthLaw
     d: int
     transition_layers: float
     l_th: float
-    fit: Optional[DepthWidthFit] = None
-    _OMIT = frozenset({"fit"})
 
 
 @dataclass(frozen=True)
-class DepthWidthVerdict(_Record):
+class DepthWidthVerdict(_DepthWidthMode):
     """Verdict on a network (L, d) (mode "verdict"): its size, the
     transition depth of its width and width of its depth, the optimal
     depth and width for its size, depth_ratio = L / L*, "depth-efficient"
     (L <= transition depth of d) or "depth-inefficient", near_optimal
     (|L - L*| <= tolerance L*)."""
 
-    mode: str
-    law: DepthWidthLaw
     layers: int
     d: int
     total_params: float
@@ -212,8 +210,6 @@ class DepthWidthVerdict(_Record):
     near_optimal: bool
     tolerance: float
     l_th: float
-    fit: Optional[DepthWidthFit] = None
-    _OMIT = frozenset({"fit"})
 
 
 # ---- collapse -------------------------------------------------------------------

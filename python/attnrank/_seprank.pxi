@@ -54,7 +54,7 @@ cdef bint _th_flag(object value, str name, str fn) except -1:
 
 cdef double _th_finite(object value, str name, str fn) except? -1.0:
     """A finite real number (the CLI refuses inf and nan in every real option)."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, str, bytes)):
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"{name} must be a real number, got {value!r}")
     cdef double v = _real(value, name, fn)
@@ -67,7 +67,8 @@ cdef double _th_finite(object value, str name, str fn) except? -1.0:
 cdef double _th_tol(object value, str name, str fn) except? -1.0:
     cdef double v = _th_finite(value, name, fn)
     if v < 0.0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, f"{name} must be >= 0, got {value!r}")
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be >= 0, got {value!r}")
     return v
 
 

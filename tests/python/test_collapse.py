@@ -3,33 +3,14 @@ facts of rank collapse the run must show (pure attention collapses, skips
 keep the rank), the record's internal identities, edge sizes, hostile
 inputs, the GIL."""
 
-import json
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
 import attnrank
 from conftest import assert_gil_released
-
-
-def _flags(kw):
-    out = []
-    for k, v in kw.items():
-        if v is None or v is False:
-            continue
-        out.append("--" + k.replace("_", "-"))
-        if v is not True:
-            out.append(str(v))
-    return out
-
-
-def _cli(cli, *args, ok=(0,)):
-    out = subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
-                         text=True)
-    assert out.returncode in ok, out.stderr
-    return json.loads(out.stdout)
+from theory_cli import flags as _flags, run_json as _cli
 
 
 CASES = [

@@ -4,20 +4,13 @@ hostile inputs, the GIL."""
 
 import json
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
 import attnrank
 from conftest import assert_gil_released
-
-
-def _cli(cli, *args, ok=(0,)):
-    out = subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
-                         text=True)
-    assert out.returncode in ok, out.stderr
-    return json.loads(out.stdout)
+from theory_cli import flags as _flags, run_json as _cli
 
 
 def _drop_file(d):
@@ -52,23 +45,17 @@ MODES = [
 ]
 
 
-def _mode_flags(kw):
-    out = []
-    for k, v in kw.items():
-        out += ["--" + k.replace("_", "-"), v]
-    return out
-
 
 @pytest.mark.parametrize("kw", MODES)
 def test_modes_equal_the_cli(cli, kw):
     got = attnrank.depthwidth(**kw)
-    assert got.to_dict() == _cli(cli, "depthwidth", *_mode_flags(kw))
+    assert got.to_dict() == _cli(cli, "depthwidth", *_flags(kw))
     given = attnrank.depthwidth(**kw, intercept=4.5, slope=0.07)
     assert given.law.source == "given"
-    assert given.to_dict() == _cli(cli, "depthwidth", *_mode_flags(kw), "--intercept", 4.5,
+    assert given.to_dict() == _cli(cli, "depthwidth", *_flags(kw), "--intercept", 4.5,
                                    "--slope", 0.07)
     one = attnrank.depthwidth(**kw, slope=0.06)
-    assert one.to_dict() == _cli(cli, "depthwidth", *_mode_flags(kw), "--slope", 0.06)
+    assert one.to_dict() == _cli(cli, "depthwidth", *_flags(kw), "--slope", 0.06)
 
 
 @pytest.mark.parametrize("name", sorted(POINTS))
@@ -85,7 +72,7 @@ def test_fit_equals_the_cli(cli, tmp_path, name):
         applied = attnrank.depthwidth(**kw, fit=np.array(pts))
         assert applied.law.source == "fit" and applied.fit.mode is None
         assert applied.to_dict() == _drop_file(_cli(cli, "depthwidth", "--fit", path,
-                                                    *_mode_flags(kw)))
+                                                    *_flags(kw)))
 
 
 def test_law_file_and_mapping_equal_the_cli(cli, tmp_path):
@@ -93,7 +80,7 @@ def test_law_file_and_mapping_equal_the_cli(cli, tmp_path):
     law_path = tmp_path / "law.json"
     law_path.write_text(json.dumps(_cli(cli, "depthwidth", "--fit", _csv(tmp_path, pts))))
     for kw in ({"params": 1e9}, {"layers": 12, "d": 768}):
-        want = _cli(cli, "depthwidth", "--law", law_path, *_mode_flags(kw))
+        want = _cli(cli, "depthwidth", "--law", law_path, *_flags(kw))
         assert want["law"]["source"] == str(law_path)
         assert attnrank.depthwidth(**kw, law=str(law_path)).to_dict() == want
         assert attnrank.depthwidth(**kw, law=law_path).to_dict() == want

@@ -1,34 +1,14 @@
 """attnrank.seprank: the CLI's JSON on the same arguments, the closed form of
 the exact grid rank at two positions, edge sizes, hostile inputs, the GIL."""
 
-import json
 import math
-import subprocess
 
 import numpy as np
 import pytest
 
 import attnrank
 from conftest import assert_gil_released
-
-
-def _flags(kw):
-    """The CLI flags of keyword arguments (True: a switch; None: left out)."""
-    out = []
-    for k, v in kw.items():
-        if v is None or v is False:
-            continue
-        out.append("--" + k.replace("_", "-"))
-        if v is not True:
-            out.append(str(v))
-    return out
-
-
-def _cli(cli, *args, ok=(0,)):
-    out = subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
-                         text=True)
-    assert out.returncode in ok, out.stderr
-    return json.loads(out.stdout)
+from theory_cli import flags as _flags, run_json as _cli
 
 
 CASES = [
