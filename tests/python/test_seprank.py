@@ -8,7 +8,7 @@ import pytest
 
 import attnrank
 from conftest import assert_gil_released
-from theory_cli import flags as _flags, run_json as _cli
+from theory_cli import assert_help_parity, flags as _flags, run_json as _cli
 
 
 CASES = [
@@ -148,3 +148,7 @@ def test_hostile_inputs_raise(name, kw, exc):
 
 def test_the_gil_is_released():
     assert_gil_released(lambda: attnrank.seprank(2, 3, exact=True, seed=1), min_ticks=2)
+
+
+def test_help_says_what_the_cli_help_says(cli):
+    assert_help_parity(cli, "seprank", attnrank.seprank)
