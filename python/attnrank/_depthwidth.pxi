@@ -74,12 +74,24 @@ cdef bint _dw_json_number(object v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+_DW_ABSENT = object()
+
+
+cdef object _dw_law_value(object root, str key):
+    """The value under key in root, or in root["law"] (a mode's output);
+    _DW_ABSENT when neither has the key (a JSON null is a value)."""
+    if key in root:
+        return root[key]
+    inner = root.get("law")
+    if isinstance(inner, _Mapping) and key in inner:
+        return inner[key]
+    return _DW_ABSENT
+
+
 cdef object _dw_law_number(object root, str key):
     """The finite number under key in root (or root["law"]), None otherwise,
     as the CLI reads a law file."""
-    v = root.get(key)
-    if v is None and isinstance(root.get("law"), _Mapping):
-        v = root["law"].get(key)
+    v = _dw_law_value(root, key)
     if not _dw_json_number(v):
         return None
     try:
@@ -117,8 +129,8 @@ cdef tuple _dw_read_law(object law, str fn):
         a = _dw_law_number(root, "intercept")
         b = _dw_law_number(root, "slope")
     ok = a is not None and b is not None
-    # as the CLI: params_coeff is read when the top level has the key
-    if ok and "params_coeff" in root:
+    # as the CLI: params_coeff, when present (at the top level or under "law")
+    if ok and _dw_law_value(root, "params_coeff") is not _DW_ABSENT:
         c = _dw_law_number(root, "params_coeff")
         ok = c is not None and c > 0.0
     if not ok:

@@ -10,7 +10,7 @@ import pytest
 
 import attnrank
 from conftest import assert_gil_released
-from theory_cli import assert_help_parity, flags as _flags, run_json as _cli
+from theory_cli import assert_help_parity, flags as _flags, run_json as _cli, run_status
 
 
 def _drop_file(d):
@@ -94,6 +94,19 @@ def test_law_file_and_mapping_equal_the_cli(cli, tmp_path):
     want = _cli(cli, "depthwidth", "--law", coeff, "--params", "1e8")
     got = attnrank.depthwidth(1e8, law=coeff)
     assert got.to_dict() == want and got.law.params_coeff == 10.0
+    # a mode's output read back keeps its law, params_coeff included
+    chained = tmp_path / "chained.json"
+    chained.write_text(json.dumps(want))
+    again = _cli(cli, "depthwidth", "--law", chained, "--params", "1e8")
+    assert again["law"]["params_coeff"] == 10.0
+    assert attnrank.depthwidth(1e8, law=chained).to_dict() == again
+    assert attnrank.depthwidth(1e8, law=got).law.params_coeff == 10.0
+    # a null is a value: not a number, and not looked up under "law"
+    null = tmp_path / "null.json"
+    null.write_text(json.dumps({"intercept": None, "slope": 0.1, "law": {"intercept": 5}}))
+    assert run_status(cli, "depthwidth", "--law", null, "--params", "1e8") == 2
+    with pytest.raises(attnrank.FormatError, match="intercept"):
+        attnrank.depthwidth(1e8, law=null)
 
 
 def test_points_on_a_line_are_refit_exactly():

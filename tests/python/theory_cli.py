@@ -18,12 +18,21 @@ def flags(kw):
     return out
 
 
+def _run(cli, *args):
+    return subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
+                          text=True)
+
+
 def run_json(cli, *args, ok=(0,)):
     """`attnrank ARGS --json`, parsed (the exit status must be one of ok)."""
-    out = subprocess.run([cli, *[str(a) for a in args], "--json"], capture_output=True,
-                         text=True)
+    out = _run(cli, *args)
     assert out.returncode in ok, out.stderr
     return json.loads(out.stdout)
+
+
+def run_status(cli, *args):
+    """The exit status of `attnrank ARGS --json` (2: refused input)."""
+    return _run(cli, *args).returncode
 
 
 def assert_help_parity(cli, command, function):
