@@ -276,11 +276,13 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
             verdict=_text(ar_dw_verdict_name(&v)), depth_efficient=bool(v.depth_efficient),
             near_optimal=bool(v.near_optimal), tolerance=v.tolerance, l_th=v.l_th)
     if layers is not None:
-        rc = ar_dw_transition_d(&lw, <double>nl, &out)
+        with nogil:
+            rc = ar_dw_transition_d(&lw, <double>nl, &out)
         check_status(rc, "ar_dw_transition_d", NULL, "transition width")
         return DepthWidthTransitionWidth(mode="transition_d", law=law_rec, fit=fit_rec,
                                          layers=nl, transition_d=out, l_th=ar_dw_l_th(out))
-    rc = ar_dw_transition_layers(&lw, <double>nd, &out)
+    with nogil:
+        rc = ar_dw_transition_layers(&lw, <double>nd, &out)
     check_status(rc, "ar_dw_transition_layers", NULL,
                  f"transition depth undefined (slope {lw.slope!r})")
     return DepthWidthTransitionDepth(mode="transition_layers", law=law_rec, fit=fit_rec, d=nd,

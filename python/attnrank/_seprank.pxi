@@ -95,14 +95,16 @@ cdef bytes _th_partition_text(object partition, str fn):
 cdef object _seprank_record(const ar_seprank_result *r):
     cdef const ar_seprank_config *c = &r.config
     cdef char part[256]
+    cdef double[::1] sv
     ar_partition_format(&c.partition, part, sizeof(part))
     float_rank = tol = svals = None
     if r.have_float:
         float_rank = r.float_rank
         tol = Tolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol, precision="float64")
         svals = np.empty(r.nsv, dtype=np.float64)
-        for i in range(r.nsv):
-            svals[i] = r.singular_values[i]
+        sv = svals
+        if r.nsv > 0:
+            memcpy(&sv[0], r.singular_values, r.nsv * sizeof(double))
     exact_rank = primes = agree = rational = None
     if r.have_exact:
         exact_rank = r.exact_rank
