@@ -4,6 +4,7 @@
 
 import json as _json_mod
 from collections.abc import Mapping as _Mapping
+from numbers import Real as _Real
 
 from attnrank._capi cimport (
     ar_dw_law, ar_dw_law_paper, ar_dw_transition_d,
@@ -70,8 +71,9 @@ def depthwidth_fit(points):
 
 
 cdef bint _dw_json_number(object v):
-    # jansson's json_is_number: integers and reals, not booleans
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    # jansson's json_is_number: integers and reals, not booleans (numpy's
+    # numbers too, for mappings built in Python)
+    return isinstance(v, _Real) and not isinstance(v, (bool, np.bool_))
 
 
 _DW_ABSENT = object()

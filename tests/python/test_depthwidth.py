@@ -89,6 +89,9 @@ def test_law_file_and_mapping_equal_the_cli(cli, tmp_path):
         fit = attnrank.depthwidth_fit(pts)
         assert attnrank.depthwidth(**kw, law=fit).to_dict() == want
         assert attnrank.depthwidth(**kw, law=fit.to_dict()).to_dict() == want
+        numpy_law = {"intercept": np.float64(fit.intercept), "slope": np.float64(fit.slope),
+                     "params_coeff": np.int64(12)}
+        assert attnrank.depthwidth(**kw, law=numpy_law).to_dict() == want
     coeff = tmp_path / "coeff.json"
     coeff.write_text(json.dumps({"law": {"intercept": 5, "slope": 0.1}, "params_coeff": 10}))
     want = _cli(cli, "depthwidth", "--law", coeff, "--params", "1e8")
