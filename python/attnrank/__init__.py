@@ -169,3 +169,44 @@ __all__ += [
     "softmax_bottleneck",
     "weights",
 ]
+
+# ---- seprank, depthwidth, collapse ----
+# seprank -- grid-tensor rank of the simplified self-attention network (a
+# lower bound on its separation rank), as ``attnrank seprank --json``;
+# depthwidth, depthwidth_fit -- depth/width allocation by the transition law
+# and its refit from points, as ``attnrank depthwidth --json``; collapse --
+# rank collapse across depth, as ``attnrank collapse --json``.
+from attnrank._results_theory import (  # noqa: E402
+    Collapse,
+    CollapseBound,
+    CollapseDecayFit,
+    CollapseDepth,
+    DepthWidthFit,
+    DepthWidthLaw,
+    DepthWidthOptimum,
+    DepthWidthTransitionDepth,
+    DepthWidthTransitionWidth,
+    DepthWidthVerdict,
+    PrimeRank,
+    Seprank,
+)
+from attnrank._core import collapse, depthwidth, depthwidth_fit, seprank  # noqa: E402
+
+__all__ += [
+    "Collapse",
+    "CollapseBound",
+    "CollapseDecayFit",
+    "CollapseDepth",
+    "DepthWidthFit",
+    "DepthWidthLaw",
+    "DepthWidthOptimum",
+    "DepthWidthTransitionDepth",
+    "DepthWidthTransitionWidth",
+    "DepthWidthVerdict",
+    "PrimeRank",
+    "Seprank",
+    "collapse",
+    "depthwidth",
+    "depthwidth_fit",
+    "seprank",
+]

@@ -554,3 +554,142 @@ cdef extern from "attnrank/weights.h" nogil:
                                  ar_error *err)
     void ar_weights_report_free(ar_weights_report *rep)
     const ar_qk_head *ar_weights_head(const ar_weights_report *rep, size_t l, size_t k)
+
+# ---- seprank, depthwidth, collapse (_seprank.pxi, _depthwidth.pxi, _collapse.pxi) ----
+
+cdef extern from "attnrank/seprank.h" nogil:
+    enum:
+        AR_SEPRANK_MAX_POSITIONS
+        AR_SEPRANK_DEFAULT_MAX_DIM
+        AR_SEPRANK_MAX_PRIMES
+
+    ctypedef struct ar_partition:
+        size_t n, na, nb
+        size_t a[32]
+        size_t b[32]
+
+    int ar_partition_parse(const char *text, size_t n, ar_partition *p, ar_error *err)
+    void ar_partition_format(const ar_partition *p, char *buf, size_t len)
+
+    ctypedef enum ar_seprank_regime:
+        AR_REGIME_DOUBLE_EXPONENTIAL
+        AR_REGIME_LINEAR
+    const char *ar_seprank_regime_name(ar_seprank_regime r)
+
+    ctypedef enum ar_seprank_readout:
+        AR_SEPRANK_READOUT_RANDOM
+        AR_SEPRANK_READOUT_ENTRY
+
+    ctypedef enum ar_seprank_rational:
+        AR_SEPRANK_RATIONAL_AUTO
+        AR_SEPRANK_RATIONAL_OFF
+        AR_SEPRANK_RATIONAL_ON
+
+    ctypedef struct ar_seprank_config:
+        size_t layers, d, heads, n
+        int residual
+        size_t position
+        ar_seprank_readout readout
+        size_t entry
+        ar_partition partition
+        size_t templates, max_dim
+        uint64_t seed
+        int do_float, do_exact
+        size_t nprimes
+        ar_seprank_rational rational
+        double rtol, atol
+        size_t threads
+
+    void ar_seprank_config_init(ar_seprank_config *cfg)
+
+    ctypedef struct ar_seprank_result:
+        ar_seprank_config config
+        uint64_t seed
+        size_t rows, cols
+        int have_float
+        size_t float_rank
+        double threshold, rtol, atol
+        double *singular_values
+        size_t nsv
+        int have_exact
+        size_t exact_rank, nprimes
+        uint64_t primes[3]
+        size_t prime_ranks[3]
+        int primes_agree, have_rational
+        size_t rational_rank
+        int float_undercounts, saturated
+        double bound_log_monomial, bound_log_split, bound_log_parity, bound_log, l_th
+        ar_seprank_regime regime
+
+    int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err)
+    void ar_seprank_result_free(ar_seprank_result *res)
+
+cdef extern from "attnrank/depthwidth.h" nogil:
+    const double AR_DW_DEFAULT_TOLERANCE
+
+    ctypedef struct ar_dw_law:
+        double intercept, slope, params_coeff
+
+    ar_dw_law ar_dw_law_paper()
+    int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
+    int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
+    double ar_dw_l_th(double d)
+
+    ctypedef struct ar_dw_optimum:
+        ar_dw_law law
+        double params, layers, d, l_th
+
+    int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
+
+    ctypedef struct ar_dw_verdict:
+        ar_dw_law law
+        double layers, d, params, transition_layers, transition_d
+        double optimal_layers, optimal_d, depth_ratio, tolerance, l_th
+        int depth_efficient, near_optimal
+
+    int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
+                         ar_dw_verdict *out)
+    const char *ar_dw_verdict_name(const ar_dw_verdict *v)
+
+    ctypedef struct ar_dw_fit:
+        size_t npoints
+        int weighted
+        double intercept, slope, intercept_err, slope_err, cov, r2, chi2, chi2_red
+
+    int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err)
+
+cdef extern from "attnrank/collapse.h" nogil:
+    ctypedef struct ar_collapse_norms:
+        double norm_fro, res_fro, rel_res_fro, norm_1inf, res_1inf, rel_res_1inf
+
+    ctypedef struct ar_collapse_opts:
+        size_t n, d, heads, layers
+        int skip, mlp
+        size_t mlp_width
+        uint64_t seed
+        ar_rank_opts rank
+        double fit_floor
+        int have_bound
+        double gamma, beta, max_bytes
+
+    void ar_collapse_opts_init(ar_collapse_opts *opts)
+    int ar_collapse_check(const ar_collapse_opts *opts, ar_error *err)
+
+    ctypedef struct ar_collapse_depth:
+        size_t depth
+        ar_collapse_norms norms
+        ar_rank_metrics rank
+        double *singular_values
+        double ratio, bound_log
+
+    ctypedef struct ar_collapse_result:
+        ar_collapse_opts opts
+        size_t head_size, nsv, count
+        ar_collapse_depth *depths
+        size_t fit_last
+        double geometric_slope, geometric_factor, order, order_log_c
+        size_t order_pairs
+        double worst_bound_margin
+
+    void ar_collapse_result_free(ar_collapse_result *r)
+    int ar_collapse_run(const ar_collapse_opts *opts, ar_collapse_result *r, ar_error *err)

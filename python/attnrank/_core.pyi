@@ -107,3 +107,61 @@ def weights(
     seed: int = ...,
     energy: float = ...,
 ) -> Weights: ...
+
+# ---- seprank, depthwidth, collapse (_seprank.pxi, _depthwidth.pxi, _collapse.pxi) ----
+from typing import Mapping, Sequence
+from attnrank._results_theory import (
+    Collapse, DepthWidthFit, DepthWidthOptimum, DepthWidthTransitionDepth,
+    DepthWidthTransitionWidth, DepthWidthVerdict, Seprank,
+)
+
+def seprank(
+    layers: int,
+    d: int,
+    *,
+    heads: int = ...,
+    n: int = ...,
+    partition: Union[None, str, Tuple[Sequence[int], Sequence[int]]] = ...,
+    templates: Optional[int] = ...,
+    max_dim: int = ...,
+    residual: bool = ...,
+    position: int = ...,
+    entry: Optional[int] = ...,
+    exact: bool = ...,
+    primes: Optional[int] = ...,
+    rational: bool = ...,
+    no_float: bool = ...,
+    seed: int = ...,
+    rtol: Optional[float] = ...,
+    atol: float = ...,
+    threads: int = ...,
+) -> Seprank: ...
+def depthwidth_fit(points: npt.ArrayLike) -> DepthWidthFit: ...
+def depthwidth(
+    params: Optional[float] = ...,
+    layers: Optional[int] = ...,
+    d: Optional[int] = ...,
+    *,
+    fit: Optional[npt.ArrayLike] = ...,
+    law: Union[None, str, "os.PathLike[str]", Mapping[str, Any], DepthWidthFit] = ...,
+    intercept: Optional[float] = ...,
+    slope: Optional[float] = ...,
+    tolerance: float = ...,
+) -> Union[DepthWidthOptimum, DepthWidthTransitionWidth, DepthWidthTransitionDepth,
+           DepthWidthVerdict, DepthWidthFit]: ...
+def collapse(
+    layers: int,
+    n: int,
+    d: int,
+    heads: int,
+    *,
+    skip: bool = ...,
+    mlp: bool = ...,
+    mlp_width: Optional[int] = ...,
+    seed: int = ...,
+    gamma: Optional[float] = ...,
+    beta: Optional[float] = ...,
+    rtol: Optional[float] = ...,
+    atol: float = ...,
+    fit_floor: float = ...,
+) -> Collapse: ...

@@ -138,11 +138,11 @@ static int print_json(const ar_collapse_result *r)
                             cli_json_real(r->order), "order_log_c", cli_json_real(r->order_log_c),
                             "order_pairs", (json_int_t)r->order_pairs);
     json_t *root = json_pack(
-        "{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I, s:I, s:s, s:s}", "variant",
+        "{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I, s:o, s:s, s:s}", "variant",
         variant_name(o), "layers", (json_int_t)o->layers, "n", (json_int_t)o->n, "d",
         (json_int_t)o->d, "heads", (json_int_t)o->heads, "head_size",
         (json_int_t)r->head_size, "skip", o->skip, "mlp", o->mlp, "mlp_width",
-        (json_int_t)(o->mlp ? o->mlp_width : 0), "seed", (json_int_t)o->seed, "axis", "row",
+        (json_int_t)(o->mlp ? o->mlp_width : 0), "seed", cli_json_u64(o->seed), "axis", "row",
         "residual", "X - 1 x^T, x = column means (Frobenius minimiser)");
     json_object_set_new(root, "decay_fit", fit);
     if (o->have_bound)

@@ -71,7 +71,7 @@ static json_t *result_json(const ar_seprank_result *r)
     json_object_set_new(o, "templates", json_integer((json_int_t)c->templates));
     json_object_set_new(o, "rows", json_integer((json_int_t)r->rows));
     json_object_set_new(o, "cols", json_integer((json_int_t)r->cols));
-    json_object_set_new(o, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(o, "seed", cli_json_u64(r->seed)); /* all 64 bits */
     if (r->have_float) {
         json_object_set_new(o, "float_rank", json_integer((json_int_t)r->float_rank));
         json_object_set_new(o, "tolerance",

@@ -42,12 +42,20 @@ int cli_law_fit(const char *cmd, const char *path, cli_law *law)
     return -1;
 }
 
-/* A finite number under key in obj (or obj["law"]); 0 when absent. */
-static int law_number(json_t *obj, const char *key, double *out)
+/* The value under key in obj, or in obj["law"] (a mode's output); NULL when
+ * absent from both. */
+static json_t *law_value(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     if (v == NULL && json_is_object(json_object_get(obj, "law")))
         v = json_object_get(json_object_get(obj, "law"), key);
+    return v;
+}
+
+/* A finite number under key in obj (or obj["law"]); 0 when absent. */
+static int law_number(json_t *obj, const char *key, double *out)
+{
+    json_t *v = law_value(obj, key);
     if (!json_is_number(v))
         return 0;
     *out = json_number_value(v);
@@ -64,7 +72,8 @@ int cli_law_read(const char *cmd, const char *path, cli_law *law)
     double a = 0.0, b = 0.0, c = AR_DW_PAPER_PARAMS_COEFF;
     int ok = json_is_object(root) && law_number(root, "intercept", &a) &&
              law_number(root, "slope", &b);
-    if (ok && json_object_get(root, "params_coeff") != NULL)
+    /* looked up as the other two: a mode's output keeps its law's coefficient */
+    if (ok && law_value(root, "params_coeff") != NULL)
         ok = law_number(root, "params_coeff", &c) && c > 0.0;
     json_decref(root);
     if (!ok)

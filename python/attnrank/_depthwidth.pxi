@@ -1,0 +1,291 @@
+# Included by _core.pyx (after _seprank.pxi, whose _th_* helpers it uses):
+# depth/width allocation by the transition law ln d_x = a + b L and its
+# refit from transition points (the Python face of ``attnrank depthwidth``).
+
+import json as _json_mod
+from collections.abc import Mapping as _Mapping
+from numbers import Real as _Real
+
+from attnrank._capi cimport (
+    ar_dw_law, ar_dw_law_paper, ar_dw_transition_d,
+    ar_dw_transition_layers, ar_dw_l_th, ar_dw_optimum, ar_dw_optimal, ar_dw_verdict,
+    ar_dw_verdict_of, ar_dw_verdict_name, ar_dw_fit, ar_dw_fit_table,
+)
+
+from attnrank._convert import as_real_array
+from attnrank._errors import FileError, FormatError
+from attnrank._results_theory import (
+    DepthWidthFit, DepthWidthLaw, DepthWidthOptimum, DepthWidthTransitionDepth,
+    DepthWidthTransitionWidth, DepthWidthVerdict,
+)
+
+
+cdef object _dw_fit_record(const ar_dw_fit *f, object mode):
+    return DepthWidthFit(points=f.npoints, weighted=bool(f.weighted), intercept=f.intercept,
+                         slope=f.slope, intercept_err=f.intercept_err, slope_err=f.slope_err,
+                         covariance=f.cov, r2=f.r2, chi2=f.chi2, chi2_red=f.chi2_red, mode=mode)
+
+
+cdef int _dw_fit_points(object points, ar_dw_fit *out, str fn) except -1:
+    """The C fit of an (n, 2) or (n, 3) real array-like of depth, width[,
+    error] rows (any layout; the GIL released during the fit)."""
+    arr, _ = as_real_array(points, fn, "points")
+    if arr.ndim != 2:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "points must be an n x 2 (depth, width) or n x 3 (depth, width, "
+                            f"width error) array, got shape {arr.shape}")
+    cdef ar_cview view
+    arr = _views_of(arr, &view, fn, "points")
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_dw_fit_table(view, out, &err)
+    check_status(rc, fn, &err)
+    return 0
+
+
+def depthwidth_fit(points):
+    """Refit the transition law ln(width) = intercept + slope * depth from
+    transition points, as ``attnrank depthwidth --fit FILE --json`` on a
+    CSV of the same rows (ar_dw_fit_table; docs/theory/depth-width.md).
+
+    points
+        an (n, 2) array-like of (depth, width) rows, or (n, 3) with the
+        standard error of the width as third column (then a weighted fit,
+        weights 1 / (error / width)^2); n >= 2, widths and errors > 0, two
+        distinct depths.  Any numpy layout, lists, torch tensors.
+
+    Returns a :class:`attnrank.DepthWidthFit` (mode "fit"): intercept and
+    slope with standard errors and covariance, R^2, chi2, chi2_red;
+    ``.to_dict()`` equals the CLI's JSON without ``file``.  Apply the refit
+    law with ``depthwidth(params=..., fit=points)`` (or ``law=record``).
+    Raises ArgumentError for a wrong shape or fewer than 2 points, SizeError
+    for another number of columns, DomainError for a non-finite depth, a
+    width or error <= 0 or not finite, or equal depths, UnsupportedError for
+    complex/object data.  The GIL is released during the fit.
+    """
+    cdef ar_dw_fit f
+    _dw_fit_points(points, &f, "ar_dw_fit_table")
+    return _dw_fit_record(&f, "fit")
+
+
+cdef bint _dw_json_number(object v):
+    # jansson's json_is_number: integers and reals, not booleans (numpy's
+    # numbers too, for mappings built in Python)
+    return isinstance(v, _Real) and not isinstance(v, (bool, np.bool_))
+
+
+_DW_ABSENT = object()
+
+
+cdef object _dw_law_value(object root, str key):
+    """The value under key in root, or in root["law"] (a mode's output);
+    _DW_ABSENT when neither has the key (a JSON null is a value)."""
+    if key in root:
+        return root[key]
+    inner = root.get("law")
+    if isinstance(inner, _Mapping) and key in inner:
+        return inner[key]
+    return _DW_ABSENT
+
+
+cdef object _dw_law_number(object root, str key):
+    """The finite number under key in root (or root["law"]), None otherwise,
+    as the CLI reads a law file."""
+    v = _dw_law_value(root, key)
+    if not _dw_json_number(v):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+cdef tuple _dw_read_law(object law, str fn):
+    """(intercept, slope, params_coeff, source) of a law given as a JSON
+    file's path, a mapping or a record with to_dict() (a fit, a law, a
+    mode's record).  A file's bad content is a FormatError, a bad mapping
+    an ArgumentError."""
+    source = "given"
+    what = type(law).__name__
+    from_file = isinstance(law, (str, os.PathLike))
+    if from_file:
+        source = what = os.fspath(law)
+        try:
+            with open(law, "rb") as fh:
+                root = _json_mod.load(fh)
+        except OSError as exc:
+            raise FileError(AR_EIO, strerror(AR_EIO), fn, f"law file {source!r}: {exc}") from exc
+        except ValueError as exc:
+            raise FormatError(AR_EFORMAT, strerror(AR_EFORMAT), fn,
+                              f"{source}: not a JSON law file: {exc}") from exc
+    elif hasattr(law, "to_dict"):
+        root = law.to_dict()
+    else:
+        root = law
+    a = b = None
+    c = 12.0
+    if isinstance(root, _Mapping):
+        a = _dw_law_number(root, "intercept")
+        b = _dw_law_number(root, "slope")
+    ok = a is not None and b is not None
+    # as the CLI: params_coeff, when present (at the top level or under "law")
+    if ok and _dw_law_value(root, "params_coeff") is not _DW_ABSENT:
+        c = _dw_law_number(root, "params_coeff")
+        ok = c is not None and c > 0.0
+    if not ok:
+        cls, status = (FormatError, AR_EFORMAT) if from_file else (ArgumentError, AR_EINVAL)
+        raise cls(status, strerror(status), fn,
+                  f"law {what}: needs numbers \"intercept\" and \"slope\" (and an optional "
+                  "positive \"params_coeff\"), as depthwidth_fit(...).to_dict() or "
+                  "`depthwidth --fit --json` writes")
+    return a, b, c, source
+
+
+def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercept=None,
+               slope=None, tolerance=0.15):
+    """Allocation by the fitted transition law ln(d_x) = A + B L (default the
+    paper's A = 5.039, B = 0.0555) with N_params = 12 L d_x^2, as
+    ``attnrank depthwidth --json`` (ar_dw_optimal, ar_dw_transition_d,
+    ar_dw_transition_layers, ar_dw_verdict_of; docs/theory/depth-width.md).
+
+    The mode follows from the arguments, as the CLI's:
+
+    params
+        N: the optimal depth L* and width for a parameter budget N (> 0,
+        e.g. 175e9); a :class:`attnrank.DepthWidthOptimum`.
+    layers
+        L (an integer >= 1): the transition width for depth L; a
+        :class:`attnrank.DepthWidthTransitionWidth`.
+    d
+        D (an integer >= 1): the transition depth for width D; a
+        :class:`attnrank.DepthWidthTransitionDepth`.  With both ``layers``
+        and ``d``: the verdict, depth-efficient (L <= transition depth of D)
+        or depth-inefficient (too deep), and whether L is within
+        ``tolerance`` of the optimal depth for its size; a
+        :class:`attnrank.DepthWidthVerdict`.
+    fit
+        transition points, an (n, 2|3) array-like of depth, width[, error]
+        rows (error = standard error of the width; weighted fit if given),
+        the rows of the CLI's CSV: refit ln(width) = A + B depth.  Alone:
+        the refit itself, as :func:`depthwidth_fit`.  With ``params``,
+        ``layers`` or ``d``: refit, then apply the refit law (the record's
+        ``fit`` holds the refit).
+    law
+        apply a saved law: the path of a JSON file (as ``depthwidth --fit
+        --json`` writes; the record's law source is the path), or a mapping
+        or record with numbers intercept and slope (optionally a positive
+        params_coeff), e.g. ``depthwidth_fit(points)`` or its ``to_dict()``.
+    intercept
+        law intercept A (default 5.039).
+    slope
+        law slope B per layer (default 0.0555).
+    tolerance
+        relative distance to the optimal depth counted as optimal (>= 0,
+        default 0.15).
+
+    ``fit``, ``law`` and ``intercept``/``slope`` each set the law: give one.
+    The theory's threshold L_th = log_3(d_x) is reported beside the fitted
+    one.  The constants 5.039 and 0.0555 come from secondary summaries of
+    Levine et al. 2020; refit them from your own points with ``fit``.
+
+    CLI options without a keyword: ``--json`` prints the result as JSON;
+    use ``.to_dict()`` of the record instead (the CLI's ``--fit FILE``
+    takes a CSV file: pass its rows as ``fit``, e.g.
+    ``numpy.loadtxt(FILE, delimiter=",", skiprows=1, ndmin=2)``).
+
+    ``.to_dict()`` equals the CLI's JSON for the same arguments (without the
+    fit's ``file``).  Raises ArgumentError (ValueError) for no mode or two,
+    bad numbers, several law sources, or no optimum under the law
+    (DomainError), the errors of :func:`depthwidth_fit` for bad points,
+    FileError / FormatError for an unreadable or malformed law file.
+    """
+    cdef str fn = "depthwidth"
+    cdef double tol = _th_finite(tolerance, "tolerance", fn)
+    if not (tol >= 0.0):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"tolerance must be >= 0, got {tolerance!r}")
+    has_params = params is not None
+    has_size = layers is not None or d is not None
+    if not has_params and not has_size and fit is None:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "give one of params, layers, d or fit")
+    if has_params and has_size:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "params and layers/d are separate modes: give one")
+    cdef double budget = 0.0
+    if has_params:
+        budget = _th_finite(params, "params", fn)
+        if not (budget > 0.0):
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"params must be > 0, got {params!r}")
+    cdef size_t nl = 0, nd = 0
+    if layers is not None:
+        nl = _th_count(layers, "layers", fn, 1)
+    if d is not None:
+        nd = _th_count(d, "d", fn, 1)
+    given = intercept is not None or slope is not None
+    if (fit is not None) + (law is not None) + given > 1:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "fit, law and intercept/slope each set the law: give one")
+
+    cdef ar_dw_law lw = ar_dw_law_paper()
+    cdef ar_dw_fit f
+    source = "paper"
+    fit_rec = None
+    if fit is not None:
+        _dw_fit_points(fit, &f, "ar_dw_fit_table")
+        lw.intercept = f.intercept
+        lw.slope = f.slope
+        source = "fit"
+        if not has_params and not has_size:
+            return _dw_fit_record(&f, "fit")
+        fit_rec = _dw_fit_record(&f, None)
+    elif law is not None:
+        a, b, c, source = _dw_read_law(law, fn)
+        lw.intercept = a
+        lw.slope = b
+        lw.params_coeff = c
+    elif given:
+        if intercept is not None:
+            lw.intercept = _th_finite(intercept, "intercept", fn)
+        if slope is not None:
+            lw.slope = _th_finite(slope, "slope", fn)
+        source = "given"
+    law_rec = DepthWidthLaw(intercept=lw.intercept, slope=lw.slope,
+                            params_coeff=lw.params_coeff, source=source)
+
+    cdef ar_dw_optimum o
+    cdef ar_dw_verdict v
+    cdef double out = 0.0
+    cdef int rc
+    if has_params:
+        with nogil:
+            rc = ar_dw_optimal(&lw, budget, &o)
+        check_status(rc, "ar_dw_optimal", NULL, f"params {params!r}: no optimum under this law")
+        return DepthWidthOptimum(mode="optimum", law=law_rec, fit=fit_rec, total_params=o.params,
+                                 optimal_layers=o.layers, optimal_d=o.d, l_th=o.l_th)
+    if layers is not None and d is not None:
+        with nogil:
+            rc = ar_dw_verdict_of(&lw, <double>nl, <double>nd, tol, &v)
+        check_status(rc, "ar_dw_verdict_of", NULL, "no verdict under this law")
+        return DepthWidthVerdict(
+            mode="verdict", law=law_rec, fit=fit_rec, layers=nl, d=nd, total_params=v.params,
+            transition_layers=v.transition_layers, transition_d=v.transition_d,
+            optimal_layers=v.optimal_layers, optimal_d=v.optimal_d, depth_ratio=v.depth_ratio,
+            verdict=_text(ar_dw_verdict_name(&v)), depth_efficient=bool(v.depth_efficient),
+            near_optimal=bool(v.near_optimal), tolerance=v.tolerance, l_th=v.l_th)
+    if layers is not None:
+        with nogil:
+            rc = ar_dw_transition_d(&lw, <double>nl, &out)
+        check_status(rc, "ar_dw_transition_d", NULL, "transition width")
+        return DepthWidthTransitionWidth(mode="transition_d", law=law_rec, fit=fit_rec,
+                                         layers=nl, transition_d=out, l_th=ar_dw_l_th(out))
+    with nogil:
+        rc = ar_dw_transition_layers(&lw, <double>nd, &out)
+    check_status(rc, "ar_dw_transition_layers", NULL,
+                 f"transition depth undefined (slope {lw.slope!r})")
+    return DepthWidthTransitionDepth(mode="transition_layers", law=law_rec, fit=fit_rec, d=nd,
+                                     transition_layers=out, l_th=ar_dw_l_th(<double>nd))

@@ -1,0 +1,249 @@
+# Included by _core.pyx: separation rank of the simplified self-attention
+# network by grid tensors (the Python face of ``attnrank seprank``).  The
+# argument helpers _th_* are shared with _depthwidth.pxi and _collapse.pxi
+# (included after this file).
+
+from libc.math cimport exp, floor, isfinite
+
+from attnrank._capi cimport (
+    AR_SEPRANK_MAX_PRIMES, ar_partition, ar_partition_parse, ar_partition_format,
+    ar_seprank_regime_name, AR_SEPRANK_READOUT_RANDOM, AR_SEPRANK_READOUT_ENTRY,
+    AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
+    ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
+    ar_seprank_result_free,
+)
+
+from attnrank._results_theory import PrimeRank, Seprank
+
+
+# ---- argument checks shared by the theory bindings (GIL held) ---------------
+
+cdef size_t _th_count(object value, str name, str fn, size_t minimum) except? 0:
+    """An integer >= minimum (a size_t), as the CLI's counts."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be an integer, got {value!r}")
+    cdef size_t v = _size(value, name, fn)
+    if v < minimum:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be >= {minimum}, got {value!r}")
+    return v
+
+
+cdef uint64_t _th_seed(object seed, str fn) except? 0:
+    if isinstance(seed, (bool, np.bool_)):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"seed must be an integer in [0, 2^64), got {seed!r}")
+    try:
+        v = operator.index(seed)
+    except TypeError:
+        v = None
+    if v is None or v < 0 or v > 18446744073709551615:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"seed must be an integer in [0, 2^64), got {seed!r}")
+    return v
+
+
+cdef bint _th_flag(object value, str name, str fn) except -1:
+    """A switch of the CLI: True or False (numpy booleans too), nothing else."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+cdef double _th_finite(object value, str name, str fn) except? -1.0:
+    """A finite real number (the CLI refuses inf and nan in every real option)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be a real number, got {value!r}")
+    cdef double v = _real(value, name, fn)
+    if not isfinite(v):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be finite, got {value!r}")
+    return v
+
+
+cdef double _th_tol(object value, str name, str fn) except? -1.0:
+    cdef double v = _th_finite(value, name, fn)
+    if v < 0.0:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{name} must be >= 0, got {value!r}")
+    return v
+
+
+cdef bytes _th_partition_text(object partition, str fn):
+    """The CLI's "0,1/2,3" text of a partition given as that text or as a
+    pair (A, B) of position sequences."""
+    if isinstance(partition, str):
+        text = partition
+    else:
+        try:
+            side_a, side_b = partition
+            text = (",".join(str(operator.index(i)) for i in side_a) + "/" +
+                    ",".join(str(operator.index(i)) for i in side_b))
+        except (TypeError, ValueError):
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "partition must be a text 'A/B' such as '0,1/2,3' or a pair "
+                                f"(A, B) of position sequences, got {partition!r}")
+    data = text.encode("utf-8", "replace")
+    return b"?" if b"\0" in data else data
+
+
+# ---- seprank ---------------------------------------------------------------------
+
+cdef object _seprank_record(const ar_seprank_result *r):
+    cdef const ar_seprank_config *c = &r.config
+    cdef char part[256]
+    cdef double[::1] sv
+    ar_partition_format(&c.partition, part, sizeof(part))
+    float_rank = tol = svals = None
+    if r.have_float:
+        float_rank = r.float_rank
+        tol = Tolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol, precision="float64")
+        svals = np.empty(r.nsv, dtype=np.float64)
+        sv = svals
+        if r.nsv > 0:
+            memcpy(&sv[0], r.singular_values, r.nsv * sizeof(double))
+    exact_rank = primes = agree = rational = None
+    if r.have_exact:
+        exact_rank = r.exact_rank
+        primes = tuple(PrimeRank(prime=r.primes[k], rank=r.prime_ranks[k])
+                       for k in range(r.nprimes))
+        agree = bool(r.primes_agree)
+        rational = r.rational_rank if r.have_rational else None
+    # as the CLI: the nearest integer of exp(bound_log) while it is exact
+    bound = <long long>floor(exp(r.bound_log) + 0.5) if r.bound_log < 40.0 else None
+    return Seprank(
+        layers=c.layers, d=c.d, heads=c.heads, head_size=c.d // c.heads, n=c.n,
+        residual=bool(c.residual), position=c.position,
+        readout=c.entry if c.readout == AR_SEPRANK_READOUT_ENTRY else "seeded",
+        partition=_text(part), templates=c.templates, rows=r.rows, cols=r.cols, seed=r.seed,
+        float_rank=float_rank, tolerance=tol, singular_values=svals,
+        exact_rank=exact_rank, primes=primes, primes_agree=agree, rational_rank=rational,
+        float_undercounts=bool(r.float_undercounts) if (r.have_float and r.have_exact) else None,
+        saturated=bool(r.saturated), bound_log=r.bound_log,
+        bound_log_monomial=r.bound_log_monomial, bound_log_split=r.bound_log_split,
+        bound_log_parity=r.bound_log_parity, bound=bound, l_th=r.l_th,
+        regime=_text(ar_seprank_regime_name(r.regime)))
+
+
+def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=1024,
+            residual=False, position=0, entry=None, exact=False, primes=None, rational=False,
+            no_float=False, seed=0, rtol=None, atol=0.0, threads=1):
+    """Grid-tensor rank of f(X) = r^T y^L_position for the simplified
+    self-attention network, a LOWER bound on its separation rank w.r.t. a
+    partition (A, B) of the positions; as ``attnrank seprank --json``
+    (ar_seprank_run; docs/theory/depth-width.md).
+
+    The network has no softmax, LayerNorm or ReLU; heads of size d/H; an
+    optional residual.  M templates per position give an M^|A| x M^|B|
+    matrix (the matricised grid tensor).  Default M: the least with
+    min(M^|A|, M^|B|) > bound, capped so that rows and columns stay <=
+    ``max_dim`` (default 1024).  The float rank uses the singular values
+    (threshold reported); ``exact=True`` adds the rank over F_p with weights
+    and templates uniform over the field (1 prime up to 64 x 64, else 2
+    independent primes; each rank is a certificate) and over Q
+    (fmpz_mat_rank) up to 64 x 64, L <= 3.  Bounds are natural logs
+    (bound_log; proved upper bounds on the separation rank).  Reported as
+    ``saturated`` when the rank fills the matrix (then it is only a lower
+    bound: raise ``templates``).
+
+    layers
+        depth L (>= 1, at most 64).
+    d
+        width d_x (>= 1).
+    heads
+        heads per layer H, dividing d (default 1).
+    n
+        number of positions N (2..32, default 2).
+    partition
+        positions of A and B: a text such as ``"0,1/2,3"`` or a pair of
+        position sequences ``([0, 1], [2, 3])``; every position 0..n-1
+        exactly once, both sides non-empty (default: first half / second
+        half).
+    templates
+        templates per position M (>= 1; default None: auto).
+    max_dim
+        size budget of the auto template count: rows, cols <= max_dim
+        (default 1024).
+    residual
+        True: add the residual connection.
+    position
+        read-out position (default 0).
+    entry
+        read out output entry ``entry`` (0..d-1; default None: a seeded
+        random linear read-out).
+    exact
+        True: also the exact rank (mod p, and over Q if small).
+    primes
+        number of primes for ``exact`` (1..3; default None: auto).
+    rational
+        True: force the rank over Q (fmpz_mat_rank; slow on large grids).
+    no_float
+        True: skip the floating-point spectrum (needs ``exact=True``).
+    seed
+        base seed, an integer in [0, 2^64) (default 0); the same seed gives
+        the same network and templates as the CLI's ``--seed``.
+    rtol
+        relative rank tolerance (>= 0; default None: max(m, n) eps).
+    atol
+        absolute rank tolerance (>= 0, default 0).
+    threads
+        threads for the grid evaluation (>= 1, default 1).
+
+    CLI options without a keyword: ``--csv FILE`` writes the float singular
+    values as CSV; use ``.singular_values`` of the record (divided by its
+    first value for the CLI's sigma_normalised) instead.  ``--json`` prints
+    the result as JSON; use ``.to_dict()`` instead.
+
+    Returns a :class:`attnrank.Seprank`; ``.to_dict()`` equals the CLI's
+    JSON.  Raises ArgumentError (ValueError) for a bad size, partition,
+    position, entry or tolerance, OutOfMemoryError when the grid exceeds
+    2^26 entries.  The GIL is released during the computation.
+    """
+    cdef str fn = "ar_seprank_run"
+    cdef ar_seprank_config cfg
+    cdef ar_error err
+    err.msg[0] = 0
+    ar_seprank_config_init(&cfg)
+    cfg.layers = _th_count(layers, "layers", fn, 1)
+    cfg.d = _th_count(d, "d", fn, 1)
+    cfg.heads = _th_count(heads, "heads", fn, 1)
+    cfg.n = _th_count(n, "n", fn, 2)
+    cfg.position = _th_count(position, "position", fn, 0)
+    if entry is not None:
+        cfg.readout = AR_SEPRANK_READOUT_ENTRY
+        cfg.entry = _th_count(entry, "entry", fn, 0)
+    cfg.templates = 0 if templates is None else _th_count(templates, "templates", fn, 1)
+    cfg.max_dim = _th_count(max_dim, "max_dim", fn, 1)
+    cfg.residual = _th_flag(residual, "residual", fn)
+    cfg.do_exact = _th_flag(exact, "exact", fn)
+    cfg.do_float = not _th_flag(no_float, "no_float", fn)
+    if not cfg.do_float and not cfg.do_exact:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "no_float=True needs exact=True (nothing to compute)")
+    cfg.nprimes = 0 if primes is None else _th_count(primes, "primes", fn, 1)
+    if cfg.nprimes > AR_SEPRANK_MAX_PRIMES:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"primes: at most {AR_SEPRANK_MAX_PRIMES}, got {primes!r}")
+    cfg.rational = AR_SEPRANK_RATIONAL_ON if _th_flag(rational, "rational", fn) \
+        else AR_SEPRANK_RATIONAL_AUTO
+    cfg.seed = _th_seed(seed, fn)
+    cfg.rtol = -1.0 if rtol is None else _th_tol(rtol, "rtol", fn)
+    cfg.atol = _th_tol(atol, "atol", fn)
+    cfg.threads = _th_count(threads, "threads", fn, 1)
+    cdef bytes text
+    if partition is not None:
+        text = _th_partition_text(partition, fn)
+        check_status(ar_partition_parse(text, cfg.n, &cfg.partition, &err),
+                     "ar_partition_parse", &err, f"partition {partition!r} at n = {cfg.n}")
+    cdef ar_seprank_result res
+    cdef int rc
+    with nogil:
+        rc = ar_seprank_run(&cfg, &res, &err)
+    check_status(rc, fn, &err)
+    try:
+        return _seprank_record(&res)
+    finally:
+        ar_seprank_result_free(&res)
