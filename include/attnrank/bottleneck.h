@@ -366,8 +366,8 @@ AR_API int ar_fit_check_target(ar_cview p, ar_axis axis, double sum_tol, ar_prec
  * centring and SVD, without allocating). */
 AR_API int ar_fit_set_target(ar_fit_workspace *ws, ar_cview p, const ar_fit_opts *opts,
                              ar_error *err);
-/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method)
- * from the logit-space optimum plus seeded jitter: A, B from the truncated
+/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method
+ * must be AR_FIT_LBFGS, else AR_EINVAL) from the logit-space optimum plus seeded jitter: A, B from the truncated
  * SVD of the centred log (column-centred; with bias also row-centred, b
  * starting at the row means of the column-centred log).  k is capped at
  * min(rows, cols), where logits are unrestricted.  k = 0 without bias
