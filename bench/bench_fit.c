@@ -8,10 +8,13 @@
  *   - lbfgs: the default method (L-BFGS, More-Thuente line search), at most
  *     --max-iter iterations (default 400, the library's default);
  *   - gsl:   GSL's vector_bfgs2 with its default 400 iterations, the method
- *     the fit used before; it is deterministic and slow, so it runs
- *     --gsl-reps times (default 1; 0 skips it) and its median is reported.
+ *     the fit used before (no longer public: the internal reference of
+ *     theory/bottleneck_fit_gsl.h, line tolerance 0.1); it is deterministic
+ *     and slow, so it runs --gsl-reps times (default 1; 0 skips it) and its
+ *     median is reported.
  * Each timed fit includes the workspace allocation and the fit's own SVD
- * (ar_fit_workspace_alloc, ar_fit_lowrank, ar_fit_workspace_free).  The
+ * (ar_fit_workspace_alloc, ar_fit_lowrank or ar_fit_lowrank_gsl_bfgs2,
+ * ar_fit_workspace_free; GSL's minimiser state is allocated per fit).  The
  * L-BFGS run also records, through the progress callback, the first
  * iteration whose objective (the mean KL) is at or below GSL's final KL.
  *
@@ -43,6 +46,7 @@
 #include "attnrank/attnrank.h"
 #include "attnrank/bottleneck.h"
 #include "bench_common.h"
+#include "theory/bottleneck_fit_gsl.h"
 
 typedef struct bench_cfg {
     size_t k, rank, max_iter, memory;
@@ -75,14 +79,17 @@ static int on_progress(const ar_fit_progress *p, void *ctx)
     return 0;
 }
 
-static int time_fit(const ar_matrix *p, const ar_fit_opts *o, fit_run *out)
+/* gsl: the GSL reference instead of the library's fit. */
+static int time_fit(const ar_matrix *p, const ar_fit_opts *o, int gsl, fit_run *out)
 {
     ar_fit_workspace *ws = NULL;
     ar_error err = {{0}};
     double c0 = bench_cpu_now(), t0 = bench_now();
     int rc = ar_fit_workspace_alloc(&ws, p->rows);
     if (rc == AR_OK)
-        rc = ar_fit_lowrank(ws, ar_matrix_cview(p), out->res.k, o, &out->res, &err);
+        rc = gsl ? ar_fit_lowrank_gsl_bfgs2(ws, ar_matrix_cview(p), out->res.k, o,
+                                            AR_FIT_GSL_LINE_TOL, &out->res, &err)
+                 : ar_fit_lowrank(ws, ar_matrix_cview(p), out->res.k, o, &out->res, &err);
     ar_fit_workspace_free(ws);
     out->wall = bench_now() - t0;
     out->cpu = bench_cpu_now() - c0;
@@ -165,13 +172,13 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
     lo.f_tol = cfg->f_tol;
     if (cfg->scale_ridge >= 0.0)
         lo.scale_ridge = cfg->scale_ridge;
-    go.method = AR_FIT_GSL_BFGS2; /* its default 400 iterations */
+    /* go: the GSL reference with the default 400 iterations */
     fit_run lb = {0}, gs = {0};
     lb.res.k = gs.res.k = cfg->k;
     /* GSL first: its KL is the goal the L-BFGS progress is compared with */
     for (size_t i = 0; !bad && i < g; i++) {
         gs.res.k = cfg->k;
-        bad |= time_fit(&p, &go, &gs) != AR_OK;
+        bad |= time_fit(&p, &go, 1, &gs) != AR_OK;
         gs_w[i] = gs.wall;
         gs_c[i] = gs.cpu;
     }
@@ -184,7 +191,7 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
         rc.seconds = 0.0;
         rc.t0 = bench_now();
         lb.res.k = cfg->k;
-        bad |= time_fit(&p, &lo, &lb) != AR_OK;
+        bad |= time_fit(&p, &lo, 0, &lb) != AR_OK;
         lb_w[i] = lb.wall;
         lb_c[i] = lb.cpu;
     }

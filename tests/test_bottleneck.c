@@ -20,6 +20,7 @@
 #include "core/matrix_internal.h"
 #include "layout_testutil.h"
 #include "theory/bottleneck_internal.h"
+#include "theory/bottleneck_fit_gsl.h"
 #include "theory/mask_internal.h"
 #include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
@@ -937,8 +938,9 @@ static int log_progress(const ar_fit_progress *p, void *ctx)
 }
 
 /* The progress callback (every iteration, every k-th, stopping the fit), the
- * thread count (no effect on the numbers), and the GSL method kept for
- * comparison; the L-BFGS default beats GSL's 400 iterations here. */
+ * thread count (no effect on the numbers), and GSL's method, now the internal
+ * reference (bottleneck_fit_gsl.h), which no public option selects; the
+ * L-BFGS default beats GSL's 400 iterations here. */
 static void test_fit_progress_methods(void **state)
 {
     (void)state;
@@ -992,20 +994,35 @@ static void test_fit_progress_methods(void **state)
     o.f_tol = -1.0;
     assert_int_equal(ar_fit_run(fw, k, &o, &early, &err), AR_EINVAL);
     o.f_tol = 0.0;
-    /* GSL's vector_bfgs2, the earlier method: a valid fit, more evaluations per
-     * iteration, not better than L-BFGS within the same 400 iterations */
+    /* GSL's vector_bfgs2, the earlier method: a valid fit from the same start,
+     * more evaluations per iteration, not better than L-BFGS within the same
+     * 400 iterations */
     ar_fit_opts_init(&o);
-    o.method = AR_FIT_GSL_BFGS2;
     progress_log logg = {0, 0, 0, 0, k, 0.0, 1};
     o.progress = log_progress;
     o.progress_ctx = &logg;
-    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_OK);
-    assert_true(gsl.method == AR_FIT_GSL_BFGS2 && gsl.kl_mean <= gsl.start_kl_mean);
-    assert_string_equal(ar_fit_method_name(gsl.method), "gsl-bfgs2");
+    assert_int_equal(ar_fit_run_gsl_bfgs2(fw, k, &o, AR_FIT_GSL_LINE_TOL, &gsl, &err), AR_OK);
+    assert_true(gsl.method == AR_FIT_REF_GSL_BFGS2 && gsl.kl_mean <= gsl.start_kl_mean);
+    assert_true(gsl.start_kl_mean == plain.start_kl_mean && gsl.iterations > 0);
+    assert_string_equal(ar_fit_method_name(gsl.method), "unknown"); /* not a public method */
     assert_string_equal(ar_fit_method_name(plain.method), "lbfgs");
     assert_true(gsl.evaluations > gsl.iterations && logg.ordered && logg.calls > 0);
     if (!(plain.kl_mean <= gsl.kl_mean * (1.0 + 1e-12)))
         fail_msg("L-BFGS KL %.17g, GSL %.17g", plain.kl_mean, gsl.kl_mean);
+    /* the reference's own option, the line tolerance, and the shared ones */
+    const double bad_line_tol[] = {0.0, -0.1, NAN, INFINITY};
+    for (size_t b = 0; b < 4; b++)
+        assert_int_equal(ar_fit_run_gsl_bfgs2(fw, k, &o, bad_line_tol[b], &gsl, &err),
+                         AR_EINVAL);
+    o.step_size = 0.0;
+    assert_int_equal(ar_fit_run_gsl_bfgs2(fw, k, &o, AR_FIT_GSL_LINE_TOL, &gsl, &err),
+                     AR_EINVAL);
+    assert_int_equal(ar_fit_run_gsl_bfgs2(NULL, k, NULL, AR_FIT_GSL_LINE_TOL, &gsl, &err),
+                     AR_EINVAL);
+    /* the public entry point refuses the reference's method value */
+    ar_fit_opts_init(&o);
+    o.method = AR_FIT_REF_GSL_BFGS2;
+    assert_int_equal(ar_fit_run(fw, k, &o, &gsl, &err), AR_EINVAL);
     /* option checks */
     ar_fit_opts_init(&o);
     o.lbfgs_memory = 0;

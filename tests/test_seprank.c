@@ -18,7 +18,10 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
+#include "theory/seprank_internal.h"
 #include "strided_testutil.h"
+
+#include <flint/flint.h>
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -695,6 +698,164 @@ static void test_error_paths(void **state)
     assert_int_equal(ar_seprank_auto_templates(&c, &part), 10);
 }
 
+/* ---- FLINT's memory: refused before FLINT is called ---- */
+
+/* FLINT's allocations, counted through its memory functions (FLINT aborts
+ * on a failed one, so a refused rank must make none). */
+static long flint_allocs;
+static void *count_malloc(size_t size)
+{
+    flint_allocs++;
+    return malloc(size);
+}
+static void *count_calloc(size_t n, size_t size)
+{
+    flint_allocs++;
+    return calloc(n, size);
+}
+static void *count_realloc(void *p, size_t size)
+{
+    flint_allocs++;
+    return realloc(p, size);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define AR_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AR_TEST_ASAN 1
+#endif
+#endif
+
+/* The estimates: exact arithmetic for the rank mod p (24 r c + 2568 r
+ * bytes), overflow refused, and growth of the rational one with depth. */
+static void test_flint_estimates(void **state)
+{
+    (void)state;
+    size_t b;
+    assert_int_equal(ar_seprank_nmod_bytes(1, 1, &b), AR_OK);
+    assert_int_equal(b, 24 + 2568);
+    assert_int_equal(ar_seprank_nmod_bytes(3, 2, &b), AR_OK);
+    assert_int_equal(b, 24 * 6 + 2568 * 3);
+    assert_int_equal(ar_seprank_nmod_bytes(0, 5, &b), AR_OK);
+    assert_int_equal(b, 0);
+    assert_int_equal(ar_seprank_nmod_bytes(SIZE_MAX, 2, &b), AR_ENOMEM);
+    assert_int_equal(ar_seprank_nmod_bytes((size_t)1 << 31, (size_t)1 << 31, &b), AR_ENOMEM);
+    assert_int_equal(ar_seprank_nmod_bytes(2, 2, NULL), AR_EINVAL);
+    ar_seprank_config c = cfg_of(1, 2, 1, 2, 0);
+    size_t q1, q2, q3, qr;
+    assert_int_equal(ar_seprank_rational_bytes(&c, 8, 8, 8, 1000, &q1), AR_OK);
+    c.layers = 2;
+    assert_int_equal(ar_seprank_rational_bytes(&c, 8, 8, 8, 1000, &q2), AR_OK);
+    c.residual = 1;
+    assert_int_equal(ar_seprank_rational_bytes(&c, 8, 8, 8, 1000, &qr), AR_OK);
+    c.layers = 60; /* 3^60 times the bits: no size_t holds that */
+    assert_int_equal(ar_seprank_rational_bytes(&c, 8, 8, 8, 1000, &q3), AR_ENOMEM);
+    assert_true(q1 > 64 * 8 && q2 > q1 && qr >= q2);
+    assert_int_equal(ar_seprank_rational_bytes(&c, 0, 8, 8, 1000, &q3), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_bytes(NULL, 8, 8, 8, 1000, &q3), AR_EINVAL);
+    /* admission: cap, no cap (0), bad caps */
+    assert_int_equal(ar_seprank_flint_admit(1000, 1000.0, "x", NULL), AR_OK);
+    assert_int_equal(ar_seprank_flint_admit(1001, 1000.0, "x", NULL), AR_ENOMEM);
+    assert_int_equal(ar_seprank_flint_admit(1001, 0.0, "x", NULL), AR_OK);
+    assert_int_equal(ar_seprank_flint_admit(0, 0.0, "x", NULL), AR_OK);
+    assert_int_equal(ar_seprank_flint_admit(1, -1.0, "x", NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_flint_admit(1, NAN, "x", NULL), AR_EINVAL);
+    ar_error err = {{0}};
+    assert_int_equal(ar_seprank_flint_admit(3000000000u, 1e9, "the rank", &err), AR_ENOMEM);
+    assert_non_null(strstr(err.msg, "the rank needs up to 3 GB"));
+#ifndef AR_TEST_ASAN
+    /* no cap, but more than any address space: the probe refuses it (ASan's
+     * allocator would report the request instead of returning NULL) */
+    assert_int_equal(ar_seprank_flint_admit(SIZE_MAX / 2, 0.0, "x", &err), AR_ENOMEM);
+    assert_non_null(strstr(err.msg, "out of memory"));
+#endif
+}
+
+/* A rank above the cap returns AR_ENOMEM without one FLINT allocation; at
+ * the cap it runs and gives the uncapped rank. */
+static void test_flint_cap(void **state)
+{
+    (void)state;
+    void *(*old_malloc)(size_t), *(*old_calloc)(size_t, size_t), *(*old_realloc)(void *, size_t);
+    void (*old_free)(void *);
+    __flint_get_memory_functions(&old_malloc, &old_calloc, &old_realloc, &old_free);
+    __flint_set_memory_functions(count_malloc, count_calloc, count_realloc, free);
+    ar_seprank_config c = cfg_of(2, 2, 1, 2, 0);
+    ar_partition part;
+    ar_partition_half(2, &part);
+    size_t m = 5, rows = 5, cols = 5, need, rank_free, rank;
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank_free), AR_OK); /* 16e9 cap */
+    assert_true(rank_free >= 1 && rank_free <= 5);
+    assert_int_equal(ar_seprank_nmod_bytes(rows, cols, &need), AR_OK);
+    c.max_bytes = (double)need - 1.0;
+    flint_allocs = 0;
+    rank = 99;
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_ENOMEM);
+    assert_int_equal(flint_allocs, 0);
+    assert_int_equal(rank, 99);
+    c.max_bytes = (double)need; /* just fits */
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_OK);
+    assert_true(flint_allocs > 0 && rank == rank_free);
+    c.max_bytes = 0.0; /* no cap */
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_OK);
+    assert_int_equal(rank, rank_free);
+    c.max_bytes = -1.0;
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_EINVAL);
+    /* over Q */
+    c.max_bytes = AR_SEPRANK_DEFAULT_MAX_BYTES;
+    size_t qrank_free, qrank;
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank_free), AR_OK);
+    assert_int_equal(qrank_free, rank_free); /* generic rank, both ways */
+    assert_int_equal(ar_seprank_rational_bytes(&c, rows, cols, m, 1000, &need), AR_OK);
+    c.max_bytes = (double)need - 1.0;
+    flint_allocs = 0;
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank), AR_ENOMEM);
+    assert_int_equal(flint_allocs, 0);
+    c.max_bytes = (double)need;
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank), AR_OK);
+    assert_true(flint_allocs > 0 && qrank == qrank_free);
+    /* ar_seprank_rank_mod has the default cap: 2^17 x 2^17 needs 4e11 bytes
+     * and is refused before g is read (g is one entry here) */
+    uint64_t g[1] = {1};
+    size_t big = (size_t)1 << 17;
+    flint_allocs = 0;
+    assert_int_equal(ar_seprank_rank_mod(g, big, big, big, ar_seprank_prime(0), &rank),
+                     AR_ENOMEM);
+    assert_int_equal(ar_seprank_rank_mod(g, (size_t)1 << 40, (size_t)1 << 40, (size_t)1 << 40,
+                                         ar_seprank_prime(0), &rank),
+                     AR_ENOMEM); /* the count overflows */
+    assert_int_equal(flint_allocs, 0);
+    assert_int_equal(ar_seprank_rank_mod(g, 1, 1, 1, ar_seprank_prime(0), &rank), AR_OK);
+    assert_int_equal(rank, 1);
+    /* the whole run: the message names the rank and the cap; NaN refused */
+    ar_seprank_result r;
+    ar_error err = {{0}};
+    c.templates = m;
+    c.do_exact = 1;
+    c.max_bytes = 1000.0;
+    flint_allocs = 0;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_ENOMEM);
+    assert_int_equal(flint_allocs, 0);
+    assert_non_null(strstr(err.msg, "rank mod p of the 5 x 5 grid"));
+    assert_non_null(strstr(err.msg, "max_bytes"));
+    assert_int_equal(ar_seprank_nmod_bytes(rows, cols, &need), AR_OK);
+    c.max_bytes = (double)need; /* mod p fits, the rank over Q (auto: small, L <= 3) not */
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_ENOMEM);
+    assert_non_null(strstr(err.msg, "rank over Q"));
+    c.rational = AR_SEPRANK_RATIONAL_OFF;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_OK);
+    assert_true(r.have_exact && !r.have_rational && r.exact_rank == rank_free);
+    ar_seprank_result_free(&r);
+    c.max_bytes = NAN;
+    assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "max_bytes"));
+    ar_seprank_config d;
+    ar_seprank_config_init(&d);
+    assert_true(d.max_bytes == AR_SEPRANK_DEFAULT_MAX_BYTES);
+    __flint_set_memory_functions(old_malloc, old_calloc, old_realloc, old_free);
+}
+
 /* Same seed, same numbers; the role seeds differ by role and configuration. */
 static void test_seeds(void **state)
 {
@@ -733,6 +894,8 @@ int main(void)
         cmocka_unit_test(test_primes_and_field),
         cmocka_unit_test(test_error_paths),
         cmocka_unit_test(test_seeds),
+        cmocka_unit_test(test_flint_estimates),
+        cmocka_unit_test(test_flint_cap),
     };
     return cmocka_run_group_tests_name("seprank", tests, NULL, NULL);
 }

@@ -244,12 +244,13 @@ AR_API void ar_certificate_free(ar_certificate *cert);
  * each column is softmaxed, and the objective is the mean over columns of
  * KL(p_j || softmax(z_j)).  For the row axis, P_hat = rowsoftmax(B A^T [+ 1 b^T]). */
 
-/* The minimiser of the fit. */
+/* The minimiser of the fit: L-BFGS with a More-Thuente (strong Wolfe) line
+ * search, implemented by the library itself (it allocates nothing in GSL).
+ * (GSL's vector_bfgs2, the method before it, is no longer public: its
+ * allocators report a failed malloc through GSL's error handler, which
+ * aborts the process by default.) */
 typedef enum ar_fit_method {
-    AR_FIT_LBFGS = 0,       /* default: L-BFGS with a More-Thuente (strong Wolfe) line search */
-    AR_FIT_GSL_BFGS2 = 1    /* GSL's vector_bfgs2, the method before L-BFGS (kept to compare
-                               with and to reproduce earlier results; it allocates GSL's
-                               minimiser state, the default path allocates nothing in GSL) */
+    AR_FIT_LBFGS = 0        /* the only method, and the default */
 } ar_fit_method;
 
 /* What a progress callback sees after an iteration. */
@@ -275,7 +276,6 @@ typedef struct ar_fit_opts {
     double grad_tol;        /* stop when ||grad of mean KL|| < grad_tol (default 1e-9); a start
                                already below it is returned without iterating */
     double step_size;       /* length of the first trial step (default 0.1) */
-    double line_tol;        /* GSL line-search tolerance (default 0.1; AR_FIT_GSL_BFGS2 only) */
     ar_precision precision; /* for the default sum tolerance */
     double sum_tol;         /* < 0: default */
     int bias;               /* 1: add the per-outcome bias b (default 0) */
@@ -307,7 +307,7 @@ typedef enum ar_fit_stop {
 
 /* "start", "gradient", "decrease", "max_iter", "no_progress", "callback". */
 AR_API const char *ar_fit_stop_name(ar_fit_stop stop);
-/* "lbfgs", "gsl-bfgs2". */
+/* "lbfgs" ("unknown" for any other value). */
 AR_API const char *ar_fit_method_name(ar_fit_method method);
 
 /* Set *opts to the defaults listed above (NULL is ignored). */
@@ -366,8 +366,8 @@ AR_API int ar_fit_check_target(ar_cview p, ar_axis axis, double sum_tol, ar_prec
  * centring and SVD, without allocating). */
 AR_API int ar_fit_set_target(ar_fit_workspace *ws, ar_cview p, const ar_fit_opts *opts,
                              ar_error *err);
-/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method)
- * from the logit-space optimum plus seeded jitter: A, B from the truncated
+/* Fit softmax(A B^T [+ b 1^T]) to the loaded target by L-BFGS (opts->method
+ * must be AR_FIT_LBFGS, else AR_EINVAL) from the logit-space optimum plus seeded jitter: A, B from the truncated
  * SVD of the centred log (column-centred; with bias also row-centred, b
  * starting at the row means of the column-centred log).  k is capped at
  * min(rows, cols), where logits are unrestricted.  k = 0 without bias

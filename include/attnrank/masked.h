@@ -147,7 +147,7 @@ AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, 
  * ones, centred per query; plus the seeded jitter of opts.
  * opts (NULL: the defaults of ar_fit_opts_init) gives seed, jitter, max_iter (never
  * exceeded; 0: no iteration, the better of the start and its jittered copy),
- * grad_tol, step_size, line_tol and bias (a per-key bias; such runs start from the filled log);
+ * grad_tol, step_size and bias (a per-key bias; such runs start from the filled log);
  * axis, precision and sum_tol are those of the analysis.  res: KL mean and
  * max per query, Frobenius and max-abs error, the start's KL mean,
  * iterations, converged, as for ar_fit_run (res->axis is the analysis's;

@@ -61,6 +61,8 @@ extern "C" {
 /* Integer weights and templates of the rational check lie in [-B, B]. */
 #define AR_SEPRANK_RATIONAL_RANGE 1048576
 #define AR_SEPRANK_MAX_PRIMES 3
+/* Default cap of ar_seprank_config.max_bytes: 16 GB (as collapse's). */
+#define AR_SEPRANK_DEFAULT_MAX_BYTES 16e9
 
 /* ---- partition of positions ---- */
 typedef struct ar_partition {
@@ -156,7 +158,10 @@ AR_API int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partiti
  * with row stride ld >= cols.  Nothing larger than g is allocated. */
 AR_API int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
                        const ar_partition *part, uint64_t *g, size_t ld, size_t threads);
-/* Rank over F_p of a row-major rows x cols matrix (copied; g untouched). */
+/* Rank over F_p of a row-major rows x cols matrix (copied; g untouched).
+ * FLINT's copy and LU take up to 24 rows cols bytes (+ 2568 rows); above
+ * AR_SEPRANK_DEFAULT_MAX_BYTES, or when a probe allocation of that size
+ * fails, AR_ENOMEM before FLINT is called (FLINT itself aborts). */
 AR_API int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
                                size_t *rank);
 
@@ -228,12 +233,28 @@ typedef struct ar_seprank_config {
     ar_seprank_rational rational;
     double rtol, atol;      /* float rank tolerance (rtol < 0: max(m,n) eps) */
     size_t threads;         /* grid evaluation threads (default 1) */
+    double max_bytes;       /* cap on what one exact rank (mod p or over Q) may ask FLINT
+                               for, by the upper estimate below (default
+                               AR_SEPRANK_DEFAULT_MAX_BYTES; 0: no cap; >= 0) */
 } ar_seprank_config;
 
 /* L = 1, d = 2, H = 1, N = 2, no residual, position 0, random read-out,
  * half split, auto templates, max_dim 1024, seed 0, float on, exact off,
- * auto primes, auto rational, default tolerance, 1 thread.  Every function
- * taking a configuration reads NULL as these. */
+ * auto primes, auto rational, default tolerance, 1 thread, max_bytes 16e9.
+ * Every function taking a configuration reads NULL as these.
+ *
+ * Memory of the exact ranks: FLINT aborts the process when an allocation
+ * fails, so before any FLINT call the exact ranks compute an upper estimate
+ * of what FLINT will allocate and return AR_ENOMEM (nothing computed, FLINT
+ * not called) when it exceeds max_bytes or when a probe malloc of that size
+ * fails; AR_EINVAL for a negative or NaN max_bytes.  Modulo p (FLINT 2.9's
+ * nmod_mat_lu): 24 rows cols + 2568 rows bytes for an M^|A| x M^|B| grid
+ * (the matrix and twice it for the LU's products).  Over Q: every entry of
+ * fmpz_mat_rank's elimination is a minor of the grid, bounded by Hadamard's
+ * inequality from a bound on the grid's entries (3^L times the bits of the
+ * integer range, roughly), for three matrices; 64 x 64 with L = 3 and the
+ * default range comes to about 0.17 GB, 1024 x 1024 with L = 2 to about
+ * 220 GB. */
 AR_API void ar_seprank_config_init(ar_seprank_config *cfg);
 
 typedef struct ar_seprank_result {
@@ -280,7 +301,9 @@ AR_API void ar_seprank_result_free(ar_seprank_result *res);
 
 /* Building blocks of ar_seprank_run, for sweeps that grow M:
  * rank over F_p (p = ar_seprank_prime(prime_index)) of the grid with m
- * templates, network and templates drawn from the role seeds of prime_index;
+ * templates, network and templates drawn from the role seeds of prime_index
+ * (AR_ENOMEM, FLINT not called, above cfg->max_bytes or when the probe
+ * fails, see ar_seprank_config_init);
  * and the singular values (min(rows, cols) of them, descending, into s) of
  * the floating-point grid with m templates. */
 AR_API int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
@@ -289,7 +312,9 @@ AR_API int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partiti
                                   size_t m, double *s);
 
 /* Exact rank over Q (fmpz_mat_rank) of the grid of an integer instance:
- * weights, read-out and templates uniform in [-range, range]. */
+ * weights, read-out and templates uniform in [-range, range].  AR_ENOMEM
+ * (FLINT not called) above cfg->max_bytes or when the probe fails, see
+ * ar_seprank_config_init. */
 AR_API int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part,
                                     size_t m, long range, size_t *rank);
 

@@ -206,7 +206,8 @@ ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *
 
 const char *represent_fit_method(const ar_fit_result *f)
 {
-    return f->method == AR_FIT_GSL_BFGS2 ? "GSL BFGS" : "L-BFGS";
+    /* the library's one method; any other value prints as its name */
+    return f->method == AR_FIT_LBFGS ? "L-BFGS" : ar_fit_method_name(f->method);
 }
 
 static int fit_small_head(ar_cview p, const ar_represent_opts *ro, const represent_args *a,

@@ -32,6 +32,7 @@ typedef struct seprank_args {
     const char *partition, *csv;
     uint64_t seed;
     double rtol, atol;
+    double max_memory; /* --max-memory: ar_seprank_config.max_bytes */
 } seprank_args;
 
 static int write_csv(const char *path, const ar_seprank_result *r)
@@ -174,6 +175,9 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
         return cli_usage_error("seprank", "--rtol: must be >= 0, got %g", a->rtol);
     if (a->atol < 0.0)
         return cli_usage_error("seprank", "--atol: must be >= 0, got %g", a->atol);
+    if (!(a->max_memory >= 0.0))
+        return cli_usage_error("seprank", "--max-memory: must be >= 0 bytes, got %g",
+                               a->max_memory);
     if (a->no_float && !a->exact)
         return cli_usage_error("seprank", "--no-float needs --exact (nothing to compute)");
     ar_seprank_config_init(cfg);
@@ -195,6 +199,7 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
     cfg->rtol = a->rtol_seen ? a->rtol : -1.0;
     cfg->atol = a->atol;
     cfg->threads = a->threads;
+    cfg->max_bytes = a->max_memory;
     if (a->partition != NULL) {
         ar_error err = {{0}};
         if (ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
@@ -219,6 +224,7 @@ int cmd_seprank(int argc, char **argv)
     a.n = 2;
     a.max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
     a.threads = 1;
+    a.max_memory = AR_SEPRANK_DEFAULT_MAX_BYTES;
     const cli_option opts[] = {
         {"--layers", CLI_SIZE, &a.layers, "L", "depth (>= 1)", 1, NULL},
         {"--d", CLI_SIZE, &a.d, "D", "width d_x", 1, NULL},
@@ -238,6 +244,10 @@ int cmd_seprank(int argc, char **argv)
          0, NULL},
         {"--primes", CLI_SIZE, &a.primes, "K", "number of primes for --exact (default auto)", 1,
          NULL},
+        {"--max-memory", CLI_DOUBLE, &a.max_memory, "B",
+         "bytes one exact rank may ask FLINT for, by an upper estimate (default 16e9; 0: no "
+         "cap); a larger estimate, or one malloc cannot provide, stops the run",
+         0, NULL},
         {"--rational", CLI_SWITCH, &a.rational, NULL,
          "force the rank over Q (fmpz_mat_rank; slow on large grids)", 0, NULL},
         {"--no-float", CLI_SWITCH, &a.no_float, NULL, "skip the floating-point spectrum", 0, NULL},

@@ -22,7 +22,7 @@ typedef struct represent_args {
 /* The fit's options from the arguments: seed, --max-iter, and progress on
  * stderr through st (started here). */
 ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st);
-/* "L-BFGS" or "GSL BFGS": the minimiser of a fit, for the text output. */
+/* "L-BFGS" (the library's one minimiser): the minimiser of a fit, for the text output. */
 const char *represent_fit_method(const ar_fit_result *f);
 
 /* The masked analysis of P (and X when given); returns the exit status. */

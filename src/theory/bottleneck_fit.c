@@ -7,7 +7,9 @@
  *     Z = A B^T [+ b 1^T]      A: m x k, B: c x k, b: m,
  * packed as x = [vec A; vec B; b].  Minimise the mean over columns of
  * KL(t_j || softmax(z_j)) by L-BFGS with a More-Thuente line search
- * (fit_lbfgs.c; GSL's vector_bfgs2 on request), started from the truncated
+ * (fit_lbfgs.c; other minimisers, such as the GSL reference of
+ * bottleneck_fit_gsl.c for tests and benchmarks, through ar_fit_run_with),
+ * started from the truncated
  * SVD of the centred log (the logit-space optimum) plus seeded jitter.
  * One evaluation is three GEMMs (Z = A B^T, dA = G B, dB = G^T A) and one
  * pass over Z per column (range, exponentials by fit_exp.c, sums in a fixed
@@ -34,9 +36,7 @@
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_multimin.h>
-#include <gsl/gsl_randist.h>
+#include <gsl/gsl_errno.h> /* ar_fit_result.gsl_status codes, gsl_strerror */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,12 +83,11 @@ struct ar_fit_workspace {
     size_t vec_size;
     double *x0;          /* jittered start, then the minimiser's result */
     double *xsvd;        /* un-jittered truncated-SVD start */
-    double *xc, *gc;     /* gradient scratch; contiguous copies for GSL */
+    double *xc, *gc;     /* scratch for a minimiser (ar_fit_problem) and the gradient */
     ar_lbfgs *lb;        /* L-BFGS for vec_size variables and lb_memory pairs */
     size_t lb_memory;
     double *colnorm;     /* 2 k squared column norms of A and B (factor_scaling) */
     double scale_ridge;  /* factor_scaling's delta relative to the mean norm */
-    gsl_multimin_fdfminimizer *mz; /* AR_FIT_GSL_BFGS2 only, allocated on first use */
     /* the run in progress (progress callback, evaluation count) */
     const ar_fit_opts *run_opts;
     size_t evals;
@@ -106,7 +105,6 @@ void ar_fit_opts_init(ar_fit_opts *opts)
     o.max_iter = 400;
     o.grad_tol = 1e-9;
     o.step_size = 0.1;
-    o.line_tol = 0.1;
     o.precision = AR_PREC_F64;
     o.sum_tol = -1.0;
     o.bias = 0;
@@ -122,7 +120,7 @@ void ar_fit_opts_init(ar_fit_opts *opts)
 
 const char *ar_fit_method_name(ar_fit_method method)
 {
-    return method == AR_FIT_GSL_BFGS2 ? "gsl-bfgs2" : method == AR_FIT_LBFGS ? "lbfgs" : "unknown";
+    return method == AR_FIT_LBFGS ? "lbfgs" : "unknown";
 }
 
 const char *ar_fit_stop_name(ar_fit_stop stop)
@@ -189,14 +187,11 @@ int ar_cm_fit_check_target(const ar_matrix *p, ar_axis axis, double sum_tol, ar_
 
 static void free_minimizer(ar_fit_workspace *ws)
 {
-    if (ws->mz != NULL)
-        gsl_multimin_fdfminimizer_free(ws->mz);
     ar_lbfgs_free(ws->lb);
     free(ws->x0);
     free(ws->xsvd);
     free(ws->xc);
     free(ws->gc);
-    ws->mz = NULL;
     ws->lb = NULL;
     ws->x0 = ws->xsvd = ws->xc = ws->gc = NULL;
     ws->vec_size = 0;
@@ -744,50 +739,34 @@ static double value_and_gradient(ar_fit_workspace *ws, double *x, double *gx)
 
 /* ---- the minimisers' callbacks ---- */
 
-/* Copy a GSL vector into a contiguous scratch array when it is strided
- * (GSL's minimiser allocates contiguous vectors; this is a safeguard). */
-static double *contiguous(const gsl_vector *v, double *scratch)
-{
-    if (v->stride == 1)
-        return v->data;
-    for (size_t i = 0; i < v->size; i++)
-        scratch[i] = v->data[i * v->stride];
-    return scratch;
-}
-
-static double fit_f(const gsl_vector *x, void *params)
-{
-    ar_fit_workspace *ws = params;
-    ws->evals++;
-    logits_from(ws, contiguous(x, ws->xc));
-    double f = objective(ws, 0);
-    return isfinite(f) ? f : GSL_POSINF;
-}
-
-static void fit_fdf(const gsl_vector *x, void *params, double *f, gsl_vector *g)
-{
-    ar_fit_workspace *ws = params;
-    ws->evals++;
-    double *gd = g->stride == 1 ? g->data : ws->gc;
-    double val = value_and_gradient(ws, contiguous(x, ws->xc), gd);
-    for (size_t i = 0; g->stride != 1 && i < g->size; i++)
-        g->data[i * g->stride] = ws->gc[i];
-    *f = isfinite(val) ? val : GSL_POSINF;
-}
-
-static void fit_df(const gsl_vector *x, void *params, gsl_vector *g)
-{
-    double f;
-    fit_fdf(x, params, &f, g);
-}
-
-/* L-BFGS evaluates into its own buffers (x is never modified). */
-static double lbfgs_fdf(void *ctx, const double *x, double *g)
+/* Objective and gradient at x into g (x is never modified; a non-finite
+ * objective is +inf, which every line search rejects). */
+static double fit_fdf(void *ctx, const double *x, double *g)
 {
     ar_fit_workspace *ws = ctx;
     ws->evals++;
     double f = value_and_gradient(ws, (double *)x, g);
     return isfinite(f) ? f : INFINITY;
+}
+
+/* The objective alone (no gradient GEMMs). */
+static double fit_f(void *ctx, const double *x)
+{
+    ar_fit_workspace *ws = ctx;
+    ws->evals++;
+    logits_from(ws, x);
+    double f = objective(ws, 0);
+    return isfinite(f) ? f : INFINITY;
+}
+
+static double norm2(const double *x, size_t len);
+
+/* ||gradient|| at x, for the result (not counted as an evaluation). */
+static double fit_grad_norm(void *ctx, const double *x)
+{
+    ar_fit_workspace *ws = ctx;
+    value_and_gradient(ws, (double *)x, ws->gc);
+    return norm2(ws->gc, ws->nparams);
 }
 
 /* The caller's progress callback after iteration `iter`; non-zero: stop. */
@@ -805,6 +784,11 @@ static int report_progress(ar_fit_workspace *ws, size_t iter, double f, double g
     pr.grad_norm = grad_norm;
     pr.k = ws->k;
     return o->progress(&pr, o->progress_ctx);
+}
+
+static int fit_progress(void *ctx, size_t iter, double f, double grad_norm)
+{
+    return report_progress(ctx, iter, f, grad_norm);
 }
 
 static int lbfgs_monitor(void *ctx, size_t iter, size_t evaluations, double f, double grad_norm)
@@ -863,9 +847,9 @@ static void fit_metrics(ar_fit_workspace *ws, ar_fit_result *res)
 
 /* ---- driver ---- */
 
-/* Parameter layout for rank k (and bias) and the minimiser's buffers of
- * that size (kept while the size and the method's settings stay). */
-static int set_layout(ar_fit_workspace *ws, size_t k, int bias, const ar_fit_opts *o)
+/* Parameter layout for rank k (and bias) and the buffers of that size
+ * (kept while the size stays; the L-BFGS state is made by minimise_lbfgs). */
+static int set_layout(ar_fit_workspace *ws, size_t k, int bias)
 {
     ws->k = k;
     ws->bias = bias;
@@ -884,18 +868,6 @@ static int set_layout(ar_fit_workspace *ws, size_t k, int bias, const ar_fit_opt
             return AR_ENOMEM;
         }
         ws->vec_size = dim;
-    }
-    if (o->method == AR_FIT_LBFGS && (ws->lb == NULL || ws->lb_memory != o->lbfgs_memory)) {
-        ar_lbfgs_free(ws->lb);
-        ws->lb_memory = 0;
-        if (ar_lbfgs_alloc(&ws->lb, dim, o->lbfgs_memory) != AR_OK)
-            return AR_ENOMEM;
-        ws->lb_memory = o->lbfgs_memory;
-    }
-    if (o->method == AR_FIT_GSL_BFGS2 && ws->mz == NULL) {
-        ws->mz = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, dim);
-        if (ws->mz == NULL)
-            return AR_ENOMEM;
     }
     return AR_OK;
 }
@@ -971,12 +943,33 @@ static int factor_scaling(void *ctx, const double *x, double *w)
     return 0;
 }
 
-/* L-BFGS from x0 (overwritten by the best point) until the gradient test
- * passes, no decrease is found, the callback stops it or max_iter is
- * reached; the gradient norm at the result goes to res. */
-static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
-                          ar_error *err)
+/* L-BFGS state for the current parameter count and memory, made on the
+ * first run with them and kept (nothing is allocated after that). */
+static int lbfgs_state(ar_fit_workspace *ws, size_t memory)
 {
+    if (ws->lb != NULL && ws->lb_memory == memory)
+        return AR_OK;
+    ar_lbfgs_free(ws->lb);
+    ws->lb = NULL;
+    ws->lb_memory = 0;
+    if (ar_lbfgs_alloc(&ws->lb, ws->nparams, memory) != AR_OK)
+        return AR_ENOMEM;
+    ws->lb_memory = memory;
+    return AR_OK;
+}
+
+/* L-BFGS from pb->x (overwritten by the best point) until the gradient test
+ * passes, no decrease is found, the callback stops it or max_iter is
+ * reached; the gradient norm at the result goes to res.  The library's own
+ * minimiser, so it works on the workspace (pb->ctx) directly. */
+static int minimise_lbfgs(const ar_fit_problem *pb, const ar_fit_opts *o, void *mctx,
+                          ar_fit_result *res, ar_error *err)
+{
+    (void)mctx;
+    ar_fit_workspace *ws = pb->ctx;
+    if (lbfgs_state(ws, o->lbfgs_memory) != AR_OK)
+        return ar_error_set(err, AR_ENOMEM, "cannot allocate the minimiser for %zu variables",
+                            ws->nparams);
     ar_lbfgs_opts lo = ar_lbfgs_opts_default();
     lo.max_iter = o->max_iter;
     lo.grad_tol = o->grad_tol;
@@ -985,7 +978,7 @@ static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_res
     ar_lbfgs_result lr;
     ws->scale_ridge = o->scale_ridge;
     ar_lbfgs_set_scaling(ws->lb, ws->k > 0 && ws->scale_ridge > 0.0 ? factor_scaling : NULL, ws);
-    int rc = ar_lbfgs_run(ws->lb, ws->x0, &lo, lbfgs_fdf, ws, lbfgs_monitor, ws, &lr);
+    int rc = ar_lbfgs_run(ws->lb, pb->x, &lo, fit_fdf, ws, lbfgs_monitor, ws, &lr);
     if (rc != AR_OK)
         return ar_error_set(err, AR_EINVAL, "L-BFGS options out of range");
     if (lr.status == AR_LBFGS_NONFINITE)
@@ -1003,59 +996,12 @@ static int minimise_lbfgs(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_res
     return AR_OK;
 }
 
-/* GSL iterations from x0 until the gradient test passes, GSL stops making
- * progress, the callback stops it or max_iter is reached; the result is
- * copied to x0 and the last GSL status goes to res. */
-static int minimise_gsl(ar_fit_workspace *ws, const ar_fit_opts *o, ar_fit_result *res,
-                        ar_error *err)
-{
-    gsl_multimin_function_fdf fdf = {fit_f, fit_df, fit_fdf, ws->nparams, ws};
-    gsl_vector_view x0 = gsl_vector_view_array(ws->x0, ws->nparams);
-    int status = gsl_multimin_fdfminimizer_set(ws->mz, &fdf, &x0.vector, o->step_size,
-                                               o->line_tol);
-    if (status != GSL_SUCCESS) {
-        res->gsl_status = status;
-        return ar_error_set(err, AR_ENOCONV, "GSL minimiser setup failed: %s",
-                            gsl_strerror(status));
-    }
-    size_t iter = 0;
-    while (iter < o->max_iter) {
-        iter++;
-        status = gsl_multimin_fdfminimizer_iterate(ws->mz);
-        if (status != GSL_SUCCESS)
-            break; /* GSL_ENOPROG: the line search cannot improve any more */
-        const gsl_vector *g = gsl_multimin_fdfminimizer_gradient(ws->mz);
-        if (gsl_multimin_test_gradient(g, o->grad_tol) == GSL_SUCCESS) {
-            res->converged = 1;
-            break;
-        }
-        if (o->progress != NULL &&
-            report_progress(ws, iter, gsl_multimin_fdfminimizer_minimum(ws->mz),
-                            norm2(contiguous(g, ws->xc), g->size)) != 0) {
-            res->stopped = 1;
-            break;
-        }
-    }
-    res->iterations = iter;
-    res->gsl_status = status;
-    res->stop = res->converged               ? AR_FIT_STOP_GRADIENT
-                : res->stopped               ? AR_FIT_STOP_CALLBACK
-                : status == GSL_ENOPROG      ? AR_FIT_STOP_NO_PROGRESS
-                                             : AR_FIT_STOP_MAX_ITER;
-    memcpy(ws->x0, gsl_multimin_fdfminimizer_x(ws->mz)->data, ws->nparams * sizeof(double));
-    value_and_gradient(ws, ws->x0, ws->gc);
-    res->grad_norm = norm2(ws->gc, ws->nparams);
-    return AR_OK;
-}
-
+/* Options every minimiser shares (a minimiser checks its own). */
 static int check_run_opts(const ar_fit_opts *o, ar_error *err)
 {
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol >= 0.0) ||
-        !(o->step_size > 0.0) || !isfinite(o->step_size) || !(o->line_tol > 0.0) ||
-        !(o->f_tol >= 0.0) || !isfinite(o->f_tol) || !(o->scale_ridge >= 0.0) ||
-        !isfinite(o->scale_ridge) ||
-        (o->method != AR_FIT_LBFGS && o->method != AR_FIT_GSL_BFGS2) ||
-        (o->method == AR_FIT_LBFGS && o->lbfgs_memory == 0))
+        !(o->step_size > 0.0) || !isfinite(o->step_size) || !(o->f_tol >= 0.0) ||
+        !isfinite(o->f_tol) || !(o->scale_ridge >= 0.0) || !isfinite(o->scale_ridge))
         return ar_error_set(err, AR_EINVAL, "fit options out of range");
     return AR_OK;
 }
@@ -1063,7 +1009,17 @@ static int check_run_opts(const ar_fit_opts *o, ar_error *err)
 int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_result *res,
                ar_error *err)
 {
-    if (ws == NULL || res == NULL)
+    ar_fit_opts o = ar_fit_opts_resolve(opts);
+    if (o.method != AR_FIT_LBFGS || o.lbfgs_memory == 0)
+        return ar_error_set(err, AR_EINVAL, "fit options out of range");
+    return ar_fit_run_with(ws, k, &o, minimise_lbfgs, NULL, AR_FIT_LBFGS, res, err);
+}
+
+int ar_fit_run_with(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts,
+                    ar_fit_minimiser minimise, void *mctx, ar_fit_method method,
+                    ar_fit_result *res, ar_error *err)
+{
+    if (ws == NULL || res == NULL || minimise == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (!ws->loaded)
         return ar_error_set(err, AR_EINVAL, "no target loaded (call ar_fit_set_target)");
@@ -1083,11 +1039,11 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
     res->seed = o.seed;
     res->jitter = o.jitter;
     res->gsl_status = GSL_SUCCESS;
-    res->method = o.method;
+    res->method = method;
     rc = load_start(ws, res->bias);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "SVD of the centred log failed: %s", ar_strerror(rc));
-    rc = set_layout(ws, k, res->bias, &o);
+    rc = set_layout(ws, k, res->bias);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "cannot allocate the minimiser for %zu variables",
                             ws->nparams);
@@ -1117,13 +1073,21 @@ int ar_fit_run(ar_fit_workspace *ws, size_t k, const ar_fit_opts *opts, ar_fit_r
         return ar_error_set(err, rc, "out of memory");
     ws->run_opts = &o;
     ws->evals = 1;
-    rc = o.method == AR_FIT_LBFGS ? minimise_lbfgs(ws, &o, res, err)
-                                  : minimise_gsl(ws, &o, res, err);
+    ar_fit_problem pb = {.dim = ws->nparams,
+                         .x = ws->x0,
+                         .scratch_x = ws->xc,
+                         .scratch_g = ws->gc,
+                         .fdf = fit_fdf,
+                         .f = fit_f,
+                         .grad_norm = fit_grad_norm,
+                         .progress = fit_progress,
+                         .ctx = ws};
+    rc = minimise(&pb, &o, mctx, res, err);
     ws->run_opts = NULL;
     res->evaluations = ws->evals;
     if (rc != AR_OK)
         return rc;
-    logits_from(ws, ws->x0); /* the result, left in x0 by both minimisers */
+    logits_from(ws, ws->x0); /* the result, left in x0 (pb.x) by the minimiser */
     fit_metrics(ws, res);
     res->start_kl_mean = start.kl_mean;
     if (!(res->kl_mean < start.kl_mean)) {

@@ -2,7 +2,9 @@
  * entirely over F_p with FLINT's nmod arithmetic (products of two residues
  * below 2^62 never overflow: FLINT reduces double-word products with a
  * precomputed inverse), its grid tensor, rank modulo p (nmod_mat_lu), and a
- * rational check with fmpz arithmetic and fmpz_mat_rank on small cases. */
+ * rational check with fmpz arithmetic and fmpz_mat_rank on small cases.
+ * FLINT aborts when an allocation fails: every FLINT matrix or vector below
+ * is preceded by ar_seprank_flint_admit (seprank_memory.c). */
 #include "attnrank/seprank.h"
 #include "attnrank/random.h"
 
@@ -408,6 +410,12 @@ int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, 
         *rank = 0;
         return AR_OK;
     }
+    size_t bytes;
+    int rc = ar_seprank_nmod_bytes(rows, cols, &bytes);
+    if (rc == AR_OK)
+        rc = ar_seprank_flint_admit(bytes, AR_SEPRANK_DEFAULT_MAX_BYTES, "rank mod p", NULL);
+    if (rc != AR_OK)
+        return rc;
     nmod_mat_t a;
     nmod_mat_init(a, (slong)rows, (slong)cols, p);
     for (size_t i = 0; i < rows; i++)
@@ -463,8 +471,12 @@ int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, 
         part->n != cfg->n || cfg->position >= cfg->n ||
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
-    size_t rows, cols;
+    size_t rows, cols, bytes;
     int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    if (rc == AR_OK)
+        rc = ar_seprank_nmod_bytes(rows, cols, &bytes);
+    if (rc == AR_OK)
+        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank mod p", NULL);
     if (rc != AR_OK)
         return rc;
     ar_san_mod net;
@@ -571,8 +583,12 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
         cfg->heads == 0 || cfg->d % cfg->heads != 0 || cfg->position >= cfg->n ||
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
-    size_t rows, cols;
+    size_t rows, cols, bytes;
     int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    if (rc == AR_OK)
+        rc = ar_seprank_rational_bytes(cfg, rows, cols, m, range, &bytes);
+    if (rc == AR_OK)
+        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank over Q", NULL);
     if (rc != AR_OK)
         return rc;
     size_t d = cfg->d, n = cfg->n, nw = cfg->layers * 4 * d * d;

@@ -7,6 +7,7 @@
 #include "attnrank/spectrum.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
@@ -33,6 +34,7 @@ void ar_seprank_config_init(ar_seprank_config *c)
     c->rational = AR_SEPRANK_RATIONAL_AUTO;
     c->rtol = -1.0;
     c->threads = 1;
+    c->max_bytes = AR_SEPRANK_DEFAULT_MAX_BYTES;
 }
 
 const ar_seprank_config *ar_seprank_config_or_default(const ar_seprank_config *cfg,
@@ -141,6 +143,8 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
         return ar_error_set(err, AR_EINVAL, "unknown rational setting %d", (int)cfg->rational);
     if (cfg->nprimes > AR_SEPRANK_MAX_PRIMES)
         return ar_error_set(err, AR_EINVAL, "at most %d primes", AR_SEPRANK_MAX_PRIMES);
+    if (!(cfg->max_bytes >= 0.0))
+        return ar_error_set(err, AR_EINVAL, "max_bytes must be >= 0, got %g", cfg->max_bytes);
     if (cfg->partition.n == 0)
         return ar_partition_half(cfg->n, part);
     if (cfg->partition.n != cfg->n || cfg->partition.na == 0 || cfg->partition.nb == 0 ||
@@ -218,17 +222,44 @@ static int run_float(const ar_seprank_config *cfg, const ar_partition *part, siz
     return AR_OK;
 }
 
+/* FLINT's memory for the exact ranks, checked with a message before any of
+ * them runs (the building blocks check again, without one). */
+static int admit_exact(const ar_seprank_config *cfg, size_t m, int want_q,
+                       const ar_seprank_result *res, ar_error *err)
+{
+    char what[96];
+    size_t bytes;
+    snprintf(what, sizeof what, "the rank mod p of the %zu x %zu grid", res->rows, res->cols);
+    int rc = ar_seprank_nmod_bytes(res->rows, res->cols, &bytes);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "%s: its size overflows", what);
+    rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, what, err);
+    if (rc != AR_OK || !want_q)
+        return rc;
+    snprintf(what, sizeof what, "the rank over Q of the %zu x %zu grid", res->rows, res->cols);
+    rc = ar_seprank_rational_bytes(cfg, res->rows, res->cols, m, AR_SEPRANK_RATIONAL_RANGE,
+                                   &bytes);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "%s: its size overflows", what);
+    return ar_seprank_flint_admit(bytes, cfg->max_bytes, what, err);
+}
+
 static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
                      ar_seprank_result *res, ar_error *err)
 {
     size_t small = AR_SEPRANK_RATIONAL_MAX_DIM;
     int is_small = res->rows <= small && res->cols <= small;
+    int want_q = cfg->rational == AR_SEPRANK_RATIONAL_ON ||
+                 (cfg->rational == AR_SEPRANK_RATIONAL_AUTO && is_small && cfg->layers <= 3);
+    int rc = admit_exact(cfg, m, want_q, res, err);
+    if (rc != AR_OK)
+        return rc;
     size_t np = cfg->nprimes ? cfg->nprimes : (is_small ? 1 : 2);
     res->nprimes = np;
     res->primes_agree = 1;
     for (size_t k = 0; k < np; k++) {
         res->primes[k] = ar_seprank_prime(k);
-        int rc = ar_seprank_mod_rank(cfg, part, m, k, &res->prime_ranks[k]);
+        rc = ar_seprank_mod_rank(cfg, part, m, k, &res->prime_ranks[k]);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "rank modulo %llu: %s",
                                 (unsigned long long)res->primes[k], ar_strerror(rc));
@@ -238,11 +269,9 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
             res->primes_agree = 0;
     }
     res->have_exact = 1;
-    int want_q = cfg->rational == AR_SEPRANK_RATIONAL_ON ||
-                 (cfg->rational == AR_SEPRANK_RATIONAL_AUTO && is_small && cfg->layers <= 3);
     if (want_q) {
-        int rc = ar_seprank_rational_rank(cfg, part, m, AR_SEPRANK_RATIONAL_RANGE,
-                                          &res->rational_rank);
+        rc = ar_seprank_rational_rank(cfg, part, m, AR_SEPRANK_RATIONAL_RANGE,
+                                      &res->rational_rank);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "rank over Q: %s", ar_strerror(rc));
         res->have_rational = 1;

@@ -109,6 +109,12 @@ expect_error 2 "--entry 4 out of range" -- "$AR" seprank --layers 1 --d 4 --entr
 expect_error 2 "--position 2 out of range" -- "$AR" seprank --layers 1 --d 4 --position 2
 expect_error 2 "--no-float needs --exact" -- "$AR" seprank --layers 1 --d 4 --no-float
 expect_error 2 "--primes: at most 3" -- "$AR" seprank --layers 1 --d 4 --exact --primes 4
+# FLINT's memory (it aborts on a failed allocation): refused by the estimate
+expect_error 2 "the rank over Q of the 64 x 64 grid needs up to 0.0549 GB in FLINT, above max_bytes 0.001 GB" -- "$AR" seprank --layers 2 --d 2 --templates 64 --exact --max-memory 1e6
+expect_error 2 "the rank mod p of the 64 x 64 grid needs up to" -- "$AR" seprank --layers 2 --d 2 --templates 64 --exact --max-memory 1000
+expect_error 2 "--max-memory: must be >= 0 bytes, got -1" -- "$AR" seprank --layers 1 --d 4 --exact --max-memory -1
+expect_error 2 "--max-memory: expected a finite number, got 'nan'" -- "$AR" seprank --layers 1 --d 4 --exact --max-memory nan
+expect 0 "exact rank           5" -- "$AR" seprank --layers 1 --d 4 --exact --max-memory 0
 expect_error 2 "unknown option '--width'" -- "$AR" seprank --layers 1 --width 4
 expect_error 2 "--layers: expected a positive integer, got 'two'" -- "$AR" seprank --layers two --d 4
 : >"$TMP/regular"

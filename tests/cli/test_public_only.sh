@@ -8,7 +8,10 @@
 # (ar_cm_*, ar_matrix_alias, ar_rng_gsl, ar_array_slice_cm, ...).
 # Two benchmarks rerun the causal staircase kernels, which have no public
 # entry point, and may include theory/masked_internal.h (and nothing else
-# internal).  Usage: test_public_only.sh SOURCE_ROOT
+# internal); bench_fit compares the fit with GSL's vector_bfgs2, which is no
+# longer public, and may include theory/bottleneck_fit_gsl.h (the reference
+# library's header, and nothing else internal).
+# Usage: test_public_only.sh SOURCE_ROOT
 set -u
 root=${1:?usage: test_public_only.sh SOURCE_ROOT}
 cd "$root" || exit 2
@@ -21,6 +24,7 @@ declare -A bench_allowed=(
   [bench/bench_masked.c]="theory/masked_internal.h"
   [bench/bench_masked_tolerance.c]="theory/masked_internal.h"
   [bench/bench_masked_hazard.c]="theory/masked_internal.h"
+  [bench/bench_fit.c]="theory/bottleneck_fit_gsl.h"
 )
 
 mapfile -t files < <(find src/cli src/app experiments bench -maxdepth 1 -type f \
