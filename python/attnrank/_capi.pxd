@@ -599,6 +599,7 @@ cdef extern from "attnrank/seprank.h" nogil:
         ar_seprank_rational rational
         double rtol, atol
         size_t threads
+        double max_bytes
 
     void ar_seprank_config_init(ar_seprank_config *cfg)
 

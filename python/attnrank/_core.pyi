@@ -135,6 +135,7 @@ def seprank(
     rtol: Optional[float] = ...,
     atol: float = ...,
     threads: int = ...,
+    max_memory: Optional[float] = ...,
 ) -> Seprank: ...
 def depthwidth_fit(points: npt.ArrayLike) -> DepthWidthFit: ...
 def depthwidth(

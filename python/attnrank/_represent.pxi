@@ -520,8 +520,9 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
               rtol=None, atol=0.0, sum_tol=None, smooth=0.0, tau=None, accuracy=None,
               extra_rank=4, verify_seconds=None, certificate=False, fit=True,
               max_iter=None, seed=0):
-    """Can one attention head produce the stochastic n x n map p?  As
-    ``attnrank represent P.npy --json`` (docs/theory/low-rank-bottleneck.md,
+    """Decide whether one attention head reproduces the stochastic n x n
+    matrix p, with the minimal head size and a certificate, as ``attnrank
+    represent P.npy --json`` (docs/theory/low-rank-bottleneck.md,
     docs/theory/masked-attention.md).
 
     p
@@ -879,8 +880,8 @@ cdef object _param_record(const ar_bert_config *c, const ar_param_count *p, dict
 
 def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=None,
            paper_tables=False):
-    """Parameter count of a BERT-style model of width d with ``heads`` heads
-    per layer, as Bhojanapalli et al. 2020 count it, as ``attnrank params
+    """Parameter count of a BERT-style model as Bhojanapalli et al. 2020
+    count it (width d, ``heads`` heads per layer), as ``attnrank params
     --json``: token (vocabulary V), 512
     position and 2 type embeddings with LayerNorm; per layer Q/K/V/O with
     biases, 3 (d h d_p + h d_p) + h d_p d + d, two LayerNorms and an FFN

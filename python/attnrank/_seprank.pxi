@@ -130,7 +130,7 @@ cdef object _seprank_record(const ar_seprank_result *r):
 
 def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=1024,
             residual=False, position=0, entry=None, exact=False, primes=None, rational=False,
-            no_float=False, seed=0, rtol=None, atol=0.0, threads=1):
+            no_float=False, seed=0, rtol=None, atol=0.0, threads=1, max_memory=None):
     """Grid-tensor rank of f(X) = r^T y^L_position for the simplified
     self-attention network, a LOWER bound on its separation rank w.r.t. a
     partition (A, B) of the positions; as ``attnrank seprank --json``
@@ -191,6 +191,12 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
         absolute rank tolerance (>= 0, default 0).
     threads
         threads for the grid evaluation (>= 1, default 1).
+    max_memory
+        bytes one exact rank (mod p or over Q) may ask FLINT for, by an
+        upper estimate made before FLINT is called (default None: 16e9, as
+        the CLI; 0: no cap).  A larger estimate, or one a trial allocation
+        cannot provide, raises OutOfMemoryError naming the grid and the
+        estimate, instead of FLINT aborting the interpreter.
 
     CLI options without a keyword: ``--csv FILE`` writes the float singular
     values as CSV; use ``.singular_values`` of the record (divided by its
@@ -233,6 +239,8 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     cfg.rtol = -1.0 if rtol is None else _th_tol(rtol, "rtol", fn)
     cfg.atol = _th_tol(atol, "atol", fn)
     cfg.threads = _th_count(threads, "threads", fn, 1)
+    if max_memory is not None:
+        cfg.max_bytes = _th_tol(max_memory, "max_memory", fn)
     cdef bytes text
     if partition is not None:
         text = _th_partition_text(partition, fn)

@@ -54,9 +54,11 @@ cdef int _fill_views(object arr, ar_cview *views) except -1:
 
 def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
              threads=0):
-    """Singular values and rank metrics of a matrix or of a stack of matrices
-    (ar_spectrum_svals_batch + ar_rank_metrics_compute), as
-    ``attnrank spectrum --json`` (docs/theory/spectra.md).
+    """Singular values, numerical rank (with the threshold used) and the rank
+    metrics of docs/theory/spectra.md (stable rank, Roy-Vetterli rank,
+    participation ratio, energy rank, nuclear rank) of a matrix or of a
+    stack of matrices (ar_spectrum_svals_batch + ar_rank_metrics_compute), as
+    ``attnrank spectrum --json``.
 
     a
         a real matrix (2-D), or a stack of any rank over its leading axes

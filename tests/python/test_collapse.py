@@ -10,7 +10,7 @@ import pytest
 
 import attnrank
 from conftest import assert_gil_released
-from theory_cli import assert_help_parity, flags as _flags, run_json as _cli
+from theory_cli import flags as _flags, run_json as _cli
 
 
 CASES = [
@@ -151,6 +151,3 @@ def test_hostile_inputs_raise(name, kw, exc):
 def test_the_gil_is_released():
     assert_gil_released(lambda: attnrank.collapse(30, 128, 64, 4, skip=True), min_ticks=2)
 
-
-def test_help_says_what_the_cli_help_says(cli):
-    assert_help_parity(cli, "collapse", attnrank.collapse)

@@ -10,7 +10,7 @@ import pytest
 
 import attnrank
 from conftest import assert_gil_released
-from theory_cli import assert_help_parity, flags as _flags, run_json as _cli, run_status
+from theory_cli import flags as _flags, run_json as _cli, run_status
 
 
 def _drop_file(d):
@@ -256,6 +256,3 @@ def test_the_gil_is_released():
     pts = np.column_stack([depths, np.exp(1.0 + 0.01 * depths)])
     assert_gil_released(lambda: attnrank.depthwidth_fit(pts), min_ticks=2)
 
-
-def test_help_says_what_the_cli_help_says(cli):
-    assert_help_parity(cli, "depthwidth", attnrank.depthwidth)

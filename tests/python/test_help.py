@@ -14,27 +14,32 @@ import pytest
 
 import attnrank
 
-# Python function -> CLI subcommand.  Bindings added later join this table.
+# Python function -> CLI subcommand: every analysis of the CLI (verify, a
+# report of the toolkit itself, has no binding).
 BINDINGS = {
     "spectrum": "spectrum",
     "represent": "represent",
     "heads": "heads",
     "params": "params",
+    "check": "check",
+    "seprank": "seprank",
+    "depthwidth": "depthwidth",
+    "collapse": "collapse",
+    "softmax_bottleneck": "softmax-bottleneck",
+    "weights": "weights",
 }
-for _name, _sub in (("check", "check"), ("seprank", "seprank"),
-                    ("depthwidth", "depthwidth"), ("collapse", "collapse"),
-                    ("softmax_bottleneck", "softmax-bottleneck"),
-                    ("weights", "weights")):
-    if hasattr(attnrank, _name):
-        BINDINGS[_name] = _sub
 
 NO_KEYWORD = "CLI options without a keyword:"
 
 
-def cli_options(cli, sub):
+def cli_help(cli, sub):
+    return subprocess.run([cli, sub, "--help"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def cli_options(text, sub):
     """The long flags listed under `options:` in `attnrank SUB --help`."""
-    out = subprocess.run([cli, sub, "--help"], capture_output=True, text=True, check=True).stdout
-    section = out.split("\noptions:\n", 1)
+    section = text.split("\noptions:\n", 1)
     assert len(section) == 2, f"`attnrank {sub} --help` has no options section"
     flags = re.findall(r"^\s+--([A-Za-z][\w-]*)", section[1], flags=re.M)
     assert flags, f"no flags parsed from `attnrank {sub} --help`"
@@ -61,14 +66,37 @@ def undocumented(doc, flags):
     return missing
 
 
+def test_every_cli_analysis_has_a_binding(cli):
+    top = subprocess.run([cli, "--help"], capture_output=True, text=True, check=True).stdout
+    subs = re.findall(r"^  ([a-z][a-z-]+)  ", top.split("subcommands:", 1)[1], flags=re.M)
+    assert "spectrum" in subs and "check" in subs, top
+    assert sorted(set(subs) - {"verify"}) == sorted(BINDINGS.values())
+
+
+def opening_words(text, count=8):
+    """The first words of the description under the usage lines."""
+    return " ".join(text.split("\n\n", 2)[1].split()[:count])
+
+
 @pytest.mark.parametrize("name", sorted(BINDINGS))
 def test_docstring_documents_every_cli_option(cli, name):
     doc = getattr(attnrank, name).__doc__ or ""
     sub = BINDINGS[name]
-    assert f"attnrank {sub}" in doc, f"attnrank.{name}.__doc__ does not name `attnrank {sub}`"
-    missing = undocumented(doc, cli_options(cli, sub))
+    assert f"attnrank {sub}" in " ".join(doc.split()), \
+        f"attnrank.{name}.__doc__ does not name `attnrank {sub}`"
+    text = cli_help(cli, sub)
+    missing = undocumented(doc, cli_options(text, sub))
     assert not missing, (f"attnrank.{name}.__doc__ documents neither a keyword nor a "
                          f"'{NO_KEYWORD}' note for {', '.join(missing)}")
+
+
+@pytest.mark.parametrize("name", sorted(BINDINGS))
+def test_docstring_opens_as_the_cli_description(cli, name):
+    # Cython's embedded signature line first, then the description, which
+    # starts with the words of `attnrank SUB --help` (whitespace aside).
+    doc = getattr(attnrank, name).__doc__ or ""
+    opening = opening_words(cli_help(cli, BINDINGS[name]))
+    assert opening.lower() in " ".join(doc.split()).lower(), (name, opening)
 
 
 def test_the_parity_check_can_fail():

