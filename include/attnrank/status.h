@@ -16,9 +16,8 @@
  * GSL's error handler aborts by default, and the library never sets it:
  * it checks GSL's preconditions first, hands GSL library-owned memory and
  * uses its entry points that return codes.  The one path left is a small
- * allocation inside GSL's own minimisers (the multi-head fitter, the
- * optional GSL BFGS fit) failing after the library's probe of the
- * largest one succeeded. */
+ * allocation inside GSL's own minimiser (the optional GSL BFGS fit)
+ * failing after the library's probe of the largest one succeeded. */
 #ifndef ATTNRANK_STATUS_H
 #define ATTNRANK_STATUS_H
 
