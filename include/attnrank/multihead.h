@@ -23,7 +23,9 @@
  * at once, minimising the relative squared error
  *     E = sum_k ||f(X_k) - Y_k||_F^2 / sum_k ||Y_k||_F^2
  * by the library's L-BFGS (analytic gradient, More-Thuente line search)
- * from a random start, then polishes the point with its Levenberg-Marquardt
+ * from a random start (until E < zero_loss, ||grad E|| < grad_tol, no
+ * decrease, max_iter, or a stall: E lowered by less than 1e-7 E over 10
+ * iterations), then polishes the point with its Levenberg-Marquardt
  * (forward-difference Jacobian, QR solve of the damped problem), which
  * converges fast on zero-residual problems where a quasi-Newton method
  * stalls near E ~ 1e-14.  Neither uses GSL: a fit allocates nothing and
@@ -129,7 +131,7 @@ typedef enum ar_mh_phase_status {
     AR_MH_PHASE_GRADIENT = 2,       /* L-BFGS: ||grad E|| < grad_tol; polish: its gradient
                                      * test (or E = 0) */
     AR_MH_PHASE_SMALL_STEP = 3,     /* polish: its step test */
-    AR_MH_PHASE_SMALL_DECREASE = 4, /* polish: its decrease test */
+    AR_MH_PHASE_SMALL_DECREASE = 4, /* L-BFGS: the stall test; polish: its decrease test */
     AR_MH_PHASE_MAX_ITER = 5,       /* max_iter or polish_iter spent */
     AR_MH_PHASE_NO_PROGRESS = 6,    /* no lower E found (L-BFGS: along its direction nor
                                      * -grad E; polish: the damping overflowed) */
