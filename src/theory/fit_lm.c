@@ -136,7 +136,8 @@ static int jacobian(ar_lm *lm, ar_lm_residual fn, void *ctx, double *x, ar_lm_re
 }
 
 /* The step of damping mu into rhs[0..n-1]: least squares on
- * [J; sqrt(mu) D] delta = [-r; 0].  0 when LAPACK reports a failure. */
+ * [J; sqrt(mu) D] delta = [-r; 0].  0 when LAPACK finds the matrix exactly
+ * singular (a zero diagonal entry of R). */
 static int damped_step(ar_lm *lm, double mu)
 {
     size_t m = lm->m, n = lm->n, rows = m + n;
@@ -185,15 +186,18 @@ static int accept_step(ar_lm *lm, double *x, const ar_lm_opts *o, ar_lm_residual
                        double *mu, double *nu, double *cost, ar_lm_result *res)
 {
     size_t n = lm->n;
-    for (;;) {
-        if (!damped_step(lm, *mu))
+    for (;; *mu *= *nu, *nu *= 2.0) { /* each pass after a rejected trial */
+        if (!isfinite(*mu))
             return AR_LM_NO_PROGRESS;
+        if (!damped_step(lm, *mu))
+            continue; /* exactly singular (mu underflowed, J rank-deficient): damp more */
         const double *delta = lm->rhs;
         double damp = 0.0;
         for (size_t j = 0; j < n; j++)
             damp += (lm->diag[j] * delta[j]) * (lm->diag[j] * delta[j]);
-        /* ||r||^2 - ||r + J delta||^2 by the normal equations: a sum of
-         * two non-negative terms, no cancellation */
+        /* ||r||^2 - ||r + J delta||^2 by the normal equations
+         * (J^T J + mu D^2) delta = -g: two terms, both >= 0, so no
+         * subtraction of the two nearly equal norms */
         double predicted = -dot(delta, lm->g, n) + *mu * damp;
         int small = small_step(lm, x, o->xtol);
         for (size_t j = 0; j < n; j++)
@@ -217,10 +221,6 @@ static int accept_step(ar_lm *lm, double *x, const ar_lm_opts *o, ar_lm_residual
         }
         if (small)
             return AR_LM_SMALL_STEP;
-        *mu *= *nu;
-        *nu *= 2.0;
-        if (!isfinite(*mu))
-            return AR_LM_NO_PROGRESS;
     }
 }
 

@@ -41,7 +41,8 @@ typedef enum ar_lm_status {
     AR_LM_SMALL_GRADIENT = 1, /* the gtol test passed (also for r = 0) */
     AR_LM_SMALL_DECREASE = 2, /* the ftol test passed */
     AR_LM_MAX_ITER = 3,       /* max_iter accepted steps done */
-    AR_LM_NO_PROGRESS = 4,    /* mu overflowed: no step lowers ||r|| */
+    AR_LM_NO_PROGRESS = 4,    /* mu overflowed: no step lowers ||r|| (an exactly singular
+                                 damped matrix counts as a rejected step) */
     AR_LM_NONFINITE = 5       /* F not finite at the start or along a Jacobian column */
 } ar_lm_status;
 
@@ -62,8 +63,8 @@ size_t ar_lm_residuals(const ar_lm *lm);
 
 /* Minimise from x (n values, overwritten by the best point found; ||r||
  * never increases from one iterate to the next).  AR_OK with the reason
- * for stopping in res->status, AR_EINVAL for NULL arguments or tolerances
- * that are negative or not finite, AR_ENOCONV when LAPACK fails. */
+ * for stopping in res->status, or AR_EINVAL for NULL arguments or
+ * tolerances that are negative or not finite. */
 int ar_lm_run(ar_lm *lm, double *x, const ar_lm_opts *o, ar_lm_residual fn, void *ctx,
               ar_lm_result *res);
 
