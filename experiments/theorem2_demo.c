@@ -16,7 +16,8 @@
  * V_o [V_1; ...; V_h] has full rank d.  On inputs X of rank d its head
  * logits have rank d_p, which no head of size d / h can produce.
  *
- * Test.  Fit, by GSL's BFGS from several random starts, the parameters of
+ * Test.  Fit, by L-BFGS and a Levenberg-Marquardt polish (the library's
+ * ar_mh_fitter) from several random starts, the parameters of
  *   A. a standard MultiHead (h heads of size d / h)  -- the theorem's subject,
  *   B. a FixedMultiHead (h heads of size d_p)        -- control: contains g_V,
  *   C. a standard MultiHead with ONE head of size d  -- control with the same
@@ -35,12 +36,15 @@
  * quick: d = 4, h = 2, n = 6, d_p = 4; m in {1, 2, 4}; 4 starts (seconds).
  * full:  the same layer, m in {1, 2, 3, 4, 6, 8}, 12 starts (a few minutes).
  *        The table also holds d = 6, h = 3, n = 8, d_p = 4 (configs[1]; raise
- *        nconfigs to run it): there the FixedMultiHead control needs more than
- *        5000 BFGS iterations plus the polish to reach zero from m = 4 on,
- *        and the run takes over half an hour.
+ *        nconfigs to run it): there the FixedMultiHead control needed more
+ *        than 5000 iterations of GSL's BFGS (the minimiser before 0.9) plus
+ *        the polish to reach zero from m = 4 on, and the run took over half
+ *        an hour.
  * Outputs in DIR: theorem2.csv (every fit), theorem2_summary.csv (best and
  * median over starts), theorem2_target.csv (ranks that certify the
  * assumptions on each input), and the figure theorem2.{png,svg}.
+ * theorem2.csv's bfgs_status and lm_status are ar_mh_phase_status values
+ * (multihead.h: why L-BFGS and the polish ended).
  *
  * The layer, g_V's construction and the fits are the library's
  * (include/attnrank/multihead.h: ar_theorem2_target_build, ar_mh_fitter);

@@ -407,7 +407,68 @@ static void test_lowrank_fit(void **state)
     assert_no_handler("ar_lowrank_fit error paths");
 }
 
-/* ---- the multi-head fitter: GSL's BFGS and Levenberg-Marquardt ---- */
+/* ---- the multi-head fitter: the library's L-BFGS and Levenberg-Marquardt,
+ * no GSL: every allocation failure is a status, never the handler ---- */
+
+/* A one-head layer (d = 2, head size 1, n = 2) and its data: two inputs,
+ * outputs from other parameters; borrowed by set_data (unit row stride). */
+static double mh_x[2][4] = {{0.5, -1.0, 1.5, 0.25}, {-0.75, 0.5, 1.0, 2.0}};
+static double mh_y[2][4] = {{0.3, 0.1, -0.2, 0.4}, {0.2, -0.5, 0.6, 0.1}};
+
+static int mh_attach(ar_mh_fitter *f, size_t m)
+{
+    ar_cview x[2], y[2];
+    for (size_t k = 0; k < m; k++) {
+        ar_matrix xm = ar_matrix_alias(mh_x[k], 2, 2, 2), ym = ar_matrix_alias(mh_y[k], 2, 2, 2);
+        x[k] = ar_matrix_cview(&xm);
+        y[k] = ar_matrix_cview(&ym);
+    }
+    return ar_mh_fitter_set_data(f, x, y, m);
+}
+
+static ar_mh_fit_opts mh_short_opts(void)
+{
+    ar_mh_fit_opts o = mh_opts();
+    o.max_iter = 3; /* cannot converge in three steps */
+    o.polish_iter = 2;
+    o.starts = 2;
+    return o;
+}
+
+/* Allocation, data on one then two inputs (the polish's workspace is
+ * reallocated), one fit and a best of two starts. */
+static int mh_fit_once(void *ctx)
+{
+    (void)ctx;
+    ar_mh_shape shape;
+    int rc = ar_mh_shape_init(&shape, 2, 1, 1, 2);
+    ar_mh_fitter *f = NULL;
+    if (rc == AR_OK)
+        rc = ar_mh_fitter_alloc(&f, &shape);
+    if (rc == AR_OK)
+        rc = mh_attach(f, 1);
+    if (rc == AR_OK)
+        rc = mh_attach(f, 2);
+    double theta[8] = {0.3, -0.2, 0.5, 0.1, -0.4, 0.6, 0.2, -0.1}, best[8];
+    ar_mh_fit_opts o = mh_short_opts();
+    ar_mh_fit_outcome out;
+    ar_mh_fit_result res;
+    if (rc == AR_OK)
+        rc = ar_mh_fit_from(f, &o, theta, best, &out);
+    if (rc == AR_OK)
+        rc = ar_mh_fit_best(f, &o, NULL, best, &res);
+    ar_mh_fitter_free(f);
+    return rc;
+}
+
+/* One fit on a prepared fitter (ctx): allocates nothing at all. */
+static int mh_fit_only(void *ctx)
+{
+    double theta[8] = {0.3, -0.2, 0.5, 0.1, -0.4, 0.6, 0.2, -0.1};
+    ar_mh_fit_opts o = mh_short_opts();
+    ar_mh_fit_outcome out;
+    return ar_mh_fit_from(ctx, &o, theta, NULL, &out);
+}
 
 static void test_multihead(void **state)
 {
@@ -444,7 +505,7 @@ static void test_multihead(void **state)
         o.grad_tol = bad[b];
         assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_EINVAL);
         o = mh_opts();
-        o.polish_tol = bad[b]; /* gsl_multifit_nlinear_test's GSL_EBADTOL */
+        o.polish_tol = bad[b];
         assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_EINVAL);
         o = mh_opts();
         o.line_tol = bad[b];
@@ -452,8 +513,16 @@ static void test_multihead(void **state)
     }
     free(theta);
     ar_mh_fitter_free(f);
+    oom_sweep("multi-head fitter", mh_fit_once, NULL);
+    f = NULL;
+    assert_ok(ar_mh_fitter_alloc(&f, &shape));
+    assert_ok(mh_attach(f, 2));
+    size_t points = oom_sweep("ar_mh_fit_from", mh_fit_only, f);
+    /* with injection: no allocation to fail, the sweep stops at its first run */
+    assert_int_equal(points, 1);
+    ar_mh_fitter_free(f);
     ar_mh_shape huge = shape;
-    huge.p = (size_t)1 << 60; /* parameter count overflows before any GSL alloc */
+    huge.p = (size_t)1 << 60; /* the parameter count overflows: refused before any alloc */
     f = NULL;
     assert_int_not_equal(ar_mh_fitter_alloc(&f, &huge), AR_OK);
     assert_null(f);

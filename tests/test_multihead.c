@@ -366,6 +366,57 @@ static void test_separation_on_four_inputs(void **state)
     ar_theorem2_target_free(&t);
 }
 
+/* One fit of the FixedMultiHead to g_V on 4 inputs, phase by phase: L-BFGS
+ * gets close, the polish (or L-BFGS itself) takes E below zero_loss, and
+ * the statuses say why each phase ended. */
+static void test_fixed_fit_reaches_zero(void **state)
+{
+    (void)state;
+    ar_theorem2_target t;
+    assert_ok(ar_theorem2_target_build(&t, SD, SH, SN, SDP, 4, SEED));
+    ar_mh_shape s;
+    assert_ok(ar_theorem2_model_shape(&t, AR_THEOREM2_FIXED, &s));
+    ar_mh_fitter *f = NULL;
+    assert_ok(ar_mh_fitter_alloc(&f, &s));
+    assert_ok(set_data_m(f, t.x, t.y, 4));
+    size_t np = ar_mh_nparams(&s);
+    double *theta = malloc(2 * np * sizeof *theta);
+    assert_non_null(theta);
+    ar_rng *rng = ar_rng_alloc(SEED);
+    ar_mh_random_start(&s, rng, 1.0 / sqrt((double)SD), theta);
+    ar_mh_fit_opts o;
+    ar_mh_fit_opts_init(&o);
+    ar_mh_fit_outcome out;
+    assert_ok(ar_mh_fit_from(f, &o, theta, theta + np, &out));
+    print_message("fixed fit: L-BFGS %.3g (%zu it., status %d), polish %.3g (%zu it., status %d)\n",
+                  out.bfgs_rel_error, out.iterations, out.bfgs_status, out.rel_error,
+                  out.polish_iterations, out.polish_status);
+    assert_true(out.converged);
+    assert_true(out.rel_error * out.rel_error < o.zero_loss);
+    assert_true(out.rel_error <= out.bfgs_rel_error); /* the better point is kept */
+    assert_true(out.bfgs_status == AR_MH_PHASE_ZERO_LOSS ||
+                out.bfgs_status == AR_MH_PHASE_GRADIENT ||
+                out.bfgs_status == AR_MH_PHASE_SMALL_DECREASE ||
+                out.bfgs_status == AR_MH_PHASE_NO_PROGRESS);
+    assert_true(out.polish_status == AR_MH_PHASE_GRADIENT ||
+                out.polish_status == AR_MH_PHASE_SMALL_STEP ||
+                out.polish_status == AR_MH_PHASE_SMALL_DECREASE);
+    check_reported_error(&t, AR_THEOREM2_FIXED, 4, theta + np, out.rel_error);
+    /* without the polish: the L-BFGS point and error alone */
+    o.polish_iter = 0;
+    ar_mh_fit_outcome alone;
+    assert_ok(ar_mh_fit_from(f, &o, theta, theta + np, &alone));
+    assert_int_equal(alone.polish_status, AR_MH_PHASE_NOT_RUN);
+    assert_int_equal(alone.polish_iterations, 0);
+    assert_true(alone.rel_error == alone.bfgs_rel_error);
+    assert_true(alone.bfgs_rel_error == out.bfgs_rel_error); /* phase 1 is deterministic */
+    check_reported_error(&t, AR_THEOREM2_FIXED, 4, theta + np, alone.rel_error);
+    free(theta);
+    ar_rng_free(rng);
+    ar_mh_fitter_free(f);
+    ar_theorem2_target_free(&t);
+}
+
 static void test_model_shapes_and_names(void **state)
 {
     (void)state;
@@ -556,11 +607,34 @@ static void test_error_paths(void **state)
     o2 = fo;
     o2.starts = 0;
     assert_int_equal(ar_mh_fit_best(f, &o2, NULL, NULL, &res), AR_EINVAL);
+    /* line_tol is the Wolfe curvature constant: inside (1e-4, 1) */
+    const double bad_line[] = {1.0, 1e-4, 0.0, NAN}, bad_finite[] = {INFINITY, NAN, -1.0};
+    for (size_t b = 0; b < 4; b++) {
+        o2 = fo;
+        o2.line_tol = bad_line[b];
+        assert_int_equal(ar_mh_fit_from(f, &o2, theta, NULL, &out), AR_EINVAL);
+    }
+    for (size_t b = 0; b < 3; b++) {
+        o2 = fo;
+        o2.polish_tol = bad_finite[b];
+        assert_int_equal(ar_mh_fit_from(f, &o2, theta, NULL, &out), AR_EINVAL);
+        o2 = fo;
+        o2.step = bad_finite[b];
+        assert_int_equal(ar_mh_fit_from(f, &o2, theta, NULL, &out), AR_EINVAL);
+    }
+    /* a start where E is not finite */
+    double nan_theta[16];
+    for (size_t i = 0; i < 16; i++)
+        nan_theta[i] = NAN;
+    assert_int_equal(ar_mh_fit_from(f, &fo, nan_theta, NULL, &out), AR_ENOCONV);
+    assert_int_equal(out.bfgs_status, AR_MH_PHASE_NONFINITE);
     assert_int_equal(ar_mh_fit_from(f, &fo, theta, NULL, NULL), AR_EINVAL);
     assert_int_equal(ar_mh_gradient_defect(f, NULL, &worst), AR_EINVAL);
     /* a start at the outputs' own parameters is already exact (to round-off) */
     assert_ok(ar_mh_fit_from(f, &fo, theta, NULL, &out));
     assert_true(out.converged && out.rel_error <= 1e-15 && out.iterations <= 1);
+    assert_true(out.bfgs_status == AR_MH_PHASE_GRADIENT ||
+                out.bfgs_status == AR_MH_PHASE_ZERO_LOSS);
     /* NULL options: the defaults, with the same outcome */
     ar_mh_fit_outcome out2;
     assert_ok(ar_mh_fit_from(f, NULL, theta, NULL, &out2));
@@ -605,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_target_meets_assumptions),
         cmocka_unit_test(test_standard_matches_one_input),
         cmocka_unit_test(test_separation_on_four_inputs),
+        cmocka_unit_test(test_fixed_fit_reaches_zero),
         cmocka_unit_test(test_model_shapes_and_names),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_error_paths),

@@ -22,10 +22,15 @@
  * Fits.  ar_mh_fitter fits a layer of a given shape to outputs on m inputs
  * at once, minimising the relative squared error
  *     E = sum_k ||f(X_k) - Y_k||_F^2 / sum_k ||Y_k||_F^2
- * by GSL's BFGS (vector_bfgs2, analytic gradient) from a random start, then
- * polishes the point with GSL's trust-region Levenberg-Marquardt (finite-
- * difference Jacobian), which converges fast on zero-residual problems where
- * BFGS stalls near E ~ 1e-14.  Neither phase can make a non-zero minimum look
+ * by the library's L-BFGS (analytic gradient, More-Thuente line search)
+ * from a random start (until E < zero_loss, ||grad E|| < grad_tol, no
+ * decrease, max_iter, or a stall: E lowered by less than 1e-7 E over 10
+ * iterations), then polishes the point with its Levenberg-Marquardt
+ * (forward-difference Jacobian, QR solve of the damped problem), which
+ * converges fast on zero-residual problems where a quasi-Newton method
+ * stalls near E ~ 1e-14.  Neither uses GSL: a fit allocates nothing and
+ * cannot reach GSL's (aborting) error handler.  Neither phase can make a
+ * non-zero minimum look
  * like zero: a fit gives an upper bound on the best error of its class.
  * The theorem predicts that the standard layer stays away from g_V on enough
  * inputs while a fitted FixedMultiHead reaches ~0; on one input (m = 1) the
@@ -33,10 +38,10 @@
  * to expose the rank of the scores).
  *
  * Workspaces.  ar_mh_workspace holds the scratch of one layer shape,
- * ar_mh_fitter the scratch and the GSL minimisers of one fit problem; both
+ * ar_mh_fitter the scratch and the minimisers of one fit problem; both
  * are allocated once and reused, so forward passes and fits allocate
  * nothing per call (set_data reallocates the least-squares workspace only
- * when the number of residuals changes). */
+ * when the number of residuals, m d n, changes). */
 #ifndef ATTNRANK_MULTIHEAD_H
 #define ATTNRANK_MULTIHEAD_H
 
@@ -92,14 +97,23 @@ AR_API int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *
 
 typedef struct ar_mh_fit_opts {
     size_t starts;        /* random starts of ar_mh_fit_best (default 4) */
-    size_t max_iter;      /* BFGS iterations per start (default 5000) */
-    size_t polish_iter;   /* Levenberg-Marquardt iterations (default 500) */
+    size_t max_iter;      /* L-BFGS iterations per start (default 5000) */
+    size_t polish_iter;   /* Levenberg-Marquardt accepted steps (default 500; 0 skips
+                           * the polish) */
     double start_sigma;   /* start entries N(0, sigma^2); 0 = 1/sqrt(d) (default 0) */
-    double step;          /* BFGS first step (default 0.05) */
-    double line_tol;      /* BFGS line-search tolerance (default 0.1) */
-    double grad_tol;      /* BFGS stops when |grad E| < grad_tol (default 1e-14) */
-    double zero_loss;     /* E below this counts as an exact fit (default 1e-28) */
-    double polish_tol;    /* xtol = gtol = ftol of the polish (default 1e-15) */
+    double step;          /* length of L-BFGS's first trial step along -grad E
+                           * (default 0.05) */
+    double line_tol;      /* curvature constant sigma of the line search's strong Wolfe
+                           * test |grad E(new) . d| <= sigma |grad E . d|, in (1e-4, 1)
+                           * (default 0.1) */
+    double grad_tol;      /* L-BFGS stops when ||grad E||_2 < grad_tol (default 1e-14) */
+    double zero_loss;     /* E below this counts as an exact fit and ends L-BFGS
+                           * (default 1e-28) */
+    double polish_tol;    /* the polish's tolerances, finite (default 1e-15): it stops
+                           * when every step |delta_j| <= tol (|theta_j| + tol), when
+                           * max_j |g_j| max(|theta_j|, 1) <= tol max(E, 1) for the
+                           * gradient g of E / 2, or when a step lowers E by at most
+                           * tol E */
     double stop_below;    /* ar_mh_fit_best stops once a start reaches this
                            * relative error (default 0: run every start) */
     uint64_t seed;        /* start s draws from ar_seed_derive(seed, {s}) (default 0) */
@@ -109,15 +123,32 @@ typedef struct ar_mh_fit_opts {
  * these. */
 AR_API void ar_mh_fit_opts_init(ar_mh_fit_opts *opts);
 
+/* Why a phase of a fit ended (ar_mh_fit_outcome's bfgs_status and
+ * polish_status). */
+typedef enum ar_mh_phase_status {
+    AR_MH_PHASE_NOT_RUN = 0,        /* the polish was skipped (polish_iter = 0) */
+    AR_MH_PHASE_ZERO_LOSS = 1,      /* L-BFGS: E < zero_loss */
+    AR_MH_PHASE_GRADIENT = 2,       /* L-BFGS: ||grad E|| < grad_tol; polish: its gradient
+                                     * test (or E = 0) */
+    AR_MH_PHASE_SMALL_STEP = 3,     /* polish: its step test */
+    AR_MH_PHASE_SMALL_DECREASE = 4, /* L-BFGS: the stall test; polish: its decrease test */
+    AR_MH_PHASE_MAX_ITER = 5,       /* max_iter or polish_iter spent */
+    AR_MH_PHASE_NO_PROGRESS = 6,    /* no lower E found (L-BFGS: along its direction nor
+                                     * -grad E; polish: the damping overflowed) */
+    AR_MH_PHASE_NONFINITE = 7       /* E not finite at the phase's start (polish: or
+                                     * along a Jacobian column) */
+} ar_mh_phase_status;
+
 /* One fit from one start. */
 typedef struct ar_mh_fit_outcome {
     double rel_error;         /* sqrt(E) after both phases */
-    double bfgs_rel_error;    /* sqrt(E) after the BFGS phase */
-    size_t iterations;        /* BFGS iterations */
-    size_t polish_iterations; /* Levenberg-Marquardt iterations */
+    double bfgs_rel_error;    /* sqrt(E) after the L-BFGS phase */
+    size_t iterations;        /* L-BFGS iterations */
+    size_t polish_iterations; /* Levenberg-Marquardt accepted steps */
     int converged;            /* E < zero_loss */
-    int bfgs_status;          /* GSL status of the last BFGS iteration */
-    int polish_status;        /* GSL status of the polish (0 when skipped) */
+    int bfgs_status;          /* an ar_mh_phase_status: why L-BFGS ended */
+    int polish_status;        /* an ar_mh_phase_status: why the polish ended
+                               * (AR_MH_PHASE_NOT_RUN when skipped) */
 } ar_mh_fit_outcome;
 
 /* The best of several starts; carries what produced it. */
@@ -145,9 +176,10 @@ AR_API int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cv
 /* theta (length ar_mh_nparams) with N(0, sigma^2) entries, drawn in order. */
 AR_API void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma,
                                double *theta);
-/* One fit (BFGS, then the polish) from theta0 (opts NULL: defaults); the
- * fitted parameters go to theta_out when not NULL.  AR_ENOCONV when the error is not finite or GSL
- * rejects the start. */
+/* One fit (L-BFGS, then the polish) from theta0 (opts NULL: defaults); the
+ * fitted parameters (the better of the two phases' points) go to theta_out
+ * when not NULL.  AR_ENOCONV when E or its gradient is not finite at
+ * theta0, AR_EINVAL for options out of range or no data attached. */
 AR_API int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
                           double *theta_out, ar_mh_fit_outcome *out);
 /* opts->starts fits from random starts (opts NULL: defaults); errors (may be NULL) receives the

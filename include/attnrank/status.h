@@ -15,9 +15,8 @@
  *   invalid view or an out-of-range option is AR_EINVAL.
  * GSL's error handler aborts by default, and the library never sets it:
  * it checks GSL's preconditions first, hands GSL library-owned memory and
- * uses its entry points that return codes.  The one path left is a small
- * allocation inside GSL's own minimisers (the multi-head fitter) failing
- * after the library's probe of the largest one succeeded.
+ * uses its entry points that return codes; it runs none of GSL's
+ * minimisers (they allocate through GSL's handler).
  * FLINT aborts on a failed allocation too: seprank's exact ranks call it
  * only after an upper estimate of its memory passed a cap and a probe
  * allocation (AR_ENOMEM otherwise, seprank.h). */

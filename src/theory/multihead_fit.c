@@ -1,13 +1,10 @@
 /* Fits of a multi-head layer to outputs on m inputs
- * (include/attnrank/multihead.h): GSL's BFGS on the analytic gradient, then
- * a Levenberg-Marquardt polish; best of several seeded starts. */
+ * (include/attnrank/multihead.h): the library's L-BFGS on the analytic
+ * gradient (fit_lbfgs.c), then its Levenberg-Marquardt polish (fit_lm.c);
+ * best of several seeded starts.  No GSL: every allocation is the
+ * library's own, checked, and made by alloc or set_data. */
 #include "attnrank/multihead.h"
 
-#include <gsl/gsl_blas.h>
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_math.h>
-#include <gsl/gsl_multifit_nlinear.h>
-#include <gsl/gsl_multimin.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,7 +13,20 @@
 #include "attnrank/status.h"
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
+#include "fit_lbfgs.h"
+#include "fit_lm.h"
 #include "multihead_internal.h"
+
+/* Pairs kept by L-BFGS: more than the low-rank fit's 8, since these
+ * problems are small (tens to hundreds of parameters) and ill-conditioned
+ * near exact fits; the memory is 2 MH_LBFGS_MEMORY vectors of np. */
+#define MH_LBFGS_MEMORY 20
+/* L-BFGS hands over to the polish once E fell by less than 10 MH_STALL_TOL
+ * E over 10 iterations: a stall, where the polish either converges fast
+ * (a zero residual) or confirms the plateau.  Without it L-BFGS crept on
+ * for all max_iter iterations on some starts; on the Theorem-2 fits the
+ * errors came out the same and the fits took about half the time. */
+#define MH_STALL_TOL 1e-8
 
 /* ---- fits ---- */
 
@@ -47,24 +57,6 @@ static const ar_mh_fit_opts *opts_or_defaults(const ar_mh_fit_opts *o, ar_mh_fit
     return defaults;
 }
 
-/* GSL's allocators report a failed malloc through GSL's error handler,
- * which aborts by default (and only the CLI turns it off).  Before calling
- * one, try the largest amount it will ask for, count blocks of rows x cols
- * doubles (overflow included): the size that fails, a huge one, fails here
- * with a status.  Small allocations of GSL failing after this succeeded
- * remain GSL's to report. */
-static int gsl_alloc_probe(size_t count, size_t rows, size_t cols)
-{
-    if (rows != 0 && cols > SIZE_MAX / sizeof(double) / rows)
-        return 0;
-    size_t block = rows * cols * sizeof(double);
-    if (count != 0 && block > SIZE_MAX / count)
-        return 0;
-    void *p = malloc(count * block > 0 ? count * block : 1);
-    free(p);
-    return p != NULL;
-}
-
 struct ar_mh_fitter {
     ar_mh_shape shape;
     size_t np;
@@ -75,16 +67,11 @@ struct ar_mh_fitter {
     ar_matrix *held_m;       /* their matrices: x then y */
     size_t nheld;
     double norm2;
-    gsl_multimin_fdfminimizer *bfgs;
-    gsl_vector *x0;  /* views x0_data: no gsl_vector_alloc (GSL's handler) */
-    gsl_vector_view x0_view;
-    double *x0_data;
+    ar_lbfgs *lb;    /* phase 1, np variables */
+    ar_lm *lm;       /* phase 2, m d n residuals (reallocated by set_data when m changes) */
+    double *point;   /* 2 np: the L-BFGS point, then the polished one */
     double *theta;   /* a start drawn by ar_mh_fit_best, length np */
     double *scratch; /* a fit's result (fit_best), the gradient check: 2 np */
-    /* polish: nres = max(m d n, np) residuals (GSL needs nres >= np) */
-    gsl_multifit_nlinear_workspace *lm;
-    gsl_multifit_nlinear_fdf lsq;
-    size_t lm_nres;
 };
 
 int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
@@ -98,19 +85,14 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
     f->shape = *shape;
     f->np = ar_mh_nparams(shape);
     int rc = ar_mh_workspace_alloc(&f->ws, shape);
+    if (rc == AR_OK)
+        rc = ar_lbfgs_alloc(&f->lb, f->np, MH_LBFGS_MEMORY);
     if (rc == AR_OK) {
-        f->x0_data = malloc(f->np * sizeof *f->x0_data);
+        /* np < SIZE_MAX / 32 here: the L-BFGS block of 48 np doubles exists */
+        f->point = malloc(2 * f->np * sizeof *f->point);
         f->theta = malloc(f->np * sizeof *f->theta);
         f->scratch = malloc(2 * f->np * sizeof *f->scratch);
-        if (f->x0_data == NULL || f->theta == NULL || f->scratch == NULL ||
-            !gsl_alloc_probe(10, f->np, 1))
-            rc = AR_ENOMEM;
-    }
-    if (rc == AR_OK) {
-        f->x0_view = gsl_vector_view_array(f->x0_data, f->np);
-        f->x0 = &f->x0_view.vector;
-        f->bfgs = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, f->np);
-        if (f->bfgs == NULL)
+        if (f->point == NULL || f->theta == NULL || f->scratch == NULL)
             rc = AR_ENOMEM;
     }
     if (rc != AR_OK) {
@@ -138,36 +120,33 @@ void ar_mh_fitter_free(ar_mh_fitter *f)
     if (f == NULL)
         return;
     ar_mh_workspace_free(f->ws);
-    if (f->bfgs != NULL)
-        gsl_multimin_fdfminimizer_free(f->bfgs);
-    free(f->x0_data);
-    if (f->lm != NULL)
-        gsl_multifit_nlinear_free(f->lm);
+    ar_lbfgs_free(f->lb);
+    ar_lm_free(f->lm);
+    free(f->point);
     free(f->theta);
     free(f->scratch);
     release_held(f);
     free(f);
 }
 
-/* Residuals (f(X_k) - Y_k) / sqrt(norm2), stacked over the inputs and
- * zero-padded to out->size (the zeros change nothing). */
-static int lm_residuals(const gsl_vector *v, void *params, gsl_vector *out)
+/* Residuals (f(X_k) - Y_k) / sqrt(norm2), stacked over the inputs: their
+ * squared norm is E.  Non-zero when a logit is not finite. */
+static int lm_residuals(void *ctx, const double *theta, double *out)
 {
-    ar_mh_fitter *f = params;
+    ar_mh_fitter *f = ctx;
     ar_mh_workspace *ws = f->ws;
     size_t block = f->shape.d * f->shape.n;
-    gsl_vector_set_zero(out);
+    double inv = 1.0 / sqrt(f->norm2);
     for (size_t t = 0; t < f->m; t++) {
         ar_cm_copy(&ws->r, &f->y[t]);
         for (size_t e = 0; e < block; e++)
             ws->r.data[e] = -ws->r.data[e];
-        if (ar_mh_forward_add(ws, v->data, &f->x[t], &ws->r) != AR_OK)
-            return GSL_EBADFUNC;
-        double inv = 1.0 / sqrt(f->norm2);
+        if (ar_mh_forward_add(ws, theta, &f->x[t], &ws->r) != AR_OK)
+            return 1;
         for (size_t e = 0; e < block; e++)
-            out->data[(t * block + e) * out->stride] = ws->r.data[e] * inv;
+            out[t * block + e] = ws->r.data[e] * inv;
     }
-    return GSL_SUCCESS;
+    return 0;
 }
 
 int ar_mh_fitter_set_data_cm(ar_mh_fitter *f, const ar_matrix *x, const ar_matrix *y, size_t m)
@@ -184,29 +163,22 @@ int ar_mh_fitter_set_data_cm(ar_mh_fitter *f, const ar_matrix *x, const ar_matri
     }
     if (!(norm2 > 0.0) || !isfinite(norm2))
         return AR_EINVAL;
-    size_t nres = m * f->shape.d * f->shape.n;
-    if (nres < f->np)
-        nres = f->np;
-    if (f->lm == NULL || f->lm_nres != nres) {
-        if (f->lm != NULL)
-            gsl_multifit_nlinear_free(f->lm);
+    size_t block = f->shape.d * f->shape.n; /* the outputs exist: no overflow */
+    if (m > SIZE_MAX / block)
+        return AR_ENOMEM;
+    if (ar_lm_residuals(f->lm) != m * block) {
+        ar_lm_free(f->lm);
         f->lm = NULL;
-        f->lm_nres = 0;
-        /* Jacobian and QR factor, nres x np each: GSL multiplies the sizes
-         * unchecked and reports a failed malloc through its handler. */
-        if (!gsl_alloc_probe(2, nres, f->np))
-            return AR_ENOMEM;
-        gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
-        f->lm = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &prm, nres, f->np);
-        f->lm_nres = f->lm != NULL ? nres : 0;
-        if (f->lm == NULL)
-            return AR_ENOMEM;
+        rc = ar_lm_alloc(&f->lm, m * block, f->np);
+        if (rc != AR_OK) {
+            f->m = 0; /* the previous data has lost its polish: detach it */
+            return rc;
+        }
     }
     f->x = x;
     f->y = y;
     f->m = m;
     f->norm2 = norm2;
-    f->lsq = (gsl_multifit_nlinear_fdf){lm_residuals, NULL, NULL, nres, f->np, f, 0, 0, 0};
     return AR_OK;
 }
 
@@ -250,74 +222,87 @@ void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma, dou
         theta[i] = ar_rng_gaussian(rng, sigma);
 }
 
-static double gsl_f(const gsl_vector *v, void *params)
+/* E and its gradient for L-BFGS (+inf when a logit overflows). */
+static double lbfgs_fdf(void *ctx, const double *theta, double *g)
 {
-    ar_mh_fitter *f = params;
-    return ar_mh_loss_grad(f->ws, v->data, f->x, f->y, f->m, f->norm2, NULL);
+    ar_mh_fitter *f = ctx;
+    return ar_mh_loss_grad(f->ws, theta, f->x, f->y, f->m, f->norm2, g);
 }
 
-static void gsl_fdf(const gsl_vector *v, void *params, double *val, gsl_vector *g)
+/* Stops L-BFGS once E is below zero_loss (ctx): nothing is left to fit. */
+static int zero_loss_monitor(void *ctx, size_t iteration, size_t evaluations, double e,
+                             double grad_norm)
 {
-    ar_mh_fitter *f = params;
-    *val = ar_mh_loss_grad(f->ws, v->data, f->x, f->y, f->m, f->norm2, g->data);
+    (void)iteration;
+    (void)evaluations;
+    (void)grad_norm;
+    return e < *(const double *)ctx;
 }
 
-static void gsl_df(const gsl_vector *v, void *params, gsl_vector *g)
-{
-    ar_mh_fitter *f = params;
-    ar_mh_loss_grad(f->ws, v->data, f->x, f->y, f->m, f->norm2, g->data);
-}
-
+/* line_tol is the curvature constant of the strong Wolfe conditions,
+ * above L-BFGS's sufficient-decrease constant 1e-4 and below 1. */
 static int opts_ok(const ar_mh_fit_opts *o)
 {
-    return o->max_iter > 0 && o->step > 0.0 && o->line_tol > 0.0 && o->grad_tol >= 0.0 &&
-           o->zero_loss >= 0.0 && o->polish_tol >= 0.0 && o->start_sigma >= 0.0 &&
+    return o->max_iter > 0 && o->step > 0.0 && isfinite(o->step) && o->line_tol > 1e-4 &&
+           o->line_tol < 1.0 && o->grad_tol >= 0.0 && o->zero_loss >= 0.0 &&
+           o->polish_tol >= 0.0 && isfinite(o->polish_tol) && o->start_sigma >= 0.0 &&
            isfinite(o->start_sigma) && o->stop_below >= 0.0;
 }
 
-/* Phase 1: BFGS until the gradient vanishes, E reaches zero_loss, GSL
- * reports no progress or max_iter is spent; E at the point reached goes
- * to *e.  AR_ENOCONV when GSL rejects the start. */
-static int bfgs_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, double *e,
+/* Phase 1: L-BFGS from theta (overwritten by its point) until the gradient
+ * vanishes, E reaches zero_loss, E stalls (MH_STALL_TOL), no decrease is
+ * found or max_iter is spent;
+ * E at the point reached goes to *e.  AR_ENOCONV when E or its gradient is
+ * not finite at the start. */
+static int bfgs_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, double *theta, double *e,
                       ar_mh_fit_outcome *out)
 {
-    gsl_multimin_function_fdf fdf = {gsl_f, gsl_df, gsl_fdf, f->np, f};
-    int status = gsl_multimin_fdfminimizer_set(f->bfgs, &fdf, f->x0, o->step, o->line_tol);
-    if (status != GSL_SUCCESS)
-        return AR_ENOCONV;
-    size_t it = 0;
-    while (it < o->max_iter) {
-        it++;
-        status = gsl_multimin_fdfminimizer_iterate(f->bfgs);
-        if (status != GSL_SUCCESS)
-            break; /* GSL_ENOPROG: the line search cannot improve, a result */
-        if (gsl_multimin_fdfminimizer_minimum(f->bfgs) < o->zero_loss ||
-            gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(f->bfgs),
-                                       o->grad_tol) == GSL_SUCCESS)
-            break;
-    }
-    out->iterations = it;
-    out->bfgs_status = status;
-    *e = gsl_multimin_fdfminimizer_minimum(f->bfgs);
-    return AR_OK;
+    static const int status_of[] = {
+        [AR_LBFGS_CONVERGED] = AR_MH_PHASE_GRADIENT,
+        [AR_LBFGS_MAX_ITER] = AR_MH_PHASE_MAX_ITER,
+        [AR_LBFGS_NO_PROGRESS] = AR_MH_PHASE_NO_PROGRESS,
+        [AR_LBFGS_STOPPED] = AR_MH_PHASE_ZERO_LOSS,
+        [AR_LBFGS_NONFINITE] = AR_MH_PHASE_NONFINITE,
+        [AR_LBFGS_SMALL_DECREASE] = AR_MH_PHASE_SMALL_DECREASE,
+    };
+    ar_lbfgs_opts lo = ar_lbfgs_opts_default();
+    lo.max_iter = o->max_iter;
+    lo.grad_tol = o->grad_tol;
+    lo.first_step = o->step;
+    lo.gtol = o->line_tol;
+    lo.f_tol = MH_STALL_TOL; /* window: the default 10 iterations */
+    ar_lbfgs_result lr;
+    int rc = ar_lbfgs_run(f->lb, theta, &lo, lbfgs_fdf, f, zero_loss_monitor,
+                          (void *)&o->zero_loss, &lr);
+    if (rc != AR_OK)
+        return rc;
+    out->iterations = lr.iterations;
+    out->bfgs_status = status_of[lr.status];
+    *e = lr.f;
+    return lr.status == AR_LBFGS_NONFINITE ? AR_ENOCONV : AR_OK;
 }
 
-/* Phase 2: Levenberg-Marquardt from the BFGS point.  Returns its E, or
- * +inf when GSL failed (any status but success, no progress, or the
- * iteration cap: those still leave a valid point). */
-static double polish_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, ar_mh_fit_outcome *out)
+/* Phase 2: Levenberg-Marquardt from theta (overwritten by its point), with
+ * xtol = gtol = ftol = polish_tol.  Returns its E (+inf when the residuals
+ * are not finite at the start). */
+static double polish_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, double *theta,
+                           ar_mh_fit_outcome *out)
 {
-    int info = 0;
-    int status = gsl_multifit_nlinear_init(gsl_multimin_fdfminimizer_x(f->bfgs), &f->lsq, f->lm);
-    if (status == GSL_SUCCESS)
-        status = gsl_multifit_nlinear_driver(o->polish_iter, o->polish_tol, o->polish_tol,
-                                             o->polish_tol, NULL, NULL, &info, f->lm);
-    if (status != GSL_SUCCESS && status != GSL_EMAXITER && status != GSL_ENOPROG)
-        return INFINITY;
-    double nr = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(f->lm));
-    out->polish_iterations = gsl_multifit_nlinear_niter(f->lm);
-    out->polish_status = status;
-    return nr * nr;
+    static const int status_of[] = {
+        [AR_LM_SMALL_STEP] = AR_MH_PHASE_SMALL_STEP,
+        [AR_LM_SMALL_GRADIENT] = AR_MH_PHASE_GRADIENT,
+        [AR_LM_SMALL_DECREASE] = AR_MH_PHASE_SMALL_DECREASE,
+        [AR_LM_MAX_ITER] = AR_MH_PHASE_MAX_ITER,
+        [AR_LM_NO_PROGRESS] = AR_MH_PHASE_NO_PROGRESS,
+        [AR_LM_NONFINITE] = AR_MH_PHASE_NONFINITE,
+    };
+    ar_lm_opts lo = {o->polish_iter, o->polish_tol, o->polish_tol, o->polish_tol};
+    ar_lm_result lr;
+    if (ar_lm_run(f->lm, theta, &lo, lm_residuals, f, &lr) != AR_OK)
+        return INFINITY; /* options checked by opts_ok: not reached */
+    out->polish_iterations = lr.iterations;
+    out->polish_status = status_of[lr.status];
+    return lr.cost;
 }
 
 int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
@@ -330,22 +315,28 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     if (f->m == 0)
         return AR_EINVAL; /* no data attached */
     memset(out, 0, sizeof *out);
-    memcpy(f->x0->data, theta0, f->np * sizeof *theta0);
+    size_t np = f->np;
+    double *point = f->point, *polished = f->point + np;
+    memcpy(point, theta0, np * sizeof *theta0);
     double e = INFINITY;
-    int rc = bfgs_phase(f, opts, &e, out);
+    int rc = bfgs_phase(f, opts, point, &e, out);
     if (rc != AR_OK)
         return rc;
-    double e2 = opts->polish_iter > 0 ? polish_phase(f, opts, out) : INFINITY;
+    double e2 = INFINITY;
+    if (opts->polish_iter > 0) {
+        memcpy(polished, point, np * sizeof *point);
+        e2 = polish_phase(f, opts, polished, out);
+    }
     out->bfgs_rel_error = sqrt(fmax(e, 0.0));
-    const gsl_vector *best = gsl_multimin_fdfminimizer_x(f->bfgs);
+    const double *best = point;
     if (e2 < e) {
         e = e2;
-        best = gsl_multifit_nlinear_position(f->lm);
+        best = polished;
     }
     out->rel_error = sqrt(fmax(e, 0.0));
     out->converged = e < opts->zero_loss;
     if (theta_out != NULL)
-        memcpy(theta_out, best->data, f->np * sizeof *theta_out);
+        memcpy(theta_out, best, np * sizeof *theta_out);
     return isfinite(e) ? AR_OK : AR_ENOCONV;
 }
 
