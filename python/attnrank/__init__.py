@@ -122,3 +122,24 @@ def __getattr__(name):
 
         return importlib.import_module("attnrank.torch")
     raise AttributeError(f"module 'attnrank' has no attribute {name!r}")
+
+
+# ---- check ----
+from attnrank._results_check import (  # noqa: E402
+    Check,
+    CheckLaw,
+    CheckLawFit,
+    CheckReport,
+    CheckVerdict,
+)
+from attnrank._core import assert_conditions, check  # noqa: E402
+
+__all__ += [
+    "Check",
+    "CheckLaw",
+    "CheckLawFit",
+    "CheckReport",
+    "CheckVerdict",
+    "assert_conditions",
+    "check",
+]

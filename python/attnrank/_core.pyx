@@ -273,3 +273,4 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
 
 include "_spectrum.pxi"
 include "_represent.pxi"
+include "_check.pxi"
