@@ -73,7 +73,9 @@ cdef tuple _check_law(object law, ar_dw_law *out, str fn):
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "law needs numbers 'intercept' and 'slope' (and an optional "
                                 "'params_coeff'), as `depthwidth --fit --json` writes")
-        c = _law_number(law, "params_coeff", fn)
+        # as `check --law` reads a file: params_coeff only at the top level
+        c = law.get("params_coeff")
+        c = None if c is None else _real(c, "law['params_coeff']", fn)
         out.intercept, out.slope = a, b
         if c is not None:
             out.params_coeff = c
@@ -283,9 +285,9 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
         head_size, layers and config.
     law
         the depth-width law of the allocation conditions: None for the
-        paper's, a mapping with "intercept", "slope" (optionally
-        "params_coeff"; at the top level or under "law", as
-        ``depthwidth --fit --json`` writes) or a :class:`attnrank.CheckLaw`,
+        paper's, a mapping with "intercept" and "slope" (at the top level or
+        under "law") and optionally "params_coeff" (top level), as the CLI
+        reads a ``--law`` file or a :class:`attnrank.CheckLaw`,
         or transition points to refit it from, an array of rows
         (depth, width[, width error]).
 

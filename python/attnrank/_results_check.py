@@ -165,9 +165,10 @@ class CheckReport:
         return tuple((c, v) for c in self.configs for v in c.failures)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The CLI's ``--json`` output (without the law's ``source`` file
-        and the fit's ``file``): configs, failed_conditions, and law and fit
-        when used."""
+        """The CLI's ``--json`` output: configs, failed_conditions, and law
+        and fit when an allocation condition was evaluated (the law's
+        ``source`` says "given" where the CLI names its ``--law`` file; the
+        fit has no ``file``)."""
         d: Dict[str, Any] = {"configs": [c.to_dict() for c in self.configs],
                              "failed_conditions": self.failed_conditions}
         if self.law is not None:
