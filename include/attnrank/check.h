@@ -2,7 +2,7 @@
  * `attnrank check` (a CI gate) for one configuration, each with the reason it
  * holds or fails and the status of the value it rests on.
  *
- * Conditions (docs/cli/check.md):
+ * Conditions (docs/cli.md, "attnrank check"):
  *   no-bottleneck            head size d_p >= the generic minimal head size
  *                            (n - 1 bidirectional, e.g. floor(n/2) causal;
  *                            docs/theory/masked-attention.md) and d >= n: one

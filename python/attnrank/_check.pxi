@@ -236,7 +236,7 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
 def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None, strict=False,
           require=None, config=None, configs=None, law=None):
     """Gate a model configuration on theorem conditions, for CI, as
-    ``attnrank check --json`` (ar_check_evaluate; docs/cli/check.md).  Each
+    ``attnrank check --json`` (ar_check_evaluate; docs/cli.md, "attnrank check").  Each
     required condition gets a verdict: whether it holds, why (the CLI's
     text), and the status of the value it rests on.
 
