@@ -345,6 +345,24 @@ static void test_errors(void **state)
     o.law = &neg;
     assert_int_equal(ar_check_verdict_of(AR_CHECK_DEPTH_EFFICIENT, 768, 0, 0, &o, &v, &err),
                      AR_EINVAL);
+    /* sizes above 2^48 are refused; 2^48 itself is judged (quickly) */
+    o.law = NULL;
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE + 1, 1, 4, &o, &v, &err),
+                     AR_EINVAL);
+    assert_non_null(strstr(err.msg, "sizes above 2^48 are not supported"));
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, SIZE_MAX, &o, &v, &err), AR_EINVAL);
+    o.head_size = SIZE_MAX;
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, 4, &o, &v, &err), AR_EINVAL);
+    o.head_size = 0;
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE, 64, AR_CHECK_MAX_SIZE, &o, &v,
+                                         &err),
+                     AR_OK);
+    assert_false(v.holds); /* d_p = 2^42 < n - 1 */
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE, 1, AR_CHECK_MAX_SIZE, &o, &v,
+                                         &err),
+                     AR_OK);
+    assert_true(v.holds); /* d_p = d = n */
+    o.law = &neg;
     /* an error stops evaluate */
     o.require = AR_CHECK_REQUIRE_ALL;
     assert_int_equal(ar_check_evaluate(768, 12, 512, &o, &r, &err), AR_EINVAL);

@@ -74,6 +74,8 @@ typedef struct ar_check_opts {
 AR_API void ar_check_opts_init(ar_check_opts *opts);
 
 #define AR_CHECK_WHY_LEN 768
+/* Largest d, heads, n and head size accepted (2^48). */
+#define AR_CHECK_MAX_SIZE ((size_t)1 << 48)
 
 typedef struct ar_check_verdict {
     ar_check_condition condition;
@@ -95,13 +97,15 @@ typedef struct ar_check_result {
  * n (opts NULL: defaults; opts->require is not consulted).  Needs d >= 1;
  * no-bottleneck needs heads, n >= 1 and heads dividing d unless a head size
  * is given, and a mask valid at n; the allocation conditions need
- * opts->layers >= 1 (heads and n may be 0).  AR_EINVAL naming the problem;
+ * opts->layers >= 1 (heads and n may be 0); no size above AR_CHECK_MAX_SIZE.
+ * AR_EINVAL naming the problem;
  * a law the verdict cannot be computed under gives ar_dw_verdict_of's
  * status (AR_EINVAL, AR_EDOMAIN). */
 AR_API int ar_check_verdict_of(ar_check_condition cond, size_t d, size_t heads, size_t n,
                                const ar_check_opts *opts, ar_check_verdict *out, ar_error *err);
 
-/* Every condition of opts->require (at least one), in condition order.
+/* Every condition of opts->require (at least one; opts must not be NULL),
+ * in condition order.
  * Errors as ar_check_verdict_of, and AR_EINVAL for no condition or an
  * unknown bit; *out is complete only on AR_OK. */
 AR_API int ar_check_evaluate(size_t d, size_t heads, size_t n, const ar_check_opts *opts,

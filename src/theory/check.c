@@ -179,6 +179,15 @@ int ar_check_verdict_of(ar_check_condition cond, size_t d, size_t heads, size_t 
     ar_check_opts defaults;
     ar_check_opts_init(&defaults);
     const ar_check_opts *o = opts != NULL ? opts : &defaults;
+    /* the head-size bounds count divisors of d in O(sqrt d) and add 1 to
+     * sizes: the limit is far above any model, far below where that takes
+     * seconds or wraps */
+    if (d > AR_CHECK_MAX_SIZE || heads > AR_CHECK_MAX_SIZE || n > AR_CHECK_MAX_SIZE ||
+        o->head_size > AR_CHECK_MAX_SIZE)
+        return ar_error_set(err, AR_EINVAL,
+                            "sizes above 2^48 are not supported (d=%zu heads=%zu n=%zu head "
+                            "size %zu)",
+                            d, heads, n, o->head_size);
     memset(out, 0, sizeof *out);
     out->condition = cond;
     return cond == AR_CHECK_NO_BOTTLENECK ? no_bottleneck(d, heads, n, o, out, err)

@@ -250,6 +250,8 @@ HOSTILE = [
     (dict(d=8, layers=0, require="depth-efficient"), attnrank.ArgumentError),
     (dict(d=-1, heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
     (dict(d=2 ** 70, heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
+    (dict(d=2 ** 48 + 1, heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
+    (dict(d=8, heads=1, n=2 ** 64 - 1, require="no-bottleneck"), attnrank.ArgumentError),
     (dict(d=float("nan"), heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
     (dict(d=float("inf"), heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
     (dict(d=8.0, heads=1, n=4, require="no-bottleneck"), attnrank.ArgumentError),
