@@ -304,7 +304,7 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
     with ``config`` or ``configs`` a :class:`attnrank.CheckReport` (one
     Check per configuration and layer kind, failed_conditions, the law
     used; ``.to_dict()`` = the CLI's JSON).  Raises ArgumentError for
-    missing or bad sizes or conditions, a bad mask or law, FileError /
+    missing or bad sizes (above 2^48 included) or conditions, a bad mask or law, FileError /
     FormatError for an unreadable config, UnsupportedError for a family
     whose mask is unknown, DomainError for a law no verdict exists under or
     bad points.  The GIL is released during the computation.
