@@ -19,6 +19,7 @@
 #include "softmax_bottleneck.h"
 #include "seprank.h"
 #include "depthwidth.h"
+#include "check.h"
 #include "weights.h"
 #include "multihead.h"
 #include "safetensors.h"

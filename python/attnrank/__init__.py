@@ -210,3 +210,23 @@ __all__ += [
     "depthwidth_fit",
     "seprank",
 ]
+
+# ---- check ----
+from attnrank._results_check import (  # noqa: E402
+    Check,
+    CheckLaw,
+    CheckLawFit,
+    CheckReport,
+    CheckVerdict,
+)
+from attnrank._core import assert_conditions, check  # noqa: E402
+
+__all__ += [
+    "Check",
+    "CheckLaw",
+    "CheckLawFit",
+    "CheckReport",
+    "CheckVerdict",
+    "assert_conditions",
+    "check",
+]

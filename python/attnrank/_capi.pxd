@@ -694,3 +694,59 @@ cdef extern from "attnrank/collapse.h" nogil:
 
     void ar_collapse_result_free(ar_collapse_result *r)
     int ar_collapse_run(const ar_collapse_opts *opts, ar_collapse_result *r, ar_error *err)
+
+# ---- check (attnrank._check.pxi) -------------------------------------------
+
+cdef extern from "attnrank/depthwidth.h" nogil:
+    ctypedef struct ar_dw_law:
+        double intercept
+        double slope
+        double params_coeff
+    ar_dw_law ar_dw_law_paper()
+    ctypedef struct ar_dw_fit:
+        size_t npoints
+        int weighted
+        double intercept, slope
+        double intercept_err, slope_err
+        double cov
+        double r2
+        double chi2, chi2_red
+    int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err)
+
+cdef extern from "attnrank/check.h" nogil:
+    ctypedef enum ar_check_condition:
+        AR_CHECK_NO_BOTTLENECK
+        AR_CHECK_DEPTH_EFFICIENT
+        AR_CHECK_NEAR_OPTIMAL
+        AR_CHECK_NCONDITIONS
+    ctypedef enum ar_check_status:
+        AR_CHECK_PROVED
+        AR_CHECK_VERIFIED
+        AR_CHECK_CONJECTURAL
+        AR_CHECK_EMPIRICAL
+    const char *ar_check_condition_name(ar_check_condition cond)
+    const char *ar_check_status_name(ar_check_status status)
+    int ar_check_require_parse(const char *text, unsigned *require, ar_error *err)
+    ctypedef struct ar_check_opts:
+        unsigned require
+        size_t head_size
+        size_t layers
+        const ar_mask *mask
+        const char *mask_text
+        int strict
+        const ar_dw_law *law
+    void ar_check_opts_init(ar_check_opts *opts)
+    ctypedef struct ar_check_verdict:
+        ar_check_condition condition
+        int holds
+        ar_check_status status
+        char why[768]
+    ctypedef struct ar_check_result:
+        size_t d, heads, n, layers
+        size_t head_size
+        size_t count
+        ar_check_verdict verdicts[3]
+        size_t failed
+        int uses_law
+    int ar_check_evaluate(size_t d, size_t heads, size_t n, const ar_check_opts *opts,
+                          ar_check_result *out, ar_error *err)

@@ -166,3 +166,30 @@ def collapse(
     atol: float = ...,
     fit_floor: float = ...,
 ) -> Collapse: ...
+
+# ---- check ----
+from typing import Mapping, Sequence
+import os
+
+from attnrank._results_check import Check, CheckLaw, CheckReport
+
+def check(
+    d: Optional[int] = ...,
+    heads: Optional[int] = ...,
+    n: Optional[int] = ...,
+    *,
+    head_size: Optional[int] = ...,
+    layers: Optional[int] = ...,
+    mask: Optional[str] = ...,
+    strict: bool = ...,
+    require: Union[None, str, Sequence[str]] = ...,
+    config: Union[None, str, "os.PathLike[str]"] = ...,
+    configs: Optional[Sequence[Mapping[str, Any]]] = ...,
+    law: Union[None, Mapping[str, Any], CheckLaw, npt.ArrayLike] = ...,
+) -> Union[Check, CheckReport]: ...
+def assert_conditions(
+    d: Union[None, int, Check, CheckReport] = ...,
+    heads: Optional[int] = ...,
+    n: Optional[int] = ...,
+    **kwargs: Any,
+) -> Union[Check, CheckReport]: ...

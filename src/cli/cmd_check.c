@@ -9,26 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnrank/bottleneck.h"
+#include "attnrank/check.h"
 #include "attnrank/depthwidth.h"
 
-enum { REQ_NO_BOTTLENECK = 1, REQ_DEPTH_EFFICIENT = 2, REQ_NEAR_OPTIMAL = 4 };
-
-static const struct {
-    const char *name;
-    int bit;
-} requirement_names[] = {
-    {"no-bottleneck", REQ_NO_BOTTLENECK},
-    {"depth-efficient", REQ_DEPTH_EFFICIENT},
-    {"near-optimal-allocation", REQ_NEAR_OPTIMAL},
-};
-#define NREQ (sizeof requirement_names / sizeof requirement_names[0])
+/* The condition bits, named as the library's. */
+#define REQ_NO_BOTTLENECK AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK)
+#define REQ_DEPTH_EFFICIENT AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT)
 
 typedef struct check_config {
     char label[256];
     size_t d, heads, n, head_size, layers;
     size_t head_size_used; /* head_size, or d / heads when defaulted; 0 if unknown */
-    int requires;
+    unsigned requires;
     char mask[128];   /* empty: bidirectional */
     int strict;       /* a verdict resting on a conjectural value fails */
     char config[1024];/* a model's config.json: sizes and masks not given otherwise */
@@ -80,114 +72,43 @@ static const cli_command_doc check_doc = {
     "2 bad input (then nothing is printed on stdout and no JUnit file is written).",
 };
 
-/* Parse "a,b" or "a;b" into requirement bits; 0 on an unknown name. */
-static int parse_requirements(const char *text, int *bits, char *bad, size_t badlen)
+static json_t *condition_json(const ar_check_verdict *v)
 {
-    const char *p = text;
-    while (*p) {
-        size_t len = strcspn(p, ",;");
-        int found = 0;
-        for (size_t i = 0; i < NREQ; i++)
-            if (strlen(requirement_names[i].name) == len &&
-                strncmp(requirement_names[i].name, p, len) == 0) {
-                *bits |= requirement_names[i].bit;
-                found = 1;
-            }
-        if (!found && len > 0) {
-            snprintf(bad, badlen, "%.*s", (int)len, p);
-            return 0;
-        }
-        p += len;
-        if (*p)
-            p++;
-    }
-    return 1;
+    return json_pack("{s:s, s:b, s:s}", "condition", ar_check_condition_name(v->condition),
+                     "holds", v->holds, "why", v->why);
 }
 
-static json_t *condition_json(const char *name, int holds, const char *why)
+/* The verdict of one condition from the library; the errors are reported
+ * here, naming the configuration (and the flags) as the user gave them. */
+static int evaluate_condition(const check_config *c, ar_check_condition cond, check_run *run,
+                              ar_check_verdict *v)
 {
-    return json_pack("{s:s, s:b, s:s}", "condition", name, "holds", holds, "why", why);
-}
-
-/* Evaluate one requirement; writes the explanation into why. */
-static int evaluate_no_bottleneck(const check_config *c, char *why, size_t len, int *holds)
-{
-    ar_mask mask = ar_mask_none();
-    int code = c->mask[0] ? cli_mask_from_text("check", c->mask, AR_AXIS_ROW, c->n, 0, &mask,
-                                               NULL)
-                          : -1;
-    if (code >= 0)
-        return code;
-    ar_bottleneck_heads_opts o;
-    ar_bottleneck_heads_opts_init(&o);
-    o.errors = 0;
+    ar_check_opts o;
+    ar_check_opts_init(&o);
     o.head_size = c->head_size;
-    o.mask = &mask;
-    ar_bottleneck_heads_report rep;
-    ar_error err = {{0}};
-    int rc = ar_bottleneck_heads_analyze(c->d, c->heads, c->n, &o, &rep, &err);
-    ar_mask_free(&mask);
-    if (rc != AR_OK)
-        return cli_status_error("check", rc, &err, c->label);
-    const ar_head_config *h = c->head_size ? &rep.fixed : &rep.standard;
-    *holds = !h->bottleneck;
-    const char *status = ar_generic_status_name(h->status);
-    char need[320];
-    if (rep.masked)
-        snprintf(need, sizeof need, "the generic value %zu = %s under mask %s (%s)",
-                 rep.needed_head_size, rep.generic.formula, c->mask, status);
-    else
-        snprintf(need, sizeof need, "n - 1 = %zu", c->n - 1);
-    if (*holds && c->strict && h->status == AR_GENERIC_CONJECTURAL) {
-        *holds = 0;
-        snprintf(why, len, "head size %zu >= %s, but that value is conjectural (--strict)",
-                 h->dp, need);
-    } else if (*holds)
-        snprintf(why, len, "head size %zu >= %s and d = %zu >= n: one head reaches every %s"
-                 "attention pattern",
-                 h->dp, need, c->d, rep.masked ? "generic " : "");
-    else if (h->dp >= rep.needed_head_size) /* only the width fails */
-        snprintf(why, len,
-                 "d = %zu < n = %zu: X cannot have full column rank, some patterns are "
-                 "unreachable at any head size",
-                 c->d, c->n);
-    else
-        snprintf(why, len,
-                 "head size %zu < %s: deficit %zu; longest sequence without bottleneck %zu; "
-                 "largest head count without it %zu%s",
-                 h->dp, need, h->rank_deficit, h->max_seq_len, rep.max_heads_exact,
-                 c->d < c->n ? "; also d < n: no input of full column rank" : "");
-    return -1;
-}
-
-static int evaluate_allocation(const check_config *c, int bit, check_run *run, char *why,
-                               size_t len, int *holds)
-{
-    if (c->layers == 0)
+    o.layers = c->layers;
+    o.strict = c->strict;
+    o.law = &run->law.law;
+    if (cond != AR_CHECK_NO_BOTTLENECK && c->layers == 0)
         return cli_usage_error("check", "%s: %s needs --layers", c->label,
-                               bit == REQ_DEPTH_EFFICIENT ? "depth-efficient"
-                                                          : "near-optimal-allocation");
-    ar_dw_verdict v;
-    int rc = ar_dw_verdict_of(&run->law.law, (double)c->layers, (double)c->d, -1.0, &v);
-    if (rc != AR_OK)
+                               ar_check_condition_name(cond));
+    ar_mask mask = ar_mask_none();
+    if (cond == AR_CHECK_NO_BOTTLENECK && c->mask[0]) {
+        int code = cli_mask_from_text("check", c->mask, AR_AXIS_ROW, c->n, 0, &mask, NULL);
+        if (code >= 0)
+            return code;
+        o.mask = &mask;
+        o.mask_text = c->mask; /* the reasons name the mask as written */
+    }
+    ar_error err = {{0}};
+    int rc = ar_check_verdict_of(cond, c->d, c->heads, c->n, &o, v, &err);
+    ar_mask_free(&mask);
+    if (rc != AR_OK && cond != AR_CHECK_NO_BOTTLENECK)
         return cli_usage_error("check", "%s: no verdict under the %s law (%s)", c->label,
                                run->law.source, ar_strerror(rc));
-    run->uses_law = 1;
-    if (bit == REQ_DEPTH_EFFICIENT) {
-        *holds = v.depth_efficient;
-        snprintf(why, len,
-                 "L = %zu %s transition depth %.1f of width %zu (transition width of L: "
-                 "%.0f; theory's L_th = log_3 d = %.2f)",
-                 c->layers, *holds ? "<=" : ">", v.transition_layers, c->d, v.transition_d,
-                 v.l_th);
-    } else {
-        *holds = v.near_optimal;
-        snprintf(why, len,
-                 "L = %zu vs optimal depth %.1f (width %.0f) for %.3g parameters: ratio %.3f, "
-                 "tolerance %.0f%%",
-                 c->layers, v.optimal_layers, v.optimal_d, v.params, v.depth_ratio,
-                 100 * v.tolerance);
-    }
+    if (rc != AR_OK)
+        return cli_status_error("check", rc, &err, c->label);
+    run->uses_law |= cond != AR_CHECK_NO_BOTTLENECK;
     return -1;
 }
 
@@ -203,21 +124,17 @@ static int evaluate_config(const check_config *c, check_run *run)
     if (c->requires == 0)
         return cli_usage_error("check", "%s: no condition required (use --require)", c->label);
     json_t *conds = json_array();
-    for (size_t i = 0; i < NREQ; i++) {
-        int bit = requirement_names[i].bit;
-        if (!(c->requires & bit))
+    for (unsigned i = 0; i < AR_CHECK_NCONDITIONS; i++) {
+        if (!(c->requires & AR_CHECK_REQUIRE(i)))
             continue;
-        char why[768];
-        int holds = 0;
-        int code = bit == REQ_NO_BOTTLENECK
-                       ? evaluate_no_bottleneck(c, why, sizeof why, &holds)
-                       : evaluate_allocation(c, bit, run, why, sizeof why, &holds);
+        ar_check_verdict v;
+        int code = evaluate_condition(c, (ar_check_condition)i, run, &v);
         if (code >= 0) {
             json_decref(conds);
             return code;
         }
-        run->failures += !holds;
-        json_array_append_new(conds, condition_json(requirement_names[i].name, holds, why));
+        run->failures += !v.holds;
+        json_array_append_new(conds, condition_json(&v));
     }
     json_array_append_new(
         run->configs,
@@ -381,7 +298,7 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
                          const check_config *defaults, check_config *c)
 {
     memset(c, 0, sizeof *c);
-    int default_requires = defaults->requires;
+    unsigned default_requires = defaults->requires;
     c->strict = defaults->strict;
     snprintf(c->mask, sizeof c->mask, "%s", defaults->mask);
     if (col->mask >= 0 && f[col->mask][0] != '\0')
@@ -400,11 +317,10 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
     }
     c->requires = default_requires;
     if (col->require >= 0 && f[col->require][0] != '\0') {
-        char bad[64];
+        ar_error err = {{0}};
         c->requires = 0;
-        if (!parse_requirements(f[col->require], &c->requires, bad, sizeof bad))
-            return cli_usage_error("check", "%s: line %zu: unknown condition '%s'", path, line,
-                                   bad);
+        if (ar_check_require_parse(f[col->require], &c->requires, &err) != AR_OK)
+            return cli_usage_error("check", "%s: line %zu: %s", path, line, err.msg);
     }
     if (col->config >= 0 && f[col->config][0] != '\0') {
         /* relative to the CSV, so a configs file travels with its models */
@@ -598,9 +514,9 @@ int cmd_check(int argc, char **argv)
     if (code >= 0)
         return code;
     for (size_t i = 0; i < require.count; i++) {
-        char bad[64];
-        if (!parse_requirements(require.items[i], &c.requires, bad, sizeof bad))
-            return cli_usage_error("check", "--require: unknown condition '%s' (see --help)", bad);
+        ar_error err = {{0}};
+        if (ar_check_require_parse(require.items[i], &c.requires, &err) != AR_OK)
+            return cli_usage_error("check", "--require: %s (see --help)", err.msg);
     }
     if (mask != NULL) {
         if (strlen(mask) >= sizeof c.mask)

@@ -77,14 +77,24 @@ static int mask_config(ar_head_config *c, const ar_mask *mask, const ar_mask_gen
     return AR_OK;
 }
 
+/* The largest h | d with d / h >= need (0 when d < n).  Divisors come in
+ * pairs (q, d / q) with q <= sqrt(d), so O(sqrt d) steps find it (a scan
+ * of every h took seconds from d = 2^30 on). */
 static size_t largest_heads(size_t d, size_t n, size_t need)
 {
     if (d < n)
         return 0;
-    for (size_t h = d; h >= 1; h--)
-        if (d % h == 0 && d / h >= need)
-            return h;
-    return 0;
+    size_t best = 0;
+    for (size_t q = 1; q <= d / q; q++) {
+        if (d % q != 0)
+            continue;
+        size_t h = d / q; /* the pair (h, q): head sizes q and h */
+        if (q >= need && h > best)
+            best = h;
+        if (h >= need && q > best)
+            best = q;
+    }
+    return best;
 }
 
 /* Accumulate one target's errors at the configuration's head size. */

@@ -1,0 +1,118 @@
+/* Theorem conditions on a model configuration: the verdicts of
+ * `attnrank check` (a CI gate) for one configuration, each with the reason it
+ * holds or fails and the status of the value it rests on.
+ *
+ * Conditions (docs/cli.md, "attnrank check"):
+ *   no-bottleneck            head size d_p >= the generic minimal head size
+ *                            (n - 1 bidirectional, e.g. floor(n/2) causal;
+ *                            docs/theory/masked-attention.md) and d >= n: one
+ *                            head reaches every (generic) attention pattern.
+ *                            Exact for full-column-rank inputs
+ *                            (ar_bottleneck_heads_analyze).
+ *   depth-efficient          layers <= the transition depth of the width under
+ *                            the depth-width law (ar_dw_verdict_of).
+ *   near-optimal-allocation  layers within the tolerance (15%) of the optimal
+ *                            depth for the size c L d^2.
+ * The allocation verdicts rest on an empirical law (the paper's fit, or the
+ * caller's refit): their status is AR_CHECK_EMPIRICAL.  No file I/O here: a
+ * model's config.json is read with ar_model_config_read (model_config.h), a
+ * law refit with ar_dw_fit_table from points the caller read. */
+#ifndef ATTNRANK_CHECK_H
+#define ATTNRANK_CHECK_H
+
+#include <stddef.h>
+#include "export.h"
+#include "status.h"
+#include "mask.h"
+#include "depthwidth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ar_check_condition {
+    AR_CHECK_NO_BOTTLENECK = 0,
+    AR_CHECK_DEPTH_EFFICIENT = 1,
+    AR_CHECK_NEAR_OPTIMAL = 2,
+    AR_CHECK_NCONDITIONS = 3
+} ar_check_condition;
+
+/* The bit of a condition in ar_check_opts.require. */
+#define AR_CHECK_REQUIRE(cond) (1u << (unsigned)(cond))
+#define AR_CHECK_REQUIRE_ALL ((1u << AR_CHECK_NCONDITIONS) - 1u)
+
+/* What the value a verdict rests on is. */
+typedef enum ar_check_status {
+    AR_CHECK_PROVED = 0,      /* a theorem (the unmasked n - 1, staircase masks, a bottleneck's
+                                 proved lower bound, d < n) */
+    AR_CHECK_VERIFIED = 1,    /* the generic value checked over F_p for these sizes */
+    AR_CHECK_CONJECTURAL = 2, /* only a lower bound is proved: the verdict may be wrong */
+    AR_CHECK_EMPIRICAL = 3    /* a fitted depth-width law */
+} ar_check_status;
+
+/* "no-bottleneck", "depth-efficient", "near-optimal-allocation"; "unknown"
+ * out of range. */
+AR_API const char *ar_check_condition_name(ar_check_condition cond);
+/* "proved", "verified", "conjectural", "empirical"; "unknown" out of range. */
+AR_API const char *ar_check_status_name(ar_check_status status);
+/* Add the conditions named in text ("a,b" or "a;b"; empty names are
+ * skipped) to *require.  AR_EINVAL "unknown condition 'NAME'" on a name
+ * that is none of the above (then *require is unchanged). */
+AR_API int ar_check_require_parse(const char *text, unsigned *require, ar_error *err);
+
+typedef struct ar_check_opts {
+    unsigned require;      /* AR_CHECK_REQUIRE bits (default 0: none, refused) */
+    size_t head_size;      /* 0 (default): d / heads, the standard MultiHead */
+    size_t layers;         /* depth; 0 (default): not given (allocation conditions need it) */
+    const ar_mask *mask;   /* NULL or none (default): bidirectional; a pattern mask is refused */
+    const char *mask_text; /* the mask's name in the reasons; NULL: ar_mask_format's text */
+    int strict;            /* 1: a verdict resting on a conjectural value fails (default 0) */
+    const ar_dw_law *law;  /* NULL (default): the paper's depth-width law */
+} ar_check_opts;
+
+/* Set *opts to the defaults listed above (NULL is ignored). */
+AR_API void ar_check_opts_init(ar_check_opts *opts);
+
+#define AR_CHECK_WHY_LEN 768
+/* Largest d, heads, n and head size accepted (2^48). */
+#define AR_CHECK_MAX_SIZE ((size_t)1 << 48)
+
+typedef struct ar_check_verdict {
+    ar_check_condition condition;
+    int holds;
+    ar_check_status status;     /* of the value the verdict rests on */
+    char why[AR_CHECK_WHY_LEN]; /* the reason, one line (the CLI's "why") */
+} ar_check_verdict;
+
+typedef struct ar_check_result {
+    size_t d, heads, n, layers;  /* as given (0: not given) */
+    size_t head_size;            /* used: given, or d / heads; 0 when neither is known */
+    size_t count;                /* verdicts, in the order of ar_check_condition */
+    ar_check_verdict verdicts[AR_CHECK_NCONDITIONS];
+    size_t failed;               /* verdicts that do not hold */
+    int uses_law;                /* an allocation condition was evaluated */
+} ar_check_result;
+
+/* The verdict of one condition for width d, heads heads and sequence length
+ * n (opts NULL: defaults; opts->require is not consulted).  Needs d >= 1;
+ * no-bottleneck needs heads, n >= 1 and heads dividing d unless a head size
+ * is given, and a mask valid at n; the allocation conditions need
+ * opts->layers >= 1 (heads and n may be 0); no size above AR_CHECK_MAX_SIZE.
+ * AR_EINVAL naming the problem;
+ * a law the verdict cannot be computed under gives ar_dw_verdict_of's
+ * status (AR_EINVAL, AR_EDOMAIN). */
+AR_API int ar_check_verdict_of(ar_check_condition cond, size_t d, size_t heads, size_t n,
+                               const ar_check_opts *opts, ar_check_verdict *out, ar_error *err);
+
+/* Every condition of opts->require (at least one; opts must not be NULL),
+ * in condition order.
+ * Errors as ar_check_verdict_of, and AR_EINVAL for no condition or an
+ * unknown bit; *out is complete only on AR_OK. */
+AR_API int ar_check_evaluate(size_t d, size_t heads, size_t n, const ar_check_opts *opts,
+                             ar_check_result *out, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,342 @@
+# Included by _core.pyx: theorem conditions on a model configuration, the
+# Python face of ``attnrank check`` (ar_check_evaluate, attnrank/check.h).
+# The verdicts and their reasons come from the library; this file gathers
+# the configurations (sizes, a config.json's layer kinds, a list) and the law.
+
+from collections.abc import Mapping
+
+from attnrank._capi cimport (
+    ar_dw_law, ar_dw_law_paper, ar_dw_fit, ar_dw_fit_table,
+    ar_check_condition, AR_CHECK_NO_BOTTLENECK, ar_check_status,
+    ar_check_condition_name, ar_check_status_name, ar_check_require_parse,
+    ar_check_opts, ar_check_opts_init, ar_check_verdict, ar_check_result,
+    ar_check_evaluate,
+)
+
+from attnrank._results_check import Check, CheckLaw, CheckLawFit, CheckReport, CheckVerdict
+
+# The keys of an entry of ``configs``: the CSV columns of ``check --configs``.
+_CHECK_ROW_KEYS = ("d", "heads", "n", "head_size", "layers", "mask", "config", "require", "name")
+
+
+def _check_require(require, str fn):
+    """The condition bits of require: a name, "a,b", or a sequence of them."""
+    cdef unsigned bits = 0
+    cdef ar_error err
+    err.msg[0] = 0
+    if require is None:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "no condition required: give require=(\"no-bottleneck\", ...)")
+    items = [require] if isinstance(require, str) else require
+    try:
+        items = list(items)
+    except TypeError:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"require must be a condition name or a sequence of them, "
+                            f"got {require!r}")
+    for item in items:
+        if not isinstance(item, str) or "\0" in item:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"require: a condition is a name, got {item!r}")
+        data = item.encode("utf-8", "replace")
+        check_status(ar_check_require_parse(data, &bits, &err), "ar_check_require_parse", &err,
+                     "conditions: no-bottleneck, depth-efficient, near-optimal-allocation")
+    return bits
+
+
+cdef tuple _check_law(object law, ar_dw_law *out, str fn):
+    """Set *out from law (None, a mapping, a CheckLaw, a JSON file's path
+    or transition points); returns (CheckLaw, CheckLawFit or None).  The
+    library judges whether the numbers make a law when a verdict needs
+    one."""
+    cdef ar_dw_fit fit
+    out[0] = ar_dw_law_paper()
+    if law is None:
+        return CheckLaw(out.intercept, out.slope, out.params_coeff, "paper"), None
+    if isinstance(law, (Mapping, CheckLaw, str, os.PathLike)):
+        # read as `depthwidth(law=...)` and the CLI's --law read it
+        out.intercept, out.slope, out.params_coeff, source = _dw_read_law(law, fn)
+        return CheckLaw(out.intercept, out.slope, out.params_coeff, source), None
+    # transition points: rows depth, width[, width error]
+    _dw_fit_points(law, &fit, "ar_dw_fit_table")
+    out.intercept, out.slope = fit.intercept, fit.slope
+    return (CheckLaw(out.intercept, out.slope, out.params_coeff, "fit"),
+            CheckLawFit(points=fit.npoints, weighted=bool(fit.weighted), intercept=fit.intercept,
+                        slope=fit.slope, intercept_err=fit.intercept_err,
+                        slope_err=fit.slope_err, covariance=fit.cov, r2=fit.r2, chi2=fit.chi2,
+                        chi2_red=fit.chi2_red))
+
+
+cdef object _check_one(size_t d, size_t heads, size_t n, size_t hs, size_t layers, object mask,
+                       bint strict, unsigned bits, const ar_dw_law *law, str label, list uses):
+    """The verdicts of one configuration, from ar_check_evaluate."""
+    cdef str fn = "ar_check_evaluate"
+    cdef ar_check_opts o
+    ar_check_opts_init(&o)
+    o.require = bits
+    o.head_size = hs
+    o.layers = layers
+    o.strict = strict
+    o.law = law
+    cdef ar_mask m = ar_mask_none()
+    cdef bint is_auto = 0
+    cdef ar_check_result r
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef size_t k
+    text = None
+    try:
+        # as the CLI, the mask is read only for the condition that uses it
+        if mask is not None and bits & (1u << AR_CHECK_NO_BOTTLENECK):
+            _mask_from(mask, AR_AXIS_ROW, n, 0, "ar_mask_parse", &m, &is_auto)
+            text = mask.encode("utf-8", "replace")
+            o.mask = &m
+            o.mask_text = text
+        with nogil:
+            rc = ar_check_evaluate(d, heads, n, &o, &r, &err)
+    finally:
+        ar_mask_free(&m)
+    check_status(rc, fn, &err, label)
+    uses[0] = uses[0] or bool(r.uses_law)
+    verdicts = tuple(
+        CheckVerdict(condition=_text(ar_check_condition_name(r.verdicts[k].condition)),
+                     holds=bool(r.verdicts[k].holds), why=_text(r.verdicts[k].why),
+                     status=_text(ar_check_status_name(r.verdicts[k].status)))
+        for k in range(r.count))
+    return Check(config=label, d=d, heads=heads or None, n=n or None,
+                 head_size=r.head_size or None, layers=layers or None,
+                 mask=mask if mask is not None else "none", conditions=verdicts)
+
+
+def _check_label(d, heads, n, mask, layers):
+    """The CLI's label of a configuration given by its sizes."""
+    parts = [(k, v) for k, v in (("d", d), ("heads", heads), ("n", n), ("mask", mask),
+                                 ("layers", layers)) if v]
+    return ", ".join(f"{k}={v}" for k, v in parts)
+
+
+cdef list _check_model(object d, object heads, object n, object head_size, object layers,
+                       object mask, bint strict, unsigned bits, object config,
+                       const ar_dw_law *law, object name, list uses):
+    """The verdicts of a configuration; with a config.json one Check per
+    layer kind of the model (its sizes fill what is not given)."""
+    cdef str fn = "ar_check_evaluate"
+    cdef ar_model_config cfg
+    cdef ar_model_masks masks
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef size_t k
+    cdef const char *cpath = NULL
+    cdef char ktext[256]
+    sizes = {}
+    for key, value in (("d", d), ("heads", heads), ("n", n), ("layers", layers)):
+        sizes[key] = 0 if value is None else _size(value, key, fn)
+    cdef size_t hs = 0
+    if head_size is not None:
+        hs = _size(head_size, "head_size", fn)
+        if hs == 0:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "head_size must be >= 1 (None: d / heads)")
+    if mask is not None and not isinstance(mask, str):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "mask must be a string (none, causal, window:W, band:W, prefix:P, "
+                            f"sink:S+window:W, docs:N1/N2/...), got {type(mask).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"name must be a string, got {name!r}")
+    if config is None:
+        label = name if name else _check_label(sizes["d"], sizes["heads"], sizes["n"], mask,
+                                               sizes["layers"])
+        return [_check_one(sizes["d"], sizes["heads"], sizes["n"], hs, sizes["layers"], mask,
+                           strict, bits, law, label, uses)]
+    try:
+        path = os.fsencode(config)
+    except TypeError:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
+                            f"config must be a path, got {config!r}")
+    if b"\0" in path:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
+                            f"config path contains a NUL byte: {config!r}")
+    shown = os.fsdecode(config)
+    cpath = <const char *>path
+    with nogil:
+        rc = ar_model_config_read(cpath, &cfg, &err)
+    check_status(rc, "ar_model_config_read", &err, f"config {shown}")
+    for key, value, cname in (("d", cfg.hidden_size, "hidden_size"),
+                              ("heads", cfg.heads, "num_attention_heads"),
+                              ("n", cfg.max_positions, "max_position_embeddings")):
+        if sizes[key] == 0:
+            sizes[key] = value
+        if sizes[key] == 0:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"{shown}: no {cname} (or its aliases); give {key}")
+    if hs == 0 and cfg.head_dim > 0 and (sizes["d"] % sizes["heads"] != 0 or
+                                          cfg.head_dim != sizes["d"] // sizes["heads"]):
+        hs = cfg.head_dim
+    base = name if name else shown[:250]
+    cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"], cl = sizes["layers"]
+    if mask is not None:
+        return [_check_one(cd, ch, cn, hs, cl, mask, strict, bits, law, base, uses)]
+    with nogil:
+        rc = ar_model_masks_from_config(&cfg, &masks, &err)
+    check_status(rc, "ar_model_masks_from_config", &err, f"config {shown}")
+    out = []
+    for k in range(masks.count):
+        ar_mask_format(ar_py_model_mask(&masks, k), ktext, sizeof(ktext))
+        kmask = _text(ktext)
+        label = f"{base} [{_text(ar_py_model_label(&masks, k))}: {kmask}]"
+        out.append(_check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law, label, uses))
+    return out
+
+
+def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None, strict=False,
+          require=None, config=None, configs=None, law=None):
+    """Gate a model configuration on theorem conditions, for CI, as
+    ``attnrank check --json`` (ar_check_evaluate; docs/cli.md, "attnrank check").  Each
+    required condition gets a verdict: whether it holds, why (the CLI's
+    text), and the status of the value it rests on.
+
+    require
+        the conditions, a name, a comma-separated list or a sequence of
+        names (required; the CLI's repeatable ``--require``):
+
+        ``"no-bottleneck"``
+            head size d_p >= n - 1 and d >= n: one head can produce every
+            attention pattern (exact criterion; given d >= n the paper's
+            d_p >= n is sufficient, not tight;
+            docs/theory/low-rank-bottleneck.md).  Needs d, heads and n.
+        ``"depth-efficient"``
+            layers <= the fitted transition depth of the width,
+            (ln d - 5.039) / 0.0555 (needs layers and d only;
+            docs/theory/depth-width.md).
+        ``"near-optimal-allocation"``
+            layers within 15% of the optimal depth for the size 12 L d^2
+            (needs layers and d).
+    d, heads, n
+        model width, heads per layer, sequence length.
+    head_size
+        head size (default d / heads; heads must then divide d).
+    layers
+        depth.
+    mask
+        attention mask: "none", "causal", "window:W", "band:W", "prefix:P",
+        "sink:S+window:W", "docs:N1/N2/...".  no-bottleneck then uses the
+        generic minimal head size under the mask instead of n - 1 (causal:
+        floor(n/2); docs/theory/masked-attention.md); every verdict names
+        the status of the value it rests on (proved, verified, conjectural;
+        the allocation conditions: empirical).
+    strict
+        True: fail a verdict that rests on a conjectural value.
+    config
+        a model's config.json (a path): d, heads, the head size, n and the
+        masks of the model's family from a Hugging Face config (arguments
+        override it); a verdict per layer kind when layers alternate, e.g.
+        Gemma-2's windowed and global layers.
+    configs
+        several configurations: a sequence of mappings with the keys of the
+        CLI's CSV columns, ``d``, ``heads``, ``n``, ``head_size`` (or
+        ``"head-size"``), ``layers``, ``mask``, ``config`` (a config.json
+        path), ``require`` (conditions as above; default the ``require``
+        argument) and ``name`` (the label).  Excludes d, heads, n,
+        head_size, layers and config.
+    law
+        the depth-width law of the allocation conditions: None for the
+        paper's; the path of a JSON law file, or a mapping, with
+        "intercept" and "slope" and optionally a positive "params_coeff"
+        (each at the top level or under "law"), as the CLI reads a
+        ``--law`` file; a :class:`attnrank.CheckLaw` or any record of
+        :func:`depthwidth_fit`; or transition points to refit it from, an
+        array of rows (depth, width[, width error]).
+
+    CLI options without a keyword: ``--fit POINTS.csv`` refits the law from
+    a CSV file: pass the points as ``law=numpy.loadtxt(path, delimiter=",",
+    skiprows=1)``; ``--law FILE`` is ``law=FILE``;
+    ``--json`` is ``.to_dict()`` of the result; ``--junit FILE`` has no
+    equivalent: use :func:`attnrank.assert_conditions` in a pytest test and
+    pytest's ``--junitxml``.
+
+    Returns a :class:`attnrank.Check` for a configuration given by its
+    sizes (``.to_dict()`` = the CLI JSON's entry of ``configs``;
+    ``.passed``; ``.conditions``, one :class:`attnrank.CheckVerdict` each);
+    with ``config`` or ``configs`` a :class:`attnrank.CheckReport` (one
+    Check per configuration and layer kind, failed_conditions, the law
+    used; ``.to_dict()`` = the CLI's JSON).  Raises ArgumentError for
+    missing or bad sizes (above 2^48 included) or conditions, a bad mask or law, FileError /
+    FormatError for an unreadable config, UnsupportedError for a family
+    whose mask is unknown, DomainError for a law no verdict exists under or
+    bad points.  The GIL is released during the computation.
+    """
+    cdef str fn = "ar_check_evaluate"
+    cdef ar_dw_law c_law
+    law_rec, fit_rec = _check_law(law, &c_law, fn)
+    cdef unsigned bits = 0
+    uses = [False]
+    if configs is None:
+        bits = _check_require(require, fn)
+        recs = _check_model(d, heads, n, head_size, layers, mask, strict, bits, config, &c_law,
+                            None, uses)
+        if config is None:
+            return recs[0]
+    else:
+        if any(v is not None for v in (d, heads, n, head_size, layers, config)):
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "configs excludes d, heads, n, head_size, layers and config")
+        if isinstance(configs, (str, bytes, Mapping)):
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "configs must be a sequence of mappings (one per configuration)")
+        try:
+            rows = list(configs)
+        except TypeError:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                f"configs must be a sequence of mappings, got {configs!r}")
+        if not rows:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "configs: no configuration")
+        recs = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    f"configs[{i}] must be a mapping, got {row!r}")
+            row = {str(k).replace("-", "_"): v for k, v in row.items()}
+            bad = [k for k in row if k not in _CHECK_ROW_KEYS]
+            if bad:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    f"configs[{i}]: unknown key {bad[0]!r} (keys: "
+                                    f"{', '.join(_CHECK_ROW_KEYS)})")
+            rreq = row.get("require")
+            bits = _check_require(require if rreq is None else rreq, fn)
+            recs += _check_model(row.get("d"), row.get("heads"), row.get("n"),
+                                 row.get("head_size"), row.get("layers"), row.get("mask", mask),
+                                 strict, bits, row.get("config"), &c_law, row.get("name"), uses)
+    return CheckReport(configs=tuple(recs),
+                       failed_conditions=sum(len(c.failures) for c in recs),
+                       law=law_rec if uses[0] else None, fit=fit_rec if uses[0] else None)
+
+
+def assert_conditions(d=None, heads=None, n=None, **kwargs):
+    """Assert that theorem conditions hold for a model configuration, for a
+    pytest test in CI: ``attnrank.assert_conditions(config="config.json",
+    require="no-bottleneck")``.
+
+    Takes the arguments of :func:`attnrank.check` (its docstring lists
+    them, the conditions and the CLI options), or a result of it as the
+    only argument.  Returns the result when every verdict holds; raises
+    AssertionError naming every failing verdict, one line each
+    ``LABEL: CONDITION fails: WHY [status]``.  Bad input raises the
+    attnrank.Error of :func:`attnrank.check`, not AssertionError.
+    """
+    if isinstance(d, (Check, CheckReport)):
+        if heads is not None or n is not None or kwargs:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "assert_conditions",
+                                "a result takes no further arguments")
+        result = d
+    else:
+        result = check(d, heads, n, **kwargs)
+    failing = ([(result, v) for v in result.failures] if isinstance(result, Check)
+               else list(result.failures))
+    if failing:
+        lines = [f"{c.config}: {v.condition} fails: {v.why} [{v.status}]" for c, v in failing]
+        raise AssertionError(f"{len(failing)} condition{'s' if len(failing) != 1 else ''} "
+                             "failed:\n  " + "\n  ".join(lines))
+    return result

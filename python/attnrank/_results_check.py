@@ -1,0 +1,178 @@
+"""Records of attnrank.check: the verdicts of theorem conditions on a model
+configuration, named as the JSON of ``attnrank check --json``
+(docs/conventions.md), so ``to_dict()`` and the CLI's output compare key by
+key."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+__all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
+
+
+def _real(x: float) -> Optional[float]:
+    # the CLI writes a non-finite number as null
+    return x if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """Whether one condition holds, and why.
+
+    condition
+        ``"no-bottleneck"``, ``"depth-efficient"`` or
+        ``"near-optimal-allocation"``;
+    holds
+        True when the condition holds;
+    why
+        the reason, one line (the CLI's text);
+    status
+        what the value the verdict rests on is: ``"proved"`` (a theorem),
+        ``"verified"`` (the generic head size checked over F_p for these
+        sizes), ``"conjectural"`` (only a lower bound is proved; ``strict``
+        fails such a verdict) or ``"empirical"`` (the fitted depth-width law
+        of the allocation conditions).  Not in the CLI's JSON.
+    """
+
+    condition: str
+    holds: bool
+    why: str
+    status: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON of the verdict: condition, holds, why."""
+        return {"condition": self.condition, "holds": self.holds, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Check:
+    """The verdicts of one configuration (one layer kind of a model).
+
+    config
+        the label, as the CLI makes it (``"d=768, heads=12, n=512"``, or the
+        config.json path with ``" [windowed layers: window:4096]"`` per layer
+        kind);
+    d, heads, n, layers
+        the sizes judged (None: not given);
+    head_size
+        the head size used: given, or d / heads (None when neither is known);
+    mask
+        the mask's text as given (``"none"``: bidirectional);
+    conditions
+        one :class:`CheckVerdict` per required condition, in the order
+        no-bottleneck, depth-efficient, near-optimal-allocation.
+    """
+
+    config: str
+    d: int
+    heads: Optional[int]
+    n: Optional[int]
+    head_size: Optional[int]
+    layers: Optional[int]
+    mask: str
+    conditions: Tuple[CheckVerdict, ...]
+
+    @property
+    def passed(self) -> bool:
+        """True when every required condition holds."""
+        return all(v.holds for v in self.conditions)
+
+    @property
+    def failures(self) -> Tuple[CheckVerdict, ...]:
+        """The verdicts that do not hold."""
+        return tuple(v for v in self.conditions if not v.holds)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON of one configuration (an entry of ``configs``)."""
+        return {"config": self.config, "d": self.d, "heads": self.heads, "n": self.n,
+                "head_size": self.head_size, "layers": self.layers, "mask": self.mask,
+                "conditions": [v.to_dict() for v in self.conditions]}
+
+
+@dataclass(frozen=True)
+class CheckLaw:
+    """The depth-width law ``ln d = intercept + slope L``, size
+    ``params_coeff L d^2``, that the allocation conditions used; source
+    ``"paper"``, ``"fit"`` (refit from points) or ``"given"`` (a mapping)."""
+
+    intercept: float
+    slope: float
+    params_coeff: float
+    source: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's ``law`` object."""
+        return {"intercept": _real(self.intercept), "slope": _real(self.slope),
+                "params_coeff": _real(self.params_coeff), "source": self.source}
+
+
+@dataclass(frozen=True)
+class CheckLawFit:
+    """The refit of the law from transition points (as ``depthwidth --fit``):
+    weighted least squares of ln(width) on depth, with standard errors,
+    covariance, R^2 and chi^2 (chi2_red NaN for two points)."""
+
+    points: int
+    weighted: bool
+    intercept: float
+    slope: float
+    intercept_err: float
+    slope_err: float
+    covariance: float
+    r2: float
+    chi2: float
+    chi2_red: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's ``fit`` object without its ``file``."""
+        d: Dict[str, Any] = {"points": self.points, "weighted": self.weighted}
+        for k in ("intercept", "slope", "intercept_err", "slope_err", "covariance", "r2",
+                  "chi2", "chi2_red"):
+            d[k] = _real(getattr(self, k))
+        return d
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The verdicts of several configurations: every layer kind of a model's
+    config.json, or every entry of ``configs``.
+
+    configs
+        one :class:`Check` per configuration;
+    failed_conditions
+        the number of verdicts that do not hold;
+    law, fit
+        the depth-width law used (:class:`CheckLaw`) when an allocation
+        condition was evaluated, else None; its refit (:class:`CheckLawFit`)
+        when ``law`` was given as points, else None.
+    """
+
+    configs: Tuple[Check, ...]
+    failed_conditions: int
+    law: Optional[CheckLaw] = None
+    fit: Optional[CheckLawFit] = None
+
+    @property
+    def passed(self) -> bool:
+        """True when every condition of every configuration holds."""
+        return self.failed_conditions == 0
+
+    @property
+    def failures(self) -> Tuple[Tuple[Check, CheckVerdict], ...]:
+        """(configuration, verdict) of every verdict that does not hold."""
+        return tuple((c, v) for c in self.configs for v in c.failures)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's ``--json`` output: configs, failed_conditions, and law
+        and fit when an allocation condition was evaluated (the law's
+        ``source`` says "given" where the CLI names its ``--law`` file; the
+        fit has no ``file``)."""
+        d: Dict[str, Any] = {"configs": [c.to_dict() for c in self.configs],
+                             "failed_conditions": self.failed_conditions}
+        if self.law is not None:
+            d["law"] = self.law.to_dict()
+            if self.fit is not None:
+                d["fit"] = self.fit.to_dict()
+        return d

@@ -1,0 +1,386 @@
+/* Tests of the check module: each condition holds at its exact threshold
+ * and fails one step past it (bidirectional n - 1 with d >= n, causal
+ * floor(n/2), the depth-width law's transition depth and the 15% band
+ * around the optimal depth), the status each verdict rests on, --strict on
+ * a conjectural value, the reasons, and every error path. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attnrank/attnrank.h"
+
+/* The no-bottleneck verdict of d, heads, n (head size 0: d / heads) under
+ * mask text (NULL: bidirectional). */
+static ar_check_verdict bottleneck(size_t d, size_t heads, size_t n, size_t head_size,
+                                   const char *mask_text, int strict)
+{
+    ar_mask mask = ar_mask_none();
+    ar_error err = {{0}};
+    if (mask_text != NULL)
+        assert_int_equal(ar_mask_parse(mask_text, &mask, &err), AR_OK);
+    ar_check_opts o;
+    ar_check_opts_init(&o);
+    o.head_size = head_size;
+    o.mask = &mask;
+    o.strict = strict;
+    ar_check_verdict v;
+    int rc = ar_check_verdict_of(AR_CHECK_NO_BOTTLENECK, d, heads, n, &o, &v, &err);
+    if (rc != AR_OK)
+        fail_msg("d=%zu heads=%zu n=%zu: %s", d, heads, n, err.msg);
+    ar_mask_free(&mask);
+    assert_int_equal(v.condition, AR_CHECK_NO_BOTTLENECK);
+    return v;
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(ar_check_condition_name(AR_CHECK_NO_BOTTLENECK), "no-bottleneck");
+    assert_string_equal(ar_check_condition_name(AR_CHECK_DEPTH_EFFICIENT), "depth-efficient");
+    assert_string_equal(ar_check_condition_name(AR_CHECK_NEAR_OPTIMAL),
+                        "near-optimal-allocation");
+    assert_string_equal(ar_check_condition_name(AR_CHECK_NCONDITIONS), "unknown");
+    assert_string_equal(ar_check_condition_name((ar_check_condition)-1), "unknown");
+    assert_string_equal(ar_check_status_name(AR_CHECK_PROVED), "proved");
+    assert_string_equal(ar_check_status_name(AR_CHECK_VERIFIED), "verified");
+    assert_string_equal(ar_check_status_name(AR_CHECK_CONJECTURAL), "conjectural");
+    assert_string_equal(ar_check_status_name(AR_CHECK_EMPIRICAL), "empirical");
+    assert_string_equal(ar_check_status_name((ar_check_status)4), "unknown");
+}
+
+static void test_require_parse(void **state)
+{
+    (void)state;
+    ar_error err = {{0}};
+    unsigned bits = 0;
+    assert_int_equal(ar_check_require_parse("no-bottleneck", &bits, &err), AR_OK);
+    assert_int_equal(bits, AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK));
+    /* both separators, empty names skipped, bits accumulate */
+    assert_int_equal(ar_check_require_parse("depth-efficient;,near-optimal-allocation,", &bits,
+                                            &err),
+                     AR_OK);
+    assert_int_equal(bits, AR_CHECK_REQUIRE_ALL);
+    bits = 0;
+    assert_int_equal(ar_check_require_parse("", &bits, &err), AR_OK);
+    assert_int_equal(bits, 0);
+    /* an unknown name leaves the bits as they were */
+    bits = AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT);
+    assert_int_equal(ar_check_require_parse("no-bottleneck,fast", &bits, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "unknown condition 'fast'");
+    assert_int_equal(bits, AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT));
+    /* a prefix of a name is not the name */
+    assert_int_equal(ar_check_require_parse("no-bottle", &bits, &err), AR_EINVAL);
+    assert_int_equal(ar_check_require_parse(NULL, &bits, &err), AR_EINVAL);
+    assert_int_equal(ar_check_require_parse("no-bottleneck", NULL, &err), AR_EINVAL);
+}
+
+/* Bidirectional: d_p >= n - 1 and d >= n, exactly. */
+static void test_bidirectional_threshold(void **state)
+{
+    (void)state;
+    ar_check_verdict v = bottleneck(64, 2, 33, 0, NULL, 0); /* d_p = 32 = n - 1 */
+    assert_true(v.holds);
+    assert_int_equal(v.status, AR_CHECK_PROVED);
+    assert_string_equal(v.why, "head size 32 >= n - 1 = 32 and d = 64 >= n: one head reaches "
+                               "every attention pattern");
+    v = bottleneck(64, 2, 34, 0, NULL, 0); /* one past */
+    assert_false(v.holds);
+    assert_int_equal(v.status, AR_CHECK_PROVED);
+    assert_non_null(strstr(v.why, "head size 32 < n - 1 = 33: deficit 1"));
+    /* d = n with d_p = n - 1 holds; d = n - 1 fails at any head size */
+    assert_true(bottleneck(64, 1, 64, 63, NULL, 0).holds);
+    v = bottleneck(63, 1, 64, 63, NULL, 0);
+    assert_false(v.holds);
+    assert_non_null(strstr(v.why, "d = 63 < n = 64: X cannot have full column rank"));
+    /* a head size above d is allowed: d (and n) bound the logit rank */
+    assert_true(bottleneck(8, 1, 4, 9, NULL, 0).holds);
+    assert_false(bottleneck(8, 1, 9, 20, NULL, 0).holds);
+    /* mask none is bidirectional */
+    assert_true(bottleneck(64, 2, 33, 0, "none", 0).holds);
+    /* edge sizes: n = 1 needs nothing, n = 2 one dimension, n = 3 two */
+    assert_true(bottleneck(1, 1, 1, 0, NULL, 0).holds);
+    assert_true(bottleneck(2, 2, 2, 0, NULL, 0).holds);
+    assert_false(bottleneck(3, 3, 3, 0, NULL, 0).holds);
+    assert_true(bottleneck(3, 3, 3, 2, NULL, 0).holds);
+}
+
+/* Causal: the generic minimal head size floor(n/2), proved. */
+static void test_causal_threshold(void **state)
+{
+    (void)state;
+    ar_check_verdict v = bottleneck(128, 4, 65, 0, "causal", 0); /* floor(65/2) = 32 = d_p */
+    assert_true(v.holds);
+    assert_int_equal(v.status, AR_CHECK_PROVED);
+    assert_string_equal(v.why, "head size 32 >= the generic value 32 = floor(n/2) under mask "
+                               "causal (proved) and d = 128 >= n: one head reaches every "
+                               "generic attention pattern");
+    v = bottleneck(128, 4, 66, 0, "causal", 0); /* 33 > 32 */
+    assert_false(v.holds);
+    assert_non_null(strstr(v.why, "head size 32 < the generic value 33"));
+    /* bidirectional at the same sizes needs n - 1 = 64 */
+    assert_false(bottleneck(128, 4, 65, 0, NULL, 0).holds);
+    /* the width still has to reach n under the mask */
+    v = bottleneck(64, 1, 65, 64, "causal", 0);
+    assert_false(v.holds);
+    assert_non_null(strstr(v.why, "d = 64 < n = 65"));
+}
+
+/* A conjectural value holds unless strict; the reason says which. */
+static void test_strict_and_status(void **state)
+{
+    (void)state;
+    ar_check_verdict v = bottleneck(64, 2, 40, 0, "sink:4+window:16", 0);
+    assert_true(v.holds);
+    assert_int_equal(v.status, AR_CHECK_CONJECTURAL);
+    v = bottleneck(64, 2, 40, 0, "sink:4+window:16", 1);
+    assert_false(v.holds);
+    assert_int_equal(v.status, AR_CHECK_CONJECTURAL);
+    assert_non_null(strstr(v.why, "but that value is conjectural (--strict)"));
+    /* strict changes nothing for a proved value */
+    assert_true(bottleneck(128, 4, 65, 0, "causal", 1).holds);
+    /* a window's value is checked over F_p: verified */
+    v = bottleneck(64, 2, 40, 0, "window:16", 0);
+    assert_true(v.holds);
+    assert_int_equal(v.status, AR_CHECK_VERIFIED);
+    assert_non_null(strstr(v.why, "under mask window:16 (verified)"));
+}
+
+/* The reasons name the mask as the caller wrote it, else canonically. */
+static void test_mask_text(void **state)
+{
+    (void)state;
+    ar_mask mask = ar_mask_none();
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_parse("window:016", &mask, &err), AR_OK);
+    ar_check_opts o;
+    ar_check_opts_init(&o);
+    o.mask = &mask;
+    ar_check_verdict v;
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_NO_BOTTLENECK, 64, 2, 40, &o, &v, &err), AR_OK);
+    assert_non_null(strstr(v.why, "under mask window:16 ("));
+    o.mask_text = "window:016";
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_NO_BOTTLENECK, 64, 2, 40, &o, &v, &err), AR_OK);
+    assert_non_null(strstr(v.why, "under mask window:016 ("));
+    ar_mask_free(&mask);
+}
+
+static ar_check_verdict allocation(ar_check_condition cond, size_t layers, size_t d,
+                                   const ar_dw_law *law)
+{
+    ar_check_opts o;
+    ar_check_opts_init(&o);
+    o.layers = layers;
+    o.law = law;
+    ar_check_verdict v;
+    ar_error err = {{0}};
+    /* heads and n are not needed by the allocation conditions */
+    assert_int_equal(ar_check_verdict_of(cond, d, 0, 0, &o, &v, &err), AR_OK);
+    assert_int_equal(v.status, AR_CHECK_EMPIRICAL);
+    return v;
+}
+
+/* depth-efficient: L <= (ln d - a) / b; with the paper's law d = 768 has
+ * its transition at 28.9 layers. */
+static void test_depth_threshold(void **state)
+{
+    (void)state;
+    double t = 0.0;
+    assert_int_equal(ar_dw_transition_layers(NULL, 768, &t), AR_OK);
+    assert_true(t > 28.0 && t < 29.0);
+    ar_check_verdict v = allocation(AR_CHECK_DEPTH_EFFICIENT, 28, 768, NULL);
+    assert_true(v.holds);
+    assert_string_equal(v.why, "L = 28 <= transition depth 28.9 of width 768 (transition width "
+                               "of L: 730; theory's L_th = log_3 d = 6.05)");
+    v = allocation(AR_CHECK_DEPTH_EFFICIENT, 29, 768, NULL);
+    assert_false(v.holds);
+    assert_non_null(strstr(v.why, "L = 29 > transition depth 28.9"));
+    /* another law moves the threshold: ln d = ln 768 - 0.1 * 10 + 0.1 L puts it at 10 */
+    ar_dw_law law = {log(768.0) - 1.0, 0.1, 12.0};
+    assert_int_equal(ar_dw_transition_layers(&law, 768, &t), AR_OK);
+    assert_true(fabs(t - 10.0) < 1e-9);
+    assert_true(allocation(AR_CHECK_DEPTH_EFFICIENT, 9, 768, &law).holds);
+    assert_false(allocation(AR_CHECK_DEPTH_EFFICIENT, 11, 768, &law).holds);
+    /* L = 1 at width 1: the transition depth is negative, nothing is efficient */
+    assert_false(allocation(AR_CHECK_DEPTH_EFFICIENT, 1, 1, NULL).holds);
+}
+
+/* near-optimal-allocation: |L - L*| <= 0.15 L* for the size 12 L d^2; the
+ * verdict switches where L / L* crosses 1.15 (and 0.85). */
+static void test_near_optimal_threshold(void **state)
+{
+    (void)state;
+    ar_check_verdict v = allocation(AR_CHECK_NEAR_OPTIMAL, 80, 13422, NULL);
+    assert_true(v.holds);
+    assert_non_null(strstr(v.why, "tolerance 15%"));
+    /* the largest and smallest depths that hold at d = 13422 lie where the ratio reaches the
+     * band's edges, computed independently with ar_dw_optimal */
+    int last = 0, switches = 0;
+    for (size_t layers = 1; layers <= 200; layers++) {
+        ar_dw_optimum opt;
+        assert_int_equal(ar_dw_optimal(NULL, 12.0 * layers * 13422.0 * 13422.0, &opt), AR_OK);
+        int inside = fabs((double)layers - opt.layers) <= 0.15 * opt.layers;
+        v = allocation(AR_CHECK_NEAR_OPTIMAL, layers, 13422, NULL);
+        assert_int_equal(v.holds, inside);
+        switches += layers > 1 && v.holds != last;
+        last = v.holds;
+    }
+    assert_int_equal(switches, 2); /* in, then out: one band */
+}
+
+static void test_evaluate(void **state)
+{
+    (void)state;
+    ar_check_opts o;
+    ar_check_opts_init(&o);
+    o.require = AR_CHECK_REQUIRE_ALL;
+    o.layers = 12;
+    ar_check_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_check_evaluate(768, 12, 512, &o, &r, &err), AR_OK);
+    assert_int_equal(r.d, 768);
+    assert_int_equal(r.heads, 12);
+    assert_int_equal(r.n, 512);
+    assert_int_equal(r.layers, 12);
+    assert_int_equal(r.head_size, 64);
+    assert_int_equal(r.count, 3);
+    assert_int_equal(r.verdicts[0].condition, AR_CHECK_NO_BOTTLENECK);
+    assert_int_equal(r.verdicts[1].condition, AR_CHECK_DEPTH_EFFICIENT);
+    assert_int_equal(r.verdicts[2].condition, AR_CHECK_NEAR_OPTIMAL);
+    assert_false(r.verdicts[0].holds); /* 64 < 511 */
+    assert_true(r.verdicts[1].holds);  /* 12 <= 28.9 */
+    assert_false(r.verdicts[2].holds);
+    assert_int_equal(r.failed, 2);
+    assert_true(r.uses_law);
+    /* the allocation conditions alone: no heads or n needed, head size unknown */
+    o.require = AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT);
+    assert_int_equal(ar_check_evaluate(10, 3, 0, &o, &r, &err), AR_OK);
+    assert_int_equal(r.count, 1);
+    assert_int_equal(r.head_size, 0);
+    /* a head size given is the one used */
+    o.require = AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK);
+    o.head_size = 127;
+    assert_int_equal(ar_check_evaluate(1024, 8, 128, &o, &r, &err), AR_OK);
+    assert_int_equal(r.head_size, 127);
+    assert_true(r.verdicts[0].holds);
+    assert_int_equal(r.failed, 0);
+    assert_false(r.uses_law);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    ar_check_opts o;
+    ar_check_opts_init(&o);
+    ar_check_verdict v;
+    ar_check_result r;
+    ar_error err = {{0}};
+    const ar_check_condition nb = AR_CHECK_NO_BOTTLENECK;
+    /* NULL */
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, 4, &o, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_check_evaluate(8, 1, 4, NULL, &r, &err), AR_EINVAL);
+    o.require = AR_CHECK_REQUIRE(nb);
+    assert_int_equal(ar_check_evaluate(8, 1, 4, &o, NULL, &err), AR_EINVAL);
+    ar_check_opts_init(NULL); /* ignored */
+    /* NULL options are the defaults */
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, 4, NULL, &v, &err), AR_OK);
+    assert_true(v.holds);
+    /* conditions */
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_NCONDITIONS, 8, 1, 4, &o, &v, &err),
+                     AR_EINVAL);
+    o.require = 0;
+    assert_int_equal(ar_check_evaluate(8, 1, 4, &o, &r, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "no condition required");
+    o.require = 8u;
+    assert_int_equal(ar_check_evaluate(8, 1, 4, &o, &r, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown condition bits"));
+    /* zero sizes */
+    o.require = AR_CHECK_REQUIRE(nb);
+    assert_int_equal(ar_check_verdict_of(nb, 0, 1, 4, &o, &v, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "needs d (>= 1)");
+    assert_int_equal(ar_check_verdict_of(nb, 8, 0, 4, &o, &v, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "no-bottleneck needs d, heads and n"));
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, 0, &o, &v, &err), AR_EINVAL);
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_DEPTH_EFFICIENT, 0, 0, 0, &o, &v, &err),
+                     AR_EINVAL);
+    /* heads not dividing d without a head size */
+    assert_int_equal(ar_check_verdict_of(nb, 10, 3, 4, &o, &v, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "heads 3 does not divide d 10; give the head size");
+    o.head_size = 4;
+    assert_int_equal(ar_check_verdict_of(nb, 10, 3, 4, &o, &v, &err), AR_OK);
+    o.head_size = 0;
+    /* layers missing */
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_NEAR_OPTIMAL, 8, 1, 4, &o, &v, &err),
+                     AR_EINVAL);
+    assert_string_equal(err.msg, "near-optimal-allocation needs the depth (layers >= 1)");
+    /* bad masks: documents not summing to n, an explicit pattern */
+    ar_mask mask = ar_mask_none();
+    assert_int_equal(ar_mask_parse("docs:2/3", &mask, &err), AR_OK);
+    o.mask = &mask;
+    assert_int_not_equal(ar_check_verdict_of(nb, 64, 2, 16, &o, &v, &err), AR_OK);
+    assert_non_null(strstr(err.msg, "sum to 5"));
+    ar_mask_free(&mask);
+    unsigned char allowed[4] = {1, 0, 1, 1};
+    assert_int_equal(ar_mask_from_pattern(&mask, allowed, 2, &err), AR_OK);
+    assert_int_equal(ar_check_verdict_of(nb, 4, 1, 2, &o, &v, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "not an explicit pattern"));
+    ar_mask_free(&mask);
+    o.mask = NULL;
+    /* laws the verdict cannot be computed under */
+    o.layers = 12;
+    ar_dw_law flat = {5.0, 0.0, 12.0}, nan_law = {NAN, 0.05, 12.0}, neg = {5.0, 0.05, -1.0};
+    o.law = &flat;
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_DEPTH_EFFICIENT, 768, 0, 0, &o, &v, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "depth-efficient: no verdict under the law"));
+    o.law = &nan_law;
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_NEAR_OPTIMAL, 768, 0, 0, &o, &v, &err),
+                     AR_EINVAL);
+    o.law = &neg;
+    assert_int_equal(ar_check_verdict_of(AR_CHECK_DEPTH_EFFICIENT, 768, 0, 0, &o, &v, &err),
+                     AR_EINVAL);
+    /* sizes above 2^48 are refused; 2^48 itself is judged (quickly) */
+    o.law = NULL;
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE + 1, 1, 4, &o, &v, &err),
+                     AR_EINVAL);
+    assert_non_null(strstr(err.msg, "sizes above 2^48 are not supported"));
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, SIZE_MAX, &o, &v, &err), AR_EINVAL);
+    o.head_size = SIZE_MAX;
+    assert_int_equal(ar_check_verdict_of(nb, 8, 1, 4, &o, &v, &err), AR_EINVAL);
+    o.head_size = 0;
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE, 64, AR_CHECK_MAX_SIZE, &o, &v,
+                                         &err),
+                     AR_OK);
+    assert_false(v.holds); /* d_p = 2^42 < n - 1 */
+    assert_int_equal(ar_check_verdict_of(nb, AR_CHECK_MAX_SIZE, 1, AR_CHECK_MAX_SIZE, &o, &v,
+                                         &err),
+                     AR_OK);
+    assert_true(v.holds); /* d_p = d = n */
+    o.law = &neg;
+    /* an error stops evaluate */
+    o.require = AR_CHECK_REQUIRE_ALL;
+    assert_int_equal(ar_check_evaluate(768, 12, 512, &o, &r, &err), AR_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_require_parse),
+        cmocka_unit_test(test_bidirectional_threshold),
+        cmocka_unit_test(test_causal_threshold),
+        cmocka_unit_test(test_strict_and_status),
+        cmocka_unit_test(test_mask_text),
+        cmocka_unit_test(test_depth_threshold),
+        cmocka_unit_test(test_near_optimal_threshold),
+        cmocka_unit_test(test_evaluate),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
