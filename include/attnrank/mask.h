@@ -158,7 +158,9 @@ AR_API int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic 
  * by running the upper-bound recursion over F_p on random data at rank
  * g->value, when its estimated time is within seconds (0: never): verified
  * only when no system was singular, a proof for generic maps of this n.
- * Unaffordable or failed runs leave g conjectural. */
+ * Unaffordable runs (above the time, or memory malloc cannot provide: the
+ * run is refused before FLINT, which aborts on a failed allocation) and
+ * failed runs leave g conjectural. */
 AR_API int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
                                   ar_mask_generic *g, ar_error *err);
 

@@ -90,6 +90,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
+#include "theory/seprank_internal.h"
 
 #define FP_PRIME UINT64_C(2147483647) /* 2^31 - 1 */
 #define POLISH_MAX_PARAMS 20000u
@@ -1016,6 +1017,18 @@ static int fp_end_check(const fp_rec *rec)
     return 1;
 }
 
+/* FLINT aborts when an allocation fails: before the r x r system and its
+ * solves (nmod_mat_solve_vec factors a copy), a probe of what they take
+ * (AR_ENOMEM when malloc cannot provide it). */
+static int fp_admit(size_t r)
+{
+    size_t solve;
+    int rc = ar_seprank_nmod_bytes(r, r, &solve);
+    if (rc != AR_OK || solve > SIZE_MAX - r * r * sizeof(mp_limb_t))
+        return AR_ENOMEM;
+    return ar_seprank_flint_admit(solve + r * r * sizeof(mp_limb_t), 0.0, "the F_p system", NULL);
+}
+
 static int fp_run(const ar_interval_pattern *pat, size_t r, size_t nnz, uint64_t seed,
                   int *verified)
 {
@@ -1050,6 +1063,9 @@ static int fp_run(const ar_interval_pattern *pat, size_t r, size_t nnz, uint64_t
     if (rc == AR_OK) {
         for (size_t k = 0; k < nnz; k++)
             rec.dat[k] = (mp_limb_t)ar_seprank_field_uniform(rd, FP_PRIME);
+        rc = fp_admit(r);
+    }
+    if (rc == AR_OK) {
         nmod_mat_init(rec.a, (slong)r, (slong)r, FP_PRIME);
         *verified = fp_recursion(&rec, &cs, fixed) && fp_end_check(&rec);
         nmod_mat_clear(rec.a);
