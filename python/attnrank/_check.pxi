@@ -13,7 +13,7 @@ from attnrank._capi cimport (
     ar_check_evaluate,
 )
 
-from attnrank._results_check import Check, CheckLaw, CheckLawFit, CheckReport, CheckVerdict
+from attnrank._results_check import Check, CheckLaw, CheckReport, CheckVerdict
 
 # The keys of an entry of ``configs``: the CSV columns of ``check --configs``.
 _CHECK_ROW_KEYS = ("d", "heads", "n", "head_size", "layers", "mask", "config", "require", "name")
@@ -61,10 +61,7 @@ cdef tuple _check_law(object law, ar_dw_law *out, str fn):
     _dw_fit_points(law, &fit, "ar_dw_fit_table")
     out.intercept, out.slope = fit.intercept, fit.slope
     return (CheckLaw(out.intercept, out.slope, out.params_coeff, "fit"),
-            CheckLawFit(points=fit.npoints, weighted=bool(fit.weighted), intercept=fit.intercept,
-                        slope=fit.slope, intercept_err=fit.intercept_err,
-                        slope_err=fit.slope_err, covariance=fit.cov, r2=fit.r2, chi2=fit.chi2,
-                        chi2_red=fit.chi2_red))
+            _dw_fit_record(&fit, None))
 
 
 cdef object _check_one(size_t d, size_t heads, size_t n, size_t hs, size_t layers, object mask,

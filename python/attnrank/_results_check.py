@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from attnrank._results_theory import DepthWidthFit
+
 __all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
 
 
@@ -108,30 +110,10 @@ class CheckLaw:
                 "params_coeff": _real(self.params_coeff), "source": self.source}
 
 
-@dataclass(frozen=True)
-class CheckLawFit:
-    """The refit of the law from transition points (as ``depthwidth --fit``):
-    weighted least squares of ln(width) on depth, with standard errors,
-    covariance, R^2 and chi^2 (chi2_red NaN for two points)."""
-
-    points: int
-    weighted: bool
-    intercept: float
-    slope: float
-    intercept_err: float
-    slope_err: float
-    covariance: float
-    r2: float
-    chi2: float
-    chi2_red: float
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The CLI's ``fit`` object without its ``file``."""
-        d: Dict[str, Any] = {"points": self.points, "weighted": self.weighted}
-        for k in ("intercept", "slope", "intercept_err", "slope_err", "covariance", "r2",
-                  "chi2", "chi2_red"):
-            d[k] = _real(getattr(self, k))
-        return d
+# The refit of the law from transition points is depthwidth_fit's record
+# (as ``depthwidth --fit``; mode None, so to_dict is the CLI's ``fit``
+# object without its ``file``).
+CheckLawFit = DepthWidthFit
 
 
 @dataclass(frozen=True)
