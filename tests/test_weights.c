@@ -302,6 +302,43 @@ static void test_config_parse(void **state)
     assert_int_equal(ar_model_config_read("/nonexistent/config.json", &c, &err), AR_EIO);
 }
 
+/* Layer sizes from a config: given sizes stay, missing ones come from the
+ * config in the order d, heads, n; head_dim only where it is not d / h. */
+static void test_config_layer_sizes(void **state)
+{
+    (void)state;
+    ar_model_config c;
+    ar_error err = {{0}};
+    const char *gemma = "{\"hidden_size\": 3072, \"num_attention_heads\": 16, "
+                        "\"head_dim\": 256, \"max_position_embeddings\": 8192}";
+    assert_ok(ar_model_config_parse(gemma, strlen(gemma), NULL, &c, &err));
+    size_t d = 0, h = 0, n = 0, p = 0;
+    assert_ok(ar_model_config_layer_sizes(&c, "g.json", &d, &h, &n, &p, &err));
+    assert_true(d == 3072 && h == 16 && n == 8192 && p == 256); /* 256 != 3072 / 16 */
+    d = 4096, h = 0, n = 100, p = 0; /* given sizes win; 256 = 4096 / 16: standard */
+    assert_ok(ar_model_config_layer_sizes(&c, "g.json", &d, &h, &n, &p, &err));
+    assert_true(d == 4096 && h == 16 && n == 100 && p == 0);
+    d = 0, h = 0, n = 0, p = 64; /* a given head size stays */
+    assert_ok(ar_model_config_layer_sizes(&c, "g.json", &d, &h, &n, &p, &err));
+    assert_int_equal(p, 64);
+    const char *gpt2 = "{\"n_embd\": 768, \"n_head\": 12, \"n_positions\": 1024}";
+    assert_ok(ar_model_config_parse(gpt2, strlen(gpt2), NULL, &c, &err));
+    d = h = n = p = 0;
+    assert_ok(ar_model_config_layer_sizes(&c, NULL, &d, &h, &n, &p, &err));
+    assert_true(d == 768 && h == 12 && n == 1024 && p == 0); /* no head_dim */
+    const char *no_heads = "{\"hidden_size\": 64, \"max_position_embeddings\": 32}";
+    assert_ok(ar_model_config_parse(no_heads, strlen(no_heads), NULL, &c, &err));
+    d = h = n = p = 0;
+    assert_int_equal(ar_model_config_layer_sizes(&c, "x.json", &d, &h, &n, &p, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "x.json: no num_attention_heads (or its aliases)");
+    assert_true(d == 64 && h == 0 && n == 0); /* filled up to the missing one */
+    h = 4; /* given: then it succeeds */
+    assert_ok(ar_model_config_layer_sizes(&c, "x.json", &d, &h, &n, &p, &err));
+    assert_true(n == 32 && p == 0);
+    assert_int_equal(ar_model_config_layer_sizes(NULL, NULL, &d, &h, &n, &p, &err), AR_EINVAL);
+    assert_int_equal(ar_model_config_layer_sizes(&c, NULL, &d, &h, NULL, &p, &err), AR_EINVAL);
+}
+
 static void test_default_rtol(void **state)
 {
     (void)state;
@@ -1552,6 +1589,7 @@ int main(void)
         cmocka_unit_test(test_strided_factors),
         cmocka_unit_test(test_pattern_match),
         cmocka_unit_test(test_config_parse),
+        cmocka_unit_test(test_config_layer_sizes),
         cmocka_unit_test(test_default_rtol),
         cmocka_unit_test(test_bert_matches_direct),
         cmocka_unit_test(test_bert_no_config_fails),

@@ -52,6 +52,18 @@ AR_API int ar_model_config_parse(const char *text, size_t len, const char *name,
 /* Read and parse a file; a directory or a non-JSON file is named as such. */
 AR_API int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err);
 
+/* The sizes of one attention layer from a config, for the sizes a caller
+ * did not give: each of *d, *heads, *n that is 0 takes hidden_size,
+ * num_attention_heads, max_position_embeddings (or their aliases), in that
+ * order; the first the config lacks stops the fill with AR_EINVAL, "NAME:
+ * no hidden_size (or its aliases)" in err, later ones left as they were.
+ * Then a *head_size of 0 takes head_dim where head_dim differs from d /
+ * heads or heads does not divide d (Gemma: head_dim 256 at d = 3072 with 16
+ * heads); otherwise it stays 0, the standard d / heads. */
+AR_API int ar_model_config_layer_sizes(const ar_model_config *cfg, const char *name, size_t *d,
+                                       size_t *heads, size_t *n, size_t *head_size,
+                                       ar_error *err);
+
 #ifdef __cplusplus
 }
 #endif

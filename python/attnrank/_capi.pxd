@@ -117,6 +117,8 @@ cdef extern from "attnrank/model_config.h" nogil:
         char architecture[128]
         size_t sliding_window
     int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
+    int ar_model_config_layer_sizes(const ar_model_config *cfg, const char *name, size_t *d,
+                                    size_t *heads, size_t *n, size_t *head_size, ar_error *err)
 
 cdef extern from "attnrank/mask.h" nogil:
     ctypedef enum ar_mask_kind:

@@ -161,17 +161,7 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
     with nogil:
         rc = ar_model_config_read(cpath, &cfg, &err)
     check_status(rc, "ar_model_config_read", &err, f"config {shown}")
-    for key, value, cname in (("d", cfg.hidden_size, "hidden_size"),
-                              ("heads", cfg.heads, "num_attention_heads"),
-                              ("n", cfg.max_positions, "max_position_embeddings")):
-        if sizes[key] == 0:
-            sizes[key] = value
-        if sizes[key] == 0:
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"{shown}: no {cname} (or its aliases); give {key}")
-    if hs == 0 and cfg.head_dim > 0 and (sizes["d"] % sizes["heads"] != 0 or
-                                          cfg.head_dim != sizes["d"] // sizes["heads"]):
-        hs = cfg.head_dim
+    hs = _config_layer_sizes(&cfg, shown, sizes, hs, fn)
     base = name if name else shown[:250]
     cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"], cl = sizes["layers"]
     if mask is not None:

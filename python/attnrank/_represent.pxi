@@ -8,7 +8,7 @@ from attnrank._capi cimport (
     uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_clone,
     ar_matrix_cview, ar_matrix_view,
     ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse,
-    ar_model_config, ar_model_config_read,
+    ar_model_config, ar_model_config_read, ar_model_config_layer_sizes,
     ar_mask, ar_mask_kind, AR_MASK_NONE, AR_MASK_WINDOW, AR_MASK_BAND, AR_MASK_PREFIX,
     AR_MASK_SINK_WINDOW, AR_MASK_DOCUMENTS,
     ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse,
@@ -727,6 +727,24 @@ cdef object _heads_one(size_t d, size_t h, size_t n, object head_size, size_t sa
         mask=_mask_record(mask), label=label, layers=layers, **_generic_fields(&r.generic))
 
 
+cdef size_t _config_layer_sizes(const ar_model_config *cfg, str shown, dict sizes,
+                                size_t head_size, str fn) except? 0:
+    """Fill sizes["d"], ["heads"], ["n"] (0: not given) from the config as
+    ar_model_config_layer_sizes does; returns the head size (0: d / heads).
+    A size the config lacks is an ArgumentError naming it."""
+    cdef size_t d = sizes["d"], h = sizes["heads"], n = sizes["n"], hs = head_size
+    cdef ar_error err
+    err.msg[0] = 0
+    name = shown.encode("utf-8", "replace")
+    rc = ar_model_config_layer_sizes(cfg, name, &d, &h, &n, &hs, &err)
+    sizes["d"], sizes["heads"], sizes["n"] = d, h, n
+    if rc != AR_OK:
+        missing = next((k for k in ("d", "heads", "n") if sizes[k] == 0), "d")
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"{_text(err.msg)}; give {missing}")
+    return hs
+
+
 def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, seed=0,
           config=None):
     """Head-size bound of an attention layer with width d, h heads and
@@ -812,18 +830,10 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
         with nogil:
             rc = ar_model_config_read(cpath, &cfg, &err)
         check_status(rc, "ar_model_config_read", &err, f"config {os.fsdecode(config)}")
-        for key, value, cname in (("d", cfg.hidden_size, "hidden_size"),
-                                  ("heads", cfg.heads, "num_attention_heads"),
-                                  ("n", cfg.max_positions, "max_position_embeddings")):
-            if sizes[key] is None:
-                if value == 0:
-                    raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                        f"{os.fsdecode(config)}: no {cname} (or its aliases); "
-                                        f"give {key}")
-                sizes[key] = value
-        if hs is None and cfg.head_dim > 0 and (
-                sizes["d"] % sizes["heads"] != 0 or cfg.head_dim != sizes["d"] // sizes["heads"]):
-            hs = cfg.head_dim
+        given = {key: 0 if v is None else v for key, v in sizes.items()}
+        hs = _config_layer_sizes(&cfg, os.fsdecode(config), given,
+                                 0 if hs is None else hs, fn) or None
+        sizes.update(given)
     if sizes["d"] is None or sizes["heads"] is None or sizes["n"] is None:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "needs d, heads and n (or config)")
     if hs is None and sizes["d"] % sizes["heads"] != 0:

@@ -171,23 +171,10 @@ static int validate_config(check_config *c)
 /* Sizes the configuration does not give, from the model's config.json. */
 static int fill_from_model(check_config *c, const ar_model_config *m)
 {
-    const struct {
-        size_t value;
-        size_t *dst;
-        const char *key;
-    } fill[] = {{m->hidden_size, &c->d, "hidden_size"},
-                {m->heads, &c->heads, "num_attention_heads"},
-                {m->max_positions, &c->n, "max_position_embeddings"}};
-    for (size_t k = 0; k < sizeof fill / sizeof fill[0]; k++) {
-        if (*fill[k].dst == 0)
-            *fill[k].dst = fill[k].value;
-        if (*fill[k].dst == 0)
-            return cli_usage_error("check", "%s: no %s (or its aliases); give it", c->config,
-                                   fill[k].key);
-    }
-    if (c->head_size == 0 && m->head_dim > 0 &&
-        (c->d % c->heads != 0 || m->head_dim != c->d / c->heads))
-        c->head_size = m->head_dim;
+    ar_error err = {{0}};
+    if (ar_model_config_layer_sizes(m, c->config, &c->d, &c->heads, &c->n, &c->head_size,
+                                    &err) != AR_OK)
+        return cli_usage_error("check", "%s; give it", err.msg);
     return -1;
 }
 

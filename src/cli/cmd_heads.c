@@ -250,27 +250,14 @@ static int apply_config(heads_args *a, ar_model_config *cfg, ar_model_masks *mas
     int rc = ar_model_config_read(a->config, cfg, &err);
     if (rc != AR_OK)
         return cli_status_error("heads", rc, &err, "--config");
-    const struct {
-        size_t value;
-        size_t *dst;
-        int *seen;
-        const char *key;
-    } fill[] = {{cfg->hidden_size, &a->d, &a->d_seen, "hidden_size"},
-                {cfg->heads, &a->heads, &a->heads_seen, "num_attention_heads"},
-                {cfg->max_positions, &a->n, &a->n_seen, "max_position_embeddings"}};
-    for (size_t k = 0; k < sizeof fill / sizeof fill[0]; k++) {
-        if (*fill[k].seen)
-            continue;
-        if (fill[k].value == 0)
-            return cli_usage_error("heads", "%s: no %s (or its aliases); give the flag",
-                                   a->config, fill[k].key);
-        *fill[k].dst = fill[k].value;
-        *fill[k].seen = 1;
-    }
-    /* a head size other than d/h (Gemma: head_dim 256 at d = 3072, h = 16) */
-    if (!a->head_size_seen && cfg->head_dim > 0 &&
-        (a->d % a->heads != 0 || cfg->head_dim != a->d / a->heads)) {
-        a->head_size = cfg->head_dim;
+    /* the option table refuses 0, so 0 means "not given" here */
+    size_t head_size = a->head_size_seen ? a->head_size : 0;
+    rc = ar_model_config_layer_sizes(cfg, a->config, &a->d, &a->heads, &a->n, &head_size, &err);
+    if (rc != AR_OK)
+        return cli_usage_error("heads", "%s; give the flag", err.msg);
+    a->d_seen = a->heads_seen = a->n_seen = 1;
+    if (head_size != 0) {
+        a->head_size = head_size;
         a->head_size_seen = 1;
     }
     if (a->mask_text != NULL)

@@ -147,3 +147,28 @@ int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
     json_decref(root);
     return ar_error_printable(err, rc);
 }
+
+int ar_model_config_layer_sizes(const ar_model_config *cfg, const char *name, size_t *d,
+                                size_t *heads, size_t *n, size_t *head_size, ar_error *err)
+{
+    if (cfg == NULL || d == NULL || heads == NULL || n == NULL || head_size == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    const struct {
+        size_t value;
+        size_t *dst;
+        const char *key;
+    } fill[] = {{cfg->hidden_size, d, "hidden_size"},
+                {cfg->heads, heads, "num_attention_heads"},
+                {cfg->max_positions, n, "max_position_embeddings"}};
+    for (size_t k = 0; k < sizeof fill / sizeof fill[0]; k++) {
+        if (*fill[k].dst == 0)
+            *fill[k].dst = fill[k].value;
+        if (*fill[k].dst == 0)
+            return ar_error_set(err, AR_EINVAL, "%s: no %s (or its aliases)",
+                                name != NULL ? name : "config", fill[k].key);
+    }
+    if (*head_size == 0 && cfg->head_dim > 0 &&
+        (*d % *heads != 0 || cfg->head_dim != *d / *heads))
+        *head_size = cfg->head_dim;
+    return AR_OK;
+}

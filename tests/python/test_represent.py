@@ -338,6 +338,19 @@ def test_heads_from_a_config_equal_the_cli(cli, tmp_path):
         attnrank.heads(config=unknown)
     with pytest.raises(attnrank.FileError):
         attnrank.heads(config=tmp_path / "missing.json")
+    # a size the config lacks: named, with the keyword that gives it
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"model_type": "bert", "hidden_size": 64,
+                                   "max_position_embeddings": 32}))
+    with pytest.raises(attnrank.ArgumentError,
+                       match=r"no num_attention_heads \(or its aliases\); give heads"):
+        attnrank.heads(config=partial, samples=0)
+    given = attnrank.heads(heads=4, config=partial, samples=0)
+    assert given.to_dict() == _run(cli, "heads", "--config", partial, "--heads", "4",
+                                   "--samples", "0")
+    out = subprocess.run([cli, "heads", "--config", str(partial)], capture_output=True, text=True)
+    assert out.returncode == 2 and "no num_attention_heads (or its aliases); give the flag" \
+        in out.stderr
 
 
 def test_heads_hostile_arguments():
