@@ -8,8 +8,9 @@ one process (docs/performance.md, "Python package"):
      target numpy / attnrank >= 1.5 (threads over matrices, both cores);
   3. per-call overhead for a 64 x 64 array: a Python loop of
      attnrank.spectrum against a C loop of the same C calls
-     (attnrank._core._c_loop_seconds), the median of paired differences:
-     target < 20 us; the same at 2 x 2, where the C call itself is ~1 us.
+     (attnrank._core._c_loop_seconds), the median of 21 paired
+     differences: target < 20 us; the same at 2 x 2, where the C call itself
+     costs about 10 us.
 
 Interleaved repetitions, medians; BLAS threads as the environment sets them
 (OPENBLAS_NUM_THREADS), stated in the output.  Run from a build tree:
@@ -78,13 +79,15 @@ def main():
     # differences, with their spread.  At 64 x 64 the SVD's own run-to-run
     # spread is about as large as the overhead; at 2 x 2 the C call costs
     # about a microsecond, so the fixed cost stands out.
+    # 21 pairs of loops; the quartiles of the paired differences show the
+    # spread (at 64 x 64 the SVD's own, tens of us on a shared machine).
     for m in (a.m, 2):
         small = rng.standard_normal((m, m))
-        py, c = per_call(small, a.calls, max(a.reps, 7))
+        py, c = per_call(small, a.calls // 2, 21)
         diff = sorted((p - q) * 1e6 for p, q in zip(py, c))
         print(f"per call {m} x {m}: Python {statistics.median(py) * 1e6:.1f} us, "
               f"C {statistics.median(c) * 1e6:.1f} us, overhead {statistics.median(diff):.1f} us "
-              f"(paired reps {diff[0]:.1f} .. {diff[-1]:.1f}; target < 20)")
+              f"(quartiles {diff[5]:.1f} .. {diff[15]:.1f}; target < 20)")
 
 
 def per_call(small, calls, reps):

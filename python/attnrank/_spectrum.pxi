@@ -42,9 +42,11 @@ cdef int _fill_views(object arr, ar_cview *views) except -1:
     """The views of every matrix of arr; 1 when a layout was refused (the
     caller then copies arr into C order once and retries)."""
     cdef const char *base = <const char *><uintptr_t>arr.__array_interface__["data"][0]
-    cdef const long long[::1] offs = _slice_offsets(arr)
     cdef size_t rows = arr.shape[-2], cols = arr.shape[-1]
     cdef Py_ssize_t rs = arr.strides[-2], cs = arr.strides[-1]
+    if arr.ndim == 2:  # one matrix at offset 0: no offset table
+        return 1 if _view_at(base, 0, rows, cols, rs, cs, &views[0]) != AR_OK else 0
+    cdef const long long[::1] offs = _slice_offsets(arr)
     cdef Py_ssize_t t
     for t in range(offs.shape[0]):
         if _view_at(base, offs[t], rows, cols, rs, cs, &views[t]) != AR_OK:
