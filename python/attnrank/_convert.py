@@ -63,17 +63,17 @@ def as_real_array(a, function: str, name: str = "input"):
     other real dtypes as a float64 copy; precision is the storage precision's
     name (float64 for integers)."""
     precision = None
-    if type(a) is not np.ndarray:  # a plain ndarray needs neither step (the common case)
-        if _is_torch_tensor(a):
-            a, precision = _from_torch(a, function)
+    arr = a
+    if type(arr) is not np.ndarray:  # a plain ndarray needs neither step (the common case)
+        if _is_torch_tensor(arr):
+            arr, precision = _from_torch(arr, function)
         try:
-            a = np.asarray(a)
+            arr = np.asarray(arr)
         except MemoryError:
             fail(OutOfMemoryError, "AR_ENOMEM", function, f"converting {name} to an array")
         except Exception as exc:
             fail(UnsupportedError, "AR_EUNSUPPORTED", function,
                  f"{name} is not convertible to a numpy array: {exc}")
-    arr = a
     if arr.dtype.kind not in "fiu":
         fail(UnsupportedError, "AR_EUNSUPPORTED", function,
              f"{name} must be real (float16, float32, float64 or integer), got dtype {arr.dtype}")

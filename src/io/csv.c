@@ -430,11 +430,8 @@ int ar_csv_read(const char *path, ar_array *out, ar_error *err)
 
 int ar_csv_write_matrix(const char *path, ar_cview m, ar_error *err)
 {
-    int rc = ar_io_check_writable(path, m, err);
-    if (rc != AR_OK)
-        return rc;
     ar_atomic_file *af;
-    rc = ar_atomic_open(&af, path, err);
+    int rc = ar_io_open_writer(path, m, &af, err);
     if (rc != AR_OK)
         return rc;
     for (size_t i = 0; i < m.rows && rc == AR_OK; i++) {

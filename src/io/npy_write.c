@@ -47,7 +47,7 @@ static int write_npy_header(ar_atomic_file *af, size_t rows, size_t cols)
 }
 
 /* The one argument check of both matrix writers (npy and CSV). */
-int ar_io_check_writable(const char *path, ar_cview m, ar_error *err)
+int ar_io_open_writer(const char *path, ar_cview m, ar_atomic_file **af, ar_error *err)
 {
     if (path == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL path for a matrix writer");
@@ -56,16 +56,13 @@ int ar_io_check_writable(const char *path, ar_cview m, ar_error *err)
     if (m.rows == 0 || m.cols == 0)
         return ar_error_set(err, AR_EINVAL, "%s: empty matrix (shape (%zu, %zu))", path, m.rows,
                             m.cols);
-    return AR_OK;
+    return ar_atomic_open(af, path, err);
 }
 
 int ar_npy_write(const char *path, ar_cview m, ar_error *err)
 {
-    int rc = ar_io_check_writable(path, m, err);
-    if (rc != AR_OK)
-        return rc;
     ar_atomic_file *af;
-    rc = ar_atomic_open(&af, path, err);
+    int rc = ar_io_open_writer(path, m, &af, err);
     if (rc != AR_OK)
         return rc;
     rc = write_npy_header(af, m.rows, m.cols);

@@ -4,8 +4,9 @@
 
 #include "attnrank/io.h"
 
-/* The one argument check of ar_npy_write and ar_csv_write_matrix: a path,
- * a valid view, not empty. */
-int ar_io_check_writable(const char *path, ar_cview m, ar_error *err);
+/* The start of ar_npy_write and ar_csv_write_matrix: the one argument
+ * check (a path, a valid view, not empty), then the atomic file *af that
+ * the writer fills and commits (or aborts). */
+int ar_io_open_writer(const char *path, ar_cview m, ar_atomic_file **af, ar_error *err);
 
 #endif
