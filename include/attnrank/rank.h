@@ -1,14 +1,24 @@
 /* Rank metrics of a singular spectrum, named exactly as in docs/theory/spectra.md.
  *
- * Numerical rank counts sigma_i > max(atol, rtol * sigma_1).  The default
- * rtol (rtol < 0) is max(m, n) * eps, with eps the unit roundoff of the
- * precision the data was stored in (float64 or float32), as numpy/torch do.
- * Every result carries the tolerance that produced it. */
+ * Numerical rank, two rules (every result names its rule and threshold):
+ *   - "relative": count sigma_i > max(atol, rtol * sigma_1), default rtol
+ *     max(m, n) * eps(precision), as numpy/torch do.  The rule of float64
+ *     data and of any given rtol or atol.
+ *   - "storage": for a matrix stored in float32, float16 or bfloat16 with
+ *     no rtol/atol given (ar_rank_metrics_stored, which sees the matrix):
+ *     the threshold follows the matrix's own rounding (storage.h).  The
+ *     certain rank counts singular values above a rigorous bound of the
+ *     rounding error's spectral norm (Weyl), the rank those above its
+ *     seeded Monte Carlo estimate; a nonzero matrix has rank >= 1.  The
+ *     relative rule's max(m, n) eps sigma_1 exceeds sigma_1 once
+ *     max(m, n) eps > 1 (bfloat16 at n >= 128). */
 #ifndef ATTNRANK_RANK_H
 #define ATTNRANK_RANK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
+#include "matrix.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,10 +43,20 @@ typedef struct ar_rank_opts {
     double atol;          /* >= 0; default 0 */
     ar_precision precision;
     double energy_fraction; /* for the energy rank, in (0, 1]; default 0.99 */
+    uint64_t seed;        /* storage rule: seed of the Monte Carlo draws (default 0) */
 } ar_rank_opts;
 
+/* Which rule set a rank (see the top of this file). */
+typedef enum ar_rank_rule {
+    AR_RANK_RULE_RELATIVE = 0,
+    AR_RANK_RULE_STORAGE = 1
+} ar_rank_rule;
+
+/* "relative", "storage". */
+AR_API const char *ar_rank_rule_name(ar_rank_rule rule);
+
 /* Set opts to the defaults: rtol = -1 (auto), atol = 0, float64, energy
- * 0.99.  Functions taking a const ar_rank_opts * read NULL as these. */
+ * 0.99, seed 0.  Functions taking a const ar_rank_opts * read NULL as these. */
 AR_API void ar_rank_opts_init(ar_rank_opts *opts);
 
 typedef struct ar_rank_metrics {
@@ -51,6 +71,14 @@ typedef struct ar_rank_metrics {
     size_t energy_rank;       /* least k with sum_{i<=k} s^2 >= f sum s^2 */
     double energy_fraction;
     double nuclear_rank;      /* (||A||_* / ||A||_F)^2 */
+    ar_rank_rule rule;        /* the rule of rank and threshold */
+    size_t certain_rank;      /* storage rule: sigma_i > certain_threshold, at least 1 for a
+                                 nonzero matrix (a rigorous lower bound of the rank of every
+                                 matrix that rounds to the stored one); relative: = rank */
+    double certain_threshold; /* storage rule: bound of the rounding error's ||.||_2;
+                                 relative: = threshold */
+    uint64_t seed;            /* storage rule: seed and number of the draws (else 0) */
+    size_t draws;
 } ar_rank_metrics;
 
 /* Resolve the rtol an opts implies for an m x n matrix. */
@@ -71,6 +99,17 @@ AR_API size_t ar_rank_count_above(const double *s, size_t k, double cut);
  * (checked before anything reads the values; out is then untouched). */
 AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                                    const ar_rank_opts *opts, ar_rank_metrics *out);
+
+/* The metrics of the matrix a (m x n, any layout) stored in
+ * opts->precision, from its descending spectrum s (min(m, n) values):
+ * the storage rule when the precision is float32, float16 or bfloat16 and
+ * neither rtol (< 0) nor atol (0) is given, otherwise exactly
+ * ar_rank_metrics_compute.  Both storage thresholds are at least the float64
+ * SVD's own resolution max(m, n) 2^-52 sigma_1 and below sigma_1 for a
+ * nonzero matrix.  Errors as ar_rank_metrics_compute, and AR_EINVAL for an
+ * invalid view or k != min(m, n), AR_ENOMEM. */
+AR_API int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_opts *opts,
+                                  ar_rank_metrics *out);
 
 /* Individual metrics (all 0 for an all-zero spectrum, an empty one or a
  * NULL s; like ar_rank_count_above, they do not check the values: use

@@ -2,6 +2,8 @@
 # signatures are settled are declared here; matrix-taking functions come with
 # the strided matrix views (docs/python.md, "What comes next").
 
+from libc.stdint cimport uint64_t
+
 cdef extern from "attnrank/status.h" nogil:
     enum:
         AR_OK
@@ -43,8 +45,15 @@ cdef extern from "attnrank/rank.h" nogil:
         double atol
         ar_precision precision
         double energy_fraction
+        uint64_t seed
 
     void ar_rank_opts_init(ar_rank_opts *opts)
+
+    ctypedef enum ar_rank_rule:
+        AR_RANK_RULE_RELATIVE
+        AR_RANK_RULE_STORAGE
+
+    const char *ar_rank_rule_name(ar_rank_rule rule)
 
     ctypedef struct ar_rank_metrics:
         size_t m, n
@@ -58,6 +67,11 @@ cdef extern from "attnrank/rank.h" nogil:
         size_t energy_rank
         double energy_fraction
         double nuclear_rank
+        ar_rank_rule rule
+        size_t certain_rank
+        double certain_threshold
+        uint64_t seed
+        size_t draws
 
     int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                                 const ar_rank_opts *opts, ar_rank_metrics *out)
@@ -71,6 +85,10 @@ cdef extern from "attnrank/matrix.h" nogil:
 
     int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols,
                       size_t row_stride, size_t col_stride)
+
+cdef extern from "attnrank/rank.h" nogil:
+    int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_opts *opts,
+                               ar_rank_metrics *out)
 
 cdef extern from "attnrank/spectrum.h" nogil:
     int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s,

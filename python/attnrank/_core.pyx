@@ -22,6 +22,7 @@ from attnrank._capi cimport (
     ar_error, ar_error_set, ar_strerror, ar_version,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
+    ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
     ar_cview, ar_cview_init, ar_spectrum_svals_batch,
 )
 
@@ -199,12 +200,24 @@ cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
     return opts
 
 
+cdef object _tolerance(const ar_rank_metrics *out):
+    """The Tolerance record of a C result (the storage rule's fields only
+    under that rule, as the CLI's JSON)."""
+    storage = out.rule == AR_RANK_RULE_STORAGE
+    return Tolerance(threshold=out.threshold, rtol=out.rtol, atol=out.atol,
+                     precision=_text(ar_precision_name(out.precision)),
+                     rule=_text(ar_rank_rule_name(out.rule)),
+                     certain_threshold=out.certain_threshold if storage else None,
+                     certain_rank=out.certain_rank if storage else None,
+                     seed=out.seed if storage else None,
+                     draws=out.draws if storage else None)
+
+
 cdef dict _metrics_fields(const ar_rank_metrics *out):
     """The RankMetrics fields of a C result, named as the CLI's JSON."""
     return dict(
         rows=out.m, cols=out.n, rank=out.rank,
-        tolerance=Tolerance(threshold=out.threshold, rtol=out.rtol, atol=out.atol,
-                            precision=_text(ar_precision_name(out.precision))),
+        tolerance=_tolerance(out),
         stable_rank=out.stable_rank, roy_vetterli_rank=out.roy_vetterli_rank,
         participation_ratio=out.participation_ratio, energy_rank=out.energy_rank,
         energy_fraction=out.energy_fraction, nuclear_rank=out.nuclear_rank)

@@ -17,24 +17,49 @@ class Tolerance:
     """The tolerance block of a rank: singular values above ``threshold`` count.
 
     threshold
-        the cut actually used, ``max(atol, rtol * sigma_1)``;
+        the cut actually used;
     rtol, atol
-        the relative and absolute tolerances used (rtol resolved from its
-        default ``max(m, n) * eps(precision)`` when not given);
+        the relative and absolute tolerances (``threshold = max(atol, rtol *
+        sigma_1)``; rtol resolved from its default ``max(m, n) *
+        eps(precision)`` when not given; under the storage rule ``rtol`` is
+        ``threshold / sigma_1``);
     precision
-        the storage precision whose epsilon set the default rtol
-        (``"float64"``, ``"float32"``, ``"float16"``, ``"bfloat16"``).
+        the storage precision of the data (``"float64"``, ``"float32"``,
+        ``"float16"``, ``"bfloat16"``);
+    rule
+        ``"relative"`` (numpy's rule: float64 data, or a given rtol/atol) or
+        ``"storage"`` (float32/float16/bfloat16 data: the cut is the
+        matrix's own rounding noise, docs/theory/spectra.md);
+    certain_threshold, certain_rank
+        storage rule only (else None): a rigorous bound of the rounding
+        error's spectral norm and the number of singular values above it (a
+        lower bound of the rank of every matrix that rounds to the stored
+        one; at least 1 for a nonzero matrix);
+    seed, draws
+        storage rule only: the seed and number of the Monte Carlo draws that
+        set ``threshold``.
     """
 
     threshold: float
     rtol: float
     atol: float
     precision: str
+    rule: str = "relative"
+    certain_threshold: Any = None
+    certain_rank: Any = None
+    seed: Any = None
+    draws: Any = None
 
     def to_dict(self) -> Dict[str, Any]:
-        """The CLI's ``tolerance`` object: threshold, rtol, atol, precision."""
-        return {"threshold": self.threshold, "rtol": self.rtol, "atol": self.atol,
-                "precision": self.precision}
+        """The CLI's ``tolerance`` object: threshold, rtol, atol, precision,
+        and under the storage rule also rule, certain_threshold,
+        certain_rank, seed, draws."""
+        out = {"threshold": self.threshold, "rtol": self.rtol, "atol": self.atol,
+               "precision": self.precision}
+        if self.rule == "storage":
+            out.update(rule=self.rule, certain_threshold=self.certain_threshold,
+                       certain_rank=self.certain_rank, seed=self.seed, draws=self.draws)
+        return out
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ cdef int _fill_views(object arr, ar_cview *views) except -1:
 
 
 def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
-             threads=0):
+             seed=0, threads=0):
     """Singular values, numerical rank (with the threshold used) and the rank
     metrics of docs/theory/spectra.md (stable rank, Roy-Vetterli rank,
     participation ratio, energy rank, nuclear rank) of a matrix or of a
@@ -71,9 +71,16 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
         float64 once and set the default tolerance's precision.  torch
         tensors: detached, moved to the CPU, bfloat16 widened exactly.
     rtol, atol, energy_fraction
-        as in :func:`rank_metrics` (rtol None: ``max(m, n) * eps``).
+        as in :func:`rank_metrics`.  With neither rtol nor atol given,
+        float64 data take numpy's rule (``max(m, n) * eps * sigma_1``) and
+        float32, float16 and bfloat16 data the storage rule: the cut is the
+        matrix's own rounding noise (a seeded Monte Carlo estimate), and
+        ``tolerance.certain_rank`` counts the singular values above a
+        rigorous bound of it (docs/theory/spectra.md).
     precision
-        storage precision for the default rtol; None: the input's dtype.
+        storage precision of the data; None: the input's dtype.
+    seed
+        seed of the storage rule's draws (as ``--seed``).
     threads
         threads over the matrices of a stack (0: one per CPU).
 
@@ -121,6 +128,7 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     cdef double[::1] out = sv.reshape(-1)
     cdef size_t failed = 0, nthreads = _size(threads, "threads", fn)
     cdef ar_rank_opts opts = _rank_opts(rtol, atol, prec, energy_fraction, fn)
+    opts.seed = _th_seed(seed, fn)
     cdef ar_rank_metrics *metrics = NULL
     cdef int rc = AR_OK
     cdef size_t t
@@ -140,7 +148,7 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
             rc = ar_spectrum_svals_batch(views, count, &out[0], nthreads, &failed)
             t = 0
             while rc == AR_OK and t < count:
-                rc = ar_rank_metrics_compute(&out[t * k], k, rows, cols, &opts, &metrics[t])
+                rc = ar_rank_metrics_stored(views[t], &out[t * k], k, &opts, &metrics[t])
                 failed = t
                 t += 1
         if rc != AR_OK:

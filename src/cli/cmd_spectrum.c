@@ -64,8 +64,18 @@ static int print_item_text(const spectrum_item *it, size_t max_print)
     const ar_rank_metrics *m = &it->metrics;
     printf("%s: %zu x %zu (%s)\n", it->label, it->rows, it->cols,
            ar_precision_name(m->precision));
-    printf("  rank                 %zu  (threshold %.3e = max(atol %.3g, rtol %.3e * sigma_1))\n",
-           m->rank, m->threshold, m->atol, m->rtol);
+    if (m->rule == AR_RANK_RULE_STORAGE) {
+        printf("  rank                 %zu  (threshold %.3e: %s rounding noise, %zu draws, seed "
+               "%llu)\n",
+               m->rank, m->threshold, ar_precision_name(m->precision), m->draws,
+               (unsigned long long)m->seed);
+        printf("  certain rank         %zu  (threshold %.3e: bound of the rounding error)\n",
+               m->certain_rank, m->certain_threshold);
+    } else {
+        printf("  rank                 %zu  (threshold %.3e = max(atol %.3g, rtol %.3e * "
+               "sigma_1))\n",
+               m->rank, m->threshold, m->atol, m->rtol);
+    }
     if (it->expected_rank >= 0)
         printf("  expected rank        %ld  (min(d_p, d, n))  %s\n", it->expected_rank,
                (long)m->rank == it->expected_rank ? "ok" : "MISMATCH");
@@ -176,7 +186,7 @@ static int analyse_dense(ar_cview a, ar_svd_workspace *ws, const ar_rank_opts *o
         return AR_ENOMEM;
     int rc = ar_spectrum_svals_ws(a, it->s, ws);
     if (rc == AR_OK)
-        rc = ar_rank_metrics_compute(it->s, it->k, a.rows, a.cols, opts, &it->metrics);
+        rc = ar_rank_metrics_stored(a, it->s, it->k, opts, &it->metrics);
     return rc;
 }
 
@@ -217,6 +227,7 @@ static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_
         opts->rtol = args->rtol;
     opts->atol = args->atol;
     opts->energy_fraction = args->energy;
+    opts->seed = args->seed;
     return -1;
 }
 
@@ -282,7 +293,7 @@ static int analyse_stack(const spectrum_args *args, const ar_array *arr, const a
         items[t].k = k;
         items[t].s = s + t * k;
         items[t].s_borrowed = 1;
-        rc = ar_rank_metrics_compute(items[t].s, k, arr->rows, arr->cols, opts, &items[t].metrics);
+        rc = ar_rank_metrics_stored(mats[t], items[t].s, k, opts, &items[t].metrics);
         failed = t;
     }
     free(mats);
@@ -578,13 +589,15 @@ int cmd_spectrum(int argc, char **argv)
          NULL},
         {"--axis", CLI_STRING, &a.axis_text, "col|row",
          "softmax axis for scores (col = the paper's)", 0, NULL},
-        {"--seed", CLI_U64, &a.seed, "S", "random seed (default 0)", 0, NULL},
+        {"--seed", CLI_U64, &a.seed, "S",
+         "random seed of the random layer and of the storage rule's draws (default 0)", 0, NULL},
         {"--rtol", CLI_DOUBLE, &a.rtol, "R",
-         "relative rank tolerance (default max(m,n) * eps of the stored precision)", 0,
-         &a.rtol_seen},
+         "relative rank tolerance (default: float64 data max(m,n) * eps; float32/float16/"
+         "bfloat16 data the storage rule, cut at the matrix's own rounding noise)",
+         0, &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
         {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
-         "precision whose epsilon sets the default rtol (default: as stored)", 0, NULL},
+         "storage precision of the data, which sets the rank rule (default: as stored)", 0, NULL},
         {"--energy", CLI_DOUBLE, &a.energy, "F", "energy fraction for the energy rank (0.99)", 0,
          NULL},
         {"--show", CLI_SIZE, &a.max_print, "K", "singular values shown in text output (10)", 0,

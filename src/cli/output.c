@@ -33,9 +33,19 @@ json_t *cli_json_array_doubles(const double *v, size_t n)
 
 json_t *cli_json_tolerance(const ar_rank_metrics *m)
 {
-    return json_pack("{s:o, s:o, s:o, s:s}", "threshold", cli_json_real(m->threshold), "rtol",
-                     cli_json_real(m->rtol), "atol", cli_json_real(m->atol), "precision",
-                     ar_precision_name(m->precision));
+    json_t *o = json_pack("{s:o, s:o, s:o, s:s}", "threshold", cli_json_real(m->threshold),
+                          "rtol", cli_json_real(m->rtol), "atol", cli_json_real(m->atol),
+                          "precision", ar_precision_name(m->precision));
+    /* The relative rule keeps the block as it always was; the storage rule
+     * names itself and adds its certain level and its draws. */
+    if (o != NULL && m->rule == AR_RANK_RULE_STORAGE) {
+        json_object_set_new(o, "rule", json_string(ar_rank_rule_name(m->rule)));
+        json_object_set_new(o, "certain_threshold", cli_json_real(m->certain_threshold));
+        json_object_set_new(o, "certain_rank", json_integer((json_int_t)m->certain_rank));
+        json_object_set_new(o, "seed", json_integer((json_int_t)m->seed));
+        json_object_set_new(o, "draws", json_integer((json_int_t)m->draws));
+    }
+    return o;
 }
 
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m)

@@ -53,6 +53,12 @@ void ar_rank_opts_init(ar_rank_opts *opts)
     opts->atol = 0.0;
     opts->precision = AR_PREC_F64;
     opts->energy_fraction = 0.99;
+    opts->seed = 0;
+}
+
+const char *ar_rank_rule_name(ar_rank_rule rule)
+{
+    return rule == AR_RANK_RULE_STORAGE ? "storage" : "relative";
 }
 
 double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
@@ -208,5 +214,10 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     out->energy_fraction = opts->energy_fraction;
     out->energy_rank = ar_rank_energy(s, k, opts->energy_fraction);
     out->nuclear_rank = ar_rank_nuclear(s, k);
+    out->rule = AR_RANK_RULE_RELATIVE;
+    out->certain_rank = out->rank;
+    out->certain_threshold = out->threshold;
+    out->seed = 0;
+    out->draws = 0;
     return AR_OK;
 }

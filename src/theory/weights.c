@@ -6,6 +6,7 @@
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "attnrank/storage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 
 double ar_weights_unit_roundoff(ar_precision p)
 {
-    return ar_precision_eps(p) / 2.0;
+    return ar_storage_unit_roundoff(p);
 }
 
 double ar_weights_default_rtol(ar_precision p, size_t m, size_t n)

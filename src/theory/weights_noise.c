@@ -20,6 +20,7 @@
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "attnrank/storage.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -32,13 +33,7 @@
 
 double ar_weights_subnormal_abs(ar_precision p)
 {
-    switch (p) {
-    case AR_PREC_F16: return 0x1p-25;   /* spacing 2^-24 below 2^-14 */
-    case AR_PREC_BF16: return 0x1p-134; /* spacing 2^-133 below 2^-126 */
-    case AR_PREC_F32: return 0x1p-150;  /* spacing 2^-149 below 2^-126 */
-    case AR_PREC_F64:
-    default: return 0x1p-1074;          /* 2^-1075 is not a double: bound it above */
-    }
+    return ar_storage_subnormal_abs(p);
 }
 
 const char *ar_weights_rule_name(ar_weights_rule rule)
@@ -175,9 +170,8 @@ static int circuit_svals(const noise_work *w, double *s)
     return rc;
 }
 
-/* Half-width of the rounding error of a stored value: u |x| in the normal
- * range, a_sub (half the subnormal spacing) below it; max(u |x|, a_sub) is
- * both. */
+/* Half-width of the rounding error of a stored value, max(u |x|, a_sub)
+ * (storage.h; u and a_sub passed in as the draws of a head use them). */
 static double half_width(double x, double u, double asub)
 {
     double h = u * fabs(x);
