@@ -162,7 +162,7 @@ static int certify(const causal_case *c, greedy_run *g, double *seconds)
         rc = ar_masked_weights(&uf, &vf, r, r > 0 ? r : 1, NULL, &g->cert.wq, &g->cert.wk);
     if (rc == AR_OK)
         rc = ar_masked_forward_check(&g->cert.wq, &g->cert.wk, NULL, &c->p, &c->lrow, c->allowed,
-                                     &g->cert);
+                                     NULL, &g->cert);
     if (seconds != NULL)
         *seconds = bench_now() - t0;
     ar_matrix_free(&uf);

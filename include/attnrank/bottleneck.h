@@ -220,6 +220,9 @@ typedef struct ar_certificate {
     double logit_max_abs;     /* max |S - L*| */
     double max_abs;           /* max |softmax(S) - P| */
     double kl_mean, kl_max;   /* KL(P || softmax(S)) per column (row): mean, max */
+    double rounding_ratio;    /* masked analysis: max |softmax(S) - P| / h(P) over the mask,
+                                 h the half-width of P's storage rounding (storage.h): <= 1
+                                 means softmax(S) rounds to the stored map; 0 elsewhere */
 } ar_certificate;
 
 #define AR_HEAD_SIZE_MIN 0 /* head_size argument: the minimal (certified) head size */

@@ -45,6 +45,8 @@ static void free_buffers(ar_masked_workspace *ws)
 {
     ar_matrix_free(&ws->x);
     ar_matrix_free(&ws->pinv);
+    ar_matrix_free(&ws->eta);
+    ar_matrix_free(&ws->half);
     ar_mask_free(&ws->mask);
     ws->x_given = 0;
     ws->analyzed = 0;
@@ -298,7 +300,9 @@ static int analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix 
         return rc;
     }
     resolve_tolerances(&o, &r);
-    rc = ar_masked_solve(ws, &o, &r, err);
+    /* Stored in low precision, with no tolerance given: the storage rule. */
+    int stored = o.precision != AR_PREC_F64 && o.tau < 0.0 && o.accuracy < 0.0;
+    rc = stored ? ar_masked_solve_stored(ws, &o, &r, err) : ar_masked_solve(ws, &o, &r, err);
     if (rc == AR_OK)
         rc = ar_masked_generic_for(ws, &o, &r, err);
     if (rc != AR_OK) {
@@ -333,7 +337,8 @@ int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size, ar_certific
                                &cert->wq, &cert->wk);
     if (rc == AR_OK)
         rc = ar_masked_forward_check(&cert->wq, &cert->wk, ws->x_given ? &ws->x : NULL, &ws->prow,
-                                     &ws->lrow, ws->allowed, cert);
+                                     &ws->lrow, ws->allowed, ws->half.data ? &ws->half : NULL,
+                                     cert);
     if (rc != AR_OK) {
         ar_certificate_free(cert);
         return ar_error_set(err, rc, "building the certificate failed: %s", ar_strerror(rc));

@@ -10,6 +10,8 @@
 typedef struct ar_block_spectrum {
     size_t p, q, count;
     double *sv;
+    double eta_fro;          /* storage rule: ||eta||_F over the block, bounding the spectral
+                                norm of its rounding perturbation (0 otherwise) */
 } ar_block_spectrum;
 
 #define AR_MASKED_MAX_SPECTRA 8
@@ -25,6 +27,9 @@ struct ar_masked_workspace {
     ar_matrix u, v;          /* n x n: the best confirmed completion is u[:, :rank] v[:, :rank]^T */
     size_t rank;
     int have_completion;
+    ar_matrix eta;           /* storage rule: bounds of |log P - log P_stored| on the mask
+                                (rows as queries); empty otherwise */
+    ar_matrix half;          /* storage rule: half-widths h(P) of the stored entries */
     ar_block_spectrum spec[AR_MASKED_MAX_SPECTRA];
     size_t nspec;
     ar_masked_result res;
@@ -35,6 +40,17 @@ struct ar_masked_workspace {
  * the rank when X is rank deficient (masked problems need d >= n). */
 int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double rtol,
                          ar_matrix *pinv, size_t *rank, double *threshold, ar_error *err);
+
+/* The storage rule (masked_stored.c): lower bound for every map that rounds
+ * to the stored one, a certificate within the stored map's rounding, and the
+ * default estimate, for P stored in float32, float16 or bfloat16. */
+int ar_masked_solve_stored(ar_masked_workspace *ws, const ar_masked_opts *o, ar_masked_result *r,
+                           ar_error *err);
+/* Rank-k factors u, v (n x n, first k columns used, as start and result)
+ * moved until the masked softmax of u v^T is within theta h of the stored map
+ * entrywise (masked_box.c); *inside = 1 when it got there. */
+int ar_masked_box_fit(const ar_masked_workspace *ws, ar_matrix *u, ar_matrix *v, size_t k,
+                      double theta, size_t max_iter, int *inside);
 
 /* Steps 2-3: exact count or bounds, and the confirmed completion in ws. */
 int ar_masked_solve(ar_masked_workspace *ws, const ar_masked_opts *o, ar_masked_result *r,

@@ -138,9 +138,10 @@ static int forward_logits(const ar_matrix *wq, const ar_matrix *wk, const ar_mat
 /* Softmax of query i over its allowed keys against P's row: max-abs error,
  * KL(p || q), and the spread of S - L (the logit error up to the shift). */
 static void check_row(const ar_matrix *s, const ar_matrix *prow, const ar_matrix *lrow,
-                      const unsigned char *allowed, size_t i, double *max_abs, double *kl,
-                      double *logit_err)
+                      const unsigned char *allowed, const ar_matrix *half, size_t i,
+                      double *max_abs, double *kl, double *logit_err, double *ratio)
 {
+    double worst_ratio = 0.0;
     size_t n = s->cols;
     const unsigned char *a = allowed + i * n;
     double top = -INFINITY, z = 0.0, lo = INFINITY, hi = -INFINITY;
@@ -162,6 +163,11 @@ static void check_row(const ar_matrix *s, const ar_matrix *prow, const ar_matrix
         double e = fabs(exp(logq) - p);
         if (e > worst || isnan(e))
             worst = e;
+        if (half != NULL) {
+            double t = e / AR_AT(half, i, j);
+            if (t > worst_ratio || isnan(t))
+                worst_ratio = t;
+        }
         acc += p * (AR_AT(lrow, i, j) - logq);
         double diff = AR_AT(s, i, j) - AR_AT(lrow, i, j);
         lo = diff < lo ? diff : lo;
@@ -170,11 +176,13 @@ static void check_row(const ar_matrix *s, const ar_matrix *prow, const ar_matrix
     *max_abs = worst;
     *kl = acc > 0.0 ? acc : 0.0; /* rounding of an exact certificate; KL itself is >= 0 */
     *logit_err = (hi - lo) / 2.0; /* the best shift c_i puts S - L - c_i in [-err, err] */
+    *ratio = worst_ratio;
 }
 
 int ar_masked_forward_check(const ar_matrix *wq, const ar_matrix *wk, const ar_matrix *x,
                             const ar_matrix *prow, const ar_matrix *lrow,
-                            const unsigned char *allowed, ar_certificate *c)
+                            const unsigned char *allowed, const ar_matrix *half,
+                            ar_certificate *c)
 {
     size_t n = prow->rows;
     ar_matrix s = ar_matrix_empty();
@@ -185,10 +193,11 @@ int ar_masked_forward_check(const ar_matrix *wq, const ar_matrix *wk, const ar_m
         ar_matrix_free(&s);
         return rc;
     }
-    double worst = 0.0, kl_sum = 0.0, kl_max = 0.0, logit = 0.0;
+    double worst = 0.0, kl_sum = 0.0, kl_max = 0.0, logit = 0.0, ratio = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double e, kl, le;
-        check_row(&s, prow, lrow, allowed, i, &e, &kl, &le);
+        double e, kl, le, t;
+        check_row(&s, prow, lrow, allowed, half, i, &e, &kl, &le, &t);
+        ratio = t > ratio || isnan(t) ? t : ratio;
         worst = e > worst || isnan(e) ? e : worst;
         kl_max = kl > kl_max || isnan(kl) ? kl : kl_max;
         logit = le > logit || isnan(le) ? le : logit;
@@ -198,6 +207,7 @@ int ar_masked_forward_check(const ar_matrix *wq, const ar_matrix *wk, const ar_m
     c->kl_mean = kl_sum / (double)n;
     c->kl_max = kl_max;
     c->logit_max_abs = logit;
+    c->rounding_ratio = ratio;
     ar_matrix_free(&s);
     return AR_OK;
 }

@@ -144,9 +144,12 @@ int ar_masked_weights(const ar_matrix *u, const ar_matrix *v, size_t r, size_t k
 /* Forward check of weights on X (NULL: identity) against the row-query map
  * prow and its log lrow on the pattern: fills max_abs, kl_mean, kl_max
  * (per query) and logit_max_abs (max over queries of half the spread of
- * S - log P over the allowed keys: the logit error after the best shift). */
+ * S - log P over the allowed keys: the logit error after the best shift),
+ * and with half (the storage rounding's half-widths of prow; NULL: not
+ * computed, 0) rounding_ratio = max |softmax(S) - P| / half over the pattern. */
 int ar_masked_forward_check(const ar_matrix *wq, const ar_matrix *wk, const ar_matrix *x,
                             const ar_matrix *prow, const ar_matrix *lrow,
-                            const unsigned char *allowed, ar_certificate *c);
+                            const unsigned char *allowed, const ar_matrix *half,
+                            ar_certificate *c);
 
 #endif

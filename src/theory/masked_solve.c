@@ -24,10 +24,13 @@ int ar_masked_confirm(ar_masked_workspace *ws, const ar_matrix *u, const ar_matr
     int rc = ar_masked_weights(u, v, rank, k, ws->x_given ? &ws->pinv : NULL, &c.wq, &c.wk);
     if (rc == AR_OK)
         rc = ar_masked_forward_check(&c.wq, &c.wk, ws->x_given ? &ws->x : NULL, &ws->prow,
-                                     &ws->lrow, ws->allowed, &c);
+                                     &ws->lrow, ws->allowed, ws->half.data ? &ws->half : NULL,
+                                     &c);
     ar_certificate_free(&c);
     *max_abs = rc == AR_OK ? c.max_abs : INFINITY;
-    *confirmed = rc == AR_OK && c.max_abs <= r->accuracy;
+    /* The storage rule confirms what rounds to the stored map, entry by entry. */
+    *confirmed = rc == AR_OK && (r->storage_rule ? c.rounding_ratio <= 1.0
+                                                 : c.max_abs <= r->accuracy);
     return rc;
 }
 
@@ -51,6 +54,14 @@ static int block_spectrum(ar_masked_workspace *ws, const size_t *rows, size_t p,
     }
     if (rc == AR_OK)
         rc = ar_cm_svals(&a, out->sv);
+    out->eta_fro = 0.0;
+    if (rc == AR_OK && ws->eta.data != NULL) {
+        double sum = 0.0;
+        for (size_t t = 0; t < p; t++)
+            for (size_t b = 0; b < q; b++)
+                sum += AR_AT(&ws->eta, rows[t], keys[b]) * AR_AT(&ws->eta, rows[t], keys[b]);
+        out->eta_fro = sqrt(sum);
+    }
     ar_matrix_free(&a);
     if (rc != AR_OK) {
         free(out->sv);
