@@ -45,7 +45,7 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 
 /* Default tolerance on |sum - 1| of each column (row) of an n x n stochastic
- * matrix stored in precision prec (docs/theory/low-rank-bottleneck.md, sec. 1):
+ * matrix stored in precision prec (docs/theory/low-rank-bottleneck.md, sec. 2):
  *   float64:                     2 max(n, 4) eps_64 (the map was computed
  *                                and stored in float64);
  *   float32, float16, bfloat16:  2 u + n t + 2 max(n, 4) u_32,

@@ -567,8 +567,9 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     precision
         precision whose epsilon sets the default tolerances (default: p's
         dtype).  Unmasked: rank cut ``rtol * ||log P||_2`` with rtol = n eps
-        (``rtol``, ``atol`` >= 0 override); sums within 2 max(n, 4) eps
-        (``sum_tol``).
+        (``rtol``, ``atol`` >= 0 override); sums within 2 max(n, 4) eps for
+        float64, 2 u + n t + 2 max(n, 4) 2^-24 for float32/float16/bfloat16
+        (u the storage roundoff, t its smallest subnormal; ``sum_tol``).
     smooth
         EPS in [0, 1): replace p by (p + EPS) renormalised (inside the mask
         only, with a mask) before the analysis.

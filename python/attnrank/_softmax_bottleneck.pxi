@@ -111,7 +111,8 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
         "float32", "float16", "bfloat16" (or f64, ..., or a numpy dtype);
         default None: as stored (p's dtype).
     sum_tol
-        allowed |row sum - 1|, >= 0 (default None: 2 max(V, 4) eps).
+        allowed |row sum - 1|, >= 0 (default None: the sum rule of
+        ``represent`` with n = V).
     fit
         run the probability-space fit (``fit=False`` is ``--no-fit``: the
         record's ``fit`` is then None).

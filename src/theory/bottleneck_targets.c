@@ -50,7 +50,7 @@ double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec)
     /* Storage: at most u = eps / 2 relative per entry (an absolute half
      * subnormal below the normal range), so u + n tiny / 2 on a sum of 1
      * whatever n; the producer's float32 softmax: about n u_f32.  Each
-     * term doubled for margin (docs/theory/low-rank-bottleneck.md, sec. 1). */
+     * term doubled for margin (docs/theory/low-rank-bottleneck.md, sec. 2). */
     double u = ar_precision_eps(prec) / 2.0, u32 = ar_precision_eps(AR_PREC_F32) / 2.0;
     return 2.0 * u + (double)n * smallest_subnormal(prec) + 2.0 * (double)m * u32;
 }
