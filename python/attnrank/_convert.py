@@ -88,14 +88,23 @@ def as_real_array(a, function: str, name: str = "input"):
     return arr, precision
 
 
-def as_matrix_stack(a, function: str, name: str = "input"):
-    """(array, precision) with at least two axes: a 1-D input is one 1 x n
-    matrix and a scalar a 1 x 1 matrix, as the CLI reads files."""
-    arr, precision = as_real_array(a, function, name)
+def require_matrix(arr, function: str, name: str = "input") -> None:
+    """ArgumentError for an array of fewer than 2 dimensions: a scalar or a
+    vector is not a matrix (the CLI refuses such .npy files too)."""
     if arr.ndim == 0:
-        arr = arr.reshape(1, 1)
-    elif arr.ndim == 1:
-        arr = arr.reshape(1, arr.shape[0])
+        fail(ArgumentError, "AR_EINVAL", function,
+             f"{name} has shape () (a 0-d scalar); a matrix needs 2 dimensions")
+    if arr.ndim == 1:
+        fail(ArgumentError, "AR_EINVAL", function,
+             f"{name} has shape {tuple(arr.shape)} (1 dimension); a matrix needs 2 dimensions "
+             f"(for a single row use reshape(1, -1))")
+
+
+def as_matrix_stack(a, function: str, name: str = "input"):
+    """(array, precision) of a matrix or a stack of them (at least two axes;
+    0-d and 1-d inputs are refused: ArgumentError)."""
+    arr, precision = as_real_array(a, function, name)
+    require_matrix(arr, function, name)
     if arr.shape[-1] == 0 or arr.shape[-2] == 0:
         fail(ArgumentError, "AR_EINVAL", function,
              f"{name} has an empty matrix shape {arr.shape[-2:]}")

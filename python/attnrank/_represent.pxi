@@ -586,7 +586,8 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     CLI's JSON on the same input without ``source``.  Raises
     NonFiniteError for NaN/Inf, DomainError (ValueError) for a map that is
     not stochastic, not positive, or breaks the mask, SizeError for a
-    non-square p or an x of the wrong width, ArgumentError for bad options
+    non-square p or an x of the wrong width, ArgumentError for a 0-d or 1-d
+    p or x (not a matrix), bad options
     or masks, UnsupportedError for complex/object data.  The GIL is released
     during the computation.
 

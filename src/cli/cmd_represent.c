@@ -60,6 +60,8 @@ static int read_single(const char *path, const char *what, int stacks, ar_array 
 {
     ar_error err = {{0}};
     int rc = ar_matrix_file_read(path, arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(arr, path, &err)) != AR_OK)
+        ar_array_free(arr);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, &err, NULL);
     if (arr->count != 1 && !stacks) {

@@ -175,6 +175,8 @@ static int run(const sbn_args *a)
     ar_error err = {{0}};
     int rc =
         ar_matrix_file_read_key(a->file, a->key, &arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(&arr, a->file, &err)) != AR_OK)
+        ar_array_free(&arr);
     if (rc != AR_OK)
         return cli_status_error("softmax-bottleneck", rc, &err, NULL);
     ar_sbn_opts o;
