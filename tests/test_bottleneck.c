@@ -1176,6 +1176,263 @@ static void test_smoothing(void **state)
 
 /* ---- target generators ---- */
 
+/* ---- sum checks of maps stored in low precision ---- */
+
+/* Round to nearest (ties to even) on the grid of a binary format with p
+ * significant bits and smallest normal exponent emin (subnormals below),
+ * written independently of the library's own representability test. */
+static double round_to(double v, int p, int emin)
+{
+    if (v == 0.0)
+        return 0.0;
+    int e;
+    (void)frexp(v, &e);
+    double q = ldexp(1.0, (e - 1 > emin ? e - 1 : emin) - (p - 1));
+    return nearbyint(v / q) * q;
+}
+
+static double round_prec(double v, ar_precision prec)
+{
+    switch (prec) {
+    case AR_PREC_F32: return (double)(float)v;
+    case AR_PREC_F16: return round_to(v, 11, -14);
+    case AR_PREC_BF16: return round_to(v, 8, -126);
+    case AR_PREC_F64:
+    default: return v;
+    }
+}
+
+/* A row-stochastic softmax of N(0, 3^2) logits, exact in float64, each
+ * entry scaled by scale and then rounded to prec (as a producer storing it
+ * would).  Returned transposed: column i of the buffer is row i of the map
+ * (contiguous, so n = 4096 stays quick); row_view gives the map. */
+static ar_matrix stored_softmax_rows(size_t n, uint64_t seed, double scale, ar_precision prec)
+{
+    ar_matrix t = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&t, n, n), AR_OK);
+    ar_rng *rng = ar_rng_alloc(seed);
+    assert_non_null(rng);
+    for (size_t i = 0; i < n; i++) {
+        double *row = &AR_AT(&t, 0, i), top = -INFINITY, z = 0.0;
+        for (size_t j = 0; j < n; j++) {
+            row[j] = ar_rng_gaussian(rng, 3.0);
+            top = fmax(top, row[j]);
+        }
+        for (size_t j = 0; j < n; j++)
+            z += exp(row[j] - top);
+        for (size_t j = 0; j < n; j++)
+            row[j] = round_prec(scale * exp(row[j] - top) / z, prec);
+    }
+    ar_rng_free(rng);
+    return t;
+}
+
+/* The map held transposed in t (a row-major view of its buffer). */
+static ar_cview row_view(const ar_matrix *t)
+{
+    ar_cview v = ar_matrix_cview(t);
+    size_t s = v.row_stride;
+    v.row_stride = v.col_stride;
+    v.col_stride = s;
+    return v;
+}
+
+static int check_rows(const ar_matrix *t, ar_precision prec, ar_error *err)
+{
+    return ar_bottleneck_stochastic_check(row_view(t), AR_AXIS_ROW, AR_TOL_DEFAULT, prec,
+                                          AR_ZEROS_ALLOW, NULL, err);
+}
+
+/* The default tolerance: float64 unchanged; the low-precision rule is
+ * 2 u + n t + 2 max(n, 4) u_32, and bfloat16's stays below 0.01 (so rows
+ * summing to 0.99, 0.9 or 1.1 are refused) far beyond n = 1024. */
+static void test_sum_tol_rule(void **state)
+{
+    (void)state;
+    size_t ns[] = {1, 4, 64, 256, 1024, 4096, 16384};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        size_t n = ns[k], m = n > 4 ? n : 4;
+        assert_true(ar_bottleneck_default_sum_tol(n, AR_PREC_F64) == 2.0 * (double)m * DBL_EPSILON);
+        double f32 = 2.0 * 0x1p-24 + (double)n * 0x1p-149 + 2.0 * (double)m * 0x1p-24;
+        double f16 = 2.0 * 0x1p-11 + (double)n * 0x1p-24 + 2.0 * (double)m * 0x1p-24;
+        double b16 = 2.0 * 0x1p-8 + (double)n * 0x1p-133 + 2.0 * (double)m * 0x1p-24;
+        assert_true(ar_bottleneck_default_sum_tol(n, AR_PREC_F32) == f32);
+        assert_true(ar_bottleneck_default_sum_tol(n, AR_PREC_F16) == f16);
+        assert_true(ar_bottleneck_default_sum_tol(n, AR_PREC_BF16) == b16);
+        /* the storage term covers one rounding of a sum of 1 at every n */
+        assert_true(b16 >= 0x1p-8 && f16 >= 0x1p-11 && f32 >= 0x1p-24);
+        assert_true(b16 < 0.01);
+    }
+    /* an unknown precision takes float64's rule */
+    assert_true(ar_bottleneck_default_sum_tol(64, (ar_precision)9) == 128.0 * DBL_EPSILON);
+}
+
+/* Honest roundings of exactly stochastic maps pass at every n up to 4096;
+ * rows scaled to 0.9, 1.1 or 0.99 and stored in bfloat16 are refused at
+ * n = 64, 256, 1024, with a hint that does not advise a flag. */
+static void test_low_precision_sums(void **state)
+{
+    (void)state;
+    ar_precision precs[] = {AR_PREC_F32, AR_PREC_F16, AR_PREC_BF16};
+    size_t ns[] = {64, 256, 1024, 4096};
+    ar_error err = {{0}};
+    for (size_t a = 0; a < 3; a++)
+        for (size_t k = 0; k < 4; k++) {
+            ar_matrix p = stored_softmax_rows(ns[k], 40 + k, 1.0, precs[a]);
+            if (check_rows(&p, precs[a], &err) != AR_OK)
+                fail_msg("%s n = %zu: %s", ar_precision_name(precs[a]), ns[k], err.msg);
+            ar_matrix_free(&p);
+            /* uniform rows: every entry rounds the same way (1 / n is not a
+             * grid value unless n is a power of 2) */
+            size_t n = ns[k] - 1;
+            assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+            for (size_t j = 0; j < n; j++)
+                for (size_t i = 0; i < n; i++)
+                    AR_AT(&p, i, j) = round_prec(1.0 / (double)n, precs[a]);
+            if (check_rows(&p, precs[a], &err) != AR_OK)
+                fail_msg("uniform %s n = %zu: %s", ar_precision_name(precs[a]), n, err.msg);
+            ar_matrix_free(&p);
+        }
+    double scales[] = {0.9, 1.1, 0.99};
+    for (size_t s = 0; s < 3; s++)
+        for (size_t k = 0; k < 3; k++) {
+            ar_matrix p = stored_softmax_rows(ns[k], 50 + k, scales[s], AR_PREC_BF16);
+            assert_int_equal(check_rows(&p, AR_PREC_BF16, &err), AR_EDOMAIN);
+            assert_non_null(strstr(err.msg, "row 0 sums to"));
+            assert_non_null(strstr(err.msg, "not row-stochastic, and its columns do not sum to 1"));
+            assert_null(strstr(err.msg, "--precision"));
+            ar_matrix_free(&p);
+        }
+}
+
+/* The hint advises a coarser --precision only when every entry is a value of
+ * that type and its rounding explains the defect; otherwise it names the axis
+ * (and says so when the other axis is the stochastic one). */
+static void test_defect_hints(void **state)
+{
+    (void)state;
+    size_t n = 256;
+    ar_error err = {{0}};
+    /* float32 values stated as float64: the float32 hint, as before */
+    ar_matrix p = stored_softmax_rows(n, 61, 1.0, AR_PREC_F32);
+    assert_int_equal(check_rows(&p, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "every entry is a float32 value"));
+    assert_non_null(strstr(err.msg, "give --precision float32"));
+    assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_OK);
+    ar_matrix_free(&p);
+    /* bfloat16 and float16 values stated as float32 */
+    ar_precision coarse[] = {AR_PREC_BF16, AR_PREC_F16};
+    const char *want[] = {"give --precision bfloat16", "give --precision float16"};
+    for (size_t c = 0; c < 2; c++) {
+        p = stored_softmax_rows(n, 62 + c, 1.0, coarse[c]);
+        double worst = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double s = 0.0;
+            for (size_t j = 0; j < n; j++)
+                s += AR_AT(&p, j, i); /* row i of the map */
+            worst = fmax(worst, fabs(s - 1.0));
+        }
+        const char *h = ar_bottleneck_defect_hint_map(row_view(&p), worst, AR_PREC_F32,
+                                                      AR_AXIS_ROW);
+        if (worst > ar_bottleneck_default_sum_tol(n, AR_PREC_F32)) {
+            assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_EDOMAIN);
+            assert_non_null(strstr(err.msg, want[c]));
+        }
+        assert_non_null(strstr(h, want[c]));
+        assert_int_equal(check_rows(&p, coarse[c], &err), AR_OK);
+        ar_matrix_free(&p);
+    }
+    /* float64 values (not float32 ones) off by a float32-sized 1e-6: no
+     * float32 advice any more */
+    p = stored_softmax_rows(n, 64, 1.0 + 1e-6, AR_PREC_F64);
+    assert_int_equal(check_rows(&p, AR_PREC_F64, &err), AR_EDOMAIN);
+    assert_null(strstr(err.msg, "--precision"));
+    assert_non_null(strstr(err.msg, "not row-stochastic, and its columns do not sum to 1 either"));
+    ar_matrix_free(&p);
+    /* float32 values off by a bfloat16-sized 3e-3: the old hint said
+     * "--precision bfloat16"; the entries are not bfloat16 values */
+    p = stored_softmax_rows(n, 65, 1.0 + 3e-3, AR_PREC_F32);
+    assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_EDOMAIN);
+    assert_null(strstr(err.msg, "--precision"));
+    assert_true(3e-3 * 0.9 <= ar_bottleneck_default_sum_tol(n, AR_PREC_BF16)); /* would have fit */
+    ar_matrix_free(&p);
+    /* bfloat16 values whose rows are off by 10%: no bfloat16 advice */
+    p = stored_softmax_rows(n, 66, 0.9, AR_PREC_BF16);
+    assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_EDOMAIN);
+    assert_null(strstr(err.msg, "--precision"));
+    ar_matrix_free(&p);
+    /* a column-stochastic map checked along rows (and the reverse) */
+    p = make_target(AR_TARGET_DIRICHLET, 32, 67, AR_AXIS_COL, 1);
+    assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_ROW, -1.0,
+                                                    AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "not row-stochastic, but every column sums to 1"));
+    assert_non_null(strstr(err.msg, "give --axis col"));
+    ar_matrix_free(&p);
+    p = make_target(AR_TARGET_DIRICHLET, 32, 68, AR_AXIS_ROW, 1);
+    assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_COL, -1.0,
+                                                    AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
+                     AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "not column-stochastic, but every row sums to 1"));
+    assert_non_null(strstr(err.msg, "give --axis row"));
+    /* the same on a row-major view of the transpose */
+    ar_cview t = ar_matrix_cview(&p);
+    size_t st = t.row_stride;
+    t.row_stride = t.col_stride;
+    t.col_stride = st;
+    assert_non_null(strstr(ar_bottleneck_defect_hint_map(t, 0.5, AR_PREC_F64, AR_AXIS_ROW),
+                           "every column sums to 1"));
+    ar_matrix_free(&p);
+    /* no map, a bad view or a bad axis: the axis message, never a precision */
+    const char *h = ar_bottleneck_defect_hint(1e-9, 256, AR_PREC_F64, AR_AXIS_ROW);
+    assert_string_equal(h, "not row-stochastic: check --axis and that this is a probability map");
+    assert_null(strstr(ar_bottleneck_defect_hint(1e-3, 256, AR_PREC_F32, AR_AXIS_COL), "--precision"));
+    assert_non_null(strstr(ar_bottleneck_defect_hint_map(ar_matrix_cview(NULL), 1e-9, AR_PREC_F64,
+                                                         AR_AXIS_COL),
+                           "not column-stochastic"));
+    double d[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+    ar_matrix rect = ar_matrix_alias(d, 2, 3, 2);
+    assert_null(strstr(ar_bottleneck_defect_hint_map(ar_matrix_cview(&rect), 1e-9, AR_PREC_F64,
+                                                     AR_AXIS_COL),
+                       "--precision"));
+}
+
+/* Exact representability as the hint tests it: grid values, subnormals and
+ * the limits of each type, through one-entry maps whose sum defect is the
+ * rounding of that entry. */
+static void test_hint_representable(void **state)
+{
+    (void)state;
+    struct {
+        double v;
+        ar_precision t;
+        int yes;
+    } cases[] = {
+        {1.0 - 0x1p-8, AR_PREC_BF16, 1},  {1.0 - 0x1p-9, AR_PREC_BF16, 0},
+        {0x1p-133, AR_PREC_BF16, 1},      {0x1p-140, AR_PREC_BF16, 0},
+        {1.0 - 0x1p-11, AR_PREC_F16, 1},  {1.0 - 0x1p-12, AR_PREC_F16, 0},
+        {0x1p-14 - 0x1p-24, AR_PREC_F16, 1}, /* the largest subnormal (10 bits) */
+        {0x1p-25, AR_PREC_F16, 0},        {0x1p-14 + 0x1p-24, AR_PREC_F16, 1},
+        {0x1p-14 + 0x1p-25, AR_PREC_F16, 0}, {65504.0 - 32.0, AR_PREC_F16, 1},
+        {1.0 - 0x1p-24, AR_PREC_F32, 1},
+        {1.0 - 0x1p-25, AR_PREC_F32, 0},  {0x1p-149, AR_PREC_F32, 1},
+    };
+    const char *names[] = {"float64", "float32", "float16", "bfloat16"};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double v = cases[k].v;
+        ar_matrix one = ar_matrix_alias(&v, 1, 1, 1);
+        /* a defect within every coarser tolerance: only representability decides */
+        const char *h = ar_bottleneck_defect_hint_map(ar_matrix_cview(&one), 1e-12, AR_PREC_F64,
+                                                      AR_AXIS_COL);
+        char want[64];
+        snprintf(want, sizeof want, "--precision %s", names[cases[k].t]);
+        /* the values are chosen so that no coarser type holds a "yes" one */
+        int says = strstr(h, want) != NULL;
+        if (says != cases[k].yes)
+            fail_msg("%a as %s: hint '%s'", v, names[cases[k].t], h);
+    }
+}
+
 static void test_targets(void **state)
 {
     (void)state;
@@ -1518,6 +1775,10 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_bottleneck_views),
         cmocka_unit_test(test_opts_init),
+        cmocka_unit_test(test_sum_tol_rule),
+        cmocka_unit_test(test_low_precision_sums),
+        cmocka_unit_test(test_defect_hints),
+        cmocka_unit_test(test_hint_representable),
     };
     return cmocka_run_group_tests_name("bottleneck", tests, NULL, NULL);
 }

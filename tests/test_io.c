@@ -992,6 +992,52 @@ static int group_teardown(void **state)
     return rmdir(g_dir);
 }
 
+/* A 0-d or 1-d array is stored as 1 x 1 or 1 x len, but it is not a matrix:
+ * ar_array_require_matrix names the file and the shape.  CSV is always 2-D. */
+static void test_require_matrix(void **state)
+{
+    (void)state;
+    double data[6] = {0.5, 0.25, 0.25, 1.0, 2.0, 3.0};
+    struct {
+        const char *dict, *frag;
+        size_t len;
+    } cases[] = {
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+         "p.npy: shape () is a scalar (0 dimensions); a matrix needs 2 dimensions", 8},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+         "p.npy: shape (3,) has 1 dimension; a matrix needs 2 dimensions (save a single row as "
+         "shape (1, 3))",
+         24},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", NULL, 48},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }", NULL, 48},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 3), }", NULL, 24},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        byte_buf b = build_npy_raw(1, cases[k].dict, data, cases[k].len);
+        ar_array a;
+        ar_error err = {{0}};
+        assert_int_equal(ar_npy_parse(b.p, b.len, &a, 0, &err), AR_OK);
+        int rc = ar_array_require_matrix(&a, "p.npy", &err);
+        if (cases[k].frag == NULL) {
+            assert_int_equal(rc, AR_OK);
+        } else {
+            assert_int_equal(rc, AR_ESIZE);
+            assert_string_equal(err.msg, cases[k].frag);
+            assert_true(a.rows == 1); /* what the reader stores */
+        }
+        ar_array_free(&a);
+        free(b.p);
+    }
+    /* one CSV row is a 1 x n matrix */
+    ar_array a;
+    ar_error err = {{0}};
+    assert_int_equal(ar_csv_parse("3,4\n", 4, "row.csv", &a, &err), AR_OK);
+    assert_int_equal(ar_array_require_matrix(&a, "row.csv", &err), AR_OK);
+    assert_true(a.ndim == 2 && a.rows == 1 && a.cols == 2);
+    ar_array_free(&a);
+    assert_int_equal(ar_array_require_matrix(NULL, "x", &err), AR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_npy_bad_sizes),
         cmocka_unit_test(test_npy_unsupported_dtypes),
         cmocka_unit_test(test_npy_float16),
+        cmocka_unit_test(test_require_matrix),
         cmocka_unit_test(test_npy_malformed_dict),
         cmocka_unit_test(test_npy_file_errors),
         cmocka_unit_test(test_npy_fifo),

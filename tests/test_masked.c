@@ -1148,6 +1148,64 @@ static void test_masked_views(void **state)
     ar_rng_free(rng);
 }
 
+/* The masked analysis takes the same low-precision sum rule: a causal map
+ * stored in bfloat16 passes its row-sum check, the same map with rows scaled
+ * to 0.9 or 1.1 is refused (n = 64, 256), and the hint does not advise a
+ * precision flag. */
+static void test_bf16_row_sums(void **state)
+{
+    (void)state;
+    size_t ns[] = {64, 256};
+    double scales[] = {1.0, 0.9, 1.1};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = ns[k];
+        ar_matrix s = logits(n, 8, 1.0, 70 + k), p = ar_matrix_empty();
+        assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+        ar_masked_workspace *ws = NULL;
+        assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+        ar_mask m = parse("causal");
+        for (size_t c = 0; c < 3; c++) {
+            for (size_t i = 0; i < n; i++) {
+                double top = -INFINITY, z = 0.0;
+                for (size_t j = 0; j <= i; j++)
+                    top = fmax(top, AR_AT(&s, i, j));
+                for (size_t j = 0; j <= i; j++)
+                    z += exp(AR_AT(&s, i, j) - top);
+                for (size_t j = 0; j <= i; j++) {
+                    /* bfloat16: the top 16 bits of a binary32, rounded to nearest even */
+                    float f = (float)(scales[c] * exp(AR_AT(&s, i, j) - top) / z);
+                    uint32_t b;
+                    memcpy(&b, &f, sizeof b);
+                    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+                    memcpy(&f, &b, sizeof f);
+                    AR_AT(&p, i, j) = (double)f;
+                }
+            }
+            ar_masked_opts o;
+            ar_masked_opts_init(&o);
+            o.axis = AR_AXIS_ROW;
+            o.precision = AR_PREC_BF16;
+            ar_masked_result r;
+            ar_error err = {{0}};
+            int rc = ar_masked_analyze(ws, ar_matrix_cview(&p), NULL, &m, &o, &r, &err);
+            if (c == 0) {
+                if (rc != AR_OK)
+                    fail_msg("honest bfloat16 n = %zu: %s", n, err.msg);
+                assert_true(r.sum_tol == ar_bottleneck_default_sum_tol(n, AR_PREC_BF16));
+                assert_true(r.max_sum_defect <= r.sum_tol && r.sum_tol < 0.01);
+            } else {
+                assert_int_equal(rc, AR_EDOMAIN);
+                assert_non_null(strstr(err.msg, "row 0 sums to"));
+                assert_non_null(strstr(err.msg, "not row-stochastic"));
+                assert_null(strstr(err.msg, "--precision"));
+            }
+        }
+        ar_masked_workspace_free(ws);
+        ar_matrix_free(&s);
+        ar_matrix_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1171,6 +1229,7 @@ int main(void)
         cmocka_unit_test(test_fit_limits_and_zeros),
         cmocka_unit_test(test_fit_unmasked_unchanged),
         cmocka_unit_test(test_masked_views),
+        cmocka_unit_test(test_bf16_row_sums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,10 +45,21 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 
 /* Default tolerance on |sum - 1| of each column (row) of an n x n stochastic
- * matrix stored in precision prec:  2 * max(n, 4) * eps(prec).
- * Why: storing n entries costs up to eps/2 relative each and summing them
- * up to (n - 1) eps/2 more, so n * eps bounds an honest softmax output;
- * the factor 2 leaves room for the producer's own exp/divide rounding. */
+ * matrix stored in precision prec (docs/theory/low-rank-bottleneck.md, sec. 2):
+ *   float64:                     2 max(n, 4) eps_64 (the map was computed
+ *                                and stored in float64);
+ *   float32, float16, bfloat16:  2 u + n t + 2 max(n, 4) u_32,
+ * with u = eps / 2 the unit roundoff of the storage type, t its smallest
+ * positive subnormal and u_32 = 2^-24.  Why: rounding a nonnegative entry
+ * x to nearest moves it by at most u x (at most t / 2 below the normal
+ * range), so storing a row moves its sum by at most u * sum + n t / 2,
+ * whatever n: the storage term does not grow with n.  What grows with n
+ * is the producer's own softmax, computed in float32 or better (torch
+ * computes half-precision softmax in float32), about n u_32.  Each term is
+ * doubled for margin.  The check itself sums in float64.  In bfloat16 a
+ * row summing to 0.99 is refused up to n ~ 18000, 0.9 or 1.1 up to
+ * n ~ 770000; a map whose softmax ran in bfloat16 arithmetic needs an
+ * explicit tolerance. */
 AR_API double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec);
 
 /* What a stochastic-matrix check does with exact zeros. */
@@ -71,13 +82,26 @@ AR_API int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_t
                                           ar_precision prec, ar_zeros zeros, double *max_defect,
                                           ar_error *err);
 
-/* The likely cause of a row (column) sum defect of an n x n map stored in
- * prec, for messages: "within float32 rounding ... --precision float32"
- * (or bfloat16) when a coarser storage type's default tolerance covers it,
- * else "wrong --axis?".  Never NULL. */
+/* The likely cause of a row (column) sum defect of the square map p
+ * (checked along axis, stated as stored in prec), for messages; never NULL,
+ * never a flag that would hide a real error:
+ *   - "within bfloat16 rounding, and every entry is a bfloat16 value: ...
+ *     give --precision bfloat16" (likewise float16, float32) only when every
+ *     entry of p is exactly a value of that coarser type (the map was
+ *     plausibly stored in it and widened) AND the defect is within that
+ *     type's default tolerance;
+ *   - else "not row-stochastic, but every column sums to 1: ... give --axis
+ *     col" when the other axis sums to 1 (within the tolerance of the
+ *     coarsest type the entries belong to), or "not row-stochastic, and its
+ *     columns do not sum to 1 either: check --axis ...". */
+AR_API const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precision prec,
+                                                 ar_axis axis);
+/* The same without the map: since nothing then shows that a coarser
+ * precision is the cause, only "not row-stochastic: check --axis and that
+ * this is a probability map" (column likewise).  Kept for the ABI; use
+ * ar_bottleneck_defect_hint_map. */
 AR_API const char *ar_bottleneck_defect_hint(double defect, size_t n, ar_precision prec,
                                              ar_axis axis);
-
 /* What ar_bottleneck_smooth changed. */
 typedef struct ar_smooth_report {
     double eps;            /* the smoothing constant used */

@@ -38,6 +38,11 @@ AR_API ar_cview ar_array_slice(const ar_array *a, size_t k);
 /* Leading-axis indices of slice k (ndim - 2 of them) into idx. */
 AR_API void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx);
 AR_API void ar_array_free(ar_array *a);
+/* AR_OK when a holds matrices (ndim >= 2); else AR_ESIZE with a message
+ * naming name (the file) and the stored shape: a 0-d or 1-d array is not a
+ * matrix, although the readers store it as 1 x 1 or 1 x len.  CSV files are
+ * always 2-D (one row is a 1 x n matrix). */
+AR_API int ar_array_require_matrix(const ar_array *a, const char *name, ar_error *err);
 
 /* Read a .npy file (v1.0/2.0/3.0 headers, '<f8' '>f8' '<f4' '>f4' '<f2' '>f2',
  * C or Fortran order; precision records the stored type).  max_bytes caps

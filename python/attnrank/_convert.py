@@ -7,7 +7,9 @@ own strides (C order, Fortran order, slices, transposes).  Other real dtypes
 are converted to float64 (one copy; the C library computes in float64) and
 keep their precision for the tolerance.  torch tensors are detached (no
 copy), moved to the CPU (a copy, only when they live elsewhere), and bfloat16
-becomes float32 exactly; tensors never go through Python lists.
+becomes float32 exactly; tensors never go through Python lists.  A
+:class:`StoredArray` (what :mod:`attnrank.torch` records hold for bfloat16
+weights) says its storage precision itself.
 """
 
 from __future__ import annotations
@@ -21,6 +23,44 @@ _PRECISION_OF_DTYPE = {
     np.dtype(np.float32): "float32",
     np.dtype(np.float16): "float16",
 }
+
+
+class StoredArray(np.ndarray):
+    """A numpy array whose values were stored in a precision its dtype does
+    not show: a bfloat16 tensor widened (exactly) to float32, which numpy
+    cannot hold, or a float16/float32 one converted on request.  The
+    bindings read ``attnrank_precision`` (``"bfloat16"``, ...) for their
+    default tolerances, as they read a float16 array's dtype.
+
+    Views of the same values (slices, reshapes, transposes, copies, astype)
+    keep the precision; the result of arithmetic (ufuncs, reductions) is a
+    plain ndarray, since its values are no longer the stored ones.
+    """
+
+    attnrank_precision: str
+
+    def __new__(cls, values, precision: str):
+        obj = np.asarray(values).view(cls)
+        obj.attnrank_precision = precision
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.attnrank_precision = getattr(obj, "attnrank_precision", "float64")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        def plain(x):
+            return x.view(np.ndarray) if isinstance(x, StoredArray) else x
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(x) for x in kwargs["out"])
+        return getattr(ufunc, method)(*(plain(x) for x in inputs), **kwargs)
+
+    def __reduce__(self):
+        fn, args, state = super().__reduce__()
+        return fn, args, (state, self.attnrank_precision)
+
+    def __setstate__(self, state):
+        base, self.attnrank_precision = state
+        super().__setstate__(base)
 
 
 def fail(cls, status_name: str, function: str, detail: str):
@@ -65,7 +105,9 @@ def as_real_array(a, function: str, name: str = "input"):
     precision = None
     arr = a
     if type(arr) is not np.ndarray:  # a plain ndarray needs neither step (the common case)
-        if _is_torch_tensor(arr):
+        if isinstance(arr, StoredArray):
+            precision = arr.attnrank_precision
+        elif _is_torch_tensor(arr):
             arr, precision = _from_torch(arr, function)
         try:
             arr = np.asarray(arr)
@@ -88,14 +130,23 @@ def as_real_array(a, function: str, name: str = "input"):
     return arr, precision
 
 
-def as_matrix_stack(a, function: str, name: str = "input"):
-    """(array, precision) with at least two axes: a 1-D input is one 1 x n
-    matrix and a scalar a 1 x 1 matrix, as the CLI reads files."""
-    arr, precision = as_real_array(a, function, name)
+def require_matrix(arr, function: str, name: str = "input") -> None:
+    """ArgumentError for an array of fewer than 2 dimensions: a scalar or a
+    vector is not a matrix (the CLI refuses such .npy files too)."""
     if arr.ndim == 0:
-        arr = arr.reshape(1, 1)
-    elif arr.ndim == 1:
-        arr = arr.reshape(1, arr.shape[0])
+        fail(ArgumentError, "AR_EINVAL", function,
+             f"{name} has shape () (a 0-d scalar); a matrix needs 2 dimensions")
+    if arr.ndim == 1:
+        fail(ArgumentError, "AR_EINVAL", function,
+             f"{name} has shape {tuple(arr.shape)} (1 dimension); a matrix needs 2 dimensions "
+             f"(for a single row use reshape(1, -1))")
+
+
+def as_matrix_stack(a, function: str, name: str = "input"):
+    """(array, precision) of a matrix or a stack of them (at least two axes;
+    0-d and 1-d inputs are refused: ArgumentError)."""
+    arr, precision = as_real_array(a, function, name)
+    require_matrix(arr, function, name)
     if arr.shape[-1] == 0 or arr.shape[-2] == 0:
         fail(ArgumentError, "AR_EINVAL", function,
              f"{name} has an empty matrix shape {arr.shape[-2:]}")

@@ -567,8 +567,9 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     precision
         precision whose epsilon sets the default tolerances (default: p's
         dtype).  Unmasked: rank cut ``rtol * ||log P||_2`` with rtol = n eps
-        (``rtol``, ``atol`` >= 0 override); sums within 2 max(n, 4) eps
-        (``sum_tol``).
+        (``rtol``, ``atol`` >= 0 override); sums within 2 max(n, 4) eps for
+        float64, 2 u + n t + 2 max(n, 4) 2^-24 for float32/float16/bfloat16
+        (u the storage roundoff, t its smallest subnormal; ``sum_tol``).
     smooth
         EPS in [0, 1): replace p by (p + EPS) renormalised (inside the mask
         only, with a mask) before the analysis.
@@ -585,7 +586,8 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     CLI's JSON on the same input without ``source``.  Raises
     NonFiniteError for NaN/Inf, DomainError (ValueError) for a map that is
     not stochastic, not positive, or breaks the mask, SizeError for a
-    non-square p or an x of the wrong width, ArgumentError for bad options
+    non-square p or an x of the wrong width, ArgumentError for a 0-d or 1-d
+    p or x (not a matrix), bad options
     or masks, UnsupportedError for complex/object data.  The GIL is released
     during the computation.
 

@@ -9,7 +9,7 @@ from attnrank._capi cimport (
     ar_sbn_analyze,
 )
 
-from attnrank._convert import as_real_array
+from attnrank._convert import as_real_array, require_matrix
 from attnrank._results_weights import (
     SoftmaxBottleneck, SoftmaxBottleneckFit, SoftmaxBottleneckTolerance, YangCondition,
 )
@@ -111,7 +111,8 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
         "float32", "float16", "bfloat16" (or f64, ..., or a numpy dtype);
         default None: as stored (p's dtype).
     sum_tol
-        allowed |row sum - 1|, >= 0 (default None: 2 max(V, 4) eps).
+        allowed |row sum - 1|, >= 0 (default None: the sum rule of
+        ``represent`` with n = V).
     fit
         run the probability-space fit (``fit=False`` is ``--no-fit``: the
         record's ``fit`` is then None).
@@ -140,6 +141,7 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     """
     cdef str fn = "ar_sbn_analyze"
     arr, stored = as_real_array(p, fn, "p")
+    require_matrix(arr, fn, "p")
     if arr.ndim != 2:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"p must be one 2-D N x V matrix, got shape {arr.shape}")

@@ -64,9 +64,10 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
 
     a
         a real matrix (2-D), or a stack of any rank over its leading axes
-        (batch x heads x n x n as PyTorch returns attentions); a 1-D input is
-        one 1 x n matrix.  numpy arrays of any layout (C or Fortran order,
-        slices, transposes, negative strides on the leading axes) are read in
+        (batch x heads x n x n as PyTorch returns attentions); 0-d and 1-d
+        inputs are refused (ArgumentError: reshape(1, -1) for one row).
+        numpy arrays of any layout (C or Fortran order, slices, transposes,
+        negative strides on the leading axes) are read in
         place when float64; float32 / float16 / integers are converted to
         float64 once and set the default tolerance's precision.  torch
         tensors: detached, moved to the CPU, bfloat16 widened exactly.
@@ -88,7 +89,8 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     :class:`attnrank.SpectrumStack` for a stack; ``.to_dict()`` is the
     CLI's JSON for the same data (without ``source`` and ``label``).  Raises
     UnsupportedError (TypeError) for complex/object/bool data,
-    ArgumentError (ValueError) for an empty matrix or bad options,
+    ArgumentError (ValueError) for a 0-d or 1-d input (not a matrix), an
+    empty matrix or bad options,
     NonFiniteError (ValueError) for NaN/Inf (naming the matrix), and
     OutOfMemoryError.  The GIL is released during the computation.
 

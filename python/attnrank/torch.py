@@ -38,8 +38,9 @@ or build it with dropout 0, to capture probabilities.
 
 Tensors are converted for numpy: ``.detach()``, ``.cpu()``, and bfloat16 (which
 numpy lacks) to float32, exactly; ``precision`` keeps the name of the stored
-dtype, which is what a rank tolerance should use.  float16/32/64 stay as
-stored unless ``dtype="float64"`` is asked for.
+dtype, which is what a rank tolerance should use, and so do the arrays
+themselves (a ``StoredArray`` when the dtype does not show it).  float16/32/64
+stay as stored unless ``dtype="float64"`` is asked for.
 
 The per-head report.  :func:`analyze` runs :func:`capture_attention`, then
 :func:`attnrank._report.analyze_records`: per record and per (batch, head)
@@ -64,6 +65,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnrank._convert import StoredArray
 from attnrank._report import AttentionReport, HeadRow, analyze_records
 
 __all__ = [
@@ -84,6 +86,10 @@ class CaptureError(RuntimeError):
     """The capture could not record what it was asked to (see the message)."""
 
 
+# Unit roundoff of each storage type: a conversion to a finer dtype keeps the
+# stored precision, one to a coarser dtype is the new storage.
+_STORED_NAMES = {"float64": 2.0 ** -53, "float32": 2.0 ** -24, "float16": 2.0 ** -11,
+                 "bfloat16": 2.0 ** -8}
 _NUMPY_DTYPES = {torch.float16: np.float16, torch.float32: np.float32,
                  torch.float64: np.float64}
 
@@ -97,10 +103,18 @@ def to_numpy(tensor: Any, dtype: Optional[str] = None, what: str = "tensor") -> 
 
     ``.detach()`` and ``.cpu()`` as needed; bfloat16 becomes float32 (exact);
     float16/32/64 and bool stay as stored unless ``dtype`` (e.g.
-    ``"float64"``) is given.  A CPU tensor that needs no conversion shares its
+    ``"float64"``) is given.  When the array's dtype no longer shows the
+    stored floating-point precision (bfloat16, or a conversion asked for),
+    the result is an :class:`attnrank._convert.StoredArray` whose
+    ``attnrank_precision`` names it, so that :func:`attnrank.spectrum` and
+    :func:`attnrank.represent` take the stored precision's tolerances with
+    no extra argument.  A CPU tensor that needs no conversion shares its
     memory with the array.  Complex tensors are refused (TypeError).
     """
+    stored = None
     if isinstance(tensor, torch.Tensor):
+        if tensor.is_floating_point():
+            stored = _dtype_name(tensor.dtype)
         t = tensor.detach()
         if t.is_complex():
             raise TypeError(f"{what}: complex tensors are not attention probabilities "
@@ -115,11 +129,18 @@ def to_numpy(tensor: Any, dtype: Optional[str] = None, what: str = "tensor") -> 
             t = t.to_dense()
         a = t.numpy()
     else:
+        if isinstance(tensor, StoredArray):
+            stored = tensor.attnrank_precision
+        elif isinstance(tensor, np.ndarray):
+            stored = tensor.dtype.name
         a = np.asarray(tensor)
         if a.dtype.kind == "c":
             raise TypeError(f"{what}: complex arrays are not attention probabilities")
     if dtype is not None:
         a = a.astype(dtype, copy=False)
+    if (stored in _STORED_NAMES and a.dtype.name in _STORED_NAMES
+            and _STORED_NAMES[a.dtype.name] < _STORED_NAMES[stored]):
+        a = StoredArray(a, stored)
     return a
 
 
@@ -136,7 +157,11 @@ class AttentionRecord:
         for the first call; a module used twice gives two records);
     probs
         numpy array batch x heads x n_q x n_k, per-head attention weights
-        (rows sum to 1 without dropout); unbatched inputs get batch 1;
+        (rows sum to 1 without dropout); unbatched inputs get batch 1.
+        bfloat16 weights (and any converted with ``dtype``) are a
+        :class:`attnrank._convert.StoredArray` that carries the stored
+        precision, so ``attnrank.represent(record.probs[b, h])`` and
+        ``attnrank.spectrum(record.probs)`` need no ``precision`` argument;
     attn_mask, key_padding_mask
         the masks as given to the call, as numpy arrays (bool: True = not
         allowed to attend; float: added to the logits), or None;

@@ -47,7 +47,8 @@ static const cli_command_doc represent_doc = {
     "allowed keys only, from the mean-filled log): at most --max-iter N iterations\n"
     "(default 400), progress on stderr once it runs longer than 2 s; --no-fit skips it.\n"
     "Tolerances default to the stored precision (float32 files get float32's eps):\n"
-    "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps.\n"
+    "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps\n"
+    "(float64) or 2u + n t + 2 max(n,4) 2^-24 (u, t: storage roundoff, subnormal).\n"
     "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised\n"
     "(inside the mask only, with --mask).\n"
     "Exit status: 0 representable, 1 not representable (or undecided between the\n"
@@ -59,6 +60,8 @@ static int read_single(const char *path, const char *what, int stacks, ar_array 
 {
     ar_error err = {{0}};
     int rc = ar_matrix_file_read(path, arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(arr, path, &err)) != AR_OK)
+        ar_array_free(arr);
     if (rc != AR_OK)
         return cli_status_error("represent", rc, &err, NULL);
     if (arr->count != 1 && !stacks) {

@@ -175,6 +175,8 @@ static int run(const sbn_args *a)
     ar_error err = {{0}};
     int rc =
         ar_matrix_file_read_key(a->file, a->key, &arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(&arr, a->file, &err)) != AR_OK)
+        ar_array_free(&arr);
     if (rc != AR_OK)
         return cli_status_error("softmax-bottleneck", rc, &err, NULL);
     ar_sbn_opts o;
@@ -231,7 +233,7 @@ int cmd_softmax_bottleneck(int argc, char **argv)
         {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
          "precision whose epsilon sets the default tolerances (default: as stored)", 0, NULL},
         {"--sum-tol", CLI_DOUBLE, &a.sum_tol, "T",
-         "allowed |row sum - 1| (default 2 max(V,4) eps)", 0, &a.sum_tol_seen},
+         "allowed |row sum - 1| (default: as represent, n = V)", 0, &a.sum_tol_seen},
         {"--no-fit", CLI_SWITCH, &a.no_fit, NULL, "skip the probability-space fit", 0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's start jitter (default 0)", 0, NULL},
         {"--jitter", CLI_DOUBLE, &a.jitter, "J", "relative start jitter (default 1e-3)", 0, NULL},

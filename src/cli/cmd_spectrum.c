@@ -52,8 +52,9 @@ static const cli_command_doc spectrum_doc = {
     "Singular values, numerical rank (with the threshold used) and the rank metrics\n"
     "of docs/theory/spectra.md: stable rank, Roy-Vetterli rank, participation ratio,\n"
     "energy rank and nuclear rank. FILE is .npy (float64/float32/float16; arrays of\n"
-    "rank > 2 are stacks of matrices, analysed per slice), .npz (one array, or\n"
-    "--key NAME) or CSV. With --random-attention the matrices are the logits (or\n"
+    "rank > 2 are stacks of matrices, analysed per slice; rank 0 or 1 is not a\n"
+    "matrix and is refused), .npz (one array, or --key NAME) or CSV (one row is a\n"
+    "1 x n matrix). With --random-attention the matrices are the logits (or\n"
     "scores) of each head of a random layer on a random input X (d x n, tokens as\n"
     "columns); logit spectra come from the factors (W_k X)^T (W_q X), whose rank\n"
     "must equal min(d_p, d, n).",
@@ -308,6 +309,8 @@ static int run_file(const spectrum_args *args)
      * memory limit; the reader refuses larger declared sizes up front. */
     int rc = ar_matrix_file_read_key(args->file, args->key, &arr,
                                      (size_t)(cli_memory_limit() / 2), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(&arr, args->file, &err)) != AR_OK)
+        ar_array_free(&arr);
     if (rc != AR_OK)
         return cli_status_error("spectrum", rc, &err, NULL);
     ar_rank_opts opts;

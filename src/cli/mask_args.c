@@ -14,6 +14,8 @@ static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t 
     memset(&arr, 0, sizeof arr);
     ar_error err = {{0}};
     int rc = ar_matrix_file_read(path, &arr, (size_t)(cli_memory_limit() / 8), &err);
+    if (rc == AR_OK && (rc = ar_array_require_matrix(&arr, path, &err)) != AR_OK)
+        ar_array_free(&arr);
     if (rc != AR_OK)
         return cli_status_error(cmd, rc, &err, "--mask file");
     int code = -1;

@@ -2,8 +2,10 @@
 #include "attnrank/bottleneck.h"
 #include "attnrank/random.h"
 
+#include <float.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
@@ -27,10 +29,30 @@ static const char *line_name(ar_axis axis)
     return axis == AR_AXIS_COL ? "column" : "row";
 }
 
+/* The smallest positive (subnormal) value of a storage type; float64's is
+ * irrelevant here (its rule has no per-entry term). */
+static double smallest_subnormal(ar_precision prec)
+{
+    switch (prec) {
+    case AR_PREC_F32: return 0x1p-149;
+    case AR_PREC_F16: return 0x1p-24;
+    case AR_PREC_BF16: return 0x1p-133;
+    case AR_PREC_F64:
+    default: return 0.0;
+    }
+}
+
 double ar_bottleneck_default_sum_tol(size_t n, ar_precision prec)
 {
     size_t m = n > 4 ? n : 4;
-    return 2.0 * (double)m * ar_precision_eps(prec);
+    if (prec != AR_PREC_F32 && prec != AR_PREC_F16 && prec != AR_PREC_BF16)
+        return 2.0 * (double)m * ar_precision_eps(AR_PREC_F64);
+    /* Storage: at most u = eps / 2 relative per entry (an absolute half
+     * subnormal below the normal range), so u + n tiny / 2 on a sum of 1
+     * whatever n; the producer's float32 softmax: about n u_f32.  Each
+     * term doubled for margin (docs/theory/low-rank-bottleneck.md, sec. 2). */
+    double u = ar_precision_eps(prec) / 2.0, u32 = ar_precision_eps(AR_PREC_F32) / 2.0;
+    return 2.0 * u + (double)n * smallest_subnormal(prec) + 2.0 * (double)m * u32;
 }
 
 int ar_cm_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_precision prec,
@@ -82,30 +104,124 @@ int ar_cm_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_
                                 "%s %zu sums to %.17g, |sum - 1| = %.3g exceeds the tolerance "
                                 "%.3g (%s)",
                                 line_name(axis), j, s, dev, sum_tol,
-                                ar_bottleneck_defect_hint(dev, n, prec, axis));
+                                ar_bottleneck_defect_hint_map(ar_matrix_cview(p), dev, prec, axis));
     }
     if (max_defect != NULL)
         *max_defect = worst;
     return AR_OK;
 }
 
+/* ---- defect hints ---- */
+
+static const char *not_stochastic(ar_axis axis)
+{
+    return axis == AR_AXIS_ROW ? "not row-stochastic: check --axis and that this is a probability map"
+                               : "not column-stochastic: check --axis and that this is a probability "
+                                 "map";
+}
+
 const char *ar_bottleneck_defect_hint(double defect, size_t n, ar_precision prec, ar_axis axis)
 {
-    /* A defect the sums of a coarser storage type would explain is that
-     * rounding, not a wrong axis: say which precision to state. */
+    /* Without the map nothing shows that a coarser precision is the truth,
+     * and advising one could hide a real error. */
+    (void)defect;
+    (void)n;
+    (void)prec;
+    return not_stochastic(axis);
+}
+
+/* v is exactly a value of the storage type t (finite v). */
+static int representable(double v, ar_precision t)
+{
+    if (v == 0.0)
+        return 1;
+    if (t == AR_PREC_F32 || t == AR_PREC_BF16) {
+        if (!(fabs(v) <= FLT_MAX) || (double)(float)v != v)
+            return 0;
+        if (t == AR_PREC_F32)
+            return 1;
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        return (bits & 0xffffu) == 0; /* bfloat16 is the top half of a binary32 */
+    }
+    if (t == AR_PREC_F16) {
+        if (!(fabs(v) <= 65504.0))
+            return 0;
+        int e;
+        (void)frexp(v, &e); /* |v| = m 2^e, m in [1/2, 1): exponent e - 1 */
+        double q = ldexp(1.0, (e - 1 > -14 ? e - 1 : -14) - 10); /* spacing of binary16 there */
+        double k = v / q;                                        /* exact: q is a power of 2 */
+        return k == nearbyint(k);
+    }
+    return 1;
+}
+
+static int all_representable(ar_cview p, ar_precision t)
+{
+    for (size_t j = 0; j < p.cols; j++)
+        for (size_t i = 0; i < p.rows; i++)
+            if (!representable(AR_VAT(p, i, j), t))
+                return 0;
+    return 1;
+}
+
+/* Every line along axis sums to 1 within tol. */
+static int sums_to_one(ar_cview p, ar_axis axis, double tol)
+{
+    size_t lines = axis == AR_AXIS_ROW ? p.rows : p.cols, len = axis == AR_AXIS_ROW ? p.cols : p.rows;
+    for (size_t a = 0; a < lines; a++) {
+        double s = 0.0;
+        for (size_t b = 0; b < len; b++)
+            s += axis == AR_AXIS_ROW ? AR_VAT(p, a, b) : AR_VAT(p, b, a);
+        if (!(fabs(s - 1.0) <= tol))
+            return 0;
+    }
+    return 1;
+}
+
+const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precision prec,
+                                          ar_axis axis)
+{
+    /* A coarser storage type is advised only when every entry is one of its
+     * values (the map was plausibly stored in it and widened) and its
+     * rounding explains the defect; the coarsest such type first. */
     static const struct {
         ar_precision p;
         const char *hint;
     } coarser[] = {
-        {AR_PREC_F32, "within float32 rounding: computed in float32? give --precision float32"},
-        {AR_PREC_BF16, "within bfloat16 rounding: computed in bfloat16 or float16? give "
-                       "--precision bfloat16"}};
-    for (size_t k = 0; k < sizeof coarser / sizeof coarser[0]; k++)
-        if (ar_precision_eps(coarser[k].p) > ar_precision_eps(prec) &&
-            defect <= ar_bottleneck_default_sum_tol(n, coarser[k].p))
+        {AR_PREC_BF16, "within bfloat16 rounding, and every entry is a bfloat16 value: stored in "
+                       "bfloat16? give --precision bfloat16"},
+        {AR_PREC_F16, "within float16 rounding, and every entry is a float16 value: stored in "
+                      "float16? give --precision float16"},
+        {AR_PREC_F32, "within float32 rounding, and every entry is a float32 value: stored in "
+                      "float32? give --precision float32"}};
+    if (ar_cview_check(p) != AR_OK || p.rows == 0 || p.rows != p.cols ||
+        (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+        return not_stochastic(axis);
+    size_t n = p.rows;
+    ar_precision stored = prec;
+    for (size_t k = 0; k < sizeof coarser / sizeof coarser[0]; k++) {
+        if (!(ar_precision_eps(coarser[k].p) > ar_precision_eps(prec)) ||
+            !all_representable(p, coarser[k].p))
+            continue;
+        if (defect <= ar_bottleneck_default_sum_tol(n, coarser[k].p))
             return coarser[k].hint;
-    return axis == AR_AXIS_ROW ? "not row-stochastic; wrong --axis?"
-                               : "not column-stochastic; wrong --axis?";
+        if (ar_precision_eps(coarser[k].p) > ar_precision_eps(stored))
+            stored = coarser[k].p;
+    }
+    /* Not a rounding defect: say whether the other axis is the stochastic one
+     * (within the rounding of the coarsest type the entries belong to). */
+    ar_axis other = axis == AR_AXIS_ROW ? AR_AXIS_COL : AR_AXIS_ROW;
+    if (sums_to_one(p, other, ar_bottleneck_default_sum_tol(n, stored)))
+        return axis == AR_AXIS_ROW ? "not row-stochastic, but every column sums to 1: the map is "
+                                     "column-stochastic; give --axis col"
+                                   : "not column-stochastic, but every row sums to 1: the map is "
+                                     "row-stochastic; give --axis row";
+    return axis == AR_AXIS_ROW ? "not row-stochastic, and its columns do not sum to 1 either: "
+                                 "check --axis and that this is a probability map"
+                               : "not column-stochastic, and its rows do not sum to 1 either: "
+                                 "check --axis and that this is a probability map";
 }
 
 int ar_cm_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)

@@ -137,6 +137,19 @@ static void smooth_inside(ar_masked_workspace *ws, double eps, ar_smooth_report 
     }
 }
 
+/* The query-major copy seen as the caller's map (its transpose for the
+ * column axis), for the defect hint. */
+static ar_cview as_given(const ar_matrix *prow, ar_axis axis)
+{
+    ar_cview v = ar_matrix_cview(prow);
+    if (axis == AR_AXIS_COL) {
+        size_t s = v.row_stride;
+        v.row_stride = v.col_stride;
+        v.col_stride = s;
+    }
+    return v;
+}
+
 static int check_sums(ar_masked_workspace *ws, ar_masked_result *r, ar_error *err)
 {
     size_t n = ws->n;
@@ -152,7 +165,8 @@ static int check_sums(ar_masked_workspace *ws, ar_masked_result *r, ar_error *er
             return ar_error_set(
                 err, AR_EDOMAIN, "%s %zu sums to %.17g (|sum - 1| = %.3g > tolerance %.3g): %s",
                 r->axis == AR_AXIS_ROW ? "row" : "column", i, sum, defect, r->sum_tol,
-                ar_bottleneck_defect_hint(defect, n, r->precision, r->axis));
+                ar_bottleneck_defect_hint_map(as_given(&ws->prow, r->axis), defect, r->precision,
+                                              r->axis));
     }
     return AR_OK;
 }

@@ -146,3 +146,9 @@ write("npz_not_index.json", b'{"a": 1}\n')
 os.makedirs(os.path.join(HERE, "model_config"), exist_ok=True)
 write(os.path.join("model_config", "config.json"),
       b'{"model_type": "bert", "hidden_size": 32, "num_attention_heads": 4}\n')
+
+# Arrays of fewer than 2 dimensions where a matrix is needed (a 0-d scalar,
+# a 1-d vector, a 1-d .npz member).
+write("npy_0d.npy", npy_bytes(np.array(0.5, dtype="<f8")))
+write("npy_1d.npy", npy_bytes(np.array([0.25, 0.75], dtype="<f8")))
+write_npz("npz_1d.npz", v=np.array([1.0, 2.0, 3.0]))

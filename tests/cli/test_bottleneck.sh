@@ -295,4 +295,50 @@ import json, sys
 r = json.loads(sys.argv[1]); assert r["representable"] is True and "fit" not in r
 ' "$out"
 
+# ---- sums of maps stored in low precision (docs/theory/low-rank-bottleneck.md, sec. 2) ----
+$PY - "$TMP" <<'EOF2'
+import numpy as np, sys
+d = sys.argv[1]
+def bf16(a):
+    """Round float64 to bfloat16 (nearest, ties to even), kept as float32."""
+    b = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    b = ((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return b.view(np.float32)
+rng = np.random.default_rng(23)
+for n in (64, 256, 1024):
+    S = rng.standard_normal((n, n)) * 3
+    E = np.exp(S - S.max(1, keepdims=True)); P = E / E.sum(1, keepdims=True)
+    np.save(f"{d}/bf16_{n}.npy", bf16(P))
+    for name, scale in (("low", 0.9), ("high", 1.1)):
+        np.save(f"{d}/bf16_{name}_{n}.npy", bf16(P * scale))
+    E1 = np.exp(S / 3); P1 = E1 / E1.sum(1, keepdims=True)   # no float16 underflow
+    if n < 1024:
+        np.save(f"{d}/f16_{n}.npy", P1.astype(np.float16))
+    np.save(f"{d}/f32_off_{n}.npy", (P * (1 + 3e-3)).astype(np.float32))
+np.save(f"{d}/bf16_uniform.npy", bf16(np.full((1000, 1000), 1e-3)))   # every entry rounds down
+np.save(f"{d}/f16_colstoch.npy", P1.T.astype(np.float16))
+EOF2
+# honest roundings pass (n = 1024 and beyond: tests/test_bottleneck.c); rows
+# scaled to 0.9 or 1.1 are refused
+for n in 64 256; do
+  expect 0 "SUFFICES" -- "$AR" softmax-bottleneck "$TMP/bf16_$n.npy" --d $n --precision bfloat16 --no-fit
+  expect 0 "minimal head size" -- "$AR" represent "$TMP/bf16_$n.npy" --axis row --precision bfloat16 --head-size $((n - 1)) --no-fit
+  expect 0 "minimal head size" -- "$AR" represent "$TMP/f16_$n.npy" --axis row --head-size $((n - 1)) --no-fit
+done
+for n in 64 256 1024; do
+  for s in low high; do
+    expect_error 2 "row 0 sums to" -- "$AR" represent "$TMP/bf16_${s}_$n.npy" --axis row --precision bfloat16
+    expect_error 2 "not row-stochastic, and its columns do not sum to 1 either: check --axis" -- "$AR" represent "$TMP/bf16_${s}_$n.npy" --axis row --precision bfloat16
+    expect_error 2 "row 0 sums to" -- "$AR" softmax-bottleneck "$TMP/bf16_${s}_$n.npy" --d 4 --precision bfloat16
+  done
+  # a float32 map off by a bfloat16-sized amount is not told to claim bfloat16
+  expect_error 2 "not row-stochastic, and its columns do not sum to 1 either" -- "$AR" represent "$TMP/f32_off_$n.npy" --axis row
+done
+check "no hint advises --precision for a real defect" bash -c '! "$1" represent "$2" --axis row 2>&1 | grep -q -- --precision' _ "$AR" "$TMP/f32_off_256.npy"
+# bfloat16 values in a float32 file: their rounding is the truth, the hint says so
+expect_error 2 "within bfloat16 rounding, and every entry is a bfloat16 value: stored in bfloat16? give --precision bfloat16" -- "$AR" represent "$TMP/bf16_uniform.npy" --axis row
+expect 0 "minimal head size" -- "$AR" represent "$TMP/bf16_uniform.npy" --axis row --precision bfloat16 --no-fit
+# the other axis sums to 1: say so
+expect_error 2 "not row-stochastic, but every column sums to 1: the map is column-stochastic; give --axis col" -- "$AR" represent "$TMP/f16_colstoch.npy" --axis row
+
 finish

@@ -168,7 +168,7 @@ S = rng.standard_normal((n, n)) * 3
 E = np.exp(S - S.max(1, keepdims=True)); P = (E / E.sum(1, keepdims=True)).astype(np.float32)
 np.save(sys.argv[1] + "/f32_as_f64.npy", P.astype(np.float64))   # float32 rounding in a float64 file
 EOF2
-expect_error 2 "within float32 rounding: computed in float32? give --precision float32" -- "$AR" represent "$TMP/f32_as_f64.npy" --axis row
+expect_error 2 "within float32 rounding, and every entry is a float32 value: stored in float32? give --precision float32" -- "$AR" represent "$TMP/f32_as_f64.npy" --axis row
 expect 0 "tolerances of float32" -- "$AR" represent "$TMP/f32_as_f64.npy" --axis row --precision float32 --head-size 255
 out=$("$AR" represent "$TMP/c8.npy" --axis row --mask causal --precision float32 --json)
 check "--precision float32 sets the masked tolerances" $PY -c '

@@ -3,6 +3,7 @@
 hostile inputs, the GIL."""
 
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -403,3 +404,72 @@ def test_edge_sizes_and_torch():
     assert attnrank.represent(b[0].float().numpy(), axis="row", precision="bfloat16",
                               sum_tol=1e-2).to_dict() == \
         attnrank.represent(b[0], axis="row", sum_tol=1e-2).to_dict()
+
+
+# ---- sums of maps stored in low precision (docs/theory/low-rank-bottleneck.md, sec. 2) ----
+
+def _bf16(a):
+    """Round to bfloat16 (nearest, ties to even) with numpy alone, kept as float32."""
+    b = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return (((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)).view(np.float32)
+
+
+def _row_softmax(n, seed, scale=3.0):
+    return _softmax(_rng(seed).standard_normal((n, n)) * scale, 1)
+
+
+@pytest.mark.parametrize("n", [64, 256, 1024])
+@pytest.mark.parametrize("factor", [0.9, 1.1])
+def test_bfloat16_rows_off_by_ten_percent_are_refused(n, factor):
+    p = _bf16(_row_softmax(n, n) * factor)
+    with pytest.raises(attnrank.DomainError, match="row 0 sums to") as e:
+        attnrank.represent(p, axis="row", precision="bfloat16")
+    assert "not row-stochastic, and its columns do not sum to 1 either" in str(e.value)
+    assert "--precision" not in str(e.value)  # no flag that would hide it
+    assert 0.01 > attnrank.represent(_bf16(_row_softmax(16, 1)), axis="row",
+                                     precision="bfloat16").tolerance.sum_tol
+
+
+@pytest.mark.parametrize("n", [64, 256])
+def test_honest_low_precision_roundings_pass(n):
+    p = _row_softmax(n, 3 + n)
+    for q, prec in ((_bf16(p), "bfloat16"), (p.astype(np.float32), "float32"),
+                    (_row_softmax(n, 5, 1.0).astype(np.float16), "float16")):
+        r = attnrank.represent(q, axis="row", precision=prec, head_size=n - 1, fit=False)
+        assert r.tolerance.precision == prec
+        assert r.max_sum_defect <= r.tolerance.sum_tol
+    # float16 arrays carry their precision without the keyword
+    r = attnrank.represent(_row_softmax(n, 5, 1.0).astype(np.float16), axis="row",
+                           head_size=n - 1, fit=False)
+    assert r.tolerance.precision == "float16"
+
+
+def test_bfloat16_tensors_are_checked_in_bfloat16():
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("torch stays out of sanitizer builds")
+    torch = pytest.importorskip("torch")
+    n = 256
+    p = torch.from_numpy(_row_softmax(n, 11))
+    r = attnrank.represent(p.bfloat16(), axis="row", head_size=n - 1, fit=False)
+    assert r.tolerance.precision == "bfloat16" and r.max_sum_defect <= r.tolerance.sum_tol
+    for factor in (0.9, 1.1, 0.99):
+        with pytest.raises(attnrank.DomainError, match="row 0 sums to"):
+            attnrank.represent((p * factor).bfloat16(), axis="row")
+
+
+def test_the_hint_advises_a_precision_only_for_its_values():
+    # bfloat16 values in a float32 array, every entry rounded down: bfloat16 is the truth
+    p = _bf16(np.full((1000, 1000), 1e-3))
+    with pytest.raises(attnrank.DomainError,
+                       match="every entry is a bfloat16 value: stored in bfloat16"):
+        attnrank.represent(p, axis="row")
+    attnrank.represent(p, axis="row", precision="bfloat16", head_size=999, fit=False)
+    # float32 values off by a bfloat16-sized 3e-3: not told to claim bfloat16
+    q = (_row_softmax(128, 2) * (1 + 3e-3)).astype(np.float32)
+    with pytest.raises(attnrank.DomainError) as e:
+        attnrank.represent(q, axis="row")
+    assert "bfloat16" not in str(e.value) and "not row-stochastic" in str(e.value)
+    # a column-stochastic map under axis="row"
+    with pytest.raises(attnrank.DomainError,
+                       match="every column sums to 1: the map is column-stochastic"):
+        attnrank.represent(_row_softmax(32, 4).T, axis="row")

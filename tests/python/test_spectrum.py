@@ -2,6 +2,7 @@
 stacks, torch tensors, hostile inputs, the GIL."""
 
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -99,9 +100,8 @@ def test_stack_layouts_and_leading_strides():
 def test_edge_sizes():
     one = attnrank.spectrum(np.array([[2.5]]))
     assert one.rank == 1 and one.singular_values.tolist() == [2.5]
-    row = attnrank.spectrum(np.array([3.0, 4.0]))  # a 1-D input is one 1 x n matrix
+    row = attnrank.spectrum(np.array([3.0, 4.0]).reshape(1, -1))  # one row: reshape it
     assert (row.rows, row.cols) == (1, 2) and row.singular_values[0] == pytest.approx(5.0)
-    assert attnrank.spectrum(np.float64(2.0)).singular_values.tolist() == [2.0]
     zero = attnrank.spectrum(np.zeros((3, 2)))
     assert zero.rank == 0 and zero.stable_rank == 0.0
     empty_stack = attnrank.spectrum(np.zeros((0, 3, 3)))
@@ -159,3 +159,44 @@ def test_torch_tensors():
 def test_the_gil_is_released():
     a = _rng(2).standard_normal((700, 700))
     assert_gil_released(lambda: attnrank.spectrum(a), min_ticks=3)
+
+
+# ---- inputs of fewer than 2 dimensions are not matrices ----
+
+_NOT_MATRICES = [
+    (np.float64(2.0), r"shape \(\) \(a 0-d scalar\); a matrix needs 2 dimensions"),
+    (3.0, r"shape \(\) \(a 0-d scalar\)"),
+    (np.array([3.0, 4.0]), r"shape \(2,\) \(1 dimension\); a matrix needs 2 dimensions "
+                           r"\(for a single row use reshape\(1, -1\)\)"),
+    ([0.5, 0.5], r"shape \(2,\) \(1 dimension\)"),
+    (np.zeros(0), r"shape \(0,\) \(1 dimension\)"),
+    (np.array([1.0, 2.0], dtype=np.float32), r"shape \(2,\)"),
+]
+
+
+@pytest.mark.parametrize("a,message", _NOT_MATRICES)
+def test_scalars_and_vectors_are_refused(a, message):
+    for f, name in ((attnrank.spectrum, "a"), (attnrank.represent, "p"),
+                    (lambda q: attnrank.softmax_bottleneck(q, d=1), "p")):
+        with pytest.raises(attnrank.ArgumentError, match=f"{name} has " + message):
+            f(a)
+
+
+def test_scalar_and_vector_tensors_are_refused():
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("torch stays out of sanitizer builds")
+    torch = pytest.importorskip("torch")
+    for t, shape in ((torch.tensor(1.0), r"\(\)"), (torch.tensor(1.0).bfloat16(), r"\(\)"),
+                     (torch.ones(4) / 4, r"\(4,\)"), (torch.ones(4, dtype=torch.float16), r"\(4,\)")):
+        with pytest.raises(attnrank.ArgumentError, match=r"a has shape " + shape):
+            attnrank.spectrum(t)
+        with pytest.raises(attnrank.ArgumentError, match=r"p has shape " + shape):
+            attnrank.represent(t)
+    # a 1 x n matrix made with reshape(1, -1) is fine
+    assert attnrank.spectrum(torch.tensor([3.0, 4.0]).reshape(1, -1)).rank == 1
+
+
+def test_a_one_dimensional_x_is_refused():
+    p = np.full((3, 3), 1.0 / 3.0)
+    with pytest.raises(attnrank.ArgumentError, match=r"x has shape \(3,\) \(1 dimension\)"):
+        attnrank.represent(p, x=np.ones(3))

@@ -230,6 +230,80 @@ def test_bfloat16_model():
     assert r.precision == "bfloat16" and r.probs.dtype == np.float32
 
 
+
+# ---- records keep their storage precision ----------------------------------
+
+def _bf16_mha_records(n=16, d=32, heads=4):
+    torch.manual_seed(5)
+    m = nn.MultiheadAttention(d, heads, batch_first=True).to(torch.bfloat16).eval()
+    x = torch.randn(2, n, d, dtype=torch.bfloat16)
+    try:
+        return art.capture_attention(m, x, x, x), m, x
+    except RuntimeError as exc:  # pragma: no cover - torch 1.13 on x86 has the kernels
+        pytest.skip(f"bfloat16 nn.MultiheadAttention unsupported on this CPU: {exc}")
+
+
+def test_bfloat16_records_carry_their_precision():
+    (r,), m, x = _bf16_mha_records()
+    with torch.no_grad():
+        _, want = m(x, x, x, need_weights=True, average_attn_weights=False)
+    assert want.dtype == torch.bfloat16 and r.precision == "bfloat16"
+    # the values are the module's bfloat16 weights, widened exactly
+    assert r.probs.dtype == np.float32 and np.array_equal(r.probs, want.float().numpy())
+    assert r.probs.attnrank_precision == "bfloat16"
+    p = r.probs[1, 2]  # one head: a view keeps the precision
+    assert p.attnrank_precision == "bfloat16"
+    # no precision argument needed: the bindings read it from the record
+    s = attnrank.spectrum(p)
+    assert s.tolerance.precision == "bfloat16"
+    assert s.tolerance.rtol == attnrank.spectrum(p, precision="bfloat16").tolerance.rtol
+    assert {s.tolerance.precision for s in attnrank.spectrum(r.probs).matrices} == {"bfloat16"}
+    rep = attnrank.represent(p, axis="row", head_size=8, fit=False)
+    assert rep.tolerance.precision == "bfloat16"
+    assert rep.tolerance.sum_tol == attnrank.represent(
+        np.asarray(p), axis="row", head_size=8, fit=False, precision="bfloat16").tolerance.sum_tol
+    # a plain float32 copy would be judged as float32: the record must not be one
+    assert attnrank.spectrum(np.asarray(p)).tolerance.precision == "float32"
+    # arithmetic makes new values: a plain array
+    assert type(p * 2.0) is np.ndarray and type(p.sum(axis=1)) is np.ndarray
+    # dtype="float64" widens again and still says bfloat16
+    (r64,) = art.capture_attention(m, x, x, x, dtype="float64")
+    assert r64.probs.dtype == np.float64 and r64.probs.attnrank_precision == "bfloat16"
+    assert attnrank.represent(r64.probs[0, 0], axis="row", head_size=8,
+                              fit=False).tolerance.precision == "bfloat16"
+
+
+def test_half_records_keep_their_dtype():
+    # torch 1.13 has no float16 matmul on the CPU ("addmm_impl_cpu_" not
+    # implemented for 'Half'), so a float16 model cannot run here: the same
+    # module's weights computed in float32 are cast to float16 by hand, as a
+    # float16 model (softmax in float32) stores them.  (Casting the bfloat16
+    # record instead would keep bfloat16's rounding, which float16's sum
+    # check rightly refuses.)
+    _, m, x = _bf16_mha_records()
+    (r,) = art.capture_attention(m.float(), x.float(), x.float(), x.float())
+    half = torch.from_numpy(r.probs).half()
+    (h,) = art.from_attentions([half])
+    assert h.precision == "float16" and h.probs.dtype == np.float16
+    assert attnrank.spectrum(h.probs[0, 0]).tolerance.precision == "float16"
+    assert attnrank.represent(h.probs[0, 0], axis="row", head_size=8,
+                              fit=False).tolerance.precision == "float16"
+    (h64,) = art.from_attentions([half], dtype="float64")
+    assert h64.probs.dtype == np.float64 and h64.probs.attnrank_precision == "float16"
+    # to a coarser dtype: the coarser one is the storage, no wrapper
+    f32 = art.to_numpy(torch.ones(3, 3, dtype=torch.float64), dtype="float32")
+    assert type(f32) is np.ndarray and f32.dtype == np.float32
+    assert type(art.to_numpy(torch.ones(3, 3))) is np.ndarray  # nothing hidden
+
+
+def test_stored_arrays_pickle_and_copy():
+    import pickle
+    (r,), _, _ = _bf16_mha_records()
+    for q in (pickle.loads(pickle.dumps(r.probs)), r.probs.copy(), r.probs.T,
+              r.probs.reshape(-1, r.probs.shape[-1]), r.probs.astype(np.float64)):
+        assert q.attnrank_precision == "bfloat16"
+
+
 # ---- Hugging Face style attentions -------------------------------------------
 
 def test_from_attentions_tuple():
