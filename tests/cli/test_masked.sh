@@ -264,7 +264,7 @@ expect_error 2 "expected one 64 x 64 matrix" -- "$AR" represent "$TMP/gen.npy" -
 expect_error 2 "query 7 attends to no key" -- "$AR" represent "$TMP/gen.npy" --axis row --mask "file:$TMP/empty_row_mask.npy"
 expect_error 2 "file: needs a path" -- "$AR" represent "$TMP/gen.npy" --axis row --mask file:
 expect_error 2 "lies inside the causal mask" -- "$AR" represent "$TMP/holey.npy" --axis row --mask causal
-expect_error 2 "causal mask with holes: entry (40, 3) = 0" -- "$AR" represent "$TMP/holey.npy" --axis row --mask auto
+expect_error 2 "causal mask with holes: 1 zero inside it (first: entry (40, 3) = 0)" -- "$AR" represent "$TMP/holey.npy" --axis row --mask auto
 expect_error 2 "lies outside the window:4 mask" -- "$AR" represent "$TMP/gen.npy" --axis row --mask window:4
 expect_error 2 "lies outside the causal mask" -- "$AR" represent "$TMP/c8.npy" --axis col --mask causal
 expect_error 2 "all zero or NaN: padding" -- "$AR" represent "$TMP/pad.npy" --axis row --mask auto
