@@ -305,13 +305,7 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
                   "feasibility_tol", cli_json_real(r->feasibility_tol)));
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
     if (r->smoothed)
-        json_object_set_new(j, "smoothing",
-                            json_pack("{s:o, s:I, s:o, s:o, s:o}", "eps",
-                                      cli_json_real(r->smooth.eps), "zeros",
-                                      (json_int_t)r->smooth.zeros, "min_before",
-                                      cli_json_real(r->smooth.min_before), "min_after",
-                                      cli_json_real(r->smooth.min_after), "max_change",
-                                      cli_json_real(r->smooth.max_change)));
+        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
     json_t *x = json_pack("{s:b}", "given", r->x_given);
     if (r->x_given) {
         json_object_set_new(x, "source", json_string(a->x_file));

@@ -168,6 +168,8 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
                   cli_json_real(r->accuracy), "precision", ar_precision_name(r->precision),
                   "sum_tol", cli_json_real(r->sum_tol)));
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
+    if (r->smoothed)
+        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
     json_t *x = json_pack("{s:b}", "given", r->x_given);
     if (r->x_given) {
         json_object_set_new(x, "source", json_string(a->x_file));
