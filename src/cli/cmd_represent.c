@@ -49,7 +49,10 @@ static const cli_command_doc represent_doc = {
     "Tolerances default to the stored precision (float32 files get float32's eps):\n"
     "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps.\n"
     "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised\n"
-    "(inside the mask only, with --mask).\n"
+    "(inside the mask only, with --mask). With --mask auto, zeros inside the best-\n"
+    "fitting named mask, in queries that also hold entries below the stored type's\n"
+    "smallest normal (float16: 6.1e-5), are underflow: refused, naming the mask to\n"
+    "state with --smooth EPS; zeros no named mask explains make an irregular pattern.\n"
     "Exit status: 0 representable, 1 not representable (or undecided between the\n"
     "bounds), 2 bad input, 3 internal error.",
 };

@@ -168,7 +168,8 @@ static double structure_score(size_t size, size_t holes, size_t params)
     return ll - STRUCTURE_NATS * (double)params;
 }
 
-/* Keep cand in best when it scores higher (ties keep the earlier one). */
+/* Keep kind in best when it scores higher (ties keep the earlier one);
+ * the loser is freed. */
 static void offer(structure *best, ar_mask kind, size_t size, size_t params, size_t positives)
 {
     double score = structure_score(size, size - positives, params);
@@ -355,11 +356,12 @@ static double smallest_normal(ar_precision prec)
     }
 }
 
-/* The zero pattern of p is no named kind: refuse it when the zeros inside
- * the best named kind look like underflow or are few; otherwise leave the
+/* The zero pattern of p (the pattern mask found) is no named kind: refuse
+ * it when the zeros inside the best named kind look like underflow or are
+ * few; take the kind when it has no zero inside; otherwise leave the
  * pattern (an irregular mask). */
 static int refuse_holes(const ar_matrix *p, ar_axis axis, ar_precision declared,
-                        const ar_mask *found, ar_error *err)
+                        ar_mask *found, ar_error *err)
 {
     size_t n = p->rows;
     structure best;
@@ -386,8 +388,13 @@ static int refuse_holes(const ar_matrix *p, ar_axis axis, ar_precision declared,
         if (low < tiny)
             near_underflow += here;
     }
-    int underflow = holes > 0 && 2 * near_underflow >= holes;
-    int few = holes > 0 && holes * 10 <= best.size;
+    if (holes == 0) { /* exactly the kind (ar_mask_simplify reads fewer candidates) */
+        ar_mask_free(found);
+        *found = best.kind;
+        return AR_OK;
+    }
+    int underflow = 2 * near_underflow >= holes;
+    int few = holes * 10 <= best.size;
     if (!underflow && !few) {
         ar_mask_free(&best.kind);
         return AR_OK;
@@ -400,11 +407,11 @@ static int refuse_holes(const ar_matrix *p, ar_axis axis, ar_precision declared,
     if (underflow)
         return ar_error_set(err, AR_EDOMAIN,
                             "mask auto: the zeros look like the %s mask with %zu underflowed "
-                            "entries inside it (first: entry (%zu, %zu) = 0), in %ss that also hold "
-                            "entries below %s's smallest normal %.2g; state the mask (--mask %s; "
-                            "Python mask=\"%s\") and smooth the zeros (--smooth EPS; "
-                            "smooth=EPS), or pass the pattern (--mask file:PATH; a boolean "
-                            "array) if it is intended",
+                            "entries inside it (first: entry (%zu, %zu) = 0), in %ss that also "
+                            "hold entries below %s's smallest normal %.2g; state the mask "
+                            "(--mask %s; Python mask=\"%s\") and smooth the zeros (--smooth "
+                            "EPS; smooth=EPS), or pass the pattern (--mask file:PATH; a "
+                            "boolean array) if it is intended",
                             name, holes, r, c, line_word(axis), ar_precision_name(prec), tiny,
                             name, name);
     return ar_error_set(err, AR_EDOMAIN,
