@@ -550,7 +550,11 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
         "docs:N1/N2/...", "auto" (from the exact zeros of p; the record
         names the mask found) or a boolean n x n array in p's layout.  Zeros
         outside the mask are the mask; zeros inside and positive entries
-        outside are refused.  Staircase masks (causal, prefix, documents,
+        outside are refused.  "auto" refuses zeros inside the best-fitting
+        named mask in queries that also hold entries below the dtype's
+        smallest normal (underflow, float16: 6.1e-5; state that mask and
+        ``smooth``); zeros no named mask explains are an irregular pattern
+        (``mask.kind == "file"``).  Staircase masks (causal, prefix, documents,
         sinks with causal attention) give the EXACT minimal head size (shift
         removal and a column-innovation count at tolerance ``tau``, nats;
         default max(1e-9, 10 sqrt(n) u) max(1, max|log P|)); windows and
