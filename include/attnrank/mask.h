@@ -97,11 +97,20 @@ AR_API void ar_mask_simplify(ar_mask *mask);
  * entries, simplified to a named kind when it equals one.  p is n x n (any
  * memory layout) with queries along axis (rows for AR_AXIS_ROW).  Refuses negative or
  * non-finite entries and queries with no positive entry (padding: the count
- * and the first such query are named).  A pattern that is a named kind
- * (causal, a window, a band) with a few zeros inside is refused (AR_EDOMAIN)
- * naming the first zero: such zeros are usually float16 underflow, and
- * guessing a strange mask from them would change the answer; the message
- * says to state the mask and smooth, or to pass the pattern explicitly. */
+ * and the first such query are named).  A pattern that is no named kind is
+ * compared with the named kind that best explains its zeros (every kind
+ * holding all positive entries, scored by the likelihood of its zeros as
+ * holes less a cost per parameter; docs/theory/masked-attention.md, "Zeros:
+ * a mask or underflow").  Its zeros inside that kind are refused
+ * (AR_EDOMAIN) as underflow when at least half of them lie in queries that
+ * also hold entries below the smallest normal number of the storage type
+ * (float16 when every entry is a float16 number, float32 likewise, else
+ * float64), or as holes when they are at most a tenth of the kind; the
+ * message names the kind, the count, the first zero (row, column) and says
+ * to state the mask and smooth, or to pass the pattern explicitly.  Other
+ * patterns stay AR_MASK_PATTERN (an irregular mask).  ar_masked_analyze
+ * infers with its precision as the storage type (the coarser of it and the
+ * values' own). */
 AR_API int ar_mask_infer(ar_cview p, ar_axis axis, ar_mask *mask, ar_error *err);
 
 /* Check a map (n x n, any memory layout, queries along axis) against a

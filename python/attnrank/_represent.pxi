@@ -422,6 +422,11 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
         generic = _generic_fields(&r.generic) if r.generic_known else dict.fromkeys(
             ["generic_min_head_size", "generic_status", "generic_lower", "worst_case_lower",
              "worst_case_upper", "formula"])
+        smoothing = None
+        if r.smoothed:
+            smoothing = Smoothing(eps=r.smooth.eps, zeros=r.smooth.zeros,
+                                  min_before=r.smooth.min_before, min_after=r.smooth.min_after,
+                                  max_change=r.smooth.max_change)
         return MaskedRepresent(
             n=r.n, axis=_text(ar_axis_name(r.axis)), mask=_mask_record(r.mask),
             mask_source="inferred" if r.mask_inferred else "given",
@@ -438,7 +443,8 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
             innovation_gap=InnovationGap(min_innovative=r.min_innovative,
                                          max_not_innovative=r.max_not_innovative),
             head_size=hs, representable=verdict, certificate=cert_rec,
-            logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, **generic)
+            logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, smoothing=smoothing,
+            **generic)
     finally:
         if have_cert:
             ar_certificate_free(&cert)
@@ -544,7 +550,11 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
         "docs:N1/N2/...", "auto" (from the exact zeros of p; the record
         names the mask found) or a boolean n x n array in p's layout.  Zeros
         outside the mask are the mask; zeros inside and positive entries
-        outside are refused.  Staircase masks (causal, prefix, documents,
+        outside are refused.  "auto" refuses zeros inside the best-fitting
+        named mask in queries that also hold entries below the dtype's
+        smallest normal (underflow, float16: 6.1e-5; state that mask and
+        ``smooth``); zeros no named mask explains are an irregular pattern
+        (``mask.kind == "file"``).  Staircase masks (causal, prefix, documents,
         sinks with causal attention) give the EXACT minimal head size (shift
         removal and a column-innovation count at tolerance ``tau``, nats;
         default max(1e-9, 10 sqrt(n) u) max(1, max|log P|)); windows and

@@ -435,9 +435,10 @@ class MaskedRepresent(_Record):
     logit_error_lower: Optional[float] = None
     fit: Optional[Fit] = None
     fit_skipped: Optional[str] = None
+    smoothing: Optional[Smoothing] = None
     _OMIT = frozenset({"min_head_size", "generic_min_head_size", "generic_status",
                        "generic_lower", "worst_case_lower", "worst_case_upper", "formula",
-                       "certificate", "logit_error_lower", "fit", "fit_skipped"})
+                       "certificate", "logit_error_lower", "fit", "fit_skipped", "smoothing"})
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ int ar_cli_main(int argc, char **argv);
 /* ---- output (output.c) ---- */
 /* JSON helpers: non-finite doubles become null (jansson refuses them). */
 json_t *cli_json_real(double x);
+/* {"eps", "zeros", "min_before", "min_after", "max_change"} of a smoothing. */
+json_t *cli_json_smoothing(const ar_smooth_report *s);
 /* An unsigned count; above INT64_MAX it is written as a decimal string. */
 json_t *cli_json_u64(uint64_t v);
 json_t *cli_json_array_doubles(const double *v, size_t n);

@@ -50,7 +50,10 @@ static const cli_command_doc represent_doc = {
     "rank cut rtol * ||log P||_2 with rtol = n eps; sums within 2 max(n,4) eps\n"
     "(float64) or 2u + n t + 2 max(n,4) 2^-24 (u, t: storage roundoff, subnormal).\n"
     "Zero entries are refused unless --smooth EPS replaces P by (P + EPS) renormalised\n"
-    "(inside the mask only, with --mask).\n"
+    "(inside the mask only, with --mask). With --mask auto, zeros inside the best-\n"
+    "fitting named mask, in queries that also hold entries below the stored type's\n"
+    "smallest normal (float16: 6.1e-5), are underflow: refused, naming the mask to\n"
+    "state with --smooth EPS; zeros no named mask explains make an irregular pattern.\n"
     "Exit status: 0 representable, 1 not representable (or undecided between the\n"
     "bounds), 2 bad input, 3 internal error.",
 };
@@ -308,13 +311,7 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
                   "feasibility_tol", cli_json_real(r->feasibility_tol)));
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
     if (r->smoothed)
-        json_object_set_new(j, "smoothing",
-                            json_pack("{s:o, s:I, s:o, s:o, s:o}", "eps",
-                                      cli_json_real(r->smooth.eps), "zeros",
-                                      (json_int_t)r->smooth.zeros, "min_before",
-                                      cli_json_real(r->smooth.min_before), "min_after",
-                                      cli_json_real(r->smooth.min_after), "max_change",
-                                      cli_json_real(r->smooth.max_change)));
+        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
     json_t *x = json_pack("{s:b}", "given", r->x_given);
     if (r->x_given) {
         json_object_set_new(x, "source", json_string(a->x_file));

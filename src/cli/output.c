@@ -12,6 +12,14 @@ json_t *cli_json_real(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+json_t *cli_json_smoothing(const ar_smooth_report *s)
+{
+    return json_pack("{s:o, s:I, s:o, s:o, s:o}", "eps", cli_json_real(s->eps), "zeros",
+                     (json_int_t)s->zeros, "min_before", cli_json_real(s->min_before),
+                     "min_after", cli_json_real(s->min_after), "max_change",
+                     cli_json_real(s->max_change));
+}
+
 json_t *cli_json_u64(uint64_t v)
 {
     /* jansson integers are signed 64-bit: larger counts go out as strings

@@ -44,7 +44,10 @@ static void print_mask_and_input(const represent_args *a, const masked_outcome *
            a->p_file, r->n, r->n, axis_line(r->axis), ar_axis_name(r->axis), axis_line(r->axis),
            a->precision ? "tolerances of" : "stored as", ar_precision_name(r->precision));
     printf("mask: %s (%s)\n", o->mask_text,
-           r->mask_inferred ? "inferred from the exact zeros of P" : "given");
+           !r->mask_inferred ? "given"
+           : r->mask->kind == AR_MASK_PATTERN
+               ? "inferred from the exact zeros of P: an irregular pattern, no named mask"
+               : "inferred from the exact zeros of P");
     printf("  largest |%s sum - 1| = %.3g (tolerance %.3g)\n", axis_line(r->axis),
            r->max_sum_defect, r->sum_tol);
     if (r->smoothed)
@@ -165,6 +168,8 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
                   cli_json_real(r->accuracy), "precision", ar_precision_name(r->precision),
                   "sum_tol", cli_json_real(r->sum_tol)));
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
+    if (r->smoothed)
+        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
     json_t *x = json_pack("{s:b}", "given", r->x_given);
     if (r->x_given) {
         json_object_set_new(x, "source", json_string(a->x_file));

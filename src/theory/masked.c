@@ -188,8 +188,8 @@ static void take_log(ar_masked_workspace *ws, ar_masked_result *r)
 static int load_mask(ar_masked_workspace *ws, const ar_matrix *p, const ar_mask *mask,
                      const ar_masked_opts *o, ar_masked_result *r, ar_error *err)
 {
-    int rc =
-        mask != NULL ? ar_mask_copy(&ws->mask, mask) : ar_cm_mask_infer(p, o->axis, &ws->mask, err);
+    int rc = mask != NULL ? ar_mask_copy(&ws->mask, mask)
+                          : ar_cm_mask_infer(p, o->axis, o->precision, &ws->mask, err);
     if (rc != AR_OK)
         return mask != NULL ? ar_error_set(err, rc, "out of memory") : rc;
     r->mask = &ws->mask;

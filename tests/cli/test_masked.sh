@@ -131,6 +131,53 @@ expect 1 "NOT representable with head size 4 < 32" -- "$AR" represent "$TMP/gen.
 # smoothing inside the mask lifts an underflowed zero
 expect 0 "smoothed inside the mask" -- "$AR" represent "$TMP/holey.npy" --axis row --mask causal --smooth 1e-9 --sum-tol 1e-6
 
+# ---- zeros that are float16 underflow, not a mask ----
+# A causal softmax map of Gaussian logits (scale 6) stored in float16:
+# hundreds of its probabilities round to 0 (counted here).
+$PY - "$TMP" <<'EOF'
+import numpy as np, sys
+d = sys.argv[1]
+n = 64
+rng = np.random.default_rng(2)  # a seed whose innovation gap is wide (see the theory note)
+i, j = np.indices((n, n)); causal = j <= i
+S = np.where(causal, 6.0 * rng.standard_normal((n, n)), -np.inf)
+E = np.exp(S - S.max(1, keepdims=True)); P = (E / E.sum(1, keepdims=True)).astype(np.float16)
+zeros = int(((P == 0) & causal).sum())
+assert 300 <= zeros <= 900, zeros
+first = np.argwhere((P == 0) & causal)[0]
+open(d + "/uf_expected.txt", "w").write(f"{zeros} {first[0]} {first[1]}\n")
+np.save(d + "/uf16.npy", P)
+np.save(d + "/uf16_f64.npy", P.astype(np.float64))   # converted: float16's values kept
+EOF
+read -r uf_zeros uf_row uf_col <"$TMP/uf_expected.txt"
+expect_error 2 "the zeros look like the causal mask with $uf_zeros underflowed entries inside it (first: entry ($uf_row, $uf_col) = 0)" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask auto
+expect_error 2 "state the mask (--mask causal; Python mask=\"causal\") and smooth the zeros (--smooth EPS; smooth=EPS)" -- "$AR" represent "$TMP/uf16_f64.npy" --axis row --mask auto
+expect_error 2 "underflowed entries" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask auto --smooth 1e-9
+expect_error 2 "entry ($uf_row, $uf_col) = 0 lies inside the causal mask (query $uf_row, key $uf_col; $uf_zeros zeros inside it in all)" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask causal
+out=$("$AR" represent "$TMP/uf16.npy" --axis row --mask causal --smooth 1e-9 --json)
+check "float16 underflow: stated causal + smoothing gives floor(n/2) = 32" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["status"] == "exact" and r["min_head_size"] == 32, (r["status"], r["min_head_size"])
+assert r["mask_source"] == "given" and r["smoothing"]["zeros"] == int(sys.argv[2])
+' "$out" "$uf_zeros"
+# an irregular pattern far from underflow is inferred and said to be one
+$PY - "$TMP" <<'EOF'
+import numpy as np, sys
+n = 48
+rng = np.random.default_rng(4)
+i, j = np.indices((n, n))
+M = (j == i) | ((j < i) & (rng.random((n, n)) < 0.5))
+S = np.where(M, rng.standard_normal((n, n)), -np.inf)
+E = np.exp(S - S.max(1, keepdims=True))
+np.save(sys.argv[1] + "/irregular.npy", E / E.sum(1, keepdims=True))
+EOF
+expect 0 "mask: file (inferred from the exact zeros of P: an irregular pattern, no named mask)" -- "$AR" represent "$TMP/irregular.npy" --axis row --mask auto
+out=$("$AR" represent "$TMP/irregular.npy" --axis row --mask auto --json)
+check "irregular pattern JSON: kind file, inferred" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"]["kind"] == "file" and r["mask_source"] == "inferred", (r["mask"], r["mask_source"])
+' "$out"
+
 # ---- heads and check under masks ----
 expect 0 "needs head size 512 = floor(n/2) (proved)" -- "$AR" heads --mask causal --d 768 --heads 12 --n 1024
 out=$("$AR" heads --mask causal --d 768 --heads 12 --n 1024 --json)
@@ -264,7 +311,7 @@ expect_error 2 "expected one 64 x 64 matrix" -- "$AR" represent "$TMP/gen.npy" -
 expect_error 2 "query 7 attends to no key" -- "$AR" represent "$TMP/gen.npy" --axis row --mask "file:$TMP/empty_row_mask.npy"
 expect_error 2 "file: needs a path" -- "$AR" represent "$TMP/gen.npy" --axis row --mask file:
 expect_error 2 "lies inside the causal mask" -- "$AR" represent "$TMP/holey.npy" --axis row --mask causal
-expect_error 2 "causal mask with holes: entry (40, 3) = 0" -- "$AR" represent "$TMP/holey.npy" --axis row --mask auto
+expect_error 2 "causal mask with holes: 1 zero inside it (first: entry (40, 3) = 0)" -- "$AR" represent "$TMP/holey.npy" --axis row --mask auto
 expect_error 2 "lies outside the window:4 mask" -- "$AR" represent "$TMP/gen.npy" --axis row --mask window:4
 expect_error 2 "lies outside the causal mask" -- "$AR" represent "$TMP/c8.npy" --axis col --mask causal
 expect_error 2 "all zero or NaN: padding" -- "$AR" represent "$TMP/pad.npy" --axis row --mask auto

@@ -192,6 +192,62 @@ def test_window_bounds_equal_the_cli(cli, tmp_path):
     assert got.mask.w == w and got.generic_min_head_size is not None
 
 
+def _float16_causal(n=64, scale=6.0, seed=2):
+    """A causal softmax map (rows as queries) of Gaussian logits stored in
+    float16: hundreds of its probabilities round to 0."""
+    rng = _rng(seed)
+    keep = np.tril(np.ones((n, n), dtype=bool))
+    p = _softmax(np.where(keep, scale * rng.standard_normal((n, n)), -np.inf), 1)
+    return p.astype(np.float16), keep
+
+
+def test_float16_underflow_is_not_a_mask(cli, tmp_path):
+    p, keep = _float16_causal()
+    zeros = np.argwhere((p == 0) & keep)
+    assert 300 <= len(zeros) <= 900
+    r, c = zeros[0]
+    # auto names the causal mask, the count, the first zero and the fix
+    want = (rf"the causal mask with {len(zeros)} underflowed entries inside it "
+            rf"\(first: entry \({r}, {c}\) = 0\).*float16.*mask=\"causal\".*smooth=EPS")
+    for q in (p, p.astype(np.float64)):  # float16's values, stored or converted
+        with pytest.raises(attnrank.DomainError, match=want):
+            attnrank.represent(q, axis="row", mask="auto")
+    # the stated mask alone: the zeros inside it are named and counted
+    with pytest.raises(attnrank.DomainError,
+                       match=rf"entry \({r}, {c}\) = 0 lies inside the causal mask "
+                             rf"\(query {r}, key {c}; {len(zeros)} zeros inside it in all\)"
+                             r".*smooth=EPS"):
+        attnrank.represent(p, axis="row", mask="causal")
+    # stated and smoothed: floor(n/2) = 32, as the CLI says
+    got = attnrank.represent(p, axis="row", mask="causal", smooth=1e-9)
+    assert got.status == "exact" and got.min_head_size == 32
+    assert got.smoothing is not None and got.smoothing.zeros == len(zeros)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask",
+                                           "causal", "--smooth", "1e-9")
+    # the same logits unrounded have no zero: causal inferred, 32
+    exact = attnrank.represent(_softmax(np.where(keep, 6.0 * _rng(2).standard_normal(
+        (64, 64)), -np.inf), 1), axis="row", mask="auto")
+    assert exact.mask.kind == "causal" and exact.mask_source == "inferred"
+    assert exact.min_head_size == 32
+
+
+def test_inferred_irregular_pattern(cli, tmp_path):
+    rng = _rng(4)
+    n = 40
+    i, j = np.indices((n, n))
+    keep = (j == i) | ((j < i) & (rng.random((n, n)) < 0.5))
+    p = _softmax(np.where(keep, rng.standard_normal((n, n)), -np.inf), 1)
+    got = attnrank.represent(p, axis="row", mask="auto")
+    assert got.mask.kind == "file" and got.mask_source == "inferred"
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask", "auto")
+    # a window map stored in float16 without underflow is still the window
+    w = (j <= i) & (i - j < 8)
+    p16 = _softmax(np.where(w, rng.standard_normal((n, n)), -np.inf), 1).astype(np.float16)
+    assert not ((p16 == 0) & w).any()
+    win = attnrank.represent(p16, axis="row", mask="auto")
+    assert win.mask.kind == "window" and win.mask.w == 8
+
+
 def test_masked_x_equals_the_cli(cli, tmp_path):
     p, _ = _head_map(n=12, k=2, axis="row", causal=True, seed=6)
     x = _rng(3).standard_normal((14, 12))
