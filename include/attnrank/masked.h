@@ -46,8 +46,9 @@ typedef struct ar_masked_opts {
                                  u = eps(precision) / 2 */
     double accuracy;          /* a certificate is confirmed when its forward max-abs error
                                  is <= accuracy; < 0: max(1e-8, 10 sqrt(n) eps(precision)).
-                                 With precision float32/float16/bfloat16 and tau and accuracy
-                                 both < 0, the storage rule replaces both (see the result) */
+                                 With precision float16/bfloat16, tau and accuracy both < 0
+                                 and no smoothing, the storage rule replaces both (see the
+                                 result) */
     double sum_tol;           /* |row sum - 1| over the mask; < 0: the unmasked default */
     double smooth;            /* > 0: P <- (P + smooth) renormalised, inside the mask only */
     ar_precision x_precision; /* storage precision of X */
@@ -101,8 +102,8 @@ typedef struct ar_masked_result {
     double max_not_innovative;/* and largest not counted (0: none) */
     int generic_known;        /* generic value for this mask kind and n */
     ar_mask_generic generic;
-    /* the storage rule (P stored in float32, float16 or bfloat16 with tau and accuracy at
-       their defaults; docs/theory/masked-attention.md, "Maps stored in low precision"):
+    /* the storage rule (P stored in float16 or bfloat16, tau and accuracy at their
+       defaults, no smoothing; docs/theory/masked-attention.md, "Maps stored in low precision"):
        lower is then a bound for every map that rounds to the stored one, upper the size of a
        certificate whose map rounds to it, min_head_size the default estimate (always set),
        exact = (lower == upper) */

@@ -237,6 +237,7 @@ cdef extern from "attnrank/bottleneck.h" nogil:
         size_t head_size, d
         ar_matrix wq, wk
         double logit_max_abs, max_abs, kl_mean, kl_max
+        double rounding_ratio
 
     enum:
         AR_HEAD_SIZE_MIN
@@ -390,6 +391,9 @@ cdef extern from "attnrank/masked.h" nogil:
         double min_innovative, max_not_innovative
         int generic_known
         ar_mask_generic generic
+        int storage_rule
+        double log_rounding
+        double rounding_ratio
 
     ctypedef struct ar_masked_workspace:
         pass

@@ -313,7 +313,9 @@ class Certificate(_Record):
 @dataclass(frozen=True)
 class MaskedCertificate(_Record):
     """The certificate of a masked analysis (as :class:`Certificate`, checked
-    by the masked forward softmax; the CLI names its error max_abs_error)."""
+    by the masked forward softmax; the CLI names its error max_abs_error);
+    rounding_ratio under the storage rule only: the largest error in units of
+    the entry's rounding half-width (<= 1: the map rounds to the stored one)."""
 
     head_size: int
     d: int
@@ -321,9 +323,11 @@ class MaskedCertificate(_Record):
     kl_mean: float
     kl_max: float
     logit_max_abs: float
+    rounding_ratio: Optional[float] = None
     wq: Optional[np.ndarray] = None
     wk: Optional[np.ndarray] = None
     _NOT_JSON = frozenset({"wq", "wk"})
+    _OMIT = frozenset({"rounding_ratio"})
 
 
 @dataclass(frozen=True)
@@ -382,12 +386,20 @@ class Represent(_Record):
 @dataclass(frozen=True)
 class MaskedTolerance(_Record):
     """Tolerances of the masked analysis: tau (nats, column innovations),
-    the certificate accuracy (max-abs), precision, sum tolerance."""
+    the certificate accuracy (max-abs), precision, sum tolerance.  Under the
+    storage rule (a map stored in float16 or bfloat16 with tau and accuracy
+    at their defaults, not smoothed) also ``rule`` = "storage" and
+    ``log_rounding`` (the largest bound of the rounding of log P, nats); the
+    certificate is then confirmed entry by entry within the map's own
+    rounding, and accuracy is the largest half-width of it."""
 
     tau: float
     accuracy: float
     precision: str
     sum_tol: float
+    rule: Optional[str] = None
+    log_rounding: Optional[float] = None
+    _OMIT = frozenset({"rule", "log_rounding"})
 
 
 @dataclass(frozen=True)
@@ -406,7 +418,11 @@ class MaskedRepresent(_Record):
     masks, or a lower bound met by a certificate: min_head_size set) or
     "bounds" (min_head_size_lower <= h* <= min_head_size_upper, upper None
     when no certificate passed); representable True, False or None
-    (undecided between the bounds); the mask's generic value when known."""
+    (undecided between the bounds); the mask's generic value when known.
+    Under the storage rule (``tolerance.rule == "storage"``) the bounds hold
+    for every map that rounds to the stored one, min_head_size is the
+    default estimate (always set) and status is "exact" only when the
+    bounds meet."""
 
     n: int
     axis: str

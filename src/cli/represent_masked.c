@@ -62,10 +62,35 @@ static void print_mask_and_input(const represent_args *a, const masked_outcome *
         printf("X: not given: any input of full column rank (certificate for X = I_%zu)\n", r->n);
 }
 
+/* The storage rule's answer: an interval for every map that rounds to the
+ * stored one, and the default estimate inside it. */
+static void print_stored_answer(const ar_masked_result *r)
+{
+    const char *prec = ar_precision_name(r->precision);
+    if (r->exact)
+        printf("minimal head size: %zu (exact at %s storage: no map that rounds to P needs "
+               "less, and a certificate's map rounds to P)\n",
+               r->min_head_size, prec);
+    else if (r->certified)
+        printf("minimal head size: between %zu and %zu for the maps that round to P in %s, "
+               "estimate %zu\n",
+               r->lower, r->upper, prec, r->min_head_size);
+    else
+        printf("minimal head size: at least %zu for every map that rounds to P in %s, estimate "
+               "%zu; no certificate within the rounding was found\n",
+               r->lower, prec, r->min_head_size);
+    printf("  storage rule: log P rounded by up to %.3g nats; lower bound from fully specified "
+           "blocks (Weyl), certificate checked entry by entry within the map's rounding; "
+           "estimate at tau = %.3g nats\n",
+           r->log_rounding, r->tau);
+}
+
 static void print_answer(const masked_outcome *o)
 {
     const ar_masked_result *r = &o->res;
-    if (r->exact)
+    if (r->storage_rule)
+        print_stored_answer(r);
+    else if (r->exact)
         printf("minimal head size: %zu (exact: %s)\n", r->min_head_size,
                r->method == AR_MASKED_STAIRCASE
                    ? "staircase mask, shift removed on a key every query sees, column "
@@ -79,12 +104,13 @@ static void print_answer(const masked_outcome *o)
         printf("minimal head size: at least %zu (proved lower bound); no certificate passed "
                "the forward check\n",
                r->lower);
-    printf("  tolerance tau = %.3g nats on column residuals", r->tau);
-    if (r->method == AR_MASKED_STAIRCASE) {
-        printf("; innovation gap: smallest counted %.3g, largest not counted %.3g", r->min_innovative,
-               r->max_not_innovative);
+    if (!r->storage_rule) { /* the storage rule states its tolerances above */
+        printf("  tolerance tau = %.3g nats on column residuals", r->tau);
+        if (r->method == AR_MASKED_STAIRCASE)
+            printf("; innovation gap: smallest counted %.3g, largest not counted %.3g",
+                   r->min_innovative, r->max_not_innovative);
+        printf("\n  tau-robust lower bound from fully specified blocks: %zu\n", r->block_lower);
     }
-    printf("\n  tau-robust lower bound from fully specified blocks: %zu\n", r->block_lower);
     if (r->blocks > 1)
         printf("  %zu independent blocks (documents): the maximum over them\n", r->blocks);
     if (!r->generic_known)
@@ -104,6 +130,10 @@ static void print_certificate(const represent_args *a, const ar_certificate *c, 
            "max-abs error %.3g,\n  KL(P || softmax) mean %.3g, max %.3g over queries; logit "
            "error after the best shift %.3g\n",
            c->head_size, c->d, c->max_abs, c->kl_mean, c->kl_max, c->logit_max_abs);
+    if (c->rounding_ratio > 0.0)
+        printf("  largest error / the entry's rounding half-width: %.3g (<= 1: the certificate's "
+               "map rounds to P)\n",
+               c->rounding_ratio);
     printf("  layout: W_q is the query projection; %s\n",
            axis == AR_AXIS_ROW
                ? "rows as queries: S = (W_q X)^T (W_k X) / sqrt(k) (PyTorch's q and k blocks "
@@ -162,11 +192,14 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
     json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
     json_object_set_new(j, "mask", cli_json_mask(r->mask));
     json_object_set_new(j, "mask_source", json_string(r->mask_inferred ? "inferred" : "given"));
-    json_object_set_new(
-        j, "tolerance",
-        json_pack("{s:o, s:o, s:s, s:o}", "tau", cli_json_real(r->tau), "accuracy",
-                  cli_json_real(r->accuracy), "precision", ar_precision_name(r->precision),
-                  "sum_tol", cli_json_real(r->sum_tol)));
+    json_t *tol = json_pack("{s:o, s:o, s:s, s:o}", "tau", cli_json_real(r->tau), "accuracy",
+                            cli_json_real(r->accuracy), "precision",
+                            ar_precision_name(r->precision), "sum_tol", cli_json_real(r->sum_tol));
+    if (r->storage_rule) {
+        json_object_set_new(tol, "rule", json_string("storage"));
+        json_object_set_new(tol, "log_rounding", cli_json_real(r->log_rounding));
+    }
+    json_object_set_new(j, "tolerance", tol);
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
     if (r->smoothed)
         json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
@@ -181,7 +214,7 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
     json_object_set_new(j, "method", json_string(r->method == AR_MASKED_STAIRCASE ? "staircase"
                                                                                   : "bounds"));
     json_object_set_new(j, "status", json_string(status_word(r)));
-    if (r->exact)
+    if (r->exact || r->storage_rule)
         json_object_set_new(j, "min_head_size", json_integer((json_int_t)r->min_head_size));
     json_object_set_new(j, "min_head_size_lower", json_integer((json_int_t)r->lower));
     json_object_set_new(j, "min_head_size_upper",
@@ -208,6 +241,8 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
                                cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
                                "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
                                cli_json_real(c->logit_max_abs));
+        if (r->storage_rule)
+            json_object_set_new(cj, "rounding_ratio", cli_json_real(c->rounding_ratio));
         if (a->weights_out != NULL)
             json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
         json_object_set_new(j, "certificate", cj);

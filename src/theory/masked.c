@@ -314,8 +314,14 @@ static int analyze(ar_masked_workspace *ws, const ar_matrix *p, const ar_matrix 
         return rc;
     }
     resolve_tolerances(&o, &r);
-    /* Stored in low precision, with no tolerance given: the storage rule. */
-    int stored = o.precision != AR_PREC_F64 && o.tau < 0.0 && o.accuracy < 0.0;
+    /* Stored in float16 or bfloat16, with no tolerance given: the storage
+     * rule.  (float32's rounding, 6e-8 nats, is resolved by the tolerance
+     * rule already, and a box that narrow costs the box fit hundreds of
+     * sweeps.)
+     * Not after smoothing: the smoothed map is no longer the stored one, and
+     * an underflowed zero bounds log P by nothing from below. */
+    int stored = (o.precision == AR_PREC_F16 || o.precision == AR_PREC_BF16) && o.tau < 0.0 &&
+                 o.accuracy < 0.0 && !r.smoothed;
     rc = stored ? ar_masked_solve_stored(ws, &o, &r, err) : ar_masked_solve(ws, &o, &r, err);
     if (rc == AR_OK)
         rc = ar_masked_generic_for(ws, &o, &r, err);

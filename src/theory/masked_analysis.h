@@ -43,7 +43,7 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
 
 /* The storage rule (masked_stored.c): lower bound for every map that rounds
  * to the stored one, a certificate within the stored map's rounding, and the
- * default estimate, for P stored in float32, float16 or bfloat16. */
+ * default estimate, for P stored in float16 or bfloat16. */
 int ar_masked_solve_stored(ar_masked_workspace *ws, const ar_masked_opts *o, ar_masked_result *r,
                            ar_error *err);
 /* Rank-k factors u, v (n x n, first k columns used, as start and result)

@@ -1,5 +1,5 @@
 /* The storage rule of the masked analysis: the minimal head size of a map
- * stored in float32, float16 or bfloat16 (src/theory/masked_analysis.h;
+ * stored in float16 or bfloat16 (src/theory/masked_analysis.h;
  * docs/theory/masked-attention.md, "Maps stored in low precision").
  *
  * The stored map P~ is the rounding of an unknown map P with
@@ -20,7 +20,9 @@
  *   - the default estimate: the analysis at tau = 3 sqrt(2/3) eta_rms
  *     sqrt(n), the typical size of a column residual made of rounding noise
  *     (independent errors uniform in [-eta, eta], a difference of two per
- *     entry after the shift removal) times 3; clamped into [lower, upper].
+ *     entry after the shift removal) times 3, eta_rms over the mask with each
+ *     eta capped at 2u (subnormal entries have eta up to log 2); clamped
+ *     into [lower, upper].
  * status exact exactly when lower = upper. */
 #include "masked_analysis.h"
 #include "attnrank/storage.h"
@@ -34,6 +36,7 @@
 #define DEFAULT_NOISE_FACTOR 3.0 /* times the typical noise residual of a column */
 #define BOX_THETA 0.9
 #define BOX_MAX_ITER 400
+#define BOX_FLOP_BUDGET 1e10     /* per head size tried: about 5 s on one core */
 
 typedef struct eta_stats {
     double max, rms, half_max;
@@ -65,7 +68,11 @@ static int rounding_bounds(ar_masked_workspace *ws, ar_precision prec, eta_stats
             AR_AT(&ws->eta, i, j) = e;
             st->max = e > st->max ? e : st->max;
             st->half_max = h > st->half_max ? h : st->half_max;
-            sum += e * e;
+            /* the typical level of the default tau: a few subnormal entries
+             * (eta up to log 2) must not set it for all the others */
+            double typical = e < 2.0 * ar_storage_unit_roundoff(prec) ? e
+                                                                       : 2.0 * ar_storage_unit_roundoff(prec);
+            sum += typical * typical;
             count++;
         }
     st->rms = count > 0 ? sqrt(sum / (double)count) : 0.0;
@@ -115,6 +122,18 @@ static void keep_completion(ar_masked_workspace *ws, const ar_matrix *u, const a
     ws->have_completion = 1;
 }
 
+/* Sweeps of the box fit at size k: BOX_MAX_ITER, fewer when a sweep
+ * (about 2 |M| (k + 1)^2 flops) would take the size past the budget. */
+static size_t box_iterations(const ar_masked_workspace *ws, size_t k)
+{
+    size_t entries = 0;
+    for (size_t t = 0; t < ws->n * ws->n; t++)
+        entries += ws->allowed[t];
+    double sweep = 2.0 * (double)entries * (double)(k + 1) * (double)(k + 1);
+    double fit = BOX_FLOP_BUDGET / (sweep > 1.0 ? sweep : 1.0);
+    return fit < 30.0 ? 30 : fit > BOX_MAX_ITER ? BOX_MAX_ITER : (size_t)fit;
+}
+
 /* Sizes from the kept completion's up: the first whose box fit passes the
  * forward check within rounding.  *found = 0 when none did. */
 static int box_search(ar_masked_workspace *ws, const ar_masked_opts *o, ar_masked_result *r,
@@ -133,7 +152,7 @@ static int box_search(ar_masked_workspace *ws, const ar_masked_opts *o, ar_maske
         int inside = 0, confirmed = 0;
         double max_abs;
         start_factors(ws, k, rng, &u, &v);
-        rc = ar_masked_box_fit(ws, &u, &v, k, BOX_THETA, BOX_MAX_ITER, &inside);
+        rc = ar_masked_box_fit(ws, &u, &v, k, BOX_THETA, box_iterations(ws, k), &inside);
         if (rc == AR_OK && inside)
             rc = ar_masked_confirm(ws, &u, &v, k, r, &confirmed, &max_abs);
         if (rc == AR_OK && confirmed) {

@@ -49,11 +49,20 @@ expect 0 "rank                 4" -- "$AR" spectrum "$TMP/half_be.npy"
 check "float64's epsilon over-counts the float16 head" test "$(cat "$TMP/half_rank64")" -gt 4
 expect 0 "rank                 $(cat "$TMP/half_rank64")" -- "$AR" spectrum "$TMP/half.npy" --precision float64
 out=$("$AR" spectrum "$TMP/half.npy" --json)
-check "float16 json: precision and rtol = 32 * 2^-10" $PY -c '
+check "float16 json: the storage rule, rank 4, certain rank 4, cuts below sigma_1" $PY -c '
 import json, sys
 m = json.loads(sys.argv[1])["matrices"][0]
 t = m["tolerance"]
-assert t["precision"] == "float16" and abs(t["rtol"] - 32 * 2**-10) < 1e-15 and m["rank"] == 4, t
+s1 = m["singular_values"][0]
+assert t["precision"] == "float16" and t["rule"] == "storage" and m["rank"] == 4, t
+assert t["certain_rank"] == 4 and t["threshold"] < t["certain_threshold"] < s1, t
+assert abs(t["rtol"] - t["threshold"] / s1) < 1e-15 and t["draws"] == 3 and t["seed"] == 0, t
+' "$out"
+out=$("$AR" spectrum "$TMP/half.npy" --json --rtol 0.03125)
+check "float16 json with --rtol: numpy's relative rule, no rule key" $PY -c '
+import json, sys
+t = json.loads(sys.argv[1])["matrices"][0]["tolerance"]
+assert "rule" not in t and t["rtol"] == 0.03125, t
 ' "$out"
 expect 0 "rank                 3" -- "$AR" spectrum "$TMP/stack4.npy" --precision float16
 
