@@ -148,6 +148,17 @@ static int box_search(ar_masked_workspace *ws, const ar_masked_opts *o, ar_maske
     int rc = rng ? ar_matrix_alloc(&u, n, n) : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&v, n, n);
+    if (rc == AR_OK && from == 0) { /* size 0: uniform rows, nothing to move */
+        int confirmed = 0;
+        double max_abs;
+        ar_cm_fill(&u, 0.0);
+        ar_cm_fill(&v, 0.0);
+        rc = ar_masked_confirm(ws, &u, &v, 0, r, &confirmed, &max_abs);
+        if (rc == AR_OK && confirmed) {
+            keep_completion(ws, &u, &v, 0);
+            *found = 1;
+        }
+    }
     for (size_t k = from > 0 ? from : 1; rc == AR_OK && k <= last && !*found; k++) {
         int inside = 0, confirmed = 0;
         double max_abs;

@@ -322,4 +322,34 @@ expect_error 2 "is not positive: log P is undefined; a masked map" -- "$AR" repr
 expect_error 2 "needs an attention map" -- "$AR" heads --mask auto --d 64 --heads 2 --n 16
 expect_error 2 "unknown mask" -- "$AR" check --mask sliding --d 64 --heads 2 --n 16 --require no-bottleneck
 expect_error 2 "sum to 5" -- "$AR" heads --mask docs:2/3 --d 64 --heads 2 --n 16
+# ---- the storage rule: a float16 map of a planted head of size 8 ----
+$PY - "$TMP" <<'EOF2'
+import sys
+import numpy as np
+rng = np.random.default_rng(3)
+n, k = 64, 8
+s = rng.standard_normal((n, k)) @ rng.standard_normal((k, n)) / np.sqrt(k)
+s[np.triu_indices(n, 1)] = -np.inf
+p = np.exp(s - s.max(axis=1, keepdims=True))
+p /= p.sum(axis=1, keepdims=True)
+np.save(sys.argv[1] + "/planted8_f16.npy", p.astype(np.float16))
+EOF2
+out=$("$AR" represent "$TMP/planted8_f16.npy" --axis row --mask causal --json)
+check "float16 planted head: the storage rule, exact 8, certificate within rounding" $PY -c '
+import json, sys
+j = json.loads(sys.argv[1])
+t, c = j["tolerance"], j["certificate"]
+assert t["rule"] == "storage" and 0 < t["log_rounding"] <= 0.7 and t["tau"] < 0.1, t
+assert j["min_head_size_lower"] <= 8 <= j["min_head_size_upper"], j
+assert j["status"] == "exact" and j["min_head_size"] == 8, j
+assert 0 < c["rounding_ratio"] <= 1 and c["head_size"] == 8, c
+' "$out"
+expect 0 "exact at float16 storage" -- "$AR" represent "$TMP/planted8_f16.npy" --axis row --mask causal
+expect 0 "largest error / the entry's rounding half-width" -- "$AR" represent "$TMP/planted8_f16.npy" --axis row --mask causal
+out=$("$AR" represent "$TMP/planted8_f16.npy" --axis row --mask causal --json --tau 1e-3)
+check "a given tau: the tolerance rule, no rule key" $PY -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert "rule" not in j["tolerance"] and "rounding_ratio" not in j["certificate"], j
+' "$out"
 finish

@@ -178,6 +178,38 @@ def test_causal_head_equals_the_cli(cli, tmp_path):
                                               "causal", "--head-size", "1", "--max-iter", "20")
 
 
+def test_storage_rule_on_float16_and_bfloat16_maps(cli, tmp_path):
+    """A planted size-8 head at n = 64: float16 (numpy) equals the CLI, and a
+    torch bfloat16 tensor is read at its own precision; the interval holds 8,
+    the certificate's map is within each entry's rounding half-width
+    (recomputed here from the weights), and "exact" comes only with it."""
+    p, _ = _head_map(n=64, k=8, axis="row", causal=True, seed=3)
+    half = p.astype(np.float16)
+    got = attnrank.represent(half, axis="row", mask="causal", certificate=True)
+    assert got.to_dict() == _cli_represent(cli, tmp_path, half, "--axis", "row",
+                                           "--mask", "causal")
+    assert got.tolerance.rule == "storage" and got.tolerance.precision == "float16"
+    assert got.min_head_size_lower <= 8 <= got.min_head_size_upper
+    assert got.status == "exact" and got.min_head_size == 8
+    c = got.certificate
+    assert 0 < c.rounding_ratio <= 1
+    s = c.wq.T @ c.wk / np.sqrt(c.head_size)
+    s = np.where(np.tril(np.ones((64, 64), dtype=bool)), s, -np.inf)
+    stored = half.astype(np.float64)
+    e = np.floor(np.log2(np.where(stored > 0, stored, 1.0)))
+    width = np.where(stored >= 2.0 ** -14, 2.0 ** (np.maximum(e, -14) - 11), 2.0 ** -25)
+    on = np.tril(np.ones((64, 64), dtype=bool))
+    assert np.max(np.abs(_softmax(s, 1) - stored)[on] / width[on]) <= 1.0 + 1e-9
+    torch = pytest.importorskip("torch")
+    b = attnrank.represent(torch.tensor(p).bfloat16(), axis="row", mask="causal")
+    assert b.tolerance.precision == "bfloat16" and b.tolerance.rule == "storage"
+    assert b.min_head_size_lower <= 8 <= b.min_head_size_upper
+    assert b.status != "exact" or b.min_head_size == 8
+    # a given tau keeps the tolerance rule
+    given = attnrank.represent(half, axis="row", mask="causal", tau=1e-3)
+    assert given.tolerance.rule is None and "rule" not in given.to_dict()["tolerance"]
+
+
 def test_window_bounds_equal_the_cli(cli, tmp_path):
     n, w = 16, 4
     rng = _rng(12)
