@@ -208,6 +208,15 @@ typedef struct ar_represent_result {
     double residual_rel;      /* (key + query) / ||log P||_F */
     double feasibility_tol;
     size_t min_head_size;     /* rank(L*) when feasible (theory: = rho), else 0 */
+    /* the storage rule (P stored in float16 or bfloat16, rtol and atol not given): the cut is
+       the rounding noise of log P (|log P - log P_stored| <= eta = -log(1 - h / P), h the
+       half-width of the storage rounding): threshold its seeded Monte Carlo estimate (so
+       min_head_size is the default estimate), certain_threshold a rigorous bound of its
+       spectral norm and certain_rank the count above it, a lower bound of the minimal head
+       size of every map that rounds to the stored one (docs/theory/low-rank-bottleneck.md) */
+    int storage_rule;
+    double certain_threshold;
+    size_t certain_rank;
     /* singular values of Pi log P (n of them, descending); points into the
      * workspace and stays valid until its next analysis */
     const double *centred_svals;

@@ -219,6 +219,9 @@ cdef extern from "attnrank/bottleneck.h" nogil:
         int feasible
         double residual_key, residual_query, residual_rel, feasibility_tol
         size_t min_head_size
+        int storage_rule
+        double certain_threshold
+        size_t certain_rank
         const double *centred_svals
 
     ctypedef struct ar_represent_workspace:

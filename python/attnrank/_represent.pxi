@@ -241,7 +241,11 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
         tolerance=RepresentTolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol,
                                      precision=_text(ar_precision_name(r.precision)),
                                      log_norm2=r.log_norm2, sum_tol=r.sum_tol,
-                                     feasibility_tol=r.feasibility_tol),
+                                     feasibility_tol=r.feasibility_tol,
+                                     rule="storage" if r.storage_rule else None,
+                                     certain_threshold=r.certain_threshold
+                                     if r.storage_rule else None,
+                                     certain_rank=r.certain_rank if r.storage_rule else None),
         max_sum_defect=r.max_sum_defect, smoothing=smoothing, x=x, feasible=bool(r.feasible),
         residual=Residual(key=r.residual_key, query=r.residual_query,
                           relative=r.residual_rel, failed=failed),

@@ -240,7 +240,12 @@ class Mask(_Record):
 class RepresentTolerance(_Record):
     """Tolerances of the unmasked analysis: the rank cut ``threshold =
     max(atol, rtol * log_norm2)`` on the singular values of Pi log P, the
-    column (row) sum tolerance and the feasibility tolerance on X."""
+    column (row) sum tolerance and the feasibility tolerance on X.  Under
+    the storage rule (float16/bfloat16 maps, rtol and atol not given) also
+    ``rule`` = "storage": threshold is then the rounding noise of log P
+    (min_head_size an estimate) and ``certain_rank`` the count above
+    ``certain_threshold``, a lower bound for every map that rounds to the
+    stored one."""
 
     threshold: float
     rtol: float
@@ -249,6 +254,10 @@ class RepresentTolerance(_Record):
     log_norm2: float
     sum_tol: float
     feasibility_tol: float
+    rule: Optional[str] = None
+    certain_threshold: Optional[float] = None
+    certain_rank: Optional[int] = None
+    _OMIT = frozenset({"rule", "certain_threshold", "certain_rank"})
 
 
 @dataclass(frozen=True)

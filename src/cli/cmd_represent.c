@@ -302,13 +302,18 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
     json_object_set_new(j, "source", json_string(a->p_file));
     json_object_set_new(j, "n", json_integer((json_int_t)r->n));
     json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
-    json_object_set_new(
-        j, "tolerance",
-        json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "threshold",
-                  cli_json_real(r->threshold), "rtol", cli_json_real(r->rtol), "atol",
-                  cli_json_real(r->atol), "precision", ar_precision_name(r->precision),
-                  "log_norm2", cli_json_real(r->log_norm2), "sum_tol", cli_json_real(r->sum_tol),
-                  "feasibility_tol", cli_json_real(r->feasibility_tol)));
+    json_t *tol = json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "threshold",
+                            cli_json_real(r->threshold), "rtol", cli_json_real(r->rtol), "atol",
+                            cli_json_real(r->atol), "precision", ar_precision_name(r->precision),
+                            "log_norm2", cli_json_real(r->log_norm2), "sum_tol",
+                            cli_json_real(r->sum_tol), "feasibility_tol",
+                            cli_json_real(r->feasibility_tol));
+    if (r->storage_rule) {
+        json_object_set_new(tol, "rule", json_string("storage"));
+        json_object_set_new(tol, "certain_threshold", cli_json_real(r->certain_threshold));
+        json_object_set_new(tol, "certain_rank", json_integer((json_int_t)r->certain_rank));
+    }
+    json_object_set_new(j, "tolerance", tol);
     json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
     if (r->smoothed)
         json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
@@ -374,6 +379,11 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
     printf("minimal head size: %zu = rank(Pi log P) (n - 1 = %zu; the paper's sufficient d_p = "
            "n = %zu)\n",
            r->min_head_size, r->n - 1, r->n);
+    if (r->storage_rule)
+        printf("  %s storage: an estimate, cut at the rounding noise of log P (threshold "
+               "%.3g); at least %zu for every map that rounds to P (certain threshold %.3g)\n",
+               ar_precision_name(r->precision), r->threshold, r->certain_rank,
+               r->certain_threshold);
     if (o->representable) {
         printf("verdict: representable with head size %zu\n", o->head_size);
         if (o->have_cert)

@@ -17,6 +17,7 @@
 #include "attnrank/storage.h"
 #include "attnrank/random.h"
 #include "attnrank/status.h"
+#include "storage_internal.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -153,6 +154,31 @@ static int check_args(ar_cview a, size_t draws, const ar_storage_noise *out)
     return AR_OK;
 }
 
+int ar_cm_storage_noise_widths(const double *h, size_t m, size_t n, uint64_t seed, size_t draws,
+                               double *certain, double *typical, double *typical_min)
+{
+    double *e = malloc(m * n * sizeof(double));
+    double *x = malloc(n * sizeof(double));
+    double *y = malloc(m * sizeof(double));
+    ar_rng *rng = ar_rng_alloc(seed);
+    int rc = (e && x && y && rng) ? AR_OK : AR_ENOMEM;
+    if (rc == AR_OK) {
+        *certain = certain_bound(h, m, n, x, y);
+        *typical = 0.0;
+        *typical_min = INFINITY;
+        for (size_t t = 0; t < draws; t++) {
+            double g = typical_draw(h, e, m, n, rng, x, y);
+            *typical = fmax(*typical, g);
+            *typical_min = fmin(*typical_min, g);
+        }
+    }
+    free(e);
+    free(x);
+    free(y);
+    ar_rng_free(rng);
+    return rc;
+}
+
 int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t draws,
                               ar_storage_noise *out)
 {
@@ -163,26 +189,14 @@ int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t 
         draws = AR_STORAGE_NOISE_DRAWS;
     size_t m = a.rows, n = a.cols;
     double *h = malloc(m * n * sizeof(double));
-    double *e = malloc(m * n * sizeof(double));
-    double *x = malloc(n * sizeof(double));
-    double *y = malloc(m * sizeof(double));
-    ar_rng *rng = ar_rng_alloc(seed);
-    rc = (h && e && x && y && rng) ? half_widths(a, p, h) : AR_ENOMEM;
-    if (rc == AR_OK) {
-        ar_storage_noise r = {p, ar_storage_unit_roundoff(p), ar_storage_subnormal_abs(p), 0.0,
-                              0.0, INFINITY, seed, draws};
-        r.certain = certain_bound(h, m, n, x, y);
-        for (size_t t = 0; t < draws; t++) {
-            double g = typical_draw(h, e, m, n, rng, x, y);
-            r.typical = fmax(r.typical, g);
-            r.typical_min = fmin(r.typical_min, g);
-        }
+    rc = h ? half_widths(a, p, h) : AR_ENOMEM;
+    ar_storage_noise r = {p, ar_storage_unit_roundoff(p), ar_storage_subnormal_abs(p), 0.0,
+                          0.0, INFINITY, seed, draws};
+    if (rc == AR_OK)
+        rc = ar_cm_storage_noise_widths(h, m, n, seed, draws, &r.certain, &r.typical,
+                                        &r.typical_min);
+    if (rc == AR_OK)
         *out = r;
-    }
     free(h);
-    free(e);
-    free(x);
-    free(y);
-    ar_rng_free(rng);
     return rc;
 }

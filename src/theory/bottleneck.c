@@ -7,12 +7,14 @@
  * S^T swaps the roles of W_q and W_k). */
 #include "attnrank/bottleneck.h"
 #include "attnrank/spectrum.h"
+#include "attnrank/storage.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
+#include "core/storage_internal.h"
 #include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "theory/bottleneck_internal.h"
@@ -322,6 +324,38 @@ static int load_target(ar_represent_workspace *ws, const ar_matrix *p,
     return AR_OK;
 }
 
+/* The storage rule's cut (include/attnrank/bottleneck.h): the rounding of
+ * log P is at most eta entrywise, so the centred logits move by a matrix of
+ * spectral norm at most ||eta||_2 (the centring is a projection): the
+ * certain cut; the typical one from seeded draws uniform in [-eta, eta].
+ * Both at least float64's own n 2^-52 ||log P||_2. */
+static int storage_cut(ar_represent_workspace *ws, ar_represent_result *r)
+{
+    size_t n = ws->n;
+    double *eta = malloc(n * n * sizeof *eta);
+    if (eta == NULL)
+        return AR_ENOMEM;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++) {
+            double v = AR_AT(&ws->pc, i, j), h = ar_storage_half_width(v, r->precision);
+            eta[i + j * n] = -log1p(-(h / v < 0.5 ? h / v : 0.5));
+        }
+    double certain, typical, typical_min;
+    int rc = ar_cm_storage_noise_widths(eta, n, n, 0, AR_STORAGE_NOISE_DRAWS, &certain, &typical,
+                                        &typical_min);
+    free(eta);
+    if (rc != AR_OK)
+        return rc;
+    double floor = (double)n * 0x1p-52 * r->log_norm2;
+    r->storage_rule = 1;
+    r->threshold = typical > floor ? typical : floor;
+    r->certain_threshold = certain > floor ? certain : floor;
+    r->rtol = r->log_norm2 > 0.0 ? r->threshold / r->log_norm2 : 0.0;
+    r->atol = 0.0;
+    r->certain_rank = r->feasible ? ar_rank_count_above(ws->s, n, r->certain_threshold) : 0;
+    return AR_OK;
+}
+
 int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, const ar_matrix *x,
                             const ar_represent_opts *opts, ar_represent_result *res, ar_error *err)
 {
@@ -398,6 +432,12 @@ int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, cons
             return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     r.threshold = r.rtol * r.log_norm2 > r.atol ? r.rtol * r.log_norm2 : r.atol;
+    if ((o.precision == AR_PREC_F16 || o.precision == AR_PREC_BF16) && o.rtol < 0.0 &&
+        o.atol == 0.0 && !r.smoothed) {
+        rc = storage_cut(ws, &r);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "out of memory");
+    }
     if (x == NULL)
         memcpy(ws->csv, ws->s, n * sizeof(double));
     r.centred_rank = ar_rank_count_above(ws->csv, n, r.threshold);

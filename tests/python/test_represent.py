@@ -178,6 +178,35 @@ def test_causal_head_equals_the_cli(cli, tmp_path):
                                               "causal", "--head-size", "1", "--max-iter", "20")
 
 
+def test_unmasked_storage_rule(cli, tmp_path):
+    """Bidirectional planted heads of size k stored in float16 (equal to the
+    CLI) and bfloat16: the cut is the rounding noise of log P, the estimate
+    reads k and the certain lower bound never exceeds it; numpy's relative
+    rule (a given rtol) read 0 to 6 on the same maps."""
+    for k in (4, 8):
+        p, _ = _head_map(n=64, k=k, axis="row", seed=k)
+        half = p.astype(np.float16)
+        got = attnrank.represent(half, axis="row")
+        cli_json = _cli_represent(cli, tmp_path, half, "--axis", "row")
+        # the same keys and values; ||log P||_2 (and rtol through it) may differ in the last
+        # digit between the processes (BLAS threads)
+        assert list(got.to_dict()["tolerance"]) == list(cli_json["tolerance"])
+        assert got.to_dict()["tolerance"] == pytest.approx(cli_json["tolerance"], rel=1e-12)
+        assert {k: v for k, v in got.to_dict().items() if k != "tolerance"} == \
+            {k: v for k, v in cli_json.items() if k != "tolerance"}
+        t = got.tolerance
+        assert t.rule == "storage" and t.precision == "float16"
+        assert got.min_head_size == k and t.certain_rank <= k
+        assert 0 < t.threshold < t.certain_threshold
+        assert t.rtol == pytest.approx(t.threshold / t.log_norm2)
+        relative = attnrank.represent(half, axis="row", rtol=64 * 2.0 ** -10)
+        assert relative.tolerance.rule is None
+        torch = pytest.importorskip("torch")
+        b = attnrank.represent(torch.tensor(p).bfloat16(), axis="row")
+        assert b.tolerance.rule == "storage" and b.min_head_size == k
+        assert b.tolerance.certain_rank <= k
+
+
 def test_storage_rule_on_float16_and_bfloat16_maps(cli, tmp_path):
     """A planted size-8 head at n = 64: float16 (numpy) equals the CLI, and a
     torch bfloat16 tensor is read at its own precision; the interval holds 8,
