@@ -595,8 +595,9 @@ int cmd_spectrum(int argc, char **argv)
         {"--seed", CLI_U64, &a.seed, "S",
          "random seed of the random layer and of the storage rule's draws (default 0)", 0, NULL},
         {"--rtol", CLI_DOUBLE, &a.rtol, "R",
-         "relative rank tolerance (default: float64 data max(m,n) * eps; float32/float16/"
-         "bfloat16 data the storage rule, cut at the matrix's own rounding noise)",
+         "relative rank tolerance (default: float64 data, and --distributed, max(m,n) * eps; "
+         "float32/float16/bfloat16 data the storage rule, cut at the matrix's own rounding "
+         "noise)",
          0, &a.rtol_seen},
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
         {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",

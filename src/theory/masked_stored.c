@@ -36,7 +36,7 @@
 #define DEFAULT_NOISE_FACTOR 3.0 /* times the typical noise residual of a column */
 #define BOX_THETA 0.9
 #define BOX_MAX_ITER 400
-#define BOX_FLOP_BUDGET 1e10     /* per head size tried: about 5 s on one core */
+#define BOX_FLOP_BUDGET 5e9      /* per head size tried: a few seconds on one core */
 
 typedef struct eta_stats {
     double max, rms, half_max;
@@ -131,7 +131,7 @@ static size_t box_iterations(const ar_masked_workspace *ws, size_t k)
         entries += ws->allowed[t];
     double sweep = 2.0 * (double)entries * (double)(k + 1) * (double)(k + 1);
     double fit = BOX_FLOP_BUDGET / (sweep > 1.0 ? sweep : 1.0);
-    return fit < 30.0 ? 30 : fit > BOX_MAX_ITER ? BOX_MAX_ITER : (size_t)fit;
+    return fit < 10.0 ? 10 : fit > BOX_MAX_ITER ? BOX_MAX_ITER : (size_t)fit;
 }
 
 /* Sizes from the kept completion's up: the first whose box fit passes the
