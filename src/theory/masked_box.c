@@ -50,6 +50,20 @@ static const unsigned char *allowed_row(const box *x, size_t i)
     return x->ws->allowed + i * x->n;
 }
 
+/* log sum over query i's allowed keys of exp(S_ij) (max-shifted). */
+static double row_logsumexp(const box *x, size_t i)
+{
+    const unsigned char *a = allowed_row(x, i);
+    double top = -INFINITY, z = 0.0;
+    for (size_t j = 0; j < x->n; j++)
+        if (a[j] && AR_AT(&x->s, i, j) > top)
+            top = AR_AT(&x->s, i, j);
+    for (size_t j = 0; j < x->n; j++)
+        if (a[j])
+            z += exp(AR_AT(&x->s, i, j) - top);
+    return top + log(z);
+}
+
 /* Max over the mask of |softmax_i(S)_j - P~_ij| / h_ij. */
 static double worst_ratio(const box *x)
 {
@@ -57,16 +71,10 @@ static double worst_ratio(const box *x)
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *a = allowed_row(x, i);
-        double top = -INFINITY, z = 0.0;
-        for (size_t j = 0; j < n; j++)
-            if (a[j] && AR_AT(&x->s, i, j) > top)
-                top = AR_AT(&x->s, i, j);
-        for (size_t j = 0; j < n; j++)
-            if (a[j])
-                z += exp(AR_AT(&x->s, i, j) - top);
+        double lse = row_logsumexp(x, i);
         for (size_t j = 0; j < n; j++)
             if (a[j]) {
-                double q = exp(AR_AT(&x->s, i, j) - top) / z;
+                double q = exp(AR_AT(&x->s, i, j) - lse);
                 double r = fabs(q - AR_AT(&x->ws->prow, i, j)) / AR_AT(&x->ws->half, i, j);
                 worst = r > worst || isnan(r) ? r : worst;
             }
@@ -82,14 +90,7 @@ static void project(box *x)
     const ar_masked_workspace *ws = x->ws;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *a = allowed_row(x, i);
-        double top = -INFINITY, z = 0.0;
-        for (size_t j = 0; j < n; j++)
-            if (a[j] && AR_AT(&x->s, i, j) > top)
-                top = AR_AT(&x->s, i, j);
-        for (size_t j = 0; j < n; j++)
-            if (a[j])
-                z += exp(AR_AT(&x->s, i, j) - top);
-        double c = -(top + log(z));
+        double c = -row_logsumexp(x, i);
         for (size_t j = 0; j < n; j++) {
             if (!a[j])
                 continue;
