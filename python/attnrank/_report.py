@@ -59,6 +59,14 @@ class HeadRow:
         the layer's head size (``embed_dim / num_heads``, or as given), or None;
     bottleneck
         ``min_head_size > head_size``, or None when either is unknown;
+    previous_token, first_token, diagonal, induction
+        the head-type scores of the map (:func:`attnrank.head_scores`):
+        mean weight on the previous key, on the first key, on the query's
+        own position, and on the key after an earlier occurrence of the
+        query's token (needs the token ids or a repetition period); None
+        where a score is not defined (rectangular maps, no tokens);
+    source
+        what computed the map (the record's ``source``);
     note
         why ``min_head_size`` is None, or ``""``.
     """
@@ -77,12 +85,18 @@ class HeadRow:
     min_head_size: Optional[int]
     head_size: Optional[int]
     bottleneck: Optional[bool]
+    previous_token: Optional[float] = None
+    first_token: Optional[float] = None
+    diagonal: Optional[float] = None
+    induction: Optional[float] = None
+    source: str = ""
     note: str = ""
 
 
 _FIELDS = [f.name for f in dataclasses.fields(HeadRow)]
 _INT = {"call", "batch", "head", "n", "n_keys", "rank", "min_head_size", "head_size"}
 _FLOAT = {"stable_rank", "threshold"}
+SCORE_COLUMNS = ("previous_token", "first_token", "diagonal", "induction")
 _BOOL = {"bottleneck"}
 
 
@@ -91,6 +105,8 @@ def _parse(name: str, text: str) -> Any:
         return None if text == "" else int(text)
     if name in _FLOAT:
         return float(text)
+    if name in SCORE_COLUMNS:
+        return None if text == "" else float(text)
     if name in _BOOL:
         return None if text == "" else text == "True"
     return text
@@ -203,41 +219,74 @@ class AttentionReport:
                           stacklevel=2)
             return out
         layers = self.layers
-        fig, axes = plt.subplots(len(layers), 1, squeeze=False,
-                                 figsize=(6.4, 1.0 + 2.2 * max(len(layers), 1)))
-        for ax, (layer, call) in zip(axes[:, 0], layers):
+        scored = any(getattr(r, c) is not None for r in self.rows for c in SCORE_COLUMNS)
+        cols = 2 if scored else 1
+        fig, axes = plt.subplots(len(layers), cols, squeeze=False,
+                                 figsize=(6.4 * cols, 1.0 + 2.2 * max(len(layers), 1)))
+        for i, (layer, call) in enumerate(layers):
             rows = [r for r in self.rows if r.layer == layer and r.call == call]
-            heads = sorted({r.head for r in rows})
-            rank = np.array([[r.rank for r in rows if r.head == h] for h in heads], float)
-            stable = np.array([np.mean([r.stable_rank for r in rows if r.head == h])
-                               for h in heads])
-            mean = rank.mean(axis=1)
-            err = np.vstack([mean - rank.min(axis=1), rank.max(axis=1) - mean])
-            ax.bar(heads, mean, yerr=err, color="tab:blue", alpha=0.7, label="rank")
-            ax.plot(heads, stable, "o-", color="tab:orange", label="stable rank")
-            top = float(rank.max())
-            mins = [[r.min_head_size for r in rows if r.head == h] for h in heads]
-            if all(v is not None for m in mins for v in m):
-                # the minimal head size is what the layer's head size bounds
-                ax.plot(heads, [max(m) for m in mins], "s--", color="tab:red",
-                        label="min head size (max over batch)")
-                top = max(top, max(max(m) for m in mins))
-                hs = {r.head_size for r in rows} - {None}
-                if len(hs) == 1:
-                    size = hs.pop()
-                    ax.axhline(size, color="gray", linestyle=":", label="head size")
-                    top = max(top, size)
-            title = layer if call == 0 else f"{layer} (call {call})"
-            ax.set_title(f"{title}, n = {rows[0].n}", fontsize=9)
-            ax.set_xlabel("head")
-            ax.set_ylabel("rank")
-            ax.set_xticks(heads)
-            ax.set_ylim(0, 1.45 * max(top, 1.0))
-            ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
+            _plot_ranks(axes[i, 0], layer, call, rows)
+            if scored:
+                _plot_scores(axes[i, 1], layer, call, rows)
         fig.tight_layout()
         fig.savefig(path)
         plt.close(fig)
         return path
+
+
+def _title(layer: str, call: int, rows: Sequence[HeadRow]) -> str:
+    title = layer if call == 0 else f"{layer} (call {call})"
+    return f"{title}, n = {rows[0].n}"
+
+
+def _plot_ranks(ax: Any, layer: str, call: int, rows: Sequence[HeadRow]) -> None:
+    """Bars of the rank per head (mean over the batch, range as error bars),
+    the stable rank, and the minimal head size against the head size."""
+    heads = sorted({r.head for r in rows})
+    rank = np.array([[r.rank for r in rows if r.head == h] for h in heads], float)
+    stable = np.array([np.mean([r.stable_rank for r in rows if r.head == h]) for h in heads])
+    mean = rank.mean(axis=1)
+    err = np.vstack([mean - rank.min(axis=1), rank.max(axis=1) - mean])
+    ax.bar(heads, mean, yerr=err, color="tab:blue", alpha=0.7, label="rank")
+    ax.plot(heads, stable, "o-", color="tab:orange", label="stable rank")
+    top = float(rank.max())
+    mins = [[r.min_head_size for r in rows if r.head == h] for h in heads]
+    if all(v is not None for m in mins for v in m):
+        # the minimal head size is what the layer's head size bounds
+        ax.plot(heads, [max(m) for m in mins], "s--", color="tab:red",
+                label="min head size (max over batch)")
+        top = max(top, max(max(m) for m in mins))
+        hs = {r.head_size for r in rows} - {None}
+        if len(hs) == 1:
+            size = hs.pop()
+            ax.axhline(size, color="gray", linestyle=":", label="head size")
+            top = max(top, size)
+    ax.set_title(_title(layer, call, rows), fontsize=9)
+    ax.set_xlabel("head")
+    ax.set_ylabel("rank")
+    ax.set_xticks(heads)
+    ax.set_ylim(0, 1.45 * max(top, 1.0))
+    ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
+
+
+def _plot_scores(ax: Any, layer: str, call: int, rows: Sequence[HeadRow]) -> None:
+    """Grouped bars of the head-type scores per head (mean over the batch)."""
+    heads = sorted({r.head for r in rows})
+    width = 0.8 / len(SCORE_COLUMNS)
+    for j, name in enumerate(SCORE_COLUMNS):
+        values = []
+        for h in heads:
+            v = [getattr(r, name) for r in rows if r.head == h and getattr(r, name) is not None]
+            values.append(float(np.mean(v)) if v else np.nan)
+        if not np.all(np.isnan(values)):
+            ax.bar(np.array(heads) + (j - 1.5) * width, values, width,
+                   label=name.replace("_", " "))
+    ax.set_title(f"head-type scores: {_title(layer, call, rows)}", fontsize=9)
+    ax.set_xlabel("head")
+    ax.set_ylabel("score")
+    ax.set_xticks(heads)
+    ax.set_ylim(0, 1.3)
+    ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
 
 
 def _represent_caller(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -276,15 +325,6 @@ def _get(result: Any, name: str) -> Any:
     return getattr(result, name, None)
 
 
-def _is_causal(mask: np.ndarray) -> bool:
-    """Every slice of the (..., n, n) bool mask is the causal triangle."""
-    n = mask.shape[-1]
-    if mask.shape[-2] != n:
-        return False
-    tri = np.triu(np.ones((n, n), bool), 1)
-    return bool(np.array_equal(mask, np.broadcast_to(tri, mask.shape)))
-
-
 def _verdict(result: Any, head_size: Optional[int]) -> Tuple[Optional[int], Optional[bool], str]:
     mhs = _get(result, "min_head_size")
     if mhs is not None:
@@ -303,20 +343,68 @@ def _verdict(result: Any, head_size: Optional[int]) -> Tuple[Optional[int], Opti
     return None, None, "not representable by any head size (represent gave no minimum)"
 
 
+def _mask_kind(rec: Any, n_q: int, n_k: int) -> str:
+    if n_q != n_k:
+        return "n/a"
+    kind = getattr(rec, "mask_kind", None)
+    if kind is None:  # a record-like object without the property
+        kind = "none" if rec.mask is None else "given"
+    return "auto" if kind == "none" else kind
+
+
+def _head_size_of(rec: Any, head_size: Union[None, int, Mapping[str, int]]) -> Optional[int]:
+    if isinstance(head_size, Mapping):
+        hs = head_size.get(rec.layer, getattr(rec, "head_size", None))
+    else:
+        hs = head_size if head_size is not None else getattr(rec, "head_size", None)
+    return None if hs is None else int(hs)
+
+
+def _tokens_of(tokens: Any, batch: int, n: int) -> Optional[np.ndarray]:
+    """The token ids as batch x n int64, or None."""
+    if tokens is None:
+        return None
+    t = tokens.detach().cpu().numpy() if hasattr(tokens, "detach") else np.asarray(tokens)
+    if t.ndim == 1:
+        t = np.broadcast_to(t, (batch, t.shape[0]))
+    if t.ndim != 2 or t.shape[0] != batch or t.shape[1] != n:
+        raise ValueError(f"analyze: tokens= has shape {t.shape}, the maps are batch {batch} "
+                         f"x n {n}: give batch x n token ids (or n for every batch entry)")
+    return t.astype(np.int64, copy=False)
+
+
+def _scores(p: np.ndarray, tok: Optional[np.ndarray], period: Optional[int]) -> Dict[str, Any]:
+    """The head-type scores of one square map (rows as queries), None where
+    a score is not defined."""
+    fn = getattr(attnrank, "head_scores", None)
+    if fn is None or p.shape[0] != p.shape[1]:
+        return {}
+    result = fn(p, axis="row", tokens=tok, period=period)
+    out = {}
+    for name in SCORE_COLUMNS:
+        v = getattr(result, name, None)
+        out[name] = None if v is None or not np.isfinite(v) else float(v)
+    return out
+
+
 def analyze_records(records: Sequence[Any], *,
                     head_size: Union[None, int, Mapping[str, int]] = None,
-                    head_sizes: Optional[Mapping[str, int]] = None,
+                    tokens: Any = None, period: Optional[int] = None,
                     rtol: Optional[float] = None, atol: float = 0.0,
                     represent: Union[None, bool, Callable[..., Any]] = None,
                     represent_options: Optional[Mapping[str, Any]] = None,
                     threads: int = 0) -> AttentionReport:
-    """The :class:`AttentionReport` of attention records.
+    """The :class:`AttentionReport` of attention records (one head each,
+    ``probs`` batch x n_q x n_k, rows as queries).
 
     head_size
         an int for every layer, or a mapping from layer name to head size;
-        it overrides ``head_sizes`` (the module's own, from
-        :func:`attnrank.torch.analyze`).  A layer with neither gets None
-        (and ``bottleneck`` None);
+        it overrides the records' own ``head_size``.  A layer with neither
+        gets None (and ``bottleneck`` None);
+    tokens, period
+        token ids (batch x n, or n) or a repetition period for the induction
+        score (:func:`attnrank.head_scores`); without them ``induction`` is
+        None;
     rtol, atol
         the rank tolerance, as :func:`attnrank.spectrum` (rtol None: from
         the record's ``precision``);
@@ -327,7 +415,7 @@ def analyze_records(records: Sequence[Any], *,
     represent_options
         extra keyword arguments for ``represent``;
     threads
-        threads of :func:`attnrank.spectrum` over a record's heads.
+        threads of :func:`attnrank.spectrum` over a record's batch.
     """
     fn: Optional[Callable[..., Any]] = None
     reason = ""
@@ -344,36 +432,24 @@ def analyze_records(records: Sequence[Any], *,
         reason = "this attnrank has no attnrank.represent binding"
     call = _represent_caller(fn) if fn is not None else None
     options = dict(represent_options or {})
-    sizes: Dict[str, int] = dict(head_sizes or {})
     rows: List[HeadRow] = []
     for rec in records:
-        probs = np.asarray(rec.probs)
-        if probs.ndim != 4:
-            raise ValueError(f"analyze: record {rec.layer} has probs of shape {probs.shape}, "
-                             f"expected batch x heads x n_q x n_k")
-        b, h, nq, nk = probs.shape
-        if isinstance(head_size, Mapping):
-            hs = head_size.get(rec.layer, sizes.get(rec.layer))
-        else:
-            hs = head_size if head_size is not None else sizes.get(rec.layer)
-        hs = None if hs is None else int(hs)
+        probs = rec.probs
+        if np.ndim(probs) != 3:
+            raise ValueError(f"analyze: record {rec.layer} head {rec.head} has probs of shape "
+                             f"{np.shape(probs)}, expected batch x n_q x n_k")
+        b, nq, nk = probs.shape
+        hs = _head_size_of(rec, head_size)
         try:
             stack = attnrank.spectrum(probs, rtol=rtol, atol=atol, precision=rec.precision,
                                       threads=threads)
         except attnrank.Error as e:
-            where = f"layer {rec.layer}, call {rec.call}"
+            where = f"layer {rec.layer}, call {rec.call}, head {rec.head}"
             raise type(e)(e.status, e.message, e.function,
                           f"{where}: {e.detail}" if e.detail else where) from e
-        full = rec.mask
-        if nq != nk:
-            kind = "n/a"
-        elif full is not None and _is_causal(full):
-            kind = "causal"
-        elif full is not None:
-            kind = "given"
-        else:
-            kind = "auto"
-        for (bi, hi), m in zip(np.ndindex(b, h), stack.matrices):
+        kind = _mask_kind(rec, nq, nk)
+        tok = _tokens_of(tokens, b, nk) if nq == nk else None
+        for bi, m in enumerate(stack.matrices):
             mhs: Optional[int] = None
             verdict: Optional[bool] = None
             note = reason
@@ -381,20 +457,25 @@ def analyze_records(records: Sequence[Any], *,
                 note = "rectangular map (cross-attention): represent needs n x n"
             elif call is not None:
                 if kind == "given":
-                    mask_arg: Any = (~full[bi, hi]).astype(np.uint8)  # 1 = may attend
+                    mask_arg: Any = (~rec.mask[bi]).astype(np.uint8)  # 1 = may attend
                 else:
                     mask_arg = kind
                 try:
-                    result = call(probs[bi, hi], mask_arg, rec.precision, options)
+                    result = call(probs[bi], mask_arg, rec.precision, options)
                 except attnrank.Error as e:
                     note = f"represent: {e}"
                 else:
                     mhs, verdict, note = _verdict(result, hs)
-            rows.append(HeadRow(layer=rec.layer, call=int(rec.call), batch=bi, head=hi,
-                                n=nq, n_keys=nk, precision=rec.precision, rank=m.rank,
-                                stable_rank=m.stable_rank, threshold=m.tolerance.threshold,
-                                mask=kind, min_head_size=mhs, head_size=hs,
-                                bottleneck=verdict, note=note))
+            scores = _scores(probs[bi], None if tok is None else tok[bi], period)
+            rows.append(HeadRow(layer=rec.layer, call=int(rec.call), batch=bi,
+                                head=int(rec.head), n=nq, n_keys=nk, precision=rec.precision,
+                                rank=m.rank, stable_rank=m.stable_rank,
+                                threshold=m.tolerance.threshold, mask=kind,
+                                min_head_size=mhs, head_size=hs, bottleneck=verdict,
+                                source=getattr(rec, "source", ""), note=note, **scores))
+    # rows by call, then batch entry, then head (records come head by head)
+    order = {key: i for i, key in enumerate(dict.fromkeys((r.layer, r.call) for r in rows))}
+    rows.sort(key=lambda r: (order[(r.layer, r.call)], r.batch, r.head))
     return AttentionReport(rows=tuple(rows), represent_available=call is not None,
                            unavailable=() if call is not None else REPRESENT_COLUMNS,
                            reason=reason)

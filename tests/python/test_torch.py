@@ -45,6 +45,12 @@ def _layer_inputs(model, layers, *args, **kwargs):
     return seen
 
 
+def _calls(records):
+    """One (first record, batch x heads x n_q x n_k stack) per call."""
+    return [(next(r for r in records if (r.layer, r.call) == key), records.stack(*key))
+            for key in records.layers()]
+
+
 def test_lazy_attribute_and_module():
     assert attnrank.torch is art
 
@@ -60,10 +66,11 @@ def test_plain_mha_reproduces_need_weights_exactly(train):
     with torch.no_grad():
         ref = m(x, x, x, need_weights=True, average_attn_weights=False)[1]
     records = art.capture_attention(m, x, x, x)
-    (r,) = records
+    ((r, probs),) = _calls(records)
+    assert [rec.head for rec in records] == [0, 1]
     assert r.layer == "<model>" and r.call == 0 and r.self_attention
-    assert r.probs.shape == (2, 2, 5, 5) and r.probs.dtype == np.float32
-    assert np.array_equal(r.probs, ref.numpy())
+    assert probs.shape == (2, 2, 5, 5) and probs.dtype == np.float32
+    assert np.array_equal(probs, ref.numpy())
     assert r.precision == "float32" and r.device == "cpu" and r.dropout == 0.0
     assert r.mask is None and r.attn_mask is None and r.key_padding_mask is None
     _assert_restored(m)
@@ -88,16 +95,16 @@ def test_plain_mha_masks_positional_args_and_returned_weights():
     assert torch.equal(out, ref_out) and torch.equal(w, ref_w)
     assert torch.allclose(avg, ref_avg, rtol=0, atol=1e-7)
     assert none[1] is None and ref_none[1] is None and torch.equal(none[0], ref_none[0])
-    assert [r.call for r in records] == [0, 1, 2]
-    r = records[0]
-    assert not r.self_attention and r.probs.shape == (3, 2, 4, 6)
-    assert np.array_equal(r.probs, ref_w.numpy())
+    assert [r.call for r in records] == [0, 0, 1, 1, 2, 2]
+    (r, probs), _, _ = _calls(records)
+    assert not r.self_attention and probs.shape == (3, 2, 4, 6)
+    assert np.array_equal(probs, ref_w.numpy())
     assert r.attn_mask.dtype == np.bool_ and np.array_equal(r.attn_mask, attn_mask.numpy())
     assert np.array_equal(r.key_padding_mask, kpm.numpy())
-    mask = r.mask
-    assert mask.shape == r.probs.shape and mask.dtype == np.bool_
+    mask = np.stack([records[0].mask, records[1].mask], axis=1)
+    assert mask.shape == probs.shape and mask.dtype == np.bool_
     assert mask[:, :, :, 5].all() and mask[1, :, :, 0].all() and not mask[0, :, :, 0].any()
-    assert (r.probs[mask] == 0).all()
+    assert (probs[mask] == 0).all()
     _assert_restored(m)
 
 
@@ -107,8 +114,8 @@ def test_unbatched_input_gets_a_batch_axis():
     x = torch.randn(4, 6)
     with torch.no_grad():
         ref = m(x, x, x, average_attn_weights=False)[1]
-    (r,) = art.capture_attention(m, x, x, x)
-    assert r.probs.shape == (1, 3, 4, 4) and np.array_equal(r.probs[0], ref.numpy())
+    ((r, probs),) = _calls(art.capture_attention(m, x, x, x))
+    assert probs.shape == (1, 3, 4, 4) and np.array_equal(probs[0], ref.numpy())
 
 
 def test_restored_after_an_exception_and_an_own_forward_kept():
@@ -126,8 +133,9 @@ def test_restored_after_an_exception_and_an_own_forward_kept():
 
     m.forward = own
     x = torch.randn(1, 3, 8)
-    (r,) = art.capture_attention(m, x, x, x)
-    assert calls == [1] and m.__dict__["forward"] is own and r.probs.shape == (1, 2, 3, 3)
+    ((r, probs),) = _calls(art.capture_attention(m, x, x, x))
+    # the own forward runs twice: once for the weights, once as the caller asked
+    assert calls == [1, 1] and m.__dict__["forward"] is own and probs.shape == (1, 2, 3, 3)
 
 
 def test_refuses_a_non_module():
@@ -149,19 +157,19 @@ def test_encoder_causal_mask_every_layer_exact(train):
     with torch.no_grad(), art.capture(enc) as records:
         out = enc(x, mask=causal)
     assert torch.allclose(out, ref_out, rtol=0, atol=1e-6)
-    assert [r.layer for r in records] == [f"layers.{i}.self_attn" for i in range(3)]
+    assert records.layers() == [(f"layers.{i}.self_attn", 0) for i in range(3)]
     inputs = _layer_inputs(enc, enc.layers, x, mask=causal)
     upper = np.triu(np.ones((n, n), dtype=bool), 1)
-    for r, xin, layer in zip(records, inputs, enc.layers):
+    for (r, probs), xin, layer in zip(_calls(records), inputs, enc.layers):
         with torch.no_grad():
             ref = layer.self_attn(xin, xin, xin, attn_mask=causal, need_weights=True,
                                   average_attn_weights=False)[1]
-        assert np.array_equal(r.probs, ref.numpy())
-        assert r.probs.shape == (2, 4, n, n)
-        assert (r.probs[:, :, upper] == 0).all()
-        assert np.allclose(r.probs.sum(-1), 1, atol=1e-6)
+        assert np.array_equal(probs, ref.numpy())
+        assert probs.shape == (2, 4, n, n)
+        assert (probs[:, :, upper] == 0).all()
+        assert np.allclose(probs.sum(-1), 1, atol=1e-6)
         assert np.array_equal(r.attn_mask, causal.numpy())
-        assert np.array_equal(r.mask[0, 0], upper)
+        assert np.array_equal(r.mask[0], upper) and r.mask_kind == "causal"
         assert r.dropout == 0.0 and r.self_attention
     _assert_restored(enc)
 
@@ -174,26 +182,26 @@ def test_encoder_eval_fast_path_is_switched_off():
     with torch.no_grad():
         ref_out = enc(x)
     records = art.capture_attention(enc, x)
-    assert len(records) == 2
+    assert len(records.layers()) == 2 and len(records) == 8
     with torch.no_grad(), art.capture(enc):
         assert torch.allclose(enc(x), ref_out, rtol=0, atol=1e-5)
     pad = torch.zeros(3, 5, dtype=torch.bool)
     pad[0, 3:] = True
     records = art.capture_attention(enc, x, src_key_padding_mask=pad)
-    assert len(records) == 2
+    assert len(records.layers()) == 2
     for r in records:
         assert np.array_equal(r.key_padding_mask, pad.numpy())
-        assert (r.probs[0, :, :, 3:] == 0).all() and r.mask[0, :, :, 3:].all()
+        assert (r.probs[0, :, 3:] == 0).all() and r.mask[0, :, 3:].all()
         assert not r.mask[1:].any()
     _assert_restored(enc)
 
 
 def test_train_mode_dropout_is_recorded():
     enc = _encoder(layers=1, dropout=0.25).train()
-    (r,) = art.capture_attention(enc, torch.randn(1, 4, 16))
-    assert r.dropout == 0.25
-    (r,) = art.capture_attention(enc.eval(), torch.randn(1, 4, 16))
-    assert r.dropout == 0.0
+    records = art.capture_attention(enc, torch.randn(1, 4, 16))
+    assert len(records) == 4 and {r.dropout for r in records} == {0.25}
+    records = art.capture_attention(enc.eval(), torch.randn(1, 4, 16))
+    assert {r.dropout for r in records} == {0.0}
 
 
 def test_decoder_self_and_cross_attention():
@@ -204,27 +212,28 @@ def test_decoder_self_and_cross_attention():
     tgt, memory = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
     mask = nn.Transformer.generate_square_subsequent_mask(4)
     records = art.capture_attention(dec, tgt, memory, tgt_mask=mask)
-    assert [r.layer for r in records] == ["layers.0.self_attn", "layers.0.multihead_attn",
-                                          "layers.1.self_attn", "layers.1.multihead_attn"]
-    assert [r.self_attention for r in records] == [True, False, True, False]
-    assert records[0].probs.shape == (2, 2, 4, 4) and records[1].probs.shape == (2, 2, 4, 6)
-    assert records[1].mask is None and records[0].mask[0, 0, 0, 1]
+    calls = _calls(records)
+    assert [r.layer for r, _ in calls] == ["layers.0.self_attn", "layers.0.multihead_attn",
+                                           "layers.1.self_attn", "layers.1.multihead_attn"]
+    assert [r.self_attention for r, _ in calls] == [True, False, True, False]
+    assert calls[0][1].shape == (2, 2, 4, 4) and calls[1][1].shape == (2, 2, 4, 6)
+    assert calls[1][0].mask is None and calls[0][0].mask[0, 0, 1]
     _assert_restored(dec)
 
 
 def test_float64_and_half_models():
     enc = _encoder(layers=1).double().eval()
-    (r,) = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.float64))
+    r = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.float64))[0]
     assert r.probs.dtype == np.float64 and r.precision == "float64"
     enc = _encoder(layers=1).eval()
-    (r,) = art.capture_attention(enc, torch.randn(1, 3, 16), dtype="float64")
+    r = art.capture_attention(enc, torch.randn(1, 3, 16), dtype="float64")[0]
     assert r.probs.dtype == np.float64 and r.precision == "float32"
 
 
 def test_bfloat16_model():
     enc = _encoder(layers=1).to(torch.bfloat16).train()
     try:
-        (r,) = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.bfloat16))
+        r = art.capture_attention(enc, torch.randn(1, 3, 16, dtype=torch.bfloat16))[0]
     except RuntimeError as exc:  # some CPU builds lack a bf16 kernel
         pytest.skip(f"bfloat16 attention unsupported here: {exc}")
     assert r.precision == "bfloat16" and r.probs.dtype == np.float32
@@ -244,14 +253,15 @@ def _bf16_mha_records(n=16, d=32, heads=4):
 
 
 def test_bfloat16_records_carry_their_precision():
-    (r,), m, x = _bf16_mha_records()
+    records, m, x = _bf16_mha_records()
+    ((r, probs),) = _calls(records)
     with torch.no_grad():
         _, want = m(x, x, x, need_weights=True, average_attn_weights=False)
     assert want.dtype == torch.bfloat16 and r.precision == "bfloat16"
     # the values are the module's bfloat16 weights, widened exactly
-    assert r.probs.dtype == np.float32 and np.array_equal(r.probs, want.float().numpy())
+    assert probs.dtype == np.float32 and np.array_equal(probs, want.float().numpy())
     assert r.probs.attnrank_precision == "bfloat16"
-    p = r.probs[1, 2]  # one head: a view keeps the precision
+    p = records[2].probs[1]  # one head, one batch entry: a view keeps the precision
     assert p.attnrank_precision == "bfloat16"
     # no precision argument needed: the bindings read it from the record
     s = attnrank.spectrum(p)
@@ -267,9 +277,9 @@ def test_bfloat16_records_carry_their_precision():
     # arithmetic makes new values: a plain array
     assert type(p * 2.0) is np.ndarray and type(p.sum(axis=1)) is np.ndarray
     # dtype="float64" widens again and still says bfloat16
-    (r64,) = art.capture_attention(m, x, x, x, dtype="float64")
+    r64 = art.capture_attention(m, x, x, x, dtype="float64")[0]
     assert r64.probs.dtype == np.float64 and r64.probs.attnrank_precision == "bfloat16"
-    assert attnrank.represent(r64.probs[0, 0], axis="row", head_size=8,
+    assert attnrank.represent(r64.probs[0], axis="row", head_size=8,
                               fit=False).tolerance.precision == "bfloat16"
 
 
@@ -281,14 +291,14 @@ def test_half_records_keep_their_dtype():
     # record instead would keep bfloat16's rounding, which float16's sum
     # check rightly refuses.)
     _, m, x = _bf16_mha_records()
-    (r,) = art.capture_attention(m.float(), x.float(), x.float(), x.float())
-    half = torch.from_numpy(r.probs).half()
-    (h,) = art.from_attentions([half])
+    ((_, probs),) = _calls(art.capture_attention(m.float(), x.float(), x.float(), x.float()))
+    half = torch.from_numpy(probs).half()
+    h = art.from_attentions([half])[0]
     assert h.precision == "float16" and h.probs.dtype == np.float16
-    assert attnrank.spectrum(h.probs[0, 0]).tolerance.precision == "float16"
-    assert attnrank.represent(h.probs[0, 0], axis="row", head_size=8,
+    assert attnrank.spectrum(h.probs[0]).tolerance.precision == "float16"
+    assert attnrank.represent(h.probs[0], axis="row", head_size=8,
                               fit=False).tolerance.precision == "float16"
-    (h64,) = art.from_attentions([half], dtype="float64")
+    h64 = art.from_attentions([half], dtype="float64")[0]
     assert h64.probs.dtype == np.float64 and h64.probs.attnrank_precision == "float16"
     # to a coarser dtype: the coarser one is the storage, no wrapper
     f32 = art.to_numpy(torch.ones(3, 3, dtype=torch.float64), dtype="float32")
@@ -298,7 +308,7 @@ def test_half_records_keep_their_dtype():
 
 def test_stored_arrays_pickle_and_copy():
     import pickle
-    (r,), _, _ = _bf16_mha_records()
+    r = _bf16_mha_records()[0][0]
     for q in (pickle.loads(pickle.dumps(r.probs)), r.probs.copy(), r.probs.T,
               r.probs.reshape(-1, r.probs.shape[-1]), r.probs.astype(np.float64)):
         assert q.attnrank_precision == "bfloat16"
@@ -315,18 +325,21 @@ def test_from_attentions_tuple():
     mask = torch.ones(b, n, dtype=torch.long)
     mask[1, 4] = 0
     records = art.from_attentions((grads, bf, layers[2]), attention_mask=mask)
-    assert [r.layer for r in records] == ["layers.0", "layers.1", "layers.2"]
-    assert np.array_equal(records[0].probs, layers[0].numpy())
-    assert records[1].precision == "bfloat16" and records[1].probs.dtype == np.float32
-    assert np.array_equal(records[1].probs, bf.float().numpy())
-    (r,) = art.from_attentions([layers[2][0]])  # heads x n x n: batch 1
-    assert r.probs.shape == (1, h, n, n) and r.mask is None
-    assert records[0].mask[1, :, :, 4].all() and not records[0].mask[0].any()
+    assert records.layers() == [("layers.0", 0), ("layers.1", 0), ("layers.2", 0)]
+    assert [(r.head, r.heads, r.source) for r in records[:3]] == [
+        (i, h, "attentions") for i in range(h)]
+    assert np.array_equal(records.stack("layers.0"), layers[0].numpy())
+    assert records[h].precision == "bfloat16" and records[h].probs.dtype == np.float32
+    assert np.array_equal(records.stack("layers.1"), bf.float().numpy())
+    one = art.from_attentions([layers[2][0]])  # heads x n x n: batch 1
+    assert len(one) == h and one[0].probs.shape == (1, n, n) and one[0].mask is None
+    assert records[0].mask[1, :, 4].all() and not records[0].mask[0].any()
     out = types.SimpleNamespace(attentions=layers)
     records = art.from_attentions(out, names=["a", "b", "c"], is_causal=True, dtype="float64")
-    assert [r.layer for r in records] == ["a", "b", "c"]
+    assert [layer for layer, _ in records.layers()] == ["a", "b", "c"]
     assert records[0].probs.dtype == np.float64 and records[0].precision == "float32"
-    assert np.array_equal(records[0].mask[0, 0], np.triu(np.ones((n, n), bool), 1))
+    assert np.array_equal(records[0].mask[0], np.triu(np.ones((n, n), bool), 1))
+    assert records[0].mask_kind == "causal"
     np_records = art.from_attentions([layers[0].numpy()])
     assert np_records[0].precision == "float32"
 

@@ -49,9 +49,10 @@ def test_encoder_report_one_row_per_layer_batch_head_and_ranks_match(no_represen
     assert report.layers == [(f"layers.{i}.self_attn", 0) for i in range(LAYERS)]
 
     records = art.capture_attention(enc, x, mask=causal)
-    for rec in records:
-        ref = attnrank.spectrum(rec.probs, precision=rec.precision)
-        rows = [r for r in report.rows if r.layer == rec.layer]
+    for layer, call in records.layers():
+        probs = records.stack(layer, call)  # batch x heads x n x n
+        ref = attnrank.spectrum(probs, precision="float64")
+        rows = [r for r in report.rows if r.layer == layer]
         for r, m in zip(rows, ref.matrices):
             assert (r.batch, r.head) == m.index
             assert r.rank == m.rank and r.rank == ref.ranks[r.batch, r.head]
@@ -59,7 +60,7 @@ def test_encoder_report_one_row_per_layer_batch_head_and_ranks_match(no_represen
             assert r.threshold == m.tolerance.threshold
             assert r.n == r.n_keys == N and r.precision == "float64"
             # one slice on its own (a strided view) gives the same rank
-            assert attnrank.spectrum(rec.probs[r.batch, r.head]).rank == r.rank
+            assert attnrank.spectrum(probs[r.batch, r.head]).rank == r.rank
     for r in report.rows:
         assert r.mask == "causal" and r.head_size == D // HEADS
         assert r.min_head_size is None and r.bottleneck is None
@@ -123,7 +124,7 @@ def test_represent_wiring_with_a_stand_in(monkeypatch):
     assert len(calls) == len(report)
     records = art.capture_attention(enc, x, mask=causal)
     p, mask, axis, precision, options = calls[0]
-    assert np.array_equal(p, records[0].probs[0, 0])
+    assert np.array_equal(p, records[0].probs[0])
     assert (mask, axis, precision, options) == ("causal", "row", "float64", {"tau": 1e-9})
     for r in report.rows:
         assert r.min_head_size == 5 and r.head_size == 4 and r.bottleneck is True
@@ -152,7 +153,7 @@ def test_represent_without_axis_gets_columns_as_queries(monkeypatch):
     enc, x, causal = _causal_encoder()
     report = art.analyze(enc, x, forward_kwargs={"mask": causal})
     records = art.capture_attention(enc, x, mask=causal)
-    assert np.array_equal(seen[0], records[0].probs[0, 0].T)
+    assert np.array_equal(seen[0], records[0].probs[0].T)
     r = report.rows[0]
     assert r.min_head_size is None and r.bottleneck is True and ">= 6" in r.note
 
