@@ -197,96 +197,20 @@ class AttentionReport:
                    unavailable=() if available else REPRESENT_COLUMNS)
 
     def plot(self, path: Union[str, "os.PathLike[str]"]) -> Path:
-        """A figure of rank per head, one panel per layer call.
+        """A figure of each layer call's heads: rank and stable rank per head
+        (bars: mean over the batch, the range as error bars), the minimal
+        head size against the head size when computed, and, beside them,
+        the head-type scores (previous-token, first-token, diagonal,
+        induction) when any is defined.
 
-        With matplotlib: bars of the numerical rank per head (mean over the
-        batch, the range as error bars), the stable rank as a line, and, when
-        computed, the minimal head size (max over the batch) and the layer's
-        head size as lines;
-        saved to ``path`` (format from its suffix, e.g. PNG).  Without
-        matplotlib: the rows are written as CSV to ``path`` with the suffix
-        ``.csv`` instead, with a warning.  Returns the path written.
+        Drawn with matplotlib when it is installed, else with gnuplot (PNG,
+        or SVG for a ``.svg`` path); the file is written whole or not at
+        all.  With neither, the rows are written as CSV to ``path`` with the
+        suffix ``.csv`` instead, with a RuntimeWarning.  Returns the path
+        written.
         """
-        path = Path(path)
-        try:
-            import matplotlib
-            matplotlib.use("Agg", force=False)
-            import matplotlib.pyplot as plt
-        except ImportError:
-            out = self.to_csv(path.with_suffix(".csv"))
-            warnings.warn(f"AttentionReport.plot: matplotlib is not installed; wrote the "
-                          f"report as CSV to {out} instead of a figure", RuntimeWarning,
-                          stacklevel=2)
-            return out
-        layers = self.layers
-        scored = any(getattr(r, c) is not None for r in self.rows for c in SCORE_COLUMNS)
-        cols = 2 if scored else 1
-        fig, axes = plt.subplots(len(layers), cols, squeeze=False,
-                                 figsize=(6.4 * cols, 1.0 + 2.2 * max(len(layers), 1)))
-        for i, (layer, call) in enumerate(layers):
-            rows = [r for r in self.rows if r.layer == layer and r.call == call]
-            _plot_ranks(axes[i, 0], layer, call, rows)
-            if scored:
-                _plot_scores(axes[i, 1], layer, call, rows)
-        fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
-        return path
-
-
-def _title(layer: str, call: int, rows: Sequence[HeadRow]) -> str:
-    title = layer if call == 0 else f"{layer} (call {call})"
-    return f"{title}, n = {rows[0].n}"
-
-
-def _plot_ranks(ax: Any, layer: str, call: int, rows: Sequence[HeadRow]) -> None:
-    """Bars of the rank per head (mean over the batch, range as error bars),
-    the stable rank, and the minimal head size against the head size."""
-    heads = sorted({r.head for r in rows})
-    rank = np.array([[r.rank for r in rows if r.head == h] for h in heads], float)
-    stable = np.array([np.mean([r.stable_rank for r in rows if r.head == h]) for h in heads])
-    mean = rank.mean(axis=1)
-    err = np.vstack([mean - rank.min(axis=1), rank.max(axis=1) - mean])
-    ax.bar(heads, mean, yerr=err, color="tab:blue", alpha=0.7, label="rank")
-    ax.plot(heads, stable, "o-", color="tab:orange", label="stable rank")
-    top = float(rank.max())
-    mins = [[r.min_head_size for r in rows if r.head == h] for h in heads]
-    if all(v is not None for m in mins for v in m):
-        # the minimal head size is what the layer's head size bounds
-        ax.plot(heads, [max(m) for m in mins], "s--", color="tab:red",
-                label="min head size (max over batch)")
-        top = max(top, max(max(m) for m in mins))
-        hs = {r.head_size for r in rows} - {None}
-        if len(hs) == 1:
-            size = hs.pop()
-            ax.axhline(size, color="gray", linestyle=":", label="head size")
-            top = max(top, size)
-    ax.set_title(_title(layer, call, rows), fontsize=9)
-    ax.set_xlabel("head")
-    ax.set_ylabel("rank")
-    ax.set_xticks(heads)
-    ax.set_ylim(0, 1.45 * max(top, 1.0))
-    ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
-
-
-def _plot_scores(ax: Any, layer: str, call: int, rows: Sequence[HeadRow]) -> None:
-    """Grouped bars of the head-type scores per head (mean over the batch)."""
-    heads = sorted({r.head for r in rows})
-    width = 0.8 / len(SCORE_COLUMNS)
-    for j, name in enumerate(SCORE_COLUMNS):
-        values = []
-        for h in heads:
-            v = [getattr(r, name) for r in rows if r.head == h and getattr(r, name) is not None]
-            values.append(float(np.mean(v)) if v else np.nan)
-        if not np.all(np.isnan(values)):
-            ax.bar(np.array(heads) + (j - 1.5) * width, values, width,
-                   label=name.replace("_", " "))
-    ax.set_title(f"head-type scores: {_title(layer, call, rows)}", fontsize=9)
-    ax.set_xlabel("head")
-    ax.set_ylabel("score")
-    ax.set_xticks(heads)
-    ax.set_ylim(0, 1.3)
-    ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=False)
+        from attnrank._report_plot import plot_report
+        return plot_report(self, Path(path))
 
 
 def _represent_caller(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -222,22 +222,22 @@ def test_to_pandas(no_represent):
         assert df["rank"].tolist() == [r.rank for r in report.rows]
 
 
-def test_plot_writes_a_file(tmp_path, no_represent):
+def test_plot_writes_a_file(tmp_path, no_represent, monkeypatch):
     enc, x, causal = _causal_encoder()
     report = art.analyze(enc, x, forward_kwargs={"mask": causal})
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        with pytest.warns(RuntimeWarning, match="matplotlib"):
-            out = report.plot(tmp_path / "ranks.png")
-        assert out == tmp_path / "ranks.csv" and out.exists()
-        assert AttentionReport.from_csv(out).rows == report.rows
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            out = report.plot(tmp_path / "ranks.png")
-        assert out == tmp_path / "ranks.png"
-        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = report.plot(tmp_path / "ranks.png")  # matplotlib, else gnuplot
+    assert out == tmp_path / "ranks.png"
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["ranks.png"]  # no temporary left
+    import attnrank._report_plot as rp
+    monkeypatch.setattr(rp.shutil, "which", lambda name: None)
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    with pytest.warns(RuntimeWarning, match="neither matplotlib nor gnuplot"):
+        out = report.plot(tmp_path / "ranks2.png")
+    assert out == tmp_path / "ranks2.csv" and out.exists()
+    assert AttentionReport.from_csv(out).rows == report.rows
 
 
 def _hf_attentions(layers=2, batch=2, heads=3, n=5, causal=True, seed=0):
