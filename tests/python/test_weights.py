@@ -1,7 +1,10 @@
 """attnrank.weights: the CLI's JSON on small GPT-2 (fused Conv1D) and LLaMA
 (grouped-query) checkpoints written here in F32, F16 and BF16, planted
 circuit ranks read at their tolerance, the per-head table (rows, grid,
-pandas), edge sizes, hostile models and keywords, the GIL, help parity."""
+pandas), edge sizes, hostile models and keywords, the GIL, help parity;
+state dicts of numpy arrays (GPT-2, LLaMA and BERT names) against the same
+model on disk, read in place, and their errors (torch tensors:
+test_weights_torch.py)."""
 
 import json
 import os
