@@ -22,7 +22,8 @@
  *
  * A model may be one file, or shards listed by a model.safetensors.index.json
  * ("weight_map": tensor name -> shard file); ar_safetensors_open accepts a
- * file, an index, or a directory holding either. */
+ * file, an index, or a directory holding either.  Tensors already in memory
+ * (a state dict) make a handle too, without a copy: ar_safetensors_from_tensors. */
 #ifndef ATTNRANK_SAFETENSORS_H
 #define ATTNRANK_SAFETENSORS_H
 
@@ -84,7 +85,8 @@ typedef struct ar_st_tensor {
     size_t ndim;
     size_t shape[AR_ST_MAX_DIMS];
     size_t count;                 /* number of elements (1 for shape []) */
-    uint64_t begin, end;          /* data_offsets within the data region */
+    uint64_t begin, end;          /* data_offsets within the data region (from memory:
+                                     0 and the size in bytes) */
     const unsigned char *data;    /* first byte, inside the mapping */
     size_t file;                  /* index of the file holding it */
 } ar_st_tensor;
@@ -101,6 +103,34 @@ AR_API int ar_safetensors_open(ar_safetensors **st, const char *path, ar_error *
 AR_API int ar_safetensors_parse(ar_safetensors **st, const unsigned char *buf, size_t len,
                                 const char *name, ar_error *err);
 AR_API void ar_safetensors_close(ar_safetensors *st);
+
+/* One tensor already in memory (a framework's state dict): the fields of a
+ * header entry, with the data where it lies instead of data_offsets. */
+typedef struct ar_st_tensor_desc {
+    const char *name;             /* copied */
+    ar_st_dtype dtype;
+    size_t ndim;                  /* <= AR_ST_MAX_DIMS */
+    size_t shape[AR_ST_MAX_DIMS]; /* shape[0 .. ndim) */
+    const void *data;             /* borrowed: count x ar_st_dtype_size(dtype) bytes, row-major
+                                     (C) order, little-endian as in a file; any alignment;
+                                     may be NULL for a tensor with no elements */
+} ar_st_tensor_desc;
+
+/* A model from tensors already in memory, without copying them: the data
+ * stay the caller's and must outlive the handle (names are copied).  The
+ * handle is one pseudo-file whose path is name (NULL: "<memory>"), used in
+ * messages, and whose directory is "." (no config.json belongs to it: pass a
+ * config parsed with ar_model_config_parse).  Tensors are sorted by name as
+ * ar_safetensors_open sorts them, so ar_weights_analyze_model sees the table
+ * a file with the same tensors gives.  Each tensor's begin/end are 0 and its
+ * size in bytes.  Tensors may share memory (tied weights): only a file's
+ * layout forbids overlap.  Errors (the message names the tensor):
+ * AR_EINVAL for NULL out, no tensors (count 0 or tensors NULL), a NULL name,
+ * a dtype outside ar_st_dtype, NULL data for a non-empty tensor, a size
+ * beyond the address space, or a name given twice; AR_EUNSUPPORTED for more
+ * than AR_ST_MAX_DIMS dimensions (as in a file). */
+AR_API int ar_safetensors_from_tensors(ar_safetensors **st, const ar_st_tensor_desc *tensors,
+                                       size_t count, const char *name, ar_error *err);
 
 /* Tensors in name order (byte-wise strcmp). */
 AR_API size_t ar_safetensors_count(const ar_safetensors *st);

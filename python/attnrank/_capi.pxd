@@ -134,6 +134,8 @@ cdef extern from "attnrank/model_config.h" nogil:
         char model_type[64]
         char architecture[128]
         size_t sliding_window
+    int ar_model_config_parse(const char *text, size_t len, const char *name,
+                              ar_model_config *cfg, ar_error *err)
     int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
     int ar_model_config_layer_sizes(const ar_model_config *cfg, const char *name, size_t *d,
                                     size_t *heads, size_t *n, size_t *head_size, ar_error *err)
@@ -472,6 +474,32 @@ cdef extern from "attnrank/status.h" nogil:
 cdef extern from "attnrank/safetensors.h" nogil:
     ctypedef struct ar_safetensors:
         pass
+    enum: AR_ST_MAX_DIMS
+    ctypedef enum ar_st_dtype:
+        AR_ST_F64
+        AR_ST_F32
+        AR_ST_F16
+        AR_ST_BF16
+        AR_ST_BOOL
+        AR_ST_U8
+        AR_ST_I8
+        AR_ST_F8_E4M3
+        AR_ST_F8_E5M2
+        AR_ST_I16
+        AR_ST_U16
+        AR_ST_I32
+        AR_ST_U32
+        AR_ST_I64
+        AR_ST_U64
+    ctypedef struct ar_st_tensor_desc:
+        const char *name
+        ar_st_dtype dtype
+        size_t ndim
+        size_t shape[AR_ST_MAX_DIMS]
+        const void *data
+    int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype)
+    int ar_safetensors_from_tensors(ar_safetensors **st, const ar_st_tensor_desc *tensors,
+                                    size_t count, const char *name, ar_error *err)
 
     int ar_safetensors_open(ar_safetensors **st, const char *path, ar_error *err)
     void ar_safetensors_close(ar_safetensors *st)

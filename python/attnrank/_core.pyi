@@ -1,5 +1,5 @@
 # Type stub of the extension module attnrank._core (see _core.pyx).
-from typing import Any, Dict, NoReturn, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, NoReturn, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -89,8 +89,9 @@ def softmax_bottleneck(
     max_iter: int = ...,
 ) -> SoftmaxBottleneck: ...
 def weights(
-    model_dir: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
+    model_dir: Union[None, str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"] = ...,
     *,
+    state_dict: Optional[Mapping[str, Any]] = ...,  # name -> torch.Tensor or np.ndarray
     n: Optional[int] = ...,
     precision: Union[None, str, npt.DTypeLike] = ...,
     mask: Optional[str] = ...,
@@ -101,7 +102,9 @@ def weights(
     head_size: Optional[int] = ...,
     kv_heads: Optional[int] = ...,
     context: Optional[int] = ...,
-    config: bool = ...,
+    # model_dir: bool; state_dict: config.json's contents, a path to it, or None
+    config: Union[None, bool, Mapping[str, Any], str, bytes, "os.PathLike[str]",
+                  "os.PathLike[bytes]"] = ...,
     rtol: Optional[float] = ...,
     atol: float = ...,
     seed: int = ...,

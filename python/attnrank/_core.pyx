@@ -287,6 +287,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
 include "_spectrum.pxi"
 include "_represent.pxi"
 include "_softmax_bottleneck.pxi"
+include "_state_dict.pxi"
 include "_weights.pxi"
 include "_seprank.pxi"
 include "_depthwidth.pxi"

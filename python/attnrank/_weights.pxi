@@ -1,10 +1,11 @@
 # Included by _core.pyx (after _represent.pxi and _softmax_bottleneck.pxi,
-# whose helpers it uses): QK circuits of a model's safetensors weights
-# (ar_weights_analyze_model); the Python face of ``attnrank weights``.
+# whose helpers it uses, and _state_dict.pxi): QK circuits of a model's
+# safetensors weights (ar_weights_analyze_model), on disk or a state dict in
+# memory; the Python face of ``attnrank weights``.
 
 from attnrank._capi cimport (
     ar_safetensors, ar_safetensors_open, ar_safetensors_close, ar_safetensors_dir,
-    ar_error_printable,
+    ar_error_printable, ar_model_config, ar_model_config_parse, ar_model_config_read,
     ar_weights_family_name, ar_weights_rule, AR_WRULE_NOISE, AR_WRULE_GIVEN,
     ar_weights_rule_name, ar_weights_unit_roundoff, ar_weights_subnormal_abs,
     ar_weights_noise, ar_weights_opts, ar_weights_opts_init, ar_qk_head,
@@ -12,6 +13,8 @@ from attnrank._capi cimport (
     ar_weights_report_free, ar_weights_head,
 )
 
+import collections.abc
+import json as _json
 import re
 
 from attnrank._results_weights import (
@@ -90,6 +93,60 @@ cdef bytes _model_path(object model_dir, str fn):
                             f"model_dir must be a non-empty path without NUL bytes, got "
                             f"{model_dir!r}")
     return path
+
+
+cdef object _model_source_error(str fn, str message):
+    return ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, message)
+
+
+cdef bint _is_path(object value):
+    return isinstance(value, (str, bytes, os.PathLike))
+
+
+cdef object _given_config(object config, str fn):
+    """config= beside a state dict: None (no config), ("text", JSON bytes)
+    of a mapping, or ("path", bytes) of a config.json.  True (the default)
+    reads nothing: a state dict has no directory to look in."""
+    if config is None or config is False or config is True:
+        return None
+    if isinstance(config, collections.abc.Mapping):
+        try:
+            text = _json.dumps(dict(config), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise _model_source_error(fn, f"config= mapping is not JSON (a config.json's "
+                                          f"contents): {e}") from None
+        return ("text", text.encode("utf-8"))
+    if _is_path(config):
+        path = os.fsencode(config)
+        if b"\0" in path or len(path) == 0:
+            raise _model_source_error(fn, f"config= must be a non-empty path without NUL bytes, "
+                                          f"got {config!r}")
+        return ("path", path)
+    raise _model_source_error(fn, f"config= with state_dict= must be a dict (config.json's "
+                                  f"contents), a path to a config.json, or None, got "
+                                  f"{type(config).__name__}")
+
+
+cdef int _read_given_config(object source, ar_model_config *cfg) except -1:
+    """Parse or read the config of _given_config into cfg: 1 when there is one."""
+    if source is None:
+        return 0
+    kind, data = source
+    cdef const char *cdata = <bytes>data
+    cdef size_t clen = len(<bytes>data)
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    if kind == "text":
+        with nogil:
+            rc = ar_error_printable(&err, ar_model_config_parse(cdata, clen, "config= (dict)",
+                                                                cfg, &err))
+        check_status(rc, "ar_model_config_parse", &err)
+    else:
+        with nogil:
+            rc = ar_error_printable(&err, ar_model_config_read(cdata, cfg, &err))
+        check_status(rc, "ar_model_config_read", &err)
+    return 1
 
 
 # ---- the record (GIL held) ---------------------------------------------------------
@@ -202,7 +259,7 @@ cdef object _weights_record(ar_weights_report *r):
 
 # ---- the binding -------------------------------------------------------------------
 
-def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
+def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=None, layer_range=None,
             q_pattern=None, k_pattern=None, heads=None, head_size=None, kv_heads=None,
             context=None, config=True, rtol=None, atol=0.0, seed=0, energy=0.99):
     """QK-circuit spectra and head-size verdicts of a trained model's
@@ -235,7 +292,18 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
     model_dir
         the model: a directory (model.safetensors, an index, or every
         *.safetensors in it), a .safetensors file or an index; str, bytes or
-        os.PathLike.
+        os.PathLike.  Give it or ``state_dict``, not both.
+    state_dict
+        the model's weights already in memory instead: a mapping name ->
+        torch tensor or numpy array (``model.state_dict()``), named as in
+        the checkpoint.  float64, float32, float16 and bfloat16 (a torch
+        tensor; numpy has none) are analysed; integer and bool entries
+        (position ids) are carried as their dtype and ignored unless named
+        as q/k.  C-contiguous CPU memory is read in place, without a copy;
+        other values (a transposed view, a slice, a GPU tensor, big-endian
+        bytes) are copied once.  torch is imported only by the caller.  The
+        result equals ``weights(model_dir)`` of a single-file checkpoint of
+        the same tensors (``files`` is 1).
     n
         also judge the heads at sequence length n (an integer >= 1; default
         None: only at the context length).
@@ -261,9 +329,12 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
     context
         context length (default None: max_position_embeddings).
     config
-        read config.json beside the model (default True; ``False`` is
-        ``--no-config``: ignore it, the layout then comes from the tensor
-        shapes and the keywords).
+        with model_dir: read config.json beside the model (default True;
+        ``False`` is ``--no-config``: ignore it, the layout then comes from
+        the tensor shapes and the keywords).  With state_dict: a dict (the
+        contents of config.json, e.g. ``model.config.to_dict()``), a path
+        to a config.json, or None/False/True for none (a state dict has no
+        directory to look in).
     rtol
         relative rank tolerance, >= 0: replaces the default rule
         (uniform-rounding-mc).
@@ -293,11 +364,29 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
     corrupt safetensors file or config.json, UnsupportedError for
     non-float query/key tensors or an unknown layout, NonFiniteError for
     NaN/Inf weights, ArgumentError for bad keywords or a layout that does
-    not fit (heads not dividing the rows, no layer in layer_range).  The
-    GIL is released while the model is read and analysed.
+    not fit (heads not dividing the rows, no layer in layer_range), for
+    both or neither of model_dir and state_dict, and for a state-dict entry
+    that is no tensor or array, has a non-string key or a dtype without a
+    safetensors counterpart (complex, object).  Messages name the
+    state-dict source ``<state_dict>`` and the tensor.  The GIL is released
+    while the model is read and analysed.
     """
     cdef str fn = "ar_weights_analyze_model"
-    path = _model_path(model_dir, fn)
+    if model_dir is not None and state_dict is not None:
+        raise _model_source_error(fn, "give the model as model_dir or as state_dict=, not both")
+    if model_dir is None and state_dict is None:
+        raise _model_source_error(fn, "give the model: model_dir (safetensors on disk) or "
+                                      "state_dict= (tensors in memory)")
+    path = views = given_config = None
+    if state_dict is None:
+        path = _model_path(model_dir, fn)
+        if isinstance(config, collections.abc.Mapping) or _is_path(config):
+            raise _model_source_error(fn, "config= as a dict or a path goes with state_dict=; "
+                                          "with model_dir it is True (read config.json beside "
+                                          "the model) or False")
+    else:
+        views = _state_dict_views(state_dict)
+        given_config = _given_config(config, fn)
     cdef ar_weights_opts o
     ar_weights_opts_init(&o)
     if n is not None:
@@ -347,7 +436,7 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
                                 "for any n")
         o.mask = &cmask
 
-    cdef const char *cpath = path
+    cdef const char *cpath = NULL
     cdef const char *ccfg = NULL
     cdef ar_safetensors *st = NULL
     cdef ar_model_config cfg
@@ -358,10 +447,16 @@ def weights(model_dir, *, n=None, precision=None, mask=None, layer_range=None,
     cdef bint found = 0
     memset(&cfg, 0, sizeof(cfg))
     try:
-        with nogil:
-            rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
-        check_status(rc, "ar_safetensors_open", &err)
-        if config:
+        if views is not None:
+            # the arrays stay referenced by views until the handle is closed
+            _open_state_dict(views, &st)
+            found = _read_given_config(given_config, &cfg)
+        else:
+            cpath = path
+            with nogil:
+                rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
+            check_status(rc, "ar_safetensors_open", &err)
+        if views is None and config:
             # config.json beside the model, as the CLI looks for it (the
             # library does no file I/O of its own beyond the weights)
             cfg_path = os.path.join(<bytes>ar_safetensors_dir(st), b"config.json")

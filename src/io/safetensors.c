@@ -2,6 +2,7 @@
  * exact conversion of F64/F32/F16/BF16 blocks to column-major doubles. */
 #include "attnrank/safetensors.h"
 #include "attnrank/status.h"
+#include "io/safetensors_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -179,7 +180,7 @@ static char *dup_string(const char *s)
     return c;
 }
 
-static ar_safetensors *handle_new(const char *dir)
+ar_safetensors *ar_st_handle_new(const char *dir)
 {
     ar_safetensors *st = calloc(1, sizeof *st);
     if (st == NULL)
@@ -209,8 +210,8 @@ void ar_safetensors_close(ar_safetensors *st)
     free(st);
 }
 
-static int add_file(ar_safetensors *st, const char *path, const unsigned char *base, size_t size,
-                    int mapped, ar_error *err)
+int ar_st_add_file(ar_safetensors *st, const char *path, const unsigned char *base, size_t size,
+                   int mapped, ar_error *err)
 {
     if (st->nfiles == st->files_cap) {
         size_t cap = st->files_cap ? 2 * st->files_cap : 4;
@@ -231,7 +232,7 @@ static int add_file(ar_safetensors *st, const char *path, const unsigned char *b
     return AR_OK;
 }
 
-static ar_st_tensor *add_tensor(ar_safetensors *st, const char *name)
+ar_st_tensor *ar_st_add_tensor(ar_safetensors *st, const char *name)
 {
     if (st->ntensors == st->tensors_cap) {
         size_t cap = st->tensors_cap ? 2 * st->tensors_cap : 64;
@@ -266,6 +267,28 @@ static int json_size(const json_t *v, uint64_t limit, uint64_t *out)
     return 0;
 }
 
+int ar_st_count_elements(ar_st_tensor *t)
+{
+    /* A zero dimension makes the count 0 whatever the other dimensions. */
+    for (size_t i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) {
+            t->count = 0;
+            return 0;
+        }
+    size_t count = 1;
+    for (size_t i = 0; i < t->ndim; i++) {
+        if (count > SIZE_MAX / t->shape[i])
+            return -1;
+        count *= t->shape[i];
+    }
+    size_t es = ar_st_dtype_size(t->dtype);
+    if (es == 0 || count > SIZE_MAX / es)
+        return -1;
+    t->count = count;
+    return 0;
+}
+
+/* t->dtype is already set: the byte count is checked with the elements. */
 static int parse_shape(const char *file, const char *name, const json_t *shape, ar_st_tensor *t,
                        ar_error *err)
 {
@@ -277,7 +300,6 @@ static int parse_shape(const char *file, const char *name, const json_t *shape, 
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: tensor '%s': %zu dimensions (at most %d)",
                             file, name, nd, AR_ST_MAX_DIMS);
     t->ndim = nd;
-    uint64_t count = 1;
     int overflow = 0;
     for (size_t i = 0; i < nd; i++) {
         uint64_t dim = 0;
@@ -285,22 +307,13 @@ static int parse_shape(const char *file, const char *name, const json_t *shape, 
             return ar_error_set(err, AR_EFORMAT,
                                 "%s: tensor '%s': shape entry %zu is not a non-negative integer",
                                 file, name, i);
-        t->shape[i] = (size_t)dim;
-        if (dim != 0 && count > UINT64_MAX / dim)
-            overflow = 1;
-        else
-            count *= dim;
         if (dim > SIZE_MAX)
             overflow = 1;
+        t->shape[i] = (size_t)dim;
     }
-    /* A zero dimension makes the count 0 even after an "overflow". */
-    for (size_t i = 0; i < nd; i++)
-        if (t->shape[i] == 0)
-            count = 0, overflow = 0;
-    if (overflow || count > SIZE_MAX)
+    if (overflow || ar_st_count_elements(t) != 0)
         return ar_error_set(err, AR_EFORMAT, "%s: tensor '%s': shape overflows the address space",
                             file, name);
-    t->count = (size_t)count;
     return AR_OK;
 }
 
@@ -458,7 +471,7 @@ static int parse_image(ar_safetensors *st, size_t fi, ar_error *err)
                                   file);
             continue;
         }
-        ar_st_tensor *t = add_tensor(st, key);
+        ar_st_tensor *t = ar_st_add_tensor(st, key);
         if (t == NULL) {
             rc = ar_error_set(err, AR_ENOMEM, "%s: out of memory", file);
             break;
@@ -477,16 +490,24 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(((const ar_st_tensor *)a)->name, ((const ar_st_tensor *)b)->name);
 }
 
-/* Sort by name; a name in two files is an error. */
-static int finish_index(ar_safetensors *st, ar_error *err)
+/* Sort by name (ar_safetensors_find bisects); a name twice is an error.  A
+ * file's own header cannot repeat a key (JSON_REJECT_DUPLICATES), so for
+ * files the two are in different shards; a table from memory can repeat a
+ * name within its one pseudo-file. */
+int ar_st_finish_index(ar_safetensors *st, int duplicate_status, ar_error *err)
 {
     if (st->ntensors > 1)
         qsort(st->tensors, st->ntensors, sizeof *st->tensors, cmp_name);
-    for (size_t i = 1; i < st->ntensors; i++)
-        if (strcmp(st->tensors[i - 1].name, st->tensors[i].name) == 0)
-            return ar_error_set(err, AR_EFORMAT, "tensor '%s' appears in both %s and %s",
-                                st->tensors[i].name, st->files[st->tensors[i - 1].file].path,
-                                st->files[st->tensors[i].file].path);
+    for (size_t i = 1; i < st->ntensors; i++) {
+        const ar_st_tensor *a = &st->tensors[i - 1], *b = &st->tensors[i];
+        if (strcmp(a->name, b->name) != 0)
+            continue;
+        if (a->file == b->file)
+            return ar_error_set(err, duplicate_status, "%s: tensor '%s' given twice",
+                                st->files[a->file].path, b->name);
+        return ar_error_set(err, duplicate_status, "tensor '%s' appears in both %s and %s",
+                            b->name, st->files[a->file].path, st->files[b->file].path);
+    }
     return AR_OK;
 }
 
@@ -520,7 +541,7 @@ static int map_file(ar_safetensors *st, const char *path, ar_error *err)
         }
     }
     close(fd); /* the mapping keeps the file */
-    int rc = add_file(st, path, base, size, 1, err);
+    int rc = ar_st_add_file(st, path, base, size, 1, err);
     if (rc != AR_OK && base != NULL)
         munmap(base, size);
     return rc;
@@ -665,7 +686,7 @@ static int open_index(ar_safetensors *st, const char *index, ar_error *err)
         free(path);
     }
     if (rc == AR_OK)
-        rc = finish_index(st, err);
+        rc = ar_st_finish_index(st, AR_EFORMAT, err);
     if (rc == AR_OK)
         rc = check_weight_map(st, index, map, err);
     free(names);
@@ -711,7 +732,7 @@ static int open_all_in_dir(ar_safetensors *st, const char *dir, ar_error *err)
     for (size_t i = 0; i < k; i++)
         free(names[i]);
     free(names);
-    return rc == AR_OK ? finish_index(st, err) : rc;
+    return rc == AR_OK ? ar_st_finish_index(st, AR_EFORMAT, err) : rc;
 }
 
 static int open_dir(ar_safetensors *st, const char *dir, ar_error *err)
@@ -726,7 +747,7 @@ static int open_dir(ar_safetensors *st, const char *dir, ar_error *err)
     else if (access(single, F_OK) == 0) {
         rc = add_mapped(st, single, err);
         if (rc == AR_OK)
-            rc = finish_index(st, err);
+            rc = ar_st_finish_index(st, AR_EFORMAT, err);
     } else
         rc = open_all_in_dir(st, dir, err);
     free(index);
@@ -744,7 +765,7 @@ int ar_safetensors_open(ar_safetensors **out, const char *path, ar_error *err)
         return ar_error_set(err, AR_EIO, "%s: cannot open: %s", path, strerror(errno));
     int is_dir = S_ISDIR(sb.st_mode);
     char *dir = is_dir ? dup_string(path) : dir_of(path);
-    ar_safetensors *st = dir ? handle_new(dir) : NULL;
+    ar_safetensors *st = dir ? ar_st_handle_new(dir) : NULL;
     free(dir);
     if (st == NULL)
         return ar_error_set(err, AR_ENOMEM, "out of memory");
@@ -762,7 +783,7 @@ int ar_safetensors_open(ar_safetensors **out, const char *path, ar_error *err)
     else {
         rc = add_mapped(st, path, err);
         if (rc == AR_OK)
-            rc = finish_index(st, err);
+            rc = ar_st_finish_index(st, AR_EFORMAT, err);
     }
     if (rc != AR_OK) {
         ar_safetensors_close(st);
@@ -778,14 +799,14 @@ int ar_safetensors_parse(ar_safetensors **out, const unsigned char *buf, size_t 
     if (out == NULL || (buf == NULL && len > 0))
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     *out = NULL;
-    ar_safetensors *st = handle_new(".");
+    ar_safetensors *st = ar_st_handle_new(".");
     if (st == NULL)
         return ar_error_set(err, AR_ENOMEM, "out of memory");
-    int rc = add_file(st, name ? name : "<memory>", buf, len, 0, err);
+    int rc = ar_st_add_file(st, name ? name : "<memory>", buf, len, 0, err);
     if (rc == AR_OK)
         rc = parse_image(st, 0, err);
     if (rc == AR_OK)
-        rc = finish_index(st, err);
+        rc = ar_st_finish_index(st, AR_EFORMAT, err);
     if (rc != AR_OK) {
         ar_safetensors_close(st);
         return ar_error_printable(err, rc);

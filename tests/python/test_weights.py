@@ -1,7 +1,10 @@
 """attnrank.weights: the CLI's JSON on small GPT-2 (fused Conv1D) and LLaMA
 (grouped-query) checkpoints written here in F32, F16 and BF16, planted
 circuit ranks read at their tolerance, the per-head table (rows, grid,
-pandas), edge sizes, hostile models and keywords, the GIL, help parity."""
+pandas), edge sizes, hostile models and keywords, the GIL, help parity;
+state dicts of numpy arrays (GPT-2, LLaMA and BERT names) against the same
+model on disk, read in place, and their errors (torch tensors:
+test_weights_torch.py)."""
 
 import json
 import os
@@ -126,6 +129,59 @@ def llama_model(path, *, d=32, heads=4, kv_heads=2, layers=2, dtype="BF16", conf
     return path
 
 
+def bert_model(path, *, d=16, heads=4, layers=2, dtype="F32", config=True, positions=32,
+               seed=2, ranks=planted_rank):
+    """bert.encoder.layer.L.attention.self.{query,key}.weight, Linear [out,
+    in], with biases and the int64 position ids BERT checkpoints carry."""
+    rng = np.random.default_rng(seed)
+    path.mkdir(parents=True, exist_ok=True)
+    hs = d // heads
+    tensors = {"bert.embeddings.position_ids": (np.arange(positions)[None, :], "I64")}
+    for layer in range(layers):
+        wq = np.vstack([_query_head(rng, d, hs, ranks(layer, h, hs)) for h in range(heads)])
+        prefix = f"bert.encoder.layer.{layer}.attention.self."
+        tensors[prefix + "query.weight"] = (wq, dtype)
+        tensors[prefix + "query.bias"] = (rng.standard_normal(d), dtype)
+        tensors[prefix + "key.weight"] = (rng.standard_normal((d, d)) / np.sqrt(d), dtype)
+    write_safetensors(path / "model.safetensors", tensors)
+    if config:
+        (path / "config.json").write_text(json.dumps(
+            {"model_type": "bert", "hidden_size": d, "num_attention_heads": heads,
+             "num_hidden_layers": layers, "max_position_embeddings": positions}))
+    return path
+
+
+_NUMPY_OF = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8"}
+
+
+def read_safetensors(model):
+    """{name: (array, dtype)} of every *.safetensors file of a model
+    directory, the arrays as stored (bfloat16 as its uint16 bit patterns)."""
+    out = {}
+    for f in sorted(model.glob("*.safetensors")):
+        raw = f.read_bytes()
+        n = struct.unpack("<Q", raw[:8])[0]
+        for name, meta in json.loads(raw[8:8 + n]).items():
+            lo, hi = meta["data_offsets"]
+            a = np.frombuffer(raw[8 + n + lo:8 + n + hi], dtype=_NUMPY_OF[meta["dtype"]])
+            out[name] = (a.reshape(meta["shape"]).copy(), meta["dtype"])
+    return out
+
+
+def strided(a):
+    """The same values in memory that is not C-contiguous: a transposed
+    copy seen through .T (a matrix), else every other column of a wider
+    array (a slice)."""
+    if a.ndim == 2 and min(a.shape) > 1:
+        out = np.ascontiguousarray(a.T).T
+    else:
+        wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+        wide[..., ::2] = a
+        out = wide[..., ::2]
+    assert not out.flags.c_contiguous and np.array_equal(out, a)
+    return out
+
+
 def _cli(cli, model, *args, ok=(0,)):
     out = subprocess.run([cli, "weights", str(model), *[str(a) for a in args], "--json"],
                          capture_output=True, text=True)
@@ -210,6 +266,206 @@ def test_seed_above_int64_is_a_string_in_json_and_an_int_in_the_record(models):
     assert w.to_dict()["tolerance"]["seed"] == str((1 << 64) - 1)
     seeds = [h.noise.seed for h in w]
     assert all(isinstance(s, int) for s in seeds) and len(set(seeds)) == len(seeds)
+
+
+# ---- weights already in memory (numpy; torch: test_weights_torch.py) ------------------
+
+MEMORY_MODELS = {
+    "gpt2": lambda p, dtype: gpt2_model(p, heads=4, dtype=dtype, seed=21),
+    "llama": lambda p, dtype: llama_model(p, dtype=dtype, seed=22),  # GQA: 4 heads, 2 kv
+    "bert": lambda p, dtype: bert_model(p, dtype=dtype, seed=23),
+}
+
+
+def numpy_state_dict(model, layout="contiguous"):
+    """The model's tensors as numpy arrays of their stored dtype."""
+    sd = {}
+    for name, (a, dtype) in read_safetensors(model).items():
+        assert dtype != "BF16", "numpy has no bfloat16: the torch tests cover it"
+        sd[name] = strided(a) if layout == "strided" else a
+    return sd
+
+
+def _without_source(d):
+    return {k: v for k, v in d.items() if k != "files"}
+
+
+@pytest.mark.parametrize("family", sorted(MEMORY_MODELS))
+@pytest.mark.parametrize("dtype", ["F32", "F16", "F64"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_state_dict_equals_the_directory(tmp_path, family, dtype, layout):
+    model = MEMORY_MODELS[family](tmp_path / family, dtype)
+    cfg = json.loads((model / "config.json").read_text())
+    by_dir = attnrank.weights(model)
+    w = attnrank.weights(state_dict=numpy_state_dict(model, layout), config=cfg)
+    assert w.to_dict() == by_dir.to_dict()
+    # a real analysis: the family's names, every head, the planted ranks
+    assert w.family == family and w.files == 1 and len(w) == w.summary.heads_total == 8
+    assert w.kv_heads == (2 if family == "llama" else w.heads)
+    assert [h.rank for h in w] == [planted_rank(h.layer, h.head, w.head_size) for h in w]
+
+
+def test_state_dict_keywords_and_config_forms(tmp_path, models):
+    model, kw = models["gpt2-f16-n"]
+    sd = numpy_state_dict(model)
+    by_dir = attnrank.weights(model, **kw).to_dict()
+    cfg_path = model / "config.json"
+    for config in (json.loads(cfg_path.read_text()), cfg_path, str(cfg_path),
+                   os.fsencode(cfg_path)):
+        assert attnrank.weights(state_dict=sd, config=config, **kw).to_dict() == by_dir
+    # no config: the layout from the shapes and the keywords, as --no-config
+    no_cfg = attnrank.weights(model, config=False, heads=2, **kw).to_dict()
+    for config in (None, False, True):
+        got = attnrank.weights(state_dict=sd, config=config, heads=2, **kw)
+        assert got.config is None and got.to_dict() == no_cfg
+    # the other keywords act on a state dict as on a directory
+    model, kw = models["gpt2-bf16-rule"]  # rtol, seed, energy (file in BF16)
+    f32 = gpt2_model(tmp_path / "g", dtype="F32", seed=4)
+    assert attnrank.weights(state_dict=numpy_state_dict(f32), config=json.loads(
+        (f32 / "config.json").read_text()), **kw).to_dict() == attnrank.weights(f32, **kw).to_dict()
+    model, kw = models["llama-patterns"]
+    assert attnrank.weights(state_dict=numpy_state_dict(model), config=None, **kw).to_dict() == \
+        attnrank.weights(model, **kw).to_dict()
+
+
+def test_sharded_state_dict_differs_only_in_files(models):
+    model, kw = models["llama-f16-sharded"]
+    by_dir = attnrank.weights(model, **kw)
+    w = attnrank.weights(state_dict=numpy_state_dict(model),
+                         config=model / "config.json", **kw)
+    assert by_dir.files == 2 and w.files == 1
+    assert _without_source(w.to_dict()) == _without_source(by_dir.to_dict())
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def test_state_dict_is_read_in_place(tmp_path):
+    """C-contiguous little-endian arrays are lent to the library as they are
+    (read-only ones too); other layouts and byte orders are copied once."""
+    views = attnrank._core._state_dict_views
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ro = a.copy()
+    ro.flags.writeable = False
+    half = np.ones((2, 2), dtype="<f2")
+    got = views({"a": a, "ro": ro, "half": half, "ids": np.arange(3), "b": np.array(True)})
+    assert [(k, d) for k, _, d in got] == [("a", "F32"), ("ro", "F32"), ("half", "F16"),
+                                           ("ids", "I64"), ("b", "BOOL")]
+    for (_, arr, _), value in zip(got, (a, ro, half)):
+        assert _address(arr) == _address(value) and arr.shape == value.shape
+    # a subclass is read through its base memory
+    sub = views({"m": a.view(type("Sub", (np.ndarray,), {}))})[0][1]
+    assert type(sub) is np.ndarray and _address(sub) == _address(a)
+    # copies: not C-contiguous, big-endian
+    for value in (strided(a), a[:, ::2], a.T, a.astype(">f4")):
+        (_, arr, dtype), = views({"w": value})
+        assert dtype == "F32" and not np.shares_memory(arr, value)
+        assert arr.flags.c_contiguous and arr.dtype == np.dtype("<f4")
+        np.testing.assert_array_equal(arr, value)
+    # the analysis is the same from read-only and big-endian memory
+    model = gpt2_model(tmp_path / "g", dtype="F32", seed=31)
+    cfg = model / "config.json"
+    sd = numpy_state_dict(model)
+    for a in sd.values():
+        a.flags.writeable = False
+    want = attnrank.weights(model).to_dict()
+    assert attnrank.weights(state_dict=sd, config=cfg).to_dict() == want
+    big = {k: v.astype(v.dtype.newbyteorder(">")) for k, v in sd.items()}
+    assert attnrank.weights(state_dict=big, config=cfg).to_dict() == want
+
+
+def test_state_dict_needs_no_torch(tmp_path):
+    model = gpt2_model(tmp_path / "g", d=8, heads=2, layers=1)
+    code = (
+        "import sys, json, pathlib\n"
+        "sys.modules['torch'] = None  # any import of torch fails\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "import attnrank\n"
+        "from test_weights import numpy_state_dict\n"
+        "m = pathlib.Path(sys.argv[1])\n"
+        "w = attnrank.weights(state_dict=numpy_state_dict(m), config=m / 'config.json')\n"
+        "assert w.to_dict() == attnrank.weights(m).to_dict()\n"
+        "print(len(w))\n")
+    out = subprocess.run([sys.executable, "-P", "-c", code, str(model),
+                          os.path.dirname(__file__)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr
+
+
+def _state_dict_cases():
+    w = np.eye(4, 12, dtype=np.float32)
+    nan = w.copy()
+    nan[1, 2] = np.nan
+    q = "model.layers.0.self_attn.q_proj.weight"
+    k = "model.layers.0.self_attn.k_proj.weight"
+    return [
+        # (what, keywords, exception, fragments of the message)
+        ("neither model_dir nor state_dict", {}, attnrank.ArgumentError,
+         ["model_dir", "state_dict="]),
+        ("both", {"model_dir": ".", "state_dict": {"w": w}}, attnrank.ArgumentError,
+         ["model_dir", "state_dict=", "not both"]),
+        ("not a mapping", {"state_dict": [("w", w)]}, attnrank.ArgumentError,
+         ["state_dict=", "mapping", "list"]),
+        ("key not a string", {"state_dict": {3: w}}, attnrank.ArgumentError,
+         ["state_dict=", "key 3", "not a string"]),
+        ("key with NUL", {"state_dict": {"a\0b": w}}, attnrank.ArgumentError,
+         ["state_dict=", "NUL"]),
+        ("value a list", {"state_dict": {"w": [1.0, 2.0]}}, attnrank.ArgumentError,
+         ["state_dict['w']", "list"]),
+        ("value a float", {"state_dict": {"w": 1.0}}, attnrank.ArgumentError,
+         ["state_dict['w']", "float"]),
+        ("value None", {"state_dict": {"w": None}}, attnrank.ArgumentError,
+         ["state_dict['w']", "NoneType"]),
+        ("complex array", {"state_dict": {"c": np.ones((2, 2), complex)}},
+         attnrank.ArgumentError, ["state_dict['c']", "complex128"]),
+        ("object array", {"state_dict": {"o": np.array([object()])}}, attnrank.ArgumentError,
+         ["state_dict['o']", "object"]),
+        ("structured array", {"state_dict": {"s": np.zeros(2, dtype=[("a", "<f4")])}},
+         attnrank.ArgumentError, ["state_dict['s']", "dtype"]),
+        ("long double", {"state_dict": {"g": np.ones(2, dtype=np.longdouble)}},
+         attnrank.ArgumentError, ["state_dict['g']"]),
+        ("empty", {"state_dict": {}}, attnrank.ArgumentError, ["<state_dict>", "no tensors"]),
+        ("9 dimensions", {"state_dict": {"w": w, "x": np.zeros((1,) * 9)}},
+         attnrank.UnsupportedError, ["<state_dict>", "tensor 'x'", "9 dimensions"]),
+        ("config an int", {"state_dict": {"w": w}, "config": 3}, attnrank.ArgumentError,
+         ["config=", "int"]),
+        ("config with NaN", {"state_dict": {"w": w}, "config": {"n_embd": float("nan")}},
+         attnrank.ArgumentError, ["config=", "JSON"]),
+        ("config not JSON", {"state_dict": {"w": w}, "config": {"n_embd": object()}},
+         attnrank.ArgumentError, ["config=", "JSON"]),
+        ("config key of the wrong type", {"state_dict": {"w": w}, "config": {"n_head": "two"}},
+         attnrank.FormatError, ["config=", "n_head"]),
+        ("config path missing", {"state_dict": {"w": w}, "config": "/nonexistent/config.json"},
+         attnrank.FileError, ["/nonexistent/config.json"]),
+        ("config path empty", {"state_dict": {"w": w}, "config": ""}, attnrank.ArgumentError,
+         ["config="]),
+        ("config dict with model_dir", {"model_dir": ".", "config": {}}, attnrank.ArgumentError,
+         ["config=", "state_dict="]),
+        ("config path with model_dir", {"model_dir": ".", "config": "config.json"},
+         attnrank.ArgumentError, ["config=", "state_dict="]),
+        ("NaN weight", {"state_dict": {"h.0.attn.c_attn.weight": nan}, "heads": 2},
+         attnrank.NonFiniteError, ["<state_dict>", "h.0.attn.c_attn.weight"]),
+        ("integer query", {"state_dict": {q: np.ones((4, 4), np.int64), k: np.eye(4)},
+                           "heads": 1}, attnrank.UnsupportedError, ["<state_dict>", q, "I64"]),
+        ("no attention tensors", {"state_dict": {"wte.weight": w}, "heads": 1},
+         attnrank.FormatError, ["<state_dict>"]),
+        ("heads unknown", {"state_dict": {"h.0.attn.c_attn.weight": w}},
+         attnrank.ArgumentError, ["heads"]),
+    ]
+
+
+STATE_DICT_ERRORS = _state_dict_cases()
+
+
+@pytest.mark.parametrize("what", [c[0] for c in STATE_DICT_ERRORS])
+def test_state_dict_errors_name_the_problem(what):
+    _, kw, exc, fragments = next(c for c in STATE_DICT_ERRORS if c[0] == what)
+    with pytest.raises(exc) as info:
+        attnrank.weights(**kw)
+    message = str(info.value)
+    assert isinstance(info.value, attnrank.Error) and "\n" not in message
+    for fragment in fragments:
+        assert fragment in message, (what, message)
 
 
 # ---- planted ranks, grouped-query, the table -------------------------------------------
