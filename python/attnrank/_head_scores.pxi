@@ -163,11 +163,16 @@ def head_scores(p, *, axis="row", tokens=None, period=None):
 
     Examples
     --------
+    A perfect induction head on a random block of L tokens repeated once:
+
     >>> L = 8
-    >>> block = np.random.default_rng(0).permutation(1000)[:L]
-    >>> ids = np.concatenate([block, block])          # a repeated random sequence
-    >>> s = attnrank.head_scores(attn[0, 3], tokens=ids)   # or period=L
-    >>> s.induction, s.previous_token, s.first_token
+    >>> ids = np.tile(np.random.default_rng(0).permutation(1000)[:L], 2)
+    >>> p = np.zeros((2 * L, 2 * L))
+    >>> p[:L, 0] = 1.0
+    >>> p[np.arange(L, 2 * L), np.arange(1, L + 1)] = 1.0
+    >>> s = attnrank.head_scores(p, tokens=ids)
+    >>> s.induction, s.induction_queries, attnrank.head_scores(p, period=L).induction
+    (1.0, 8, 1.0)
     """
     cdef str fn = "ar_head_scores_compute"
     cdef ar_axis ax = _head_scores_axis(axis, fn)
