@@ -19,9 +19,10 @@
  *   T(i) = { j + 1 : j in D(i) }              (the token after each of them)
  * or, given only a period L of a repeated sequence (1 <= L < n),
  *   T(i) = { i - L + 1 } and D(i) = { i - L } for i >= L, empty for i < L
- * (only the nearest earlier occurrence: the offset-diagonals that
- * TransformerLens's detection reads).  On a random block of L distinct
- * tokens repeated twice the two definitions agree.
+ * (only the nearest earlier copy: the diagonal at offset 1 - L that the
+ * TransformerLens tutorials average on repeated random tokens).  On a
+ * random block of L distinct tokens repeated twice the two definitions
+ * agree.
  *
  * Only square maps: queries and keys at the same n positions.  A KV-cached
  * rectangular map has two alignments in use (PyTorch's causal_upper_left
