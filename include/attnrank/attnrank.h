@@ -25,5 +25,6 @@
 #include "safetensors.h"
 #include "model_config.h"
 #include "spectrum_dist.h"
+#include "head_scores.h"
 
 #endif

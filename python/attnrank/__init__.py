@@ -13,6 +13,8 @@ The Python face of the attnrank C library (docs/python.md):
 - :func:`heads` -- head-size bound of a layer (d, h, n, a mask or a model's
   config.json), as ``attnrank heads --json``;
 - :func:`params` -- BERT-style parameter counts, as ``attnrank params --json``;
+- :func:`head_scores` -- previous-token, first-token, diagonal and induction
+  scores of attention maps (rows as queries by default);
 - :class:`Error` and its subclasses -- one per C status, each also a
   ValueError, TypeError, MemoryError, OSError or RuntimeError;
 - :mod:`attnrank.torch` -- per-head attention probabilities captured from
@@ -229,4 +231,15 @@ __all__ += [
     "CheckVerdict",
     "assert_conditions",
     "check",
+]
+
+# ---- head scores ----
+# head_scores -- previous-token, first-token (sink), diagonal, induction and
+# duplicate-token scores of attention maps (docs/theory/head-scores.md).
+from attnrank._results_scores import HeadScores  # noqa: E402
+from attnrank._core import head_scores  # noqa: E402
+
+__all__ += [
+    "HeadScores",
+    "head_scores",
 ]

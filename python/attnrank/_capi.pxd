@@ -805,3 +805,41 @@ cdef extern from "attnrank/check.h" nogil:
         int uses_law
     int ar_check_evaluate(size_t d, size_t heads, size_t n, const ar_check_opts *opts,
                           ar_check_result *out, ar_error *err)
+
+# ---- head scores (attnrank._head_scores.pxi) -------------------------------
+
+from libc.stdint cimport int64_t
+
+cdef extern from "attnrank/head_scores.h" nogil:
+    ctypedef enum ar_head_score:
+        AR_HEAD_SCORE_PREVIOUS_TOKEN
+        AR_HEAD_SCORE_FIRST_TOKEN
+        AR_HEAD_SCORE_DIAGONAL
+        AR_HEAD_SCORE_INDUCTION
+        AR_HEAD_SCORE_DUPLICATE_TOKEN
+        AR_HEAD_NSCORES
+    const char *ar_head_score_name(ar_head_score score)
+    ctypedef enum ar_head_targets:
+        AR_HEAD_TARGETS_NONE
+        AR_HEAD_TARGETS_TOKENS
+        AR_HEAD_TARGETS_PERIOD
+    const char *ar_head_targets_name(ar_head_targets targets)
+    ctypedef struct ar_head_scores_opts:
+        ar_head_targets targets
+        const int64_t *tokens
+        size_t n_tokens
+        size_t period
+    void ar_head_scores_opts_init(ar_head_scores_opts *opts)
+    ctypedef struct ar_head_scores:
+        size_t n
+        ar_head_targets targets
+        double previous_token
+        double first_token
+        double diagonal
+        double induction
+        double duplicate_token
+        size_t previous_token_queries
+        size_t induction_queries
+        unsigned defined
+    int ar_head_scores_compute(ar_cview p, ar_axis axis, const ar_head_scores_opts *opts,
+                               ar_head_scores *out, ar_error *err)

@@ -196,3 +196,14 @@ def assert_conditions(
     n: Optional[int] = ...,
     **kwargs: Any,
 ) -> Union[Check, CheckReport]: ...
+
+# ---- head scores ----
+from attnrank._results_scores import HeadScores
+
+def head_scores(
+    p: npt.ArrayLike,
+    *,
+    axis: str = ...,
+    tokens: Optional[npt.ArrayLike] = ...,
+    period: Optional[int] = ...,
+) -> HeadScores: ...
