@@ -1,6 +1,7 @@
 """attnrank.torch.analyze / analyze_attentions: the per-head report."""
 
 import csv
+import math
 import inspect
 import os
 import warnings
@@ -284,3 +285,49 @@ def test_signatures_keyword_only():
     for fn in (art.analyze, art.analyze_attentions):
         params = list(inspect.signature(fn).parameters.values())
         assert all(p.kind is p.KEYWORD_ONLY for p in params[2 if fn is art.analyze else 1:])
+
+
+def test_head_type_scores_in_the_report(no_represent):
+    """The report's score columns are attnrank.head_scores of each map; the
+    induction score reads the model's integer input as its tokens, or a
+    period; a planted previous-token head scores 1."""
+    import torch_models as tm
+
+    class PreviousTokenAttention(nn.Module):  # every query attends the key before it
+        def forward(self, x):
+            n = x.size(1)
+            s = torch.full((n, n), -math.inf)
+            s[torch.arange(1, n), torch.arange(n - 1)] = 0.0
+            s[0, 0] = 0.0
+            return torch.softmax(s.expand(x.size(0), 1, n, n), dim=-1)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = PreviousTokenAttention()
+
+        def forward(self, ids):
+            return self.attention(ids.float()[..., None])
+
+    ids = art.repeated_tokens(4, batch=2, vocab=30, seed=3)
+    report = art.analyze(Model(), ids)
+    assert len(report) == 2
+    for row in report.rows:
+        assert row.previous_token == 1.0 and row.first_token == pytest.approx(2 / 8)  # queries 0, 1
+        assert row.diagonal == pytest.approx(1 / 8) and row.induction == 0.0
+        assert row.mask == "given" and row.source == "softmax"
+    torch.manual_seed(4)
+    model = tm.TinyDecoder(tm.CausalSelfAttention, layers=1).eval()
+    by_input = art.analyze(model, ids)
+    by_period = art.analyze(model, ids, period=4)
+    records = art.capture_attention(model, ids)
+    for row, again in zip(by_input.rows, by_period.rows):
+        want = attnrank.head_scores(records[row.head].probs[row.batch], tokens=ids[row.batch])
+        assert row.induction == pytest.approx(float(want.induction), abs=1e-12)
+        assert row.previous_token == pytest.approx(float(want.previous_token), abs=1e-12)
+        assert again.induction == pytest.approx(row.induction, abs=1e-12)
+    assert all(r.induction is not None for r in by_input.rows)
+    floats = art.analyze(model, ids, dtype="float64", tokens=None, period=None)
+    assert floats.rows[0].previous_token == pytest.approx(by_input.rows[0].previous_token)
+    with pytest.raises(ValueError, match="tokens="):
+        art.analyze(model, ids, tokens=ids[:, :5])
