@@ -26,6 +26,13 @@ cdef extern from "attnrank/status.h" nogil:
     const char *ar_strerror(int status)
     int ar_error_set(ar_error *err, int status, const char *fmt, ...)
 
+    ctypedef enum ar_option_style:
+        AR_OPTION_STYLE_CLI
+        AR_OPTION_STYLE_PYTHON
+
+    char *ar_option_render(char *text, ar_option_style style)
+    const char *ar_error_message(ar_error *err, int status, ar_option_style style)
+
 cdef extern from "attnrank/version.h" nogil:
     const char *ar_version()
 

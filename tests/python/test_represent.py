@@ -269,7 +269,7 @@ def test_float16_underflow_is_not_a_mask(cli, tmp_path):
     r, c = zeros[0]
     # auto names the causal mask, the count, the first zero and the fix
     want = (rf"the causal mask with {len(zeros)} underflowed entries inside it "
-            rf"\(first: entry \({r}, {c}\) = 0\).*float16.*mask=\"causal\".*smooth=EPS")
+            rf"\(first: entry \({r}, {c}\) = 0\).*float16.*mask='causal'.*smooth=EPS")
     for q in (p, p.astype(np.float64)):  # float16's values, stored or converted
         with pytest.raises(attnrank.DomainError, match=want):
             attnrank.represent(q, axis="row", mask="auto")
