@@ -128,6 +128,8 @@ cdef extern from "attnrank/attention.h" nogil:
         AR_AXIS_ROW
     const char *ar_axis_name(ar_axis axis)
     int ar_axis_parse(const char *text, ar_axis *axis)
+    int ar_axis_infer_stack(const ar_cview *maps, size_t count, ar_precision precision,
+                            double sum_tol, ar_axis *axis, size_t *slice, ar_error *err)
     ctypedef enum ar_head_kind:
         AR_HEADS_MULTI
         AR_HEADS_FIXED
