@@ -152,9 +152,12 @@ void exp_progress(const exp_ctx *ctx, const char *fmt, ...)
 
 int exp_fail(const exp_ctx *ctx, int status, const ar_error *err, const char *what)
 {
+    ar_error text = {{0}};
+    if (err != NULL)
+        snprintf(text.msg, sizeof text.msg, "%s", err->msg);
+    ar_option_render(text.msg, AR_OPTION_STYLE_CLI); /* library messages name flags as tokens */
     fprintf(stderr, "%s: %s%s%s (%s)\n", ctx->name, what ? what : "",
-            what && err && err->msg[0] ? ": " : "", err && err->msg[0] ? err->msg : "",
-            ar_strerror(status));
+            what && text.msg[0] ? ": " : "", text.msg, ar_strerror(status));
     return CLI_EXIT_INTERNAL;
 }
 

@@ -325,6 +325,189 @@ static void test_attention_views(void **state)
     ar_rng_free(rng);
 }
 
+/* ---- ar_axis_infer: the axis read from the sums ---- */
+
+/* Round to nearest on the grid of a binary format with p significant bits
+ * and smallest normal exponent emin (float16: 11, -14; bfloat16: 8, -126),
+ * written independently of the library. */
+static double round_to(double v, int p, int emin)
+{
+    if (v == 0.0)
+        return 0.0;
+    int e;
+    (void)frexp(v, &e);
+    double q = ldexp(1.0, (e - 1 > emin ? e - 1 : emin) - (p - 1));
+    return nearbyint(v / q) * q;
+}
+
+/* A row-stochastic n x n softmax of Gaussian logits (rows are queries). */
+static ar_matrix row_softmax(size_t n, uint64_t seed)
+{
+    ar_rng *rng = ar_rng_alloc(seed);
+    ar_matrix p = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&p, n, n));
+    assert_ok(ar_matrix_fill_gaussian(ar_matrix_view(&p), rng, 2.0));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW));
+    ar_rng_free(rng);
+    return p;
+}
+
+static int infer(ar_cview p, ar_precision prec, ar_axis *axis, ar_error *err)
+{
+    *axis = (ar_axis)7; /* untouched on failure */
+    err->msg[0] = '\0';
+    return ar_axis_infer(p, prec, AR_TOL_DEFAULT, axis, err);
+}
+
+static void test_axis_infer_layouts(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {2, 3, 8, 65};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        ar_matrix p = row_softmax(sizes[k], 40 + k);
+        ar_axis axis;
+        ar_error err;
+        assert_ok(infer(ar_matrix_cview(&p), AR_PREC_F64, &axis, &err));
+        assert_int_equal(axis, AR_AXIS_ROW);
+        /* the transpose, as a strided view: the paper's layout */
+        assert_ok(infer(ar_cview_transpose(ar_matrix_cview(&p)), AR_PREC_F64, &axis, &err));
+        assert_int_equal(axis, AR_AXIS_COL);
+        ar_matrix_free(&p);
+    }
+}
+
+static void test_axis_infer_refusals(void **state)
+{
+    (void)state;
+    ar_axis axis;
+    ar_error err;
+    /* doubly stochastic: uniform, a permutation, a symmetric map */
+    double uniform[4] = {0.5, 0.5, 0.5, 0.5};
+    double perm[9] = {0, 1, 0, 0, 0, 1, 1, 0, 0};
+    double sym[9] = {0.5, 0.3, 0.2, 0.3, 0.4, 0.3, 0.2, 0.3, 0.5};
+    const struct {
+        double *data;
+        size_t n;
+    } doubly[] = {{uniform, 2}, {perm, 3}, {sym, 3}};
+    for (size_t k = 0; k < sizeof doubly / sizeof doubly[0]; k++) {
+        ar_matrix m = ar_matrix_alias(doubly[k].data, doubly[k].n, doubly[k].n, doubly[k].n);
+        assert_int_equal(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err), AR_EINVAL);
+        assert_int_equal(axis, 7);
+        assert_non_null(strstr(err.msg, "rows and columns both sum to 1"));
+        assert_non_null(strstr(err.msg, "give {opt:axis=row} (PyTorch layout, rows are queries) "
+                                        "or {opt:axis=col}"));
+        assert_null(strchr(err.msg, '\n'));
+    }
+    /* neither: both worst sums named, with the tolerance */
+    double neither[4] = {0.5, 0.25, 0.6, 0.25}; /* column-major: columns (0.5, 0.25), (0.6, 0.25) */
+    ar_matrix m = ar_matrix_alias(neither, 2, 2, 2);
+    assert_int_equal(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "neither the rows nor the columns sum to 1 (row 1 sums to "
+                                    "0.5, column 0 to 0.75; tolerance"));
+    /* bad input */
+    double one_nan[4] = {0.5, NAN, 0.5, 0.5};
+    m = ar_matrix_alias(one_nan, 2, 2, 2);
+    assert_int_equal(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err), AR_ENONFINITE);
+    m = ar_matrix_alias(uniform, 2, 1, 2);
+    assert_int_equal(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err), AR_ESIZE);
+    assert_int_equal(infer(ar_matrix_cview(NULL), AR_PREC_F64, &axis, &err), AR_EINVAL);
+    assert_int_equal(ar_axis_infer(ar_matrix_cview(&m), AR_PREC_F64, -1.0, NULL, NULL), AR_EINVAL);
+}
+
+/* n = 1: [1] is the same map in both layouts, so the column axis (the
+ * answer is the same); any other value sums to 1 along neither. */
+static void test_axis_infer_one(void **state)
+{
+    (void)state;
+    ar_axis axis;
+    ar_error err;
+    double v = 1.0;
+    ar_matrix m = ar_matrix_alias(&v, 1, 1, 1);
+    assert_ok(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err));
+    assert_int_equal(axis, AR_AXIS_COL);
+    v = 0.5;
+    assert_int_equal(infer(ar_matrix_cview(&m), AR_PREC_F64, &axis, &err), AR_EDOMAIN);
+}
+
+/* Stored in float16 or bfloat16: the sums miss 1 by the storage rounding,
+ * which the storage precision's tolerance covers and float64's does not. */
+static void test_axis_infer_stored(void **state)
+{
+    (void)state;
+    const struct {
+        ar_precision prec;
+        int bits, emin;
+    } types[] = {{AR_PREC_F16, 11, -14}, {AR_PREC_BF16, 8, -126}};
+    const size_t sizes[] = {2, 3, 64};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            ar_matrix p = row_softmax(sizes[k], 70 + k);
+            for (size_t j = 0; j < p.cols; j++)
+                for (size_t i = 0; i < p.rows; i++)
+                    AR_AT(&p, i, j) = round_to(AR_AT(&p, i, j), types[t].bits, types[t].emin);
+            ar_axis axis;
+            ar_error err;
+            double defect = ar_attention_stochastic_defect(ar_matrix_cview(&p), AR_AXIS_ROW);
+            assert_ok(infer(ar_matrix_cview(&p), types[t].prec, &axis, &err));
+            assert_int_equal(axis, AR_AXIS_ROW);
+            assert_ok(infer(ar_cview_transpose(ar_matrix_cview(&p)), types[t].prec, &axis, &err));
+            assert_int_equal(axis, AR_AXIS_COL);
+            if (defect > ar_bottleneck_default_sum_tol(sizes[k], AR_PREC_F64))
+                assert_int_equal(infer(ar_matrix_cview(&p), AR_PREC_F64, &axis, &err),
+                                 AR_EDOMAIN);
+            /* a given tolerance replaces the default */
+            assert_ok(ar_axis_infer(ar_matrix_cview(&p), AR_PREC_F64, 0.1, &axis, &err));
+            assert_int_equal(axis, AR_AXIS_ROW);
+            ar_matrix_free(&p);
+        }
+}
+
+static void test_axis_infer_stack(void **state)
+{
+    (void)state;
+    ar_matrix a = row_softmax(4, 90), b = row_softmax(4, 91);
+    double uniform[16];
+    for (size_t k = 0; k < 16; k++)
+        uniform[k] = 0.25;
+    ar_matrix u = ar_matrix_alias(uniform, 4, 4, 4);
+    ar_axis axis = AR_AXIS_COL;
+    size_t slice = 99;
+    ar_error err;
+    /* a doubly stochastic slice goes with the others */
+    ar_cview rows[3] = {ar_matrix_cview(&u), ar_matrix_cview(&a), ar_matrix_cview(&b)};
+    assert_ok(ar_axis_infer_stack(rows, 3, AR_PREC_F64, AR_TOL_DEFAULT, &axis, &slice, &err));
+    assert_int_equal(axis, AR_AXIS_ROW);
+    ar_cview cols[2] = {ar_cview_transpose(rows[1]), ar_cview_transpose(rows[2])};
+    assert_ok(ar_axis_infer_stack(cols, 2, AR_PREC_F64, AR_TOL_DEFAULT, &axis, &slice, &err));
+    assert_int_equal(axis, AR_AXIS_COL);
+    /* slices that disagree: both named */
+    ar_cview mixed[3] = {rows[0], rows[1], cols[1]};
+    assert_int_equal(ar_axis_infer_stack(mixed, 3, AR_PREC_F64, AR_TOL_DEFAULT, &axis, &slice,
+                                         &err),
+                     AR_EDOMAIN);
+    assert_int_equal(slice, 2);
+    assert_non_null(strstr(err.msg, "slice 1 is only row-stochastic but slice 2 only "
+                                    "column-stochastic"));
+    /* a slice that sums to 1 along neither axis is named */
+    double neither[16] = {0};
+    ar_matrix z = ar_matrix_alias(neither, 4, 4, 4);
+    ar_cview bad[3] = {rows[1], rows[2], ar_matrix_cview(&z)};
+    assert_int_equal(ar_axis_infer_stack(bad, 3, AR_PREC_F64, AR_TOL_DEFAULT, &axis, &slice, &err),
+                     AR_EDOMAIN);
+    assert_int_equal(slice, 2);
+    assert_non_null(strstr(err.msg, "slice 2: neither the rows nor the columns sum to 1"));
+    /* every slice doubly stochastic */
+    ar_cview both[2] = {rows[0], rows[0]};
+    assert_int_equal(ar_axis_infer_stack(both, 2, AR_PREC_F64, AR_TOL_DEFAULT, &axis, &slice,
+                                         &err),
+                     AR_EINVAL);
+    assert_non_null(strstr(err.msg, "in every slice rows and columns both sum to 1"));
+    assert_int_equal(ar_axis_infer_stack(rows, 0, AR_PREC_F64, AR_TOL_DEFAULT, &axis, NULL, &err),
+                     AR_EINVAL);
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +518,11 @@ int main(void)
         cmocka_unit_test(test_heads_config),
         cmocka_unit_test(test_logits_dp4_hand),
         cmocka_unit_test(test_attention_views),
+        cmocka_unit_test(test_axis_infer_layouts),
+        cmocka_unit_test(test_axis_infer_refusals),
+        cmocka_unit_test(test_axis_infer_one),
+        cmocka_unit_test(test_axis_infer_stored),
+        cmocka_unit_test(test_axis_infer_stack),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
 }

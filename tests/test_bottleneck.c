@@ -1317,12 +1317,12 @@ static void test_defect_hints(void **state)
     ar_matrix p = stored_softmax_rows(n, 61, 1.0, AR_PREC_F32);
     assert_int_equal(check_rows(&p, AR_PREC_F64, &err), AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "every entry is a float32 value"));
-    assert_non_null(strstr(err.msg, "give --precision float32"));
+    assert_non_null(strstr(err.msg, "give {opt:precision=float32}"));
     assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_OK);
     ar_matrix_free(&p);
     /* bfloat16 and float16 values stated as float32 */
     ar_precision coarse[] = {AR_PREC_BF16, AR_PREC_F16};
-    const char *want[] = {"give --precision bfloat16", "give --precision float16"};
+    const char *want[] = {"give {opt:precision=bfloat16}", "give {opt:precision=float16}"};
     for (size_t c = 0; c < 2; c++) {
         p = stored_softmax_rows(n, 62 + c, 1.0, coarse[c]);
         double worst = 0.0;
@@ -1367,14 +1367,14 @@ static void test_defect_hints(void **state)
                                                     AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
                      AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "not row-stochastic, but every column sums to 1"));
-    assert_non_null(strstr(err.msg, "give --axis col"));
+    assert_non_null(strstr(err.msg, "give {opt:axis=col}"));
     ar_matrix_free(&p);
     p = make_target(AR_TARGET_DIRICHLET, 32, 68, AR_AXIS_ROW, 1);
     assert_int_equal(ar_bottleneck_stochastic_check(ar_matrix_cview(&p), AR_AXIS_COL, -1.0,
                                                     AR_PREC_F64, AR_ZEROS_REFUSE, NULL, &err),
                      AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "not column-stochastic, but every row sums to 1"));
-    assert_non_null(strstr(err.msg, "give --axis row"));
+    assert_non_null(strstr(err.msg, "give {opt:axis=row}"));
     /* the same on a row-major view of the transpose */
     ar_cview t = ar_matrix_cview(&p);
     size_t st = t.row_stride;
@@ -1385,8 +1385,8 @@ static void test_defect_hints(void **state)
     ar_matrix_free(&p);
     /* no map, a bad view or a bad axis: the axis message, never a precision */
     const char *h = ar_bottleneck_defect_hint(1e-9, 256, AR_PREC_F64, AR_AXIS_ROW);
-    assert_string_equal(h, "not row-stochastic: check --axis and that this is a probability map");
-    assert_null(strstr(ar_bottleneck_defect_hint(1e-3, 256, AR_PREC_F32, AR_AXIS_COL), "--precision"));
+    assert_string_equal(h, "not row-stochastic: check {opt:axis} and that this is a probability map");
+    assert_null(strstr(ar_bottleneck_defect_hint(1e-3, 256, AR_PREC_F32, AR_AXIS_COL), "{opt:precision"));
     assert_non_null(strstr(ar_bottleneck_defect_hint_map(ar_matrix_cview(NULL), 1e-9, AR_PREC_F64,
                                                          AR_AXIS_COL),
                            "not column-stochastic"));
@@ -1425,7 +1425,7 @@ static void test_hint_representable(void **state)
         const char *h = ar_bottleneck_defect_hint_map(ar_matrix_cview(&one), 1e-12, AR_PREC_F64,
                                                       AR_AXIS_COL);
         char want[64];
-        snprintf(want, sizeof want, "--precision %s", names[cases[k].t]);
+        snprintf(want, sizeof want, "{opt:precision=%s}", names[cases[k].t]);
         /* the values are chosen so that no coarser type holds a "yes" one */
         int says = strstr(h, want) != NULL;
         if (says != cases[k].yes)

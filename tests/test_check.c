@@ -142,7 +142,7 @@ static void test_strict_and_status(void **state)
     v = bottleneck(64, 2, 40, 0, "sink:4+window:16", 1);
     assert_false(v.holds);
     assert_int_equal(v.status, AR_CHECK_CONJECTURAL);
-    assert_non_null(strstr(v.why, "but that value is conjectural (--strict)"));
+    assert_non_null(strstr(v.why, "but that value is conjectural ({flag:strict})"));
     /* strict changes nothing for a proved value */
     assert_true(bottleneck(128, 4, 65, 0, "causal", 1).holds);
     /* a window's value is checked over F_p: verified */

@@ -108,9 +108,9 @@ static void assert_underflow(ar_matrix *p, ar_axis axis, const char *mask)
     snprintf(want, sizeof want, "the %s mask with %zu underflowed entries inside it (first: "
              "entry (%zu, %zu) = 0)", mask, zeros, r, c);
     assert_contains(err.msg, want);
-    snprintf(want, sizeof want, "--mask %s; Python mask=\"%s\"", mask, mask);
+    snprintf(want, sizeof want, "state the mask ({opt:mask=%s})", mask);
     assert_contains(err.msg, want);
-    assert_contains(err.msg, "--smooth EPS; smooth=EPS");
+    assert_contains(err.msg, "smooth the zeros ({opt:smooth=EPS})");
     assert_null(strchr(err.msg, '\n'));
 }
 
@@ -159,7 +159,7 @@ static void test_causal_float16(void **state)
         assert_contains(err.msg, want);
         snprintf(want, sizeof want, "%zu zeros inside it in all", zeros);
         assert_contains(err.msg, want);
-        assert_contains(err.msg, "smooth=EPS");
+        assert_contains(err.msg, "({opt:smooth=EPS})");
         /* stated and smoothed: the generic causal value floor(n/2), exact */
         ar_masked_result res = analyse(&p, axis, "causal", AR_PREC_F16, 1e-9, &rc, &err);
         if (rc != AR_OK)
@@ -296,7 +296,7 @@ static void test_holes_without_underflow(void **state)
     ar_error err = {{0}};
     assert_int_equal(ar_mask_infer(ar_matrix_cview(&p), AR_AXIS_ROW, &got, &err), AR_EDOMAIN);
     assert_contains(err.msg, "causal mask with holes: 2 zeros inside it (first: entry (30, 4)");
-    assert_contains(err.msg, "--mask file:PATH");
+    assert_contains(err.msg, "{opt:mask=file:PATH}");
     /* every other key of every query (a strided pattern): a quarter of
      * the causal entries are missing, none near underflow */
     for (size_t i = 0; i < n; i++)

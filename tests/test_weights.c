@@ -378,7 +378,7 @@ static void test_bert_matches_direct(void **state)
     ar_weights_opts_init(&o);
     ar_error err = {{0}};
     assert_int_equal(ar_weights_analyze_model(x.st, NULL, &o, &r, &err), AR_EINVAL);
-    assert_non_null(strstr(err.msg, "give --heads"));
+    assert_non_null(strstr(err.msg, "give {opt:heads}"));
     o.heads = 3;
     analyze_ok(x.st, NULL, &o, &r);
     assert_int_equal(r.family, AR_WF_BERT);

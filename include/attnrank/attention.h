@@ -11,6 +11,8 @@
 #include "random.h"
 #include "export.h"
 #include "matrix.h"
+#include "rank.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,8 +24,34 @@ typedef enum ar_axis {
 } ar_axis;
 
 AR_API const char *ar_axis_name(ar_axis axis);
-/* Parse "col" / "row" (also "column"); AR_EINVAL otherwise. */
+/* Parse "col" / "row" (also "column"); AR_EINVAL otherwise.  "auto" is not
+ * an axis: the faces read it and call ar_axis_infer. */
 AR_API int ar_axis_parse(const char *text, ar_axis *axis);
+
+/* The axis of the square map p (any layout) read from its sums: AR_AXIS_ROW
+ * when every row sums to 1 and some column does not (PyTorch's layout, rows
+ * are queries), AR_AXIS_COL the other way round (the paper's layout).  A
+ * sum is 1 within sum_tol (AR_TOL_DEFAULT, any negative value: the default
+ * of bottleneck.h for n and the storage precision, as the stochastic checks
+ * use).  Refused, with a one-line message that names both worst sums or the
+ * fix (options as tokens, status.h):
+ *   - AR_EINVAL when rows and columns both sum to 1 (a doubly stochastic map:
+ *     symmetric, a permutation): the layout cannot be read, give the axis;
+ *     except n = 1, where [1] is the same map in both layouts: AR_AXIS_COL;
+ *   - AR_EDOMAIN when neither does (not a probability map either way);
+ *   - AR_EINVAL for an invalid view or an empty map, AR_ESIZE for a
+ *     non-square one, AR_ENONFINITE for NaN or Inf. */
+AR_API int ar_axis_infer(ar_cview p, ar_precision precision, double sum_tol, ar_axis *axis,
+                         ar_error *err);
+/* The same for a stack of count maps of one size (count >= 1): one axis for
+ * all.  A slice may allow both axes (n = 1, a doubly stochastic slice) when
+ * the others decide; refused when a slice allows neither, when one slice
+ * allows only rows and another only columns (AR_EDOMAIN, naming both), or
+ * when every slice allows both (AR_EINVAL).  *slice (may be NULL) receives
+ * the index of the slice that made the refusal (the later of two that
+ * disagree; 0 when every slice allows both). */
+AR_API int ar_axis_infer_stack(const ar_cview *maps, size_t count, ar_precision precision,
+                               double sum_tol, ar_axis *axis, size_t *slice, ar_error *err);
 
 /* S (n x n, caller-sized) = (W_k X)^T (W_q X) / sqrt(d_p), for X (d x n),
  * W_q and W_k (d_p x d), in any layout.  AR_EINVAL for an invalid view or an

@@ -83,21 +83,22 @@ AR_API int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_t
                                           ar_error *err);
 
 /* The likely cause of a row (column) sum defect of the square map p
- * (checked along axis, stated as stored in prec), for messages; never NULL,
- * never a flag that would hide a real error:
+ * (checked along axis, stated as stored in prec), for messages (options named
+ * as tokens, status.h: render with ar_option_render); never NULL, never an
+ * option that would hide a real error:
  *   - "within bfloat16 rounding, and every entry is a bfloat16 value: ...
- *     give --precision bfloat16" (likewise float16, float32) only when every
+ *     give {opt:precision=bfloat16}" (likewise float16, float32) only when every
  *     entry of p is exactly a value of that coarser type (the map was
  *     plausibly stored in it and widened) AND the defect is within that
  *     type's default tolerance;
- *   - else "not row-stochastic, but every column sums to 1: ... give --axis
- *     col" when the other axis sums to 1 (within the tolerance of the
+ *   - else "not row-stochastic, but every column sums to 1: ... give
+ *     {opt:axis=col}" when the other axis sums to 1 (within the tolerance of the
  *     coarsest type the entries belong to), or "not row-stochastic, and its
- *     columns do not sum to 1 either: check --axis ...". */
+ *     columns do not sum to 1 either: check {opt:axis} ...". */
 AR_API const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precision prec,
                                                  ar_axis axis);
 /* The same without the map: since nothing then shows that a coarser
- * precision is the cause, only "not row-stochastic: check --axis and that
+ * precision is the cause, only "not row-stochastic: check {opt:axis} and that
  * this is a probability map" (column likewise).  Kept for the ABI; use
  * ar_bottleneck_defect_hint_map. */
 AR_API const char *ar_bottleneck_defect_hint(double defect, size_t n, ar_precision prec,

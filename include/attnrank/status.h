@@ -62,6 +62,36 @@ AR_API int ar_error_set(ar_error *err, int status, const char *fmt, ...)
 #endif
     ;
 
+/* Option names in messages.  A library message that names an option of the
+ * faces (the CLI's flags, the Python package's keywords) writes it as a
+ * token, never in one face's spelling:
+ *     {opt:NAME}         an option:          CLI --NAME, Python NAME=
+ *     {opt:NAME=VALUE}   one with its value: CLI --NAME VALUE, Python
+ *                        NAME=VALUE for a number (1e-9) or a metavariable
+ *                        (EPS, PATH: capitals, digits, _), else NAME='VALUE'
+ *     {flag:NAME}        a switch:           CLI --NAME, Python NAME=True
+ * NAME is lower case with '-' between words (the CLI's spelling); Python
+ * spells each '-' as '_'.  Messages (ar_error, and the text fields of
+ * results that explain a verdict) keep the tokens until a face renders them
+ * with ar_option_render or ar_error_message, once, where it prints.  Text
+ * that is not a well-formed token (file content, user input) is copied
+ * unchanged. */
+typedef enum ar_option_style {
+    AR_OPTION_STYLE_CLI = 0,   /* --smooth 1e-9 */
+    AR_OPTION_STYLE_PYTHON = 1 /* smooth=1e-9 */
+} ar_option_style;
+
+/* Render every option token of the NUL-terminated text in place, in style
+ * (an unknown style renders as the CLI's).  Rendering never lengthens the
+ * text, and rendered text has no tokens left (rendering twice is harmless).
+ * Returns text; NULL stays NULL. */
+AR_API char *ar_option_render(char *text, ar_option_style style);
+
+/* err's message with its option tokens rendered in style (in place), or
+ * ar_strerror(status) when err is NULL or its message is empty; never NULL.
+ * What a C program prints for a failed call. */
+AR_API const char *ar_error_message(ar_error *err, int status, ar_option_style style);
+
 /* When rc != AR_OK, replace control characters in err's message by '?', so a
  * message quoting file content (tensor names, say) stays one printable line.
  * Returns rc. */

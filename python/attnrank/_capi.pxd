@@ -26,6 +26,13 @@ cdef extern from "attnrank/status.h" nogil:
     const char *ar_strerror(int status)
     int ar_error_set(ar_error *err, int status, const char *fmt, ...)
 
+    ctypedef enum ar_option_style:
+        AR_OPTION_STYLE_CLI
+        AR_OPTION_STYLE_PYTHON
+
+    char *ar_option_render(char *text, ar_option_style style)
+    const char *ar_error_message(ar_error *err, int status, ar_option_style style)
+
 cdef extern from "attnrank/version.h" nogil:
     const char *ar_version()
 
@@ -121,6 +128,8 @@ cdef extern from "attnrank/attention.h" nogil:
         AR_AXIS_ROW
     const char *ar_axis_name(ar_axis axis)
     int ar_axis_parse(const char *text, ar_axis *axis)
+    int ar_axis_infer_stack(const ar_cview *maps, size_t count, ar_precision precision,
+                            double sum_tol, ar_axis *axis, size_t *slice, ar_error *err)
     ctypedef enum ar_head_kind:
         AR_HEADS_MULTI
         AR_HEADS_FIXED

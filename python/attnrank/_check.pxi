@@ -98,7 +98,7 @@ cdef object _check_one(size_t d, size_t heads, size_t n, size_t hs, size_t layer
     uses[0] = uses[0] or bool(r.uses_law)
     verdicts = tuple(
         CheckVerdict(condition=_text(ar_check_condition_name(r.verdicts[k].condition)),
-                     holds=bool(r.verdicts[k].holds), why=_text(r.verdicts[k].why),
+                     holds=bool(r.verdicts[k].holds), why=_python_text(r.verdicts[k].why),
                      status=_text(ar_check_status_name(r.verdicts[k].status)))
         for k in range(r.count))
     return Check(config=label, d=d, heads=heads or None, n=n or None,

@@ -1,5 +1,5 @@
 # Type stub of the extension module attnrank._core (see _core.pyx).
-from typing import Any, Dict, Mapping, NoReturn, Optional, Tuple, Union
+from typing import Any, Dict, Literal, Mapping, NoReturn, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ from attnrank._results import (
 def represent(
     p: npt.ArrayLike,
     *,
-    axis: str = ...,
+    axis: Literal["auto", "row", "col", "column"] = ...,  # default "auto"
     mask: Union[None, str, npt.ArrayLike] = ...,
     x: Optional[npt.ArrayLike] = ...,
     head_size: Optional[int] = ...,

@@ -15,11 +15,13 @@ Conventions every binding here follows:
 """
 
 from libc.stdint cimport SIZE_MAX
+from libc.string cimport memcpy
 
 from attnrank._capi cimport (
     AR_OK, AR_EINVAL, AR_ENOMEM, AR_ENONFINITE, AR_ENOCONV, AR_EIO, AR_EFORMAT,
     AR_EUNSUPPORTED, AR_EDOMAIN, AR_ELAPACK, AR_ESIZE, AR_NSTATUS,
     ar_error, ar_error_set, ar_strerror, ar_version,
+    ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
@@ -60,11 +62,25 @@ cdef int check_status(int status, str function, const ar_error *err=NULL,
                       object detail=None) except -1:
     if status == AR_OK:
         return 0
-    if err != NULL and err.msg[0] != 0:
-        message = _text(err.msg)
-    else:
-        message = _text(ar_strerror(status))
+    # The one place a C message becomes Python text: its option tokens
+    # (include/attnrank/status.h) are spelled as keywords, smooth=1e-9.
+    cdef ar_error copy
+    copy.msg[0] = 0
+    if err != NULL:
+        memcpy(copy.msg, err.msg, sizeof(copy.msg))
+        copy.msg[sizeof(copy.msg) - 1] = 0
+    message = _text(ar_error_message(&copy, status, AR_OPTION_STYLE_PYTHON))
     raise error_class(status)(status, message, function, detail)
+
+
+cdef str _python_text(const char *text):
+    """Library text that may name options (a verdict's reason), in Python's
+    spelling."""
+    cdef bytearray buf = bytearray(<bytes>text)
+    buf.append(0)
+    cdef char *p = buf
+    ar_option_render(p, AR_OPTION_STYLE_PYTHON)
+    return _text(p)
 
 
 def raise_status(int status, str function, detail=None):

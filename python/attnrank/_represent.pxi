@@ -7,7 +7,7 @@ from libc.string cimport memcpy
 from attnrank._capi cimport (
     uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_clone,
     ar_matrix_cview, ar_matrix_view,
-    ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse,
+    ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack,
     ar_model_config, ar_model_config_read, ar_model_config_layer_sizes,
     ar_mask, ar_mask_kind, AR_MASK_NONE, AR_MASK_WINDOW, AR_MASK_BAND, AR_MASK_PREFIX,
     AR_MASK_SINK_WINDOW, AR_MASK_DOCUMENTS,
@@ -72,8 +72,40 @@ cdef ar_axis _axis(object axis, str fn) except *:
         ok = ar_axis_parse(data, &a) == AR_OK
     if not ok:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"axis must be 'col' or 'row', got {axis!r}")
+                            f"axis must be 'auto', 'col' or 'row', got {axis!r}")
     return a
+
+
+cdef ar_axis _infer_axis(object arr, ar_precision prec, double sum_tol, str fn) except *:
+    """axis="auto": the axis every map of arr sums to 1 along, as the library
+    decides it (ar_axis_infer_stack: a doubly stochastic map is refused).
+    An empty stack has no map to read and nothing to analyse: "col"."""
+    lead = arr.shape[:-2]
+    count_obj = 1
+    for length in lead:
+        count_obj *= length
+    cdef size_t count = count_obj
+    if count == 0:
+        return AR_AXIS_COL
+    cdef ar_cview *views = <ar_cview *>malloc(count * sizeof(ar_cview))
+    if views == NULL:
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
+    cdef ar_axis axis = AR_AXIS_COL
+    cdef size_t slice = 0
+    cdef int rc = AR_OK
+    cdef ar_error err
+    err.msg[0] = 0
+    try:
+        arr = _views_of(arr, views, fn, "p")
+        with nogil:
+            rc = ar_axis_infer_stack(views, count, prec, sum_tol, &axis, &slice, &err)
+    finally:
+        free(views)
+    if rc != AR_OK:
+        index = tuple(int(i) for i in np.unravel_index(slice, lead)) if lead else None
+        check_status(rc, "ar_axis_infer_stack", &err,
+                     f"axis='auto', slice {index} of p" if index is not None else "axis='auto'")
+    return axis
 
 
 cdef double _nonneg(object value, str name, str fn) except? -1.0:
@@ -529,7 +561,7 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
     return RepresentStack(n=n, axis=axis_name, slices=tuple(slices), summary=summary)
 
 
-def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=None,
+def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=None,
               rtol=None, atol=0.0, sum_tol=None, smooth=0.0, tau=None, accuracy=None,
               extra_rank=4, verify_seconds=None, certificate=False, fit=True,
               max_iter=None, seed=0):
@@ -539,12 +571,21 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     docs/theory/masked-attention.md).
 
     p
-        an n x n map, stochastic along ``axis`` (softmax over columns by
-        default; ``axis="row"`` for PyTorch's layout, rows as queries), or a
-        stack of maps over any leading axes (batch x heads x n x n): one
-        record per slice with a summary, as the CLI on a stack.  Any numpy
-        layout, torch tensors; float32 / float16 / bfloat16 set the default
-        tolerances' precision.
+        an n x n map, stochastic along ``axis``, or a stack of maps over any
+        leading axes (batch x heads x n x n): one record per slice with a
+        summary, as the CLI on a stack.  Any numpy layout, torch tensors;
+        float32 / float16 / bfloat16 set the default tolerances' precision.
+    axis
+        "auto" (default): read from the sums, within the sum tolerance of
+        ``precision`` (or ``sum_tol``): rows summing to 1 are PyTorch's layout
+        (``softmax(dim=-1)``, rows as queries, "row"), columns the paper's
+        ("col"); the record's ``axis`` says which.  A map whose rows and
+        columns both sum to 1 (doubly stochastic: symmetric, a permutation)
+        raises ArgumentError, one whose neither do DomainError; a stack takes
+        one axis for all its slices (a doubly stochastic slice goes with the
+        others) and names the slice that disagrees.  A 1 x 1 map is "col"
+        (the same map either way).  "row" or "col" states the axis, as the
+        CLI's ``--axis`` (whose default stays "col").
     mask
         None (or "none"): the unmasked analysis.  With any full-column-rank
         input (needs d >= n) the minimal head size is rank(Pi log P) <=
@@ -615,8 +656,10 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     """
     cdef str fn = "ar_represent_analyze"
     arr, stored = _square_map(p, fn)
-    cdef ar_axis ax = _axis(axis, fn)
     cdef ar_precision prec = _precision(stored if precision is None else precision)
+    # axis="auto" reads the maps, after every argument is checked
+    axis_auto = isinstance(axis, str) and axis == "auto"
+    cdef ar_axis ax = AR_AXIS_COL if axis_auto else _axis(axis, fn)
     masked = mask is not None and not (isinstance(mask, str) and mask == "none")
     cdef size_t n = arr.shape[-1]
     if not masked:
@@ -667,6 +710,9 @@ def represent(p, *, axis="col", mask=None, x=None, head_size=None, precision=Non
     if certificate and arr.ndim > 2:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "certificate=True takes a single map, p is a stack")
+    if axis_auto:
+        ax = _infer_axis(arr, prec, ro.sum_tol, fn)
+        ro.axis = mo.axis = ax
     cdef ar_mask cmask = ar_mask_none()
     cdef bint is_auto = 0
     if masked:

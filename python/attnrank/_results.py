@@ -9,6 +9,8 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
+from attnrank import _repr as _r
+
 __all__ = ["Tolerance", "RankMetrics", "Spectrum", "SpectrumStack"]
 
 
@@ -145,6 +147,12 @@ class Spectrum(RankMetrics):
         d["singular_values"] = [float(v) for v in self.singular_values]
         return d
 
+    def _repr_summary(self) -> str:
+        where = f" index {self.index}" if self.index else ""
+        return (f"{self.rows}x{self.cols}{where}: rank {self.rank} (threshold "
+                f"{self.tolerance.threshold:.3g}, {self.tolerance.rule}), stable_rank "
+                f"{self.stable_rank:.4g}, singular_values={_r.array_text(self.singular_values)}")
+
 
 @dataclass(frozen=True)
 class SpectrumStack:
@@ -169,6 +177,13 @@ class SpectrumStack:
         """The CLI's JSON for the stack without ``source`` and the labels:
         ``{"matrices": [...]}``."""
         return {"matrices": [m.to_dict() for m in self.matrices]}
+
+    def _repr_summary(self) -> str:
+        ranks = [m.rank for m in self.matrices]
+        size = (f" of {self.matrices[0].rows}x{self.matrices[0].cols}, ranks "
+                f"{min(ranks)}..{max(ranks)}") if ranks else ""
+        return (f"{len(ranks)} matrices{size}, singular_values="
+                f"{_r.array_text(self.singular_values)}")
 
 
 # ---- represent, heads, params ----------------------------------------------
@@ -318,6 +333,12 @@ class Certificate(_Record):
     wk: Optional[np.ndarray] = None
     _NOT_JSON = frozenset({"wq", "wk"})
 
+    def _repr_summary(self) -> str:
+        kept = (f"wq={_r.array_text(self.wq)}, wk={_r.array_text(self.wk)}"
+                if self.wq is not None else "weights not kept")
+        return (f"head_size {self.head_size}, d={self.d}, max_abs={self.max_abs:.3g}, "
+                f"kl_max={self.kl_max:.3g}, {kept}")
+
 
 @dataclass(frozen=True)
 class MaskedCertificate(_Record):
@@ -337,6 +358,12 @@ class MaskedCertificate(_Record):
     wk: Optional[np.ndarray] = None
     _NOT_JSON = frozenset({"wq", "wk"})
     _OMIT = frozenset({"rounding_ratio"})
+
+    def _repr_summary(self) -> str:
+        kept = (f"wq={_r.array_text(self.wq)}, wk={_r.array_text(self.wk)}"
+                if self.wq is not None else "weights not kept")
+        return (f"head_size {self.head_size}, d={self.d}, max_abs_error="
+                f"{self.max_abs_error:.3g}, kl_max={self.kl_max:.3g}, {kept}")
 
 
 @dataclass(frozen=True)
@@ -390,6 +417,13 @@ class Represent(_Record):
     fit_skipped: Optional[str] = None
     _OMIT = frozenset({"smoothing", "certificate", "logit_error", "logit_error_rel",
                        "fit", "fit_skipped"})
+
+    def _repr_summary(self) -> str:
+        extra = ", certificate" if self.certificate is not None else ""
+        if self.fit is not None:
+            extra += f", fit kl_mean={self.fit.kl_mean:.3g}"
+        return (f"{self.n}x{self.n}, axis={self.axis}: min_head_size={self.min_head_size}, "
+                f"head_size={self.head_size}, representable={self.representable}{extra}")
 
 
 @dataclass(frozen=True)
@@ -465,6 +499,13 @@ class MaskedRepresent(_Record):
                        "generic_lower", "worst_case_lower", "worst_case_upper", "formula",
                        "certificate", "logit_error_lower", "fit", "fit_skipped", "smoothing"})
 
+    def _repr_summary(self) -> str:
+        upper = self.min_head_size_upper if self.min_head_size_upper is not None else "?"
+        return (f"{self.n}x{self.n}, axis={self.axis}, mask={self.mask.text} "
+                f"({self.mask_source}): {self.status}, min_head_size={self.min_head_size} "
+                f"[{self.min_head_size_lower}..{upper}], head_size={self.head_size}, "
+                f"representable={self.representable}")
+
 
 @dataclass(frozen=True)
 class RepresentSlice(_Record):
@@ -521,6 +562,12 @@ class RepresentStack(_Record):
                 for s in self.slices]
         shape = tuple(np.max([s.index for s in self.slices], axis=0) + 1) if self.slices else (0,)
         return np.array(vals, dtype=np.int64).reshape(shape)
+
+    def _repr_summary(self) -> str:
+        s = self.summary
+        return (f"{len(self.slices)} slices of {self.n}x{self.n}, axis={self.axis}: exact "
+                f"{s.exact}/{s.slices}, max_min_head_size={s.max_min_head_size}, "
+                f"median_min_head_size={s.median_min_head_size}")
 
 
 @dataclass(frozen=True)
@@ -664,3 +711,7 @@ class PaperTables(_Record):
     configs: Tuple[ParamCount, ...]
     max_abs_deviation: float
     tolerance: float
+
+
+# One summary line per record instead of the dataclass repr (attnrank._repr).
+_r.install(globals())

@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from attnrank import _repr as _r
+
 from attnrank._results_theory import DepthWidthFit
 
 __all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
@@ -46,6 +48,8 @@ class CheckVerdict:
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON of the verdict: condition, holds, why."""
         return {"condition": self.condition, "holds": self.holds, "why": self.why}
+
+    _repr_fields = ("condition", "holds", "status", "why")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,12 @@ class Check:
         return {"config": self.config, "d": self.d, "heads": self.heads, "n": self.n,
                 "head_size": self.head_size, "layers": self.layers, "mask": self.mask,
                 "conditions": [v.to_dict() for v in self.conditions]}
+
+    def _repr_summary(self) -> str:
+        failed = [v.condition for v in self.conditions if not v.holds]
+        verdict = f"fails {', '.join(failed)}" if failed else "passes"
+        count = len(self.conditions)
+        return f"{self.config}: {count} condition{'' if count == 1 else 's'}, {verdict}"
 
 
 @dataclass(frozen=True)
@@ -158,3 +168,11 @@ class CheckReport:
             if self.fit is not None:
                 d["fit"] = self.fit.to_dict()
         return d
+
+    def _repr_summary(self) -> str:
+        return (f"{len(self.configs)} configurations, {self.failed_conditions} failed "
+                f"conditions")
+
+
+# One summary line per record instead of the dataclass repr (attnrank._repr).
+_r.install(globals())

@@ -15,6 +15,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
+from attnrank import _repr as _r
+
 from attnrank._results import Tolerance, _Record
 
 __all__ = ["PrimeRank", "Seprank", "DepthWidthLaw", "DepthWidthFit", "DepthWidthOptimum",
@@ -105,6 +107,9 @@ class Seprank(_Record):
         if not (have_float and have_exact):
             del d["float_undercounts"]
         return d
+
+    _repr_fields = ("layers", "d", "heads", "head_size", "n", "rows", "cols", "float_rank",
+                    "exact_rank", "rational_rank", "bound", "regime")
 
 
 # ---- depthwidth -----------------------------------------------------------------
@@ -269,6 +274,9 @@ class CollapseDepth(_Record):
     bound_log: Optional[float] = None
     _OMIT = frozenset({"bound_log"})
 
+    _repr_fields = ("depth", "rank", "rel_res_fro", "ratio", "stable_rank", "bound_log",
+                    "singular_values")
+
 
 @dataclass(frozen=True)
 class Collapse(_Record):
@@ -312,3 +320,12 @@ class Collapse(_Record):
         """The numerical rank of X_l at every depth 0..layers."""
         return np.array([dp.rank for dp in self.depths], dtype=np.int64)
 
+    def _repr_summary(self) -> str:
+        last = (f"; depth {self.depths[-1].depth}: rank {self.depths[-1].rank}, "
+                f"rel_res_fro {self.depths[-1].rel_res_fro:.3g}") if self.depths else ""
+        return (f"{self.variant}: {self.layers} layers, n={self.n}, d={self.d}, "
+                f"heads={self.heads}, skip={self.skip}, mlp={self.mlp}{last}")
+
+
+# One summary line per record instead of the dataclass repr (attnrank._repr).
+_r.install(globals())

@@ -17,6 +17,8 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 
 import numpy as np
 
+from attnrank import _repr as _r
+
 from attnrank._results import Mask, Tolerance, _Record
 
 __all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
@@ -151,6 +153,11 @@ class SoftmaxBottleneck(_Record):
                          "logit_error_rel": float(e) / norm if norm > 0.0 else 0.0,
                          "expressible": k >= self.required_d})
         return tuple(rows)
+
+    def _repr_summary(self) -> str:
+        return (f"{self.contexts}x{self.vocab}, d={self.d}, bias={self.bias}: rank_log "
+                f"{self.rank_log}, required_d={self.required_d}, sufficient={self.sufficient}, "
+                f"singular_values={_r.array_text(self.singular_values)}")
 
 
 # ---- weights ----------------------------------------------------------------------
@@ -456,3 +463,13 @@ class Weights(_Record):
                 "Weights.to_pandas() needs pandas, which is not installed "
                 "(pip install pandas); iterate the record or use to_dict() instead") from exc
         return pandas.DataFrame([h.as_row() for h in self])
+
+    def _repr_summary(self) -> str:
+        s = self.summary
+        return (f"{self.family}: {self.layers_found} layers x {self.heads} heads, d={self.d}, "
+                f"head_size={self.head_size}, rank {s.rank_min}..{s.rank_max}/{self.head_size} "
+                f"(mean {s.rank_mean:.4g}), rule {self.tolerance.rule}")
+
+
+# One summary line per record instead of the dataclass repr (attnrank._repr).
+_r.install(globals())

@@ -246,7 +246,7 @@ cdef object _weights_record(ar_weights_report *r):
         layers_found=r.layers_found, layers=tuple(layers),
         verdicts=WeightsVerdicts(context=_weights_verdict(r, &r.at_context),
                                  n=_weights_verdict(r, &r.at_n)),
-        masks=ModelMasks(mask_reason=_text(r.masks.reason), layer_kinds=kinds),
+        masks=ModelMasks(mask_reason=_python_text(r.masks.reason), layer_kinds=kinds),
         summary=WeightsSummary(
             heads_total=r.nlayers * r.heads, rank_min=r.rank_min, rank_mean=r.rank_mean,
             rank_max=r.rank_max, rank_deficient=r.rank_deficient,

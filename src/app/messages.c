@@ -5,14 +5,23 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* The one place the CLI prints a message: library text names options as
+ * tokens (status.h), rendered here as flags. */
+static void print_message(const char *cmd, const char *context, char *text)
+{
+    ar_option_render(text, AR_OPTION_STYLE_CLI);
+    fprintf(stderr, "attnrank%s%s: %s%s%s\n", cmd ? " " : "", cmd ? cmd : "",
+            context ? context : "", context ? ": " : "", text);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char text[2 * AR_ERROR_MSG_LEN];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "attnrank%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    print_message(cmd, NULL, text);
     return CLI_EXIT_USAGE;
 }
 
@@ -28,11 +37,10 @@ int cli_exit_code(int status)
 
 int cli_status_error(const char *cmd, int status, const ar_error *err, const char *context)
 {
-    const char *detail = (err != NULL && err->msg[0] != '\0') ? err->msg : ar_strerror(status);
-    if (context != NULL)
-        fprintf(stderr, "attnrank %s: %s: %s\n", cmd, context, detail);
-    else
-        fprintf(stderr, "attnrank %s: %s\n", cmd, detail);
+    ar_error copy;
+    snprintf(copy.msg, sizeof copy.msg, "%s",
+             (err != NULL && err->msg[0] != '\0') ? err->msg : ar_strerror(status));
+    print_message(cmd, context, copy.msg);
     return cli_exit_code(status);
 }
 

@@ -108,6 +108,7 @@ static int evaluate_condition(const check_config *c, ar_check_condition cond, ch
                                run->law.source, ar_strerror(rc));
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, c->label);
+    ar_option_render(v->why, AR_OPTION_STYLE_CLI); /* the reason may name a flag */
     run->uses_law |= cond != AR_CHECK_NO_BOTTLENECK;
     return -1;
 }

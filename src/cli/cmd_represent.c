@@ -12,14 +12,16 @@
 
 static const cli_command_doc represent_doc = {
     "represent",
-    "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K] [--axis col|row]\n"
-    "       [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T] [--tau T] [--accuracy A]\n"
-    "       [--extra-rank R] [--verify-seconds S] [--weights-out PREFIX] [--seed S]\n"
-    "       [--no-fit] [--max-iter N] [--json]",
+    "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K]\n"
+    "       [--axis col|row|auto] [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T]\n"
+    "       [--tau T] [--accuracy A] [--extra-rank R] [--verify-seconds S]\n"
+    "       [--weights-out PREFIX] [--seed S] [--no-fit] [--max-iter N] [--json]",
     "Decide whether one attention head reproduces the stochastic n x n matrix P\n"
     "(softmax over columns by default; --axis row for PyTorch's layout, rows as\n"
-    "queries). Unmasked (docs/theory/low-rank-bottleneck.md): with any full-column-\n"
-    "rank input (default; needs d >= n) the minimal head size is rank(Pi log P) <=\n"
+    "queries; --axis auto reads the axis from which sums are 1 and refuses a map\n"
+    "whose rows and columns both are, such as a symmetric one). Unmasked\n"
+    "(docs/theory/low-rank-bottleneck.md): with any full-column-rank input\n"
+    "(default; needs d >= n) the minimal head size is rank(Pi log P) <=\n"
     "n - 1, Pi centring each column; with a given input X (d x n, tokens as columns)\n"
     "P may be unreachable for every head size, and the failing constraint is named.\n"
     "With --mask (docs/theory/masked-attention.md): causal, window:W (W keys including\n"
@@ -407,12 +409,33 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
     }
 }
 
+/* --axis auto: the axis every map of the file sums to 1 along (the library
+ * decides, and refuses a doubly stochastic map); -1 to continue.  A
+ * non-square P is left to the size check of run(). */
+static int infer_axis(const represent_args *a, const ar_array *parr, ar_represent_opts *ro)
+{
+    if (parr->rows != parr->cols || parr->count == 0)
+        return -1;
+    ar_cview *maps = malloc(parr->count * sizeof *maps);
+    if (maps == NULL)
+        return cli_status_error("represent", AR_ENOMEM, NULL, a->p_file);
+    for (size_t k = 0; k < parr->count; k++)
+        maps[k] = ar_array_slice(parr, k);
+    ar_error err = {{0}};
+    int rc = ar_axis_infer_stack(maps, parr->count, ro->precision,
+                                 a->sum_tol_seen ? a->sum_tol : AR_TOL_DEFAULT, &ro->axis, NULL,
+                                 &err);
+    free(maps);
+    return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, a->p_file);
+}
+
 static int resolve_options(const represent_args *a, const ar_array *parr, const ar_array *xarr,
                            ar_represent_opts *ro)
 {
     ar_represent_opts_init(ro);
-    if (ar_axis_parse(a->axis_text, &ro->axis) != AR_OK)
-        return cli_usage_error("represent", "--axis: expected col or row, got '%s'",
+    int axis_auto = strcmp(a->axis_text, "auto") == 0;
+    if (!axis_auto && ar_axis_parse(a->axis_text, &ro->axis) != AR_OK)
+        return cli_usage_error("represent", "--axis: expected col, row or auto, got '%s'",
                                a->axis_text);
     if (a->rtol_seen && a->rtol < 0.0)
         return cli_usage_error("represent", "--rtol: must be >= 0, got %g", a->rtol);
@@ -450,7 +473,7 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
     if (a->sum_tol_seen)
         ro->sum_tol = a->sum_tol;
     ro->smooth = a->smooth;
-    return -1;
+    return axis_auto ? infer_axis(a, parr, ro) : -1;
 }
 
 /* Exact zeros without --mask: most likely a masked (causal) map. */
@@ -551,7 +574,9 @@ int cmd_represent(int argc, char **argv)
         {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
         {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,
          &a.head_size_seen},
-        {"--axis", CLI_STRING, &a.axis_text, "col|row", "softmax axis (default col)", 0, NULL},
+        {"--axis", CLI_STRING, &a.axis_text, "col|row|auto",
+         "softmax axis (default col; auto: the axis whose sums are 1, refused when both are)", 0,
+         NULL},
         {"--smooth", CLI_DOUBLE, &a.smooth, "EPS", "replace P by (P + EPS) renormalised", 0,
          NULL},
         {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",

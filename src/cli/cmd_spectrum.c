@@ -484,6 +484,9 @@ static int check_random_args(const spectrum_args *args, ar_axis *axis, int *scor
     if (args->n == 0 || args->d == 0 || args->heads == 0)
         return cli_usage_error("spectrum",
                                "--random-attention needs --n N, --d D and --heads H (all >= 1)");
+    if (strcmp(args->axis_text, "auto") == 0)
+        return cli_usage_error("spectrum", "--axis auto reads the axis from a map's sums, and "
+                               "--random-attention draws the map: give --axis col or row");
     if (ar_axis_parse(args->axis_text, axis) != AR_OK)
         return cli_usage_error("spectrum", "--axis: expected col or row, got '%s'",
                                args->axis_text);

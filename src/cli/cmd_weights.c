@@ -151,6 +151,8 @@ static int analyze_path(const char *path, int read_config, const ar_weights_opts
         rc = read_config_beside(st, &cfg, &found, err);
     if (rc == AR_OK)
         rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, rep, err);
+    if (rc == AR_OK)
+        ar_option_render(rep->masks.reason, AR_OPTION_STYLE_CLI); /* may name --mask */
     ar_safetensors_close(st);
     return ar_error_printable(err, rc);
 }

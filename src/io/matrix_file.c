@@ -43,7 +43,7 @@ int ar_matrix_file_read_key(const char *path, const char *key, ar_array *out, si
     if (format == 'z' || (format == 0 && has_extension(path, ".npz")))
         return ar_npz_read(path, key, out, max_bytes, err);
     if (key != NULL)
-        return ar_error_set(err, AR_EINVAL, "%s: --key NAME selects an array of an .npz archive; "
+        return ar_error_set(err, AR_EINVAL, "%s: {opt:key=NAME} selects an array of an .npz archive; "
                                             "this file is not one",
                             path);
     if (format == 'n' || has_extension(path, ".npy"))

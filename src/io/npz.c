@@ -65,7 +65,7 @@ static int find_member(zip_t *z, const char *path, const char *key, zip_uint64_t
                             path);
     if (key == NULL && arrays > 1)
         return ar_error_set(err, AR_EINVAL,
-                            "%s: .npz archive holds %lld arrays (%s): choose one with --key NAME",
+                            "%s: .npz archive holds %lld arrays (%s): choose one with {opt:key=NAME}",
                             path, (long long)arrays, names);
     if (found < 0)
         return ar_error_set(err, AR_EINVAL, "%s: .npz archive has no array '%s' (arrays: %s)",

@@ -80,13 +80,13 @@ int ar_cm_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_
             if (v < 0.0)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %g is not positive: log P is undefined; "
-                                    "a negative entry is not a probability (--smooth only lifts "
+                                    "a negative entry is not a probability ({opt:smooth} only lifts "
                                     "zeros: is this a logit or score matrix?)",
                                     i, j, v);
             if (v == 0.0 && zeros != AR_ZEROS_ALLOW)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %g is not positive: log P is undefined "
-                                    "(use smoothing, e.g. --smooth 1e-9)",
+                                    "(use smoothing, e.g. {opt:smooth=1e-9})",
                                     i, j, v);
         }
     if (!(sum_tol >= 0.0))
@@ -115,8 +115,8 @@ int ar_cm_stochastic_check(const ar_matrix *p, ar_axis axis, double sum_tol, ar_
 
 static const char *not_stochastic(ar_axis axis)
 {
-    return axis == AR_AXIS_ROW ? "not row-stochastic: check --axis and that this is a probability map"
-                               : "not column-stochastic: check --axis and that this is a probability "
+    return axis == AR_AXIS_ROW ? "not row-stochastic: check {opt:axis} and that this is a probability map"
+                               : "not column-stochastic: check {opt:axis} and that this is a probability "
                                  "map";
 }
 
@@ -191,11 +191,11 @@ const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precisio
         const char *hint;
     } coarser[] = {
         {AR_PREC_BF16, "within bfloat16 rounding, and every entry is a bfloat16 value: stored in "
-                       "bfloat16? give --precision bfloat16"},
+                       "bfloat16? give {opt:precision=bfloat16}"},
         {AR_PREC_F16, "within float16 rounding, and every entry is a float16 value: stored in "
-                      "float16? give --precision float16"},
+                      "float16? give {opt:precision=float16}"},
         {AR_PREC_F32, "within float32 rounding, and every entry is a float32 value: stored in "
-                      "float32? give --precision float32"}};
+                      "float32? give {opt:precision=float32}"}};
     if (ar_cview_check(p) != AR_OK || p.rows == 0 || p.rows != p.cols ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return not_stochastic(axis);
@@ -215,13 +215,13 @@ const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precisio
     ar_axis other = axis == AR_AXIS_ROW ? AR_AXIS_COL : AR_AXIS_ROW;
     if (sums_to_one(p, other, ar_bottleneck_default_sum_tol(n, stored)))
         return axis == AR_AXIS_ROW ? "not row-stochastic, but every column sums to 1: the map is "
-                                     "column-stochastic; give --axis col"
+                                     "column-stochastic; give {opt:axis=col}"
                                    : "not column-stochastic, but every row sums to 1: the map is "
-                                     "row-stochastic; give --axis row";
+                                     "row-stochastic; give {opt:axis=row}";
     return axis == AR_AXIS_ROW ? "not row-stochastic, and its columns do not sum to 1 either: "
-                                 "check --axis and that this is a probability map"
+                                 "check {opt:axis} and that this is a probability map"
                                : "not column-stochastic, and its rows do not sum to 1 either: "
-                                 "check --axis and that this is a probability map";
+                                 "check {opt:axis} and that this is a probability map";
 }
 
 int ar_cm_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_report *rep)

@@ -73,7 +73,7 @@ static void bottleneck_why(const ar_bottleneck_heads_report *rep, const ar_head_
     else
         snprintf(need, sizeof need, "n - 1 = %zu", rep->n - 1);
     if (strict_failed)
-        snprintf(why, len, "head size %zu >= %s, but that value is conjectural (--strict)", h->dp,
+        snprintf(why, len, "head size %zu >= %s, but that value is conjectural ({flag:strict})", h->dp,
                  need);
     else if (!h->bottleneck)
         snprintf(why, len,

@@ -76,7 +76,7 @@ int ar_mask_check_values(const ar_matrix *p, ar_error *err)
             if (v < 0.0)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %.6g is negative: not a probability "
-                                    "(--smooth only lifts zeros)",
+                                    "({opt:smooth} only lifts zeros)",
                                     i, j, v);
         }
     return AR_OK;
@@ -118,14 +118,14 @@ int ar_cm_mask_check_map(const ar_matrix *p, ar_axis axis, const ar_mask *mask, 
                                     "entry (%zu, %zu) = 0 lies inside the %s mask (query %zu, "
                                     "key %zu; %zu zero%s inside it in all): a probability that "
                                     "underflowed (float16?); smoothing inside the mask lifts it "
-                                    "(represent --smooth EPS; Python smooth=EPS)",
+                                    "({opt:smooth=EPS})",
                                     r, c, name, i, j, zeros, zeros == 1 ? "" : "s");
             }
             if (!in && v != 0.0)
                 return ar_error_set(err, AR_EDOMAIN,
                                     "entry (%zu, %zu) = %.6g lies outside the %s mask (query "
                                     "%zu, key %zu), where attention must be exactly 0 (wrong "
-                                    "mask or --axis?)",
+                                    "mask or {opt:axis}?)",
                                     r, c, v, name, i, j);
         }
     return AR_OK;
@@ -409,18 +409,18 @@ static int refuse_holes(const ar_matrix *p, ar_axis axis, ar_precision declared,
                             "mask auto: the zeros look like the %s mask with %zu underflowed "
                             "entries inside it (first: entry (%zu, %zu) = 0), in %ss that also "
                             "hold entries below %s's smallest normal %.2g; state the mask "
-                            "(--mask %s; Python mask=\"%s\") and smooth the zeros (--smooth "
-                            "EPS; smooth=EPS), or pass the pattern (--mask file:PATH; a "
-                            "boolean array) if it is intended",
+                            "({opt:mask=%s}) and smooth the zeros ({opt:smooth=EPS}), or pass "
+                            "the pattern ({opt:mask=file:PATH}, or a boolean array) if it is "
+                            "intended",
                             name, holes, r, c, line_word(axis), ar_precision_name(prec), tiny,
-                            name, name);
+                            name);
     return ar_error_set(err, AR_EDOMAIN,
                         "mask auto: the zeros look like the %s mask with holes: %zu zero%s "
                         "inside it (first: entry (%zu, %zu) = 0), most likely underflow "
-                        "(float16?); state the mask (--mask %s; Python mask=\"%s\") and smooth "
-                        "the zeros (--smooth EPS; smooth=EPS), or pass the pattern (--mask "
-                        "file:PATH; a boolean array) if it is intended",
-                        name, holes, holes == 1 ? "" : "s", r, c, name, name);
+                        "(float16?); state the mask ({opt:mask=%s}) and smooth the zeros "
+                        "({opt:smooth=EPS}), or pass the pattern ({opt:mask=file:PATH}, or a "
+                        "boolean array) if it is intended",
+                        name, holes, holes == 1 ? "" : "s", r, c, name);
 }
 
 int ar_cm_mask_infer(const ar_matrix *p, ar_axis axis, ar_precision prec, ar_mask *mask,

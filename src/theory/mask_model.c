@@ -116,6 +116,6 @@ int ar_model_masks_from_config(const ar_model_config *c, ar_model_masks *m, ar_e
     }
     return ar_error_set(err, AR_EUNSUPPORTED,
                         "unknown model family (model_type '%s', architectures '%s'): state the "
-                        "mask with --mask",
+                        "mask with {opt:mask}",
                         mt, arch);
 }

@@ -135,7 +135,7 @@ static int resolve_layout(const ar_safetensors *st, const ar_st_tensor *q, const
     if (heads == 0)
         return ar_error_set(err, AR_EINVAL,
                             "%s: number of heads unknown (no num_attention_heads/n_head in a "
-                            "config.json beside the model): give --heads",
+                            "config.json beside the model): give {opt:heads}",
                             file);
     size_t dh = o->head_dim ? o->head_dim : cfg->head_dim;
     if (dh == 0) {
@@ -483,10 +483,10 @@ static void choose_masks(ar_weights_report *rep, const ar_weights_opts *o)
     m->kind[0].mask.allowed = NULL;
     snprintf(m->kind[0].label, sizeof m->kind[0].label, "all layers");
     snprintf(m->reason, sizeof m->reason, "%s",
-             o->mask != NULL      ? "--mask"
+             o->mask != NULL      ? "{opt:mask}"
              : rep->config_found ? "unknown model family in config.json: bidirectional assumed "
-                                   "(--mask states the mask)"
-                                 : "no config.json: bidirectional assumed (--mask states the "
+                                   "({opt:mask} states the mask)"
+                                 : "no config.json: bidirectional assumed ({opt:mask} states the "
                                    "mask)");
 }
 

@@ -143,7 +143,7 @@ int ar_weights_find_layers(const ar_safetensors *st, const char *q_pattern, laye
         if (m[i].layer == m[i - 1].layer) {
             int rc = ar_error_set(err, AR_EFORMAT,
                                   "two tensors match '%s' for layer %zu: '%s' and '%s' (name the "
-                                  "ones to analyse with --q-pattern/--k-pattern)",
+                                  "ones to analyse with {opt:q-pattern}/{opt:k-pattern})",
                                   q_pattern, m[i].layer, m[i - 1].q->name, m[i].q->name);
             free(m);
             return rc;
@@ -165,7 +165,7 @@ int ar_weights_detect_family(const ar_safetensors *st, ar_weights_family *family
                 if (found >= 0)
                     return ar_error_set(err, AR_EFORMAT,
                                         "%s: tensors of two naming conventions (%s and %s); name "
-                                        "the ones to analyse with --q-pattern/--k-pattern",
+                                        "the ones to analyse with {opt:q-pattern}/{opt:k-pattern}",
                                         ar_safetensors_file_path(st, 0), families[found].name,
                                         families[f].name);
                 found = f;
@@ -175,8 +175,8 @@ int ar_weights_detect_family(const ar_safetensors *st, ar_weights_family *family
     if (found < 0)
         return ar_error_set(err, AR_EFORMAT,
                             "%s: no attention query weights by any known naming convention "
-                            "(BERT '%s', GPT-2 '%s', LLaMA '%s'); give --q-pattern and "
-                            "--k-pattern",
+                            "(BERT '%s', GPT-2 '%s', LLaMA '%s'); give {opt:q-pattern} and "
+                            "{opt:k-pattern}",
                             ar_safetensors_file_path(st, 0), families[AR_WF_BERT].q,
                             families[AR_WF_GPT2].q, families[AR_WF_LLAMA].q);
     *family = (ar_weights_family)found;

@@ -239,7 +239,7 @@ expect_error 2 "must be a square" -- "$AR" represent "$TMP/rect.npy"
 expect 0 "a stack of 2 maps" -- "$AR" represent "$TMP/stack.npy"
 expect_error 2 "a stack of 2 maps: --weights-out and --X take a single map" -- "$AR" represent "$TMP/stack.npy" --weights-out "$TMP/nope"
 expect_error 2 "X must be d x n with n = 16" -- "$AR" represent "$TMP/dir.npy" --X "$TMP/xbadcols.npy"
-expect_error 2 "--axis: expected col or row" -- "$AR" represent "$TMP/dir.npy" --axis diag
+expect_error 2 "--axis: expected col, row or auto" -- "$AR" represent "$TMP/dir.npy" --axis diag
 expect_error 2 "--smooth: must be in [0, 1)" -- "$AR" represent "$TMP/dir.npy" --smooth -1
 expect_error 2 "--rtol: must be >= 0" -- "$AR" represent "$TMP/dir.npy" --rtol -1
 expect_error 2 "needs the matrix file" -- "$AR" represent
@@ -343,5 +343,31 @@ expect_error 2 "within bfloat16 rounding, and every entry is a bfloat16 value: s
 expect 0 "minimal head size" -- "$AR" represent "$TMP/bf16_uniform.npy" --axis row --precision bfloat16 --no-fit
 # the other axis sums to 1: say so
 expect_error 2 "not row-stochastic, but every column sums to 1: the map is column-stochastic; give --axis col" -- "$AR" represent "$TMP/f16_colstoch.npy" --axis row
+
+# ---- --axis auto: the axis read from the sums (stored float16 maps too) ----
+$PY - "$TMP" <<'EOF2'
+import numpy as np, sys
+d = sys.argv[1]
+rng = np.random.default_rng(31)
+S = rng.standard_normal((3, 6, 6))
+E = np.exp(S); P = E / E.sum(2, keepdims=True)            # rows are queries
+np.save(f"{d}/auto_stack_rows.npy", P)
+np.save(f"{d}/auto_stack_mixed.npy", np.stack([P[0], P[1], P[2].T]))
+np.save(f"{d}/auto_uniform.npy", np.full((5, 5), 0.2))     # doubly stochastic
+np.save(f"{d}/auto_neither.npy", np.full((3, 3), 0.5))
+np.save(f"{d}/auto_one.npy", np.ones((1, 1)))
+EOF2
+expect 0 '"axis": "row"' -- "$AR" represent "$TMP/f16_64.npy" --axis auto --no-fit --json
+expect 0 '"axis": "col"' -- "$AR" represent "$TMP/f16_colstoch.npy" --axis auto --no-fit --json
+expect 0 "stochastic (--axis row)" -- "$AR" represent "$TMP/f16_64.npy" --axis auto --no-fit
+expect 0 '"axis": "row"' -- "$AR" represent "$TMP/auto_stack_rows.npy" --axis auto --json
+expect 0 '"axis": "col"' -- "$AR" represent "$TMP/auto_one.npy" --axis auto --json
+expect_error 2 "rows and columns both sum to 1 (a doubly stochastic map, symmetric or a permutation, say): the layout cannot be read from the sums; give --axis row (PyTorch layout, rows are queries) or --axis col" -- "$AR" represent "$TMP/auto_uniform.npy" --axis auto
+expect_error 2 "neither the rows nor the columns sum to 1 (row 0 sums to 1.5, column 0 to 1.5" -- "$AR" represent "$TMP/auto_neither.npy" --axis auto
+expect_error 2 "slice 0 is only row-stochastic but slice 2 only column-stochastic" -- "$AR" represent "$TMP/auto_stack_mixed.npy" --axis auto
+expect_error 2 "--axis: expected col, row or auto, got 'rows'" -- "$AR" represent "$TMP/auto_one.npy" --axis rows
+# the default stays col: a row map is refused with the axis hint
+expect_error 2 "give --axis row" -- "$AR" represent "$TMP/f16_64.npy"
+expect_error 2 "--axis auto reads the axis from a map's sums" -- "$AR" spectrum --random-attention --n 4 --d 4 --heads 1 --of scores --axis auto
 
 finish

@@ -151,7 +151,7 @@ np.save(d + "/uf16_f64.npy", P.astype(np.float64))   # converted: float16's valu
 EOF
 read -r uf_zeros uf_row uf_col <"$TMP/uf_expected.txt"
 expect_error 2 "the zeros look like the causal mask with $uf_zeros underflowed entries inside it (first: entry ($uf_row, $uf_col) = 0)" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask auto
-expect_error 2 "state the mask (--mask causal; Python mask=\"causal\") and smooth the zeros (--smooth EPS; smooth=EPS)" -- "$AR" represent "$TMP/uf16_f64.npy" --axis row --mask auto
+expect_error 2 "state the mask (--mask causal) and smooth the zeros (--smooth EPS), or pass the pattern (--mask file:PATH, or a boolean array)" -- "$AR" represent "$TMP/uf16_f64.npy" --axis row --mask auto
 expect_error 2 "underflowed entries" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask auto --smooth 1e-9
 expect_error 2 "entry ($uf_row, $uf_col) = 0 lies inside the causal mask (query $uf_row, key $uf_col; $uf_zeros zeros inside it in all)" -- "$AR" represent "$TMP/uf16.npy" --axis row --mask causal
 out=$("$AR" represent "$TMP/uf16.npy" --axis row --mask causal --smooth 1e-9 --json)

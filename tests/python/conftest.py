@@ -66,3 +66,28 @@ def assert_gil_released(call, min_ticks=2):
         done.set()
         counter.join()
     assert len(ticks) >= max(min_ticks, int(elapsed * 1000) // 10), (len(ticks), elapsed)
+
+
+# Text fields of the records that may name an option: the library writes a
+# token, the CLI's JSON spells it --mask, the Python record mask= (docs/python.md).
+OPTION_TEXT_KEYS = ("why", "mask_reason")
+
+
+def python_spelling(value):
+    """The CLI's JSON with the options named in its text fields spelled as the
+    Python records spell them (--mask -> mask=, the switch --strict ->
+    strict=True), for comparing to_dict() with the CLI."""
+    import re
+
+    def spell(text):
+        def one(m):
+            name = m.group(1).replace("-", "_")
+            return f"{name}=True" if name == "strict" else f"{name}="
+        return re.sub(r"--([a-z][a-z0-9-]*)", one, text)
+
+    if isinstance(value, dict):
+        return {k: spell(v) if k in OPTION_TEXT_KEYS and isinstance(v, str)
+                else python_spelling(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [python_spelling(v) for v in value]
+    return value

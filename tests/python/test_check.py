@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import attnrank
-from conftest import assert_gil_released
+from conftest import assert_gil_released, python_spelling
 
 CONFIGS = {
     "gpt2": {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768,
@@ -51,7 +51,7 @@ def _cli(cli, *args):
     out = subprocess.run([cli, "check", *[str(a) for a in args], "--json"],
                          capture_output=True, text=True)
     assert out.returncode in (0, 1), out.stderr
-    return json.loads(out.stdout)
+    return python_spelling(json.loads(out.stdout))
 
 
 def _flags(kw):
@@ -102,7 +102,7 @@ def test_statuses_and_strict():
     c = attnrank.check(64, 2, 40, mask="sink:4+window:16", require="no-bottleneck")
     assert c.passed and c.conditions[0].status == "conjectural"
     s = attnrank.check(64, 2, 40, mask="sink:4+window:16", strict=True, require="no-bottleneck")
-    assert not s.passed and "conjectural (--strict)" in s.conditions[0].why
+    assert not s.passed and "conjectural (strict=True)" in s.conditions[0].why
     assert attnrank.check(128, 4, 65, mask="causal", require="no-bottleneck").conditions[0] \
         .status == "proved"
     assert attnrank.check(64, 2, 40, mask="window:16", require="no-bottleneck").conditions[0] \
@@ -221,7 +221,7 @@ def test_assert_conditions_names_every_failing_verdict(model):
     assert text.startswith("2 conditions failed:")
     for verdict in attnrank.check(config=model("gemma2"), require="no-bottleneck").configs:
         assert f"{verdict.config}: no-bottleneck fails: {verdict.conditions[0].why}" in text
-    with pytest.raises(AssertionError, match=r"(?s)^1 condition failed:.*--strict"):
+    with pytest.raises(AssertionError, match=r"(?s)^1 condition failed:.*\(strict=True\)"):
         attnrank.assert_conditions(64, 2, 40, mask="sink:4+window:16", strict=True,
                                    require="no-bottleneck")
     # bad input is an error, not a failed assertion

@@ -269,7 +269,7 @@ def test_float16_underflow_is_not_a_mask(cli, tmp_path):
     r, c = zeros[0]
     # auto names the causal mask, the count, the first zero and the fix
     want = (rf"the causal mask with {len(zeros)} underflowed entries inside it "
-            rf"\(first: entry \({r}, {c}\) = 0\).*float16.*mask=\"causal\".*smooth=EPS")
+            rf"\(first: entry \({r}, {c}\) = 0\).*float16.*mask='causal'.*smooth=EPS")
     for q in (p, p.astype(np.float64)):  # float16's values, stored or converted
         with pytest.raises(attnrank.DomainError, match=want):
             attnrank.represent(q, axis="row", mask="auto")
@@ -377,6 +377,7 @@ def test_hostile_inputs_raise_and_never_crash():
         attnrank.represent(-p)
     zero = p.copy()
     zero[1, 0] = 0.0
+    zero[:, 0] /= zero[:, 0].sum()  # still column-stochastic: the zero is the fault
     with pytest.raises(attnrank.DomainError, match=r"entry \(1, 0\).*mask='auto'"):
         attnrank.represent(zero)
     with pytest.raises(attnrank.SizeError, match="square"):
@@ -511,7 +512,7 @@ def test_edge_sizes_and_torch():
     assert attnrank.represent(np.array([[1.0]]), mask="causal").status == "exact"
     empty = attnrank.represent(np.full((0, 4, 4), 0.25))
     assert empty.slices == () and empty.summary.slices == 0
-    single = attnrank.represent(np.full((1, 4, 4), 0.25))  # more than two axes: a stack
+    single = attnrank.represent(np.full((1, 4, 4), 0.25), axis="col")  # a stack: > 2 axes
     assert isinstance(single, attnrank.RepresentStack) and single.slices[0].index == (0,)
     torch = pytest.importorskip("torch")
     t = torch.softmax(torch.randn(2, 8, 8, dtype=torch.float64), -1)

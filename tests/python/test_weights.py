@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import attnrank
-from conftest import assert_gil_released
+from conftest import assert_gil_released, python_spelling
 
 # ---- a tiny safetensors writer ------------------------------------------------------
 #
@@ -186,7 +186,7 @@ def _cli(cli, model, *args, ok=(0,)):
     out = subprocess.run([cli, "weights", str(model), *[str(a) for a in args], "--json"],
                          capture_output=True, text=True)
     assert out.returncode in ok, out.stderr
-    got = json.loads(out.stdout)
+    got = python_spelling(json.loads(out.stdout))
     assert got.pop("source") == str(model)
     return got
 

@@ -1,0 +1,115 @@
+/* Status texts and the option tokens of messages (status.h). */
+#include "testutil.h"
+
+/* text rendered in style, into a caller buffer */
+static const char *rendered(const char *text, ar_option_style style, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", text);
+    return ar_option_render(buf, style);
+}
+
+static void test_render_cli(void **state)
+{
+    (void)state;
+    char b[256];
+    assert_string_equal(rendered("e.g. {opt:smooth=1e-9}", AR_OPTION_STYLE_CLI, b, sizeof b),
+                        "e.g. --smooth 1e-9");
+    assert_string_equal(rendered("give {opt:heads}", AR_OPTION_STYLE_CLI, b, sizeof b),
+                        "give --heads");
+    assert_string_equal(rendered("({flag:strict})", AR_OPTION_STYLE_CLI, b, sizeof b),
+                        "(--strict)");
+    assert_string_equal(rendered("{opt:q-pattern}/{opt:k-pattern}", AR_OPTION_STYLE_CLI, b,
+                                 sizeof b),
+                        "--q-pattern/--k-pattern");
+    /* an unknown style is the CLI's */
+    assert_string_equal(rendered("{opt:axis=col}", (ar_option_style)7, b, sizeof b), "--axis col");
+}
+
+static void test_render_python(void **state)
+{
+    (void)state;
+    char b[256];
+    const struct {
+        const char *token, *python;
+    } cases[] = {
+        {"{opt:smooth=1e-9}", "smooth=1e-9"},      /* a number stays bare */
+        {"{opt:smooth=EPS}", "smooth=EPS"},        /* so does a metavariable */
+        {"{opt:key=NAME_2}", "key=NAME_2"},
+        {"{opt:axis=col}", "axis='col'"},          /* a word is a string */
+        {"{opt:mask=file:PATH}", "mask='file:PATH'"},
+        {"{opt:mask=window:4}", "mask='window:4'"},
+        {"{opt:precision=bfloat16}", "precision='bfloat16'"},
+        {"{opt:smooth=1e}", "smooth='1e'"},        /* not a number after all */
+        {"{opt:heads}", "heads="},
+        {"{opt:q-pattern}", "q_pattern="},         /* '-' is '_' in a keyword */
+        {"{flag:strict}", "strict=True"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        assert_string_equal(rendered(cases[k].token, AR_OPTION_STYLE_PYTHON, b, sizeof b),
+                            cases[k].python);
+    assert_string_equal(rendered("check {opt:axis} and give {opt:smooth=1e-9}, not {opt:x}.",
+                                 AR_OPTION_STYLE_PYTHON, b, sizeof b),
+                        "check axis= and give smooth=1e-9, not x=.");
+}
+
+/* Text that is not a well-formed token is copied unchanged: braces of file
+ * content, a cut-off token at the end of a truncated message. */
+static void test_render_leaves_other_text(void **state)
+{
+    (void)state;
+    const char *kept[] = {"{}", "{opt:}", "{opt:Smooth}", "{opt:smooth", "{opt:smooth=1e-9",
+                          "{flag:strict=1}", "{option:x}", "tensor '{layer}.q'", "", "{opt:a b}"};
+    char b[256];
+    for (size_t ar_style = 0; ar_style < 2; ar_style++)
+        for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++)
+            assert_string_equal(rendered(kept[k], (ar_option_style)ar_style, b, sizeof b), kept[k]);
+    assert_null(ar_option_render(NULL, AR_OPTION_STYLE_CLI));
+    /* rendered text has no tokens left: a second rendering changes nothing */
+    rendered("a {opt:smooth=1e-9} b {flag:strict}", AR_OPTION_STYLE_PYTHON, b, sizeof b);
+    char again[256];
+    assert_string_equal(rendered(b, AR_OPTION_STYLE_PYTHON, again, sizeof again), b);
+}
+
+/* A message filled to the last byte with tokens renders within its buffer. */
+static void test_render_full_message(void **state)
+{
+    (void)state;
+    ar_error err;
+    size_t used = 0;
+    while (used + 18 < sizeof err.msg) {
+        memcpy(err.msg + used, "{opt:axis=column}", 17);
+        used += 17;
+    }
+    err.msg[used] = '\0';
+    const char *text = ar_error_message(&err, AR_EINVAL, AR_OPTION_STYLE_PYTHON);
+    assert_ptr_equal(text, err.msg);
+    assert_int_equal(strlen(text), (used / 17) * strlen("axis='column'"));
+    assert_int_equal(strncmp(text, "axis='column'axis='column'", 26), 0);
+}
+
+static void test_error_message(void **state)
+{
+    (void)state;
+    ar_error err;
+    assert_int_equal(ar_error_set(&err, AR_EDOMAIN, "row %d: use {opt:smooth=%g}", 3, 1e-9),
+                     AR_EDOMAIN);
+    assert_string_equal(ar_error_message(&err, AR_EDOMAIN, AR_OPTION_STYLE_CLI),
+                        "row 3: use --smooth 1e-09");
+    err.msg[0] = '\0';
+    assert_string_equal(ar_error_message(&err, AR_EDOMAIN, AR_OPTION_STYLE_PYTHON),
+                        ar_strerror(AR_EDOMAIN));
+    assert_string_equal(ar_error_message(NULL, AR_ENOMEM, AR_OPTION_STYLE_CLI), "out of memory");
+    assert_string_equal(ar_error_message(NULL, -3, AR_OPTION_STYLE_CLI), "unknown status");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_cli),
+        cmocka_unit_test(test_render_python),
+        cmocka_unit_test(test_render_leaves_other_text),
+        cmocka_unit_test(test_render_full_message),
+        cmocka_unit_test(test_error_message),
+    };
+    return cmocka_run_group_tests_name("status", tests, NULL, NULL);
+}
