@@ -1300,7 +1300,7 @@ static void test_low_precision_sums(void **state)
             assert_int_equal(check_rows(&p, AR_PREC_BF16, &err), AR_EDOMAIN);
             assert_non_null(strstr(err.msg, "row 0 sums to"));
             assert_non_null(strstr(err.msg, "not row-stochastic, and its columns do not sum to 1"));
-            assert_null(strstr(err.msg, "--precision"));
+            assert_null(strstr(err.msg, "{opt:precision"));
             ar_matrix_free(&p);
         }
 }
@@ -1346,20 +1346,20 @@ static void test_defect_hints(void **state)
      * float32 advice any more */
     p = stored_softmax_rows(n, 64, 1.0 + 1e-6, AR_PREC_F64);
     assert_int_equal(check_rows(&p, AR_PREC_F64, &err), AR_EDOMAIN);
-    assert_null(strstr(err.msg, "--precision"));
+    assert_null(strstr(err.msg, "{opt:precision"));
     assert_non_null(strstr(err.msg, "not row-stochastic, and its columns do not sum to 1 either"));
     ar_matrix_free(&p);
     /* float32 values off by a bfloat16-sized 3e-3: the old hint said
      * "--precision bfloat16"; the entries are not bfloat16 values */
     p = stored_softmax_rows(n, 65, 1.0 + 3e-3, AR_PREC_F32);
     assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_EDOMAIN);
-    assert_null(strstr(err.msg, "--precision"));
+    assert_null(strstr(err.msg, "{opt:precision"));
     assert_true(3e-3 * 0.9 <= ar_bottleneck_default_sum_tol(n, AR_PREC_BF16)); /* would have fit */
     ar_matrix_free(&p);
     /* bfloat16 values whose rows are off by 10%: no bfloat16 advice */
     p = stored_softmax_rows(n, 66, 0.9, AR_PREC_BF16);
     assert_int_equal(check_rows(&p, AR_PREC_F32, &err), AR_EDOMAIN);
-    assert_null(strstr(err.msg, "--precision"));
+    assert_null(strstr(err.msg, "{opt:precision"));
     ar_matrix_free(&p);
     /* a column-stochastic map checked along rows (and the reverse) */
     p = make_target(AR_TARGET_DIRICHLET, 32, 67, AR_AXIS_COL, 1);
@@ -1394,7 +1394,7 @@ static void test_defect_hints(void **state)
     ar_matrix rect = ar_matrix_alias(d, 2, 3, 2);
     assert_null(strstr(ar_bottleneck_defect_hint_map(ar_matrix_cview(&rect), 1e-9, AR_PREC_F64,
                                                      AR_AXIS_COL),
-                       "--precision"));
+                       "{opt:precision"));
 }
 
 /* Exact representability as the hint tests it: grid values, subnormals and

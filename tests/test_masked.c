@@ -310,7 +310,7 @@ static void test_check_map(void **state)
     assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &causal, &err),
                      AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "entry (6, 2) = 0 lies inside"));
-    assert_non_null(strstr(err.msg, "--smooth"));
+    assert_non_null(strstr(err.msg, "{opt:smooth"));
     /* wrong shape */
     ar_mask d = parse("docs:4/5");
     assert_int_equal(ar_mask_check_map(ar_matrix_cview(&p), AR_AXIS_ROW, &d, &err), AR_ESIZE);
@@ -1197,7 +1197,7 @@ static void test_bf16_row_sums(void **state)
                 assert_int_equal(rc, AR_EDOMAIN);
                 assert_non_null(strstr(err.msg, "row 0 sums to"));
                 assert_non_null(strstr(err.msg, "not row-stochastic"));
-                assert_null(strstr(err.msg, "--precision"));
+                assert_null(strstr(err.msg, "{opt:precision"));
             }
         }
         ar_masked_workspace_free(ws);
