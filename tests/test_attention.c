@@ -327,19 +327,6 @@ static void test_attention_views(void **state)
 
 /* ---- ar_axis_infer: the axis read from the sums ---- */
 
-/* Round to nearest on the grid of a binary format with p significant bits
- * and smallest normal exponent emin (float16: 11, -14; bfloat16: 8, -126),
- * written independently of the library. */
-static double round_to(double v, int p, int emin)
-{
-    if (v == 0.0)
-        return 0.0;
-    int e;
-    (void)frexp(v, &e);
-    double q = ldexp(1.0, (e - 1 > emin ? e - 1 : emin) - (p - 1));
-    return nearbyint(v / q) * q;
-}
-
 /* A row-stochastic n x n softmax of Gaussian logits (rows are queries). */
 static ar_matrix row_softmax(size_t n, uint64_t seed)
 {
@@ -444,7 +431,7 @@ static void test_axis_infer_stored(void **state)
             ar_matrix p = row_softmax(sizes[k], 70 + k);
             for (size_t j = 0; j < p.cols; j++)
                 for (size_t i = 0; i < p.rows; i++)
-                    AR_AT(&p, i, j) = round_to(AR_AT(&p, i, j), types[t].bits, types[t].emin);
+                    AR_AT(&p, i, j) = tu_round_to(AR_AT(&p, i, j), types[t].bits, types[t].emin);
             ar_axis axis;
             ar_error err;
             double defect = ar_attention_stochastic_defect(ar_matrix_cview(&p), AR_AXIS_ROW);

@@ -1178,25 +1178,12 @@ static void test_smoothing(void **state)
 
 /* ---- sum checks of maps stored in low precision ---- */
 
-/* Round to nearest (ties to even) on the grid of a binary format with p
- * significant bits and smallest normal exponent emin (subnormals below),
- * written independently of the library's own representability test. */
-static double round_to(double v, int p, int emin)
-{
-    if (v == 0.0)
-        return 0.0;
-    int e;
-    (void)frexp(v, &e);
-    double q = ldexp(1.0, (e - 1 > emin ? e - 1 : emin) - (p - 1));
-    return nearbyint(v / q) * q;
-}
-
 static double round_prec(double v, ar_precision prec)
 {
     switch (prec) {
     case AR_PREC_F32: return (double)(float)v;
-    case AR_PREC_F16: return round_to(v, 11, -14);
-    case AR_PREC_BF16: return round_to(v, 8, -126);
+    case AR_PREC_F16: return tu_round_to(v, 11, -14);
+    case AR_PREC_BF16: return tu_round_to(v, 8, -126);
     case AR_PREC_F64:
     default: return v;
     }

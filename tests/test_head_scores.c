@@ -17,14 +17,7 @@
 #include <cmocka.h>
 
 #include "attnrank/attnrank.h"
-
-#define assert_close(a, b, tol)                                                              \
-    do {                                                                                     \
-        double ar_a_ = (a), ar_b_ = (b), ar_t_ = (tol);                                      \
-        if (!(fabs(ar_a_ - ar_b_) <= ar_t_))                                                 \
-            fail_msg("%s = %.17g, %s = %.17g, |diff| %.3g > tol %.3g", #a, ar_a_, #b, ar_b_, \
-                     fabs(ar_a_ - ar_b_), ar_t_);                                           \
-    } while (0)
+#include "testutil.h"
 
 #define TOL 1e-14
 #define BIT(s) AR_HEAD_SCORE_BIT(AR_HEAD_SCORE_##s)

@@ -29,6 +29,20 @@
 
 #define assert_ok(expr) assert_int_equal((expr), AR_OK)
 
+/* Round to nearest (ties to even) on the grid of a binary format with p
+ * significant bits and smallest normal exponent emin (float16: 11, -14;
+ * bfloat16: 8, -126; subnormals below), written independently of the
+ * library's own rounding and representability code. */
+static inline double tu_round_to(double v, int p, int emin)
+{
+    if (v == 0.0)
+        return 0.0;
+    int e;
+    (void)frexp(v, &e);
+    double q = ldexp(1.0, (e - 1 > emin ? e - 1 : emin) - (p - 1));
+    return nearbyint(v / q) * q;
+}
+
 /* A random m x n matrix of rank r: product of m x r and r x n Gaussian factors. */
 static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, ar_rng *rng)
 {
