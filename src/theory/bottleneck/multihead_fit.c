@@ -13,8 +13,8 @@
 #include "attnrank/status.h"
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
-#include "fit_lbfgs.h"
-#include "fit_lm.h"
+#include "theory/fit/fit_lbfgs.h"
+#include "theory/fit/fit_lm.h"
 #include "multihead_internal.h"
 
 /* Pairs kept by L-BFGS: more than the low-rank fit's 8, since these

@@ -3,7 +3,7 @@
  * it, and the expected error of one head on standard target families. */
 #include "attnrank/bottleneck.h"
 #include "attnrank/random.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 #include <math.h>
 #include <string.h>

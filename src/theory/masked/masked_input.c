@@ -1,5 +1,5 @@
 /* The input X of a masked analysis: full column rank, and its pseudo-inverse
- * (src/theory/masked_analysis.h). */
+ * (src/theory/masked/masked_analysis.h). */
 #include "masked_analysis.h"
 #include "attnrank/spectrum.h"
 

@@ -31,8 +31,8 @@
  * its numbers are those of a fresh workspace, bit for bit. */
 #include "attnrank/bottleneck.h"
 #include "bottleneck_fit_mask.h"
-#include "fit_exp.h"
-#include "fit_lbfgs.h"
+#include "theory/fit/fit_exp.h"
+#include "theory/fit/fit_lbfgs.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 
@@ -43,7 +43,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 enum { BUF_PC, BUF_L0, BUF_CEN, BUF_LOGITS, BUF_GRAD, BUF_U, BUF_VT, NBUFS };
 

@@ -1,6 +1,6 @@
 /* Structure of a mask pattern for the masked analysis: independent blocks
  * (connected components of queries and keys), the staircase test, and the
- * staircase solve of any sub-pattern (src/theory/masked_blocks.h). */
+ * staircase solve of any sub-pattern (src/theory/masked/masked_blocks.h). */
 #include "masked_blocks.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* A certificate inside the rounding box of a stored map (the storage rule of
- * the masked analysis; src/theory/masked_analysis.h,
+ * the masked analysis; src/theory/masked/masked_analysis.h,
  * docs/theory/masked-attention.md, "Maps stored in low precision").
  *
  * A map that rounds to the stored P~ lies in the box |P - P~| <= h(P~)

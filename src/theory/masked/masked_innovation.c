@@ -1,4 +1,4 @@
-/* The innovation decision of the staircase greedy (src/theory/masked_internal.h,
+/* The innovation decision of the staircase greedy (src/theory/masked/masked_internal.h,
  * docs/theory/masked-attention.md section 4).
  *
  * Noise of size delta per entry of D reaches the residual of column c as

@@ -1,7 +1,7 @@
 /* Softmax under a mask: the attention map a head with row-query logits S
  * produces (include/attnrank/mask.h). */
 #include "attnrank/mask.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 #include "core/matrix_internal.h"
 
 #include <math.h>

@@ -1,13 +1,13 @@
 /* The GSL reference minimiser of the probability-space fit
  * (bottleneck_fit_gsl.h): vector_bfgs2 driven through the ar_fit_problem
  * callbacks of bottleneck_internal.h, for tests and benchmarks only. */
-#include "theory/bottleneck_fit_gsl.h"
+#include "theory/bottleneck/bottleneck_fit_gsl.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multimin.h>
 #include <math.h>
 #include <string.h>
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 /* The vector GSL hands to a callback as a contiguous array (GSL's
  * minimiser allocates contiguous vectors; this is a safeguard). */

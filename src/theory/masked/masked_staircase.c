@@ -1,5 +1,5 @@
 /* Minimal-rank completion of a staircase pattern by the column-innovation
- * greedy (src/theory/masked_internal.h; docs/theory/masked-attention.md).
+ * greedy (src/theory/masked/masked_internal.h; docs/theory/masked-attention.md).
  *
  * Column c of D is specified on the rows start[c]..rows-1.  The greedy
  * keeps a completion U V^T of the columns seen so far and, for column c,

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/matrix_internal.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 
 void ar_masked_opts_init(ar_masked_opts *opts)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 #include "softmax_bottleneck_internal.h"
 
 struct ar_sbn_workspace {

@@ -17,7 +17,7 @@
 #include "core/storage_internal.h"
 #include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 struct ar_represent_workspace {
     size_t n;

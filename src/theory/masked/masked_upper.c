@@ -1,7 +1,7 @@
 /* Upper bounds for windows, bands and sink + window: completions by the
  * oldest-columns recursion on the reduced interval pattern (masked_reduce.c),
  * confirmed by the forward check; and the F_p check of the generic value
- * (src/theory/masked_analysis.h; docs/theory/masked-attention.md). */
+ * (src/theory/masked/masked_analysis.h; docs/theory/masked-attention.md). */
 #include "masked_analysis.h"
 #include "attnrank/random.h"
 

@@ -7,9 +7,9 @@
  * of bottleneck_fit.c (L-BFGS, analytic gradient, seeded jitter),
  * masked-out entries having probability exactly 0.  The start is a masked
  * analogue of the truncated SVD of the centred log. */
-#include "bottleneck_fit_mask.h"
+#include "theory/bottleneck/bottleneck_fit_mask.h"
 #include "masked_analysis.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* A completion of any partially specified matrix by the column greedy
- * (src/theory/masked_internal.h).  Column c is specified on an arbitrary
+ * (src/theory/masked/masked_internal.h).  Column c is specified on an arbitrary
  * set of rows; it is projected, by least squares, on the rows of U it is
  * specified on, and a residual above tau adds one column to U supported on
  * those rows.  Earlier columns are unaffected (their coefficient on the new

@@ -1,5 +1,5 @@
 /* The minimal head size under a mask: the exact staircase count, or lower
- * and upper bounds (src/theory/masked_analysis.h;
+ * and upper bounds (src/theory/masked/masked_analysis.h;
  * docs/theory/masked-attention.md). */
 #include "masked_analysis.h"
 #include "masked_blocks.h"

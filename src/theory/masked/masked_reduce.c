@@ -1,5 +1,5 @@
 /* Reductions of window, band and sink + window patterns to interval
- * completions without a shift (src/theory/masked_internal.h;
+ * completions without a shift (src/theory/masked/masked_internal.h;
  * docs/theory/masked-attention.md).
  *   - Every query's keys an interval [a_i, b_i] with a and b non-decreasing
  *     (windows, bands): the differences Delta_ij = L_{i,j+1} - L_ij

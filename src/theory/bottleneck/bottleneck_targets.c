@@ -10,7 +10,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 /* Element (i, j) of p seen in the column convention: for the row axis the
  * "columns" of the problem are the rows of p. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/random_internal.h"
-#include "seprank_internal.h"
+#include "theory/depthwidth/seprank_internal.h"
 
 /* Residues are uint64_t in the public header and mp_limb_t in FLINT. */
 _Static_assert(sizeof(uint64_t) == sizeof(mp_limb_t), "mp_limb_t must be 64-bit");

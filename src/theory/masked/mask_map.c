@@ -3,7 +3,7 @@
  * (include/attnrank/mask.h). */
 #include "attnrank/mask.h"
 #include "masked_internal.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 #include "core/matrix_internal.h"
 
 #include <float.h>

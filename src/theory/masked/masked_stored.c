@@ -1,5 +1,5 @@
 /* The storage rule of the masked analysis: the minimal head size of a map
- * stored in float16 or bfloat16 (src/theory/masked_analysis.h;
+ * stored in float16 or bfloat16 (src/theory/masked/masked_analysis.h;
  * docs/theory/masked-attention.md, "Maps stored in low precision").
  *
  * The stored map P~ is the rounding of an unknown map P with

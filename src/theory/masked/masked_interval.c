@@ -74,7 +74,7 @@
  * r x r blocks would exceed 2^24 doubles.  The factors with the smaller
  * maximum residual (before or after the polish) are returned; polish_iter
  * counts trial steps, accepted or not. */
-#include "theory/masked_internal.h"
+#include "theory/masked/masked_internal.h"
 #include "attnrank/random.h"
 #include "attnrank/seprank.h"
 
@@ -90,7 +90,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
-#include "theory/seprank_internal.h"
+#include "theory/depthwidth/seprank_internal.h"
 
 #define FP_PRIME UINT64_C(2147483647) /* 2^31 - 1 */
 #define POLISH_MAX_PARAMS 20000u
