@@ -1,5 +1,5 @@
-/* MPI start and stop for `spectrum --distributed` (see spectrum_dist.h). */
-#include "spectrum_dist.h"
+/* MPI start and stop for `spectrum --distributed` (see mpi_session.h). */
+#include "mpi_session.h"
 
 #ifndef AR_HAVE_MPI
 

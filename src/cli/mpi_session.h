@@ -1,8 +1,8 @@
 /* MPI start and stop for `attnrank spectrum --distributed` (the computation
  * is the library's, attnrank/spectrum_dist.h).  Starting MPI is process-wide
  * state, so the CLI does it, never the library. */
-#ifndef ATTNRANK_CLI_SPECTRUM_DIST_H
-#define ATTNRANK_CLI_SPECTRUM_DIST_H
+#ifndef ATTNRANK_CLI_MPI_SESSION_H
+#define ATTNRANK_CLI_MPI_SESSION_H
 
 #include "attnrank/attnrank.h"
 #include "attnrank/spectrum_dist.h"
