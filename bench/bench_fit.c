@@ -9,7 +9,7 @@
  *     --max-iter iterations (default 400, the library's default);
  *   - gsl:   GSL's vector_bfgs2 with its default 400 iterations, the method
  *     the fit used before (no longer public: the internal reference of
- *     theory/bottleneck_fit_gsl.h, line tolerance 0.1); it is deterministic
+ *     theory/bottleneck/bottleneck_fit_gsl.h, line tolerance 0.1); it is deterministic
  *     and slow, so it runs --gsl-reps times (default 1; 0 skips it) and its
  *     median is reported.
  * Each timed fit includes the workspace allocation and the fit's own SVD
@@ -46,7 +46,7 @@
 #include "attnrank/attnrank.h"
 #include "attnrank/bottleneck.h"
 #include "bench_common.h"
-#include "theory/bottleneck_fit_gsl.h"
+#include "theory/bottleneck/bottleneck_fit_gsl.h"
 
 typedef struct bench_cfg {
     size_t k, rank, max_iter, memory;

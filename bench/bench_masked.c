@@ -17,7 +17,7 @@
  *       ar_masked_certificate (W_q, W_k and the masked forward check);
  *   (b) one thin SVD with vectors, LAPACKE_dgesdd('S'), of an n x n matrix
  *       (copy of S included, as a hand-written call does);
- *   (c) the two staircase greedies (src/theory/masked_staircase.c) on the
+ *   (c) the two staircase greedies (src/theory/masked/masked_staircase.c) on the
  *       same D the analysis builds (shift removal on key 0: D[i, c] =
  *       L[i, c + 1] - L[i, 0] for i > c, L = log P): ar_staircase_complete
  *       (fast) and ar_staircase_complete_reference (one dgelsd per column).
@@ -43,7 +43,7 @@
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
 /* times the staircase kernels, which have no public entry */
-#include "theory/masked_internal.h"
+#include "theory/masked/masked_internal.h"
 
 typedef struct causal_case {
     size_t n;

@@ -23,7 +23,7 @@
 
 #include "attnrank/attnrank.h"
 /* the interval completion has no public entry */
-#include "theory/masked_internal.h"
+#include "theory/masked/masked_internal.h"
 
 typedef struct pattern_case {
     const char *mask;

@@ -43,7 +43,7 @@
 #include "attnrank/attnrank.h"
 #include "bench_common.h"
 /* reruns the staircase greedy, which has no public entry */
-#include "theory/masked_internal.h"
+#include "theory/masked/masked_internal.h"
 
 typedef enum map_kind { MAP_GENERIC, MAP_PLANTED, MAP_SELF, MAP_PREV } map_kind;
 
@@ -110,7 +110,7 @@ static void causal_softmax(const ar_matrix *s, int f32, ar_matrix *p)
 
 /* ---- bench-only prototype of a per-column tolerance ----
  *
- * A copy of the fast greedy of src/theory/masked_staircase.c (orthonormal
+ * A copy of the fast greedy of src/theory/masked/masked_staircase.c (orthonormal
  * active basis U, Householder row deletion, retirement below RETIRE_NORM)
  * without V, which also tracks T with U = D[:, innovations] T on the
  * active rows, so the coefficients of column c on the innovative DATA

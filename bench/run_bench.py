@@ -960,7 +960,7 @@ def fit_section(A, rows, cfg):
       "`LAPACKE_dgesdd` 'S') and (a) the default fit (`ar_fit_workspace_alloc` + "
       "`ar_fit_lowrank` + free; L-BFGS, at most 400 iterations); GSL's vector_bfgs2 (no "
       "longer public: the internal reference `ar_fit_lowrank_gsl_bfgs2` of "
-      "src/theory/bottleneck_fit_gsl.h, line tolerance 0.1, its "
+      "src/theory/bottleneck/bottleneck_fit_gsl.h, line tolerance 0.1, its "
       "default 400 iterations, same start) runs once per target first, and its KL is the goal: "
       "\"reaches\" is the first L-BFGS iteration at or below it, timed from the start of the "
       "fit. Medians of the repetitions." % (cfg["fit_reps"], ", ".join(

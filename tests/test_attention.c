@@ -1,7 +1,7 @@
 /* Attention construction: logits rank, softmax stochasticity and stability. */
 #include "testutil.h"
 #include "layout_testutil.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 #include "attention/attention_internal.h"
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"

@@ -16,12 +16,12 @@
 #include <string.h>
 
 #include "attnrank/attnrank.h"
-#include "theory/fit_lbfgs.h"
+#include "theory/fit/fit_lbfgs.h"
 #include "core/matrix_internal.h"
 #include "layout_testutil.h"
-#include "theory/bottleneck_internal.h"
-#include "theory/bottleneck_fit_gsl.h"
-#include "theory/mask_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_fit_gsl.h"
+#include "theory/masked/mask_internal.h"
 #include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"

@@ -1,11 +1,11 @@
-/* The Levenberg-Marquardt of src/theory/fit_lm.c: zero-residual problems
+/* The Levenberg-Marquardt of src/theory/fit/fit_lm.c: zero-residual problems
  * with known solutions (an exponential model, Rosenbrock's valley, an
  * underdetermined linear system, x^2 = 2) are solved to round-off, an
  * inconsistent linear system ends at its least-squares solution (a non-zero
  * minimum stays non-zero), points outside the domain are rejected, and
  * every error path. */
 #include "testutil.h"
-#include "theory/fit_lm.h"
+#include "theory/fit/fit_lm.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -19,7 +19,7 @@
 #include <gsl/gsl_rng.h>
 #include <stdatomic.h>
 
-#include "theory/bottleneck_fit_gsl.h"
+#include "theory/bottleneck/bottleneck_fit_gsl.h"
 
 /* ---- the recording handler ---- */
 
@@ -319,7 +319,7 @@ static void test_depthwidth_fit(void **state)
 
 /* ---- low-rank softmax fits: L-BFGS and GSL's vector_bfgs2 ----
  * GSL's method is no longer public (bottleneck.h); its internal reference
- * (theory/bottleneck_fit_gsl.h) still must not reach the handler on the
+ * (theory/bottleneck/bottleneck_fit_gsl.h) still must not reach the handler on the
  * paths it is used on. */
 
 typedef struct fit_case {

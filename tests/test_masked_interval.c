@@ -1,10 +1,10 @@
-/* Interval completion (src/theory/masked_interval.c): the F_p proof of the
+/* Interval completion (src/theory/masked/masked_interval.c): the F_p proof of the
  * generic ranks of sliding windows, floor(min(n, w)/2), and bands,
  * min(n, w) - 1, succeeding at the generic rank and failing one below (where
  * the lower bound is proved, docs/theory/masked-attention.md); float64
  * completions of random and planted data with and without the polish; edge
  * sizes and every error path. */
-#include "theory/masked_internal.h"
+#include "theory/masked/masked_internal.h"
 #include "testutil.h"
 #include "core/matrix_internal.h"
 

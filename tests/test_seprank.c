@@ -18,7 +18,7 @@
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "core/random_internal.h"
-#include "theory/seprank_internal.h"
+#include "theory/depthwidth/seprank_internal.h"
 #include "strided_testutil.h"
 
 #include <flint/flint.h>

@@ -3,7 +3,7 @@
  * tolerance hazard, and the logit- and probability-space errors. */
 #include "attnrank/softmax_bottleneck.h"
 #include "testutil.h"
-#include "theory/bottleneck_internal.h"
+#include "theory/bottleneck/bottleneck_internal.h"
 
 #include <gsl/gsl_randist.h>
 #include "core/matrix_internal.h"

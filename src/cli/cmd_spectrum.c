@@ -2,7 +2,7 @@
  * of matrices from a file (.npy stacks, .npz, CSV) or of generated attention
  * heads. */
 #include "cli.h"
-#include "spectrum_dist.h"
+#include "mpi_session.h"
 
 #include <math.h>
 #include <stdio.h>

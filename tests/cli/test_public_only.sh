@@ -7,9 +7,9 @@
 # src/attention), and none of the column-major internals those declare
 # (ar_cm_*, ar_matrix_alias, ar_rng_gsl, ar_array_slice_cm, ...).
 # Two benchmarks rerun the causal staircase kernels, which have no public
-# entry point, and may include theory/masked_internal.h (and nothing else
+# entry point, and may include theory/masked/masked_internal.h (and nothing else
 # internal); bench_fit compares the fit with GSL's vector_bfgs2, which is no
-# longer public, and may include theory/bottleneck_fit_gsl.h (the reference
+# longer public, and may include theory/bottleneck/bottleneck_fit_gsl.h (the reference
 # library's header, and nothing else internal).
 # Usage: test_public_only.sh SOURCE_ROOT
 set -u
@@ -21,10 +21,10 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # bench file -> the one internal header it may include
 declare -A bench_allowed=(
-  [bench/bench_masked.c]="theory/masked_internal.h"
-  [bench/bench_masked_tolerance.c]="theory/masked_internal.h"
-  [bench/bench_masked_hazard.c]="theory/masked_internal.h"
-  [bench/bench_fit.c]="theory/bottleneck_fit_gsl.h"
+  [bench/bench_masked.c]="theory/masked/masked_internal.h"
+  [bench/bench_masked_tolerance.c]="theory/masked/masked_internal.h"
+  [bench/bench_masked_hazard.c]="theory/masked/masked_internal.h"
+  [bench/bench_fit.c]="theory/bottleneck/bottleneck_fit_gsl.h"
 )
 
 mapfile -t files < <(find src/cli src/app experiments bench -maxdepth 1 -type f \
