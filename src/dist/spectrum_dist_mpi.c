@@ -9,6 +9,7 @@
 #include <string.h>
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
+#include "io/array_internal.h"
 #include "io/npy_internal.h"
 
 
@@ -246,6 +247,9 @@ static int result_init(ar_spectrum_dist_result *out, const grid *g, size_t rows,
 
 static int check_sizes(const ar_npy_info *info, const char *path, ar_error *err)
 {
+    int rc = ar_require_matrix_shape(info->ndim, info->shape, path, err);
+    if (rc != AR_OK)
+        return rc;
     if (info->count != 1)
         return ar_error_set(err, AR_EINVAL,
                             "%s: the distributed SVD takes one matrix; the file holds a stack of "

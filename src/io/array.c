@@ -52,17 +52,22 @@ int ar_array_require_matrix(const ar_array *a, const char *name, ar_error *err)
 {
     if (a == NULL)
         return ar_error_set(err, AR_EINVAL, "ar_array_require_matrix: NULL array");
-    if (a->ndim >= 2)
+    return ar_require_matrix_shape(a->ndim, a->shape, name, err);
+}
+
+int ar_require_matrix_shape(size_t ndim, const size_t *shape, const char *name, ar_error *err)
+{
+    if (ndim >= 2)
         return AR_OK;
     const char *what = name != NULL ? name : "input";
-    if (a->ndim == 0)
+    if (ndim == 0)
         return ar_error_set(err, AR_ESIZE,
                             "%s: shape () is a scalar (0 dimensions); a matrix needs 2 dimensions",
                             what);
     return ar_error_set(err, AR_ESIZE,
                         "%s: shape (%zu,) has 1 dimension; a matrix needs 2 dimensions (save a "
                         "single row as shape (1, %zu))",
-                        what, a->shape[0], a->shape[0]);
+                        what, shape[0], shape[0]);
 }
 
 void ar_array_slice_index(const ar_array *a, size_t k, size_t *idx)

@@ -13,5 +13,9 @@ void ar_array_reset(ar_array *a);
 /* The buffer for an array's data, of bytes bytes; released by free()
  * (ar_array_free). */
 void *ar_array_alloc_data(size_t bytes);
+/* AR_ESIZE naming `name` and the shape when ndim < 2 (a scalar or one
+ * row is not a matrix): ar_array_require_matrix, for readers that hold a
+ * shape but no ar_array (the distributed spectrum's .npy header). */
+int ar_require_matrix_shape(size_t ndim, const size_t *shape, const char *name, ar_error *err);
 
 #endif

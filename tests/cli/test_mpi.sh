@@ -32,6 +32,8 @@ np.save(f"{d}/tiny.npy", np.array([[2.385, -1.25], [0.5, 4.75]]))
 a = r.standard_normal((40, 30)); a[5, 7] = np.inf
 np.save(f"{d}/inf.npy", a)
 np.save(f"{d}/stack.npy", r.standard_normal((2, 5, 5)))
+np.save(f"{d}/row.npy", r.standard_normal(7))
+np.save(f"{d}/scalar.npy", np.float64(2.385))
 PY
 
 # compare SERIAL.json DIST.json: singular values to 1e-10 relative, the same
@@ -106,6 +108,8 @@ mpi_error() { # fragment args...
 }
 mpi_error "non-finite value inf at row 5, column 7" "$TMP/inf.npy" --distributed
 mpi_error "takes one matrix" "$TMP/stack.npy" --distributed
+mpi_error "shape (7,) has 1 dimension" "$TMP/row.npy" --distributed
+mpi_error "shape () is a scalar" "$TMP/scalar.npy" --distributed
 mpi_error "cannot open" "$TMP/missing.npy" --distributed
 mpi_error "--grid 3x1 needs 3 processes" "$TMP/tall.npy" --distributed --grid 3x1
 mpi_error "--grid: expected RxC" "$TMP/tall.npy" --distributed --grid 2by1
