@@ -42,4 +42,5 @@ if [ "$failures" -gt 0 ]; then
   echo "a workspace query and the library's own allocation."
   exit 1
 fi
-echo "lapacke_work_only: $(grep -c '^LAPACKE_' <<<"$undef") LAPACKE symbols referenced, none high-level"
+count=$(grep -c '^LAPACKE_' <<<"$undef")
+echo "lapacke_work_only: $count LAPACKE symbols referenced, none high-level"
