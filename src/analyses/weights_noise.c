@@ -22,11 +22,11 @@
 #include "attnrank/status.h"
 #include "attnrank/storage.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 #include "weights_internal.h"
@@ -43,11 +43,6 @@ const char *ar_weights_rule_name(ar_weights_rule rule)
     case AR_WRULE_GIVEN: return "given";
     default: return "?";
     }
-}
-
-static int lapack_status(lapack_int info)
-{
-    return info == 0 ? AR_OK : info < 0 ? AR_ELAPACK : AR_ENOCONV;
 }
 
 typedef struct noise_work {
@@ -118,8 +113,8 @@ static int factor_transpose(const ar_matrix *x, double *q, double *tau)
     for (size_t j = 0; j < d; j++)
         for (size_t i = 0; i < p; i++)
             q[j + i * d] = AR_AT(x, i, j);
-    return lapack_status(
-        LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)d, (lapack_int)p, q, (lapack_int)d, tau));
+    return ar_lapack_status(
+        ar_lapack_dgeqrf((lapack_int)d, (lapack_int)p, q, (lapack_int)d, tau));
 }
 
 /* The k x p upper trapezoid of a QR held in q (leading dimension d). */
@@ -190,15 +185,15 @@ static int stack_r(noise_work *w, const ar_matrix *x, const double *q, const dou
             w->w[j + i * d] = half_width(a, u, asub) * (2.0 * ar_rng_uniform(rng) - 1.0);
         }
     /* W = Q_X^T dX^T */
-    int rc = lapack_status(LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', (lapack_int)d,
-                                          (lapack_int)p, (lapack_int)k, q, (lapack_int)d, tau,
-                                          w->w, (lapack_int)d));
+    int rc = ar_lapack_status(ar_lapack_dormqr('L', 'T', (lapack_int)d, (lapack_int)p,
+                                               (lapack_int)k, q, (lapack_int)d, tau, w->w,
+                                               (lapack_int)d));
     if (rc != AR_OK)
         return rc;
     size_t rest = d - k, kw = rest < p ? rest : p;
     if (rest > 0) {
-        rc = lapack_status(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)rest, (lapack_int)p,
-                                          w->w + k, (lapack_int)d, w->tau_w));
+        rc = ar_lapack_status(ar_lapack_dgeqrf((lapack_int)rest, (lapack_int)p, w->w + k,
+                                               (lapack_int)d, w->tau_w));
         if (rc != AR_OK)
             return rc;
     }

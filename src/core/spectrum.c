@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 #include "core/spectrum_internal.h"
 
@@ -339,12 +340,12 @@ static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
         ar_matrix_free(&ft);
         return AR_ENOMEM;
     }
-    lapack_int info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)rows, (lapack_int)r, ft.data,
-                                     (lapack_int)ft.ld, tau);
+    lapack_int info =
+        ar_lapack_dgeqrf((lapack_int)rows, (lapack_int)r, ft.data, (lapack_int)ft.ld, tau);
     free(tau);
     if (info != 0) {
         ar_matrix_free(&ft);
-        return info < 0 ? AR_ELAPACK : AR_ENOCONV;
+        return ar_lapack_status(info);
     }
     rc = ar_matrix_alloc(r_out, k, r);
     if (rc == AR_OK)

@@ -21,10 +21,10 @@
  * Cost per sweep about 2 |M| k^2 flops. */
 #include "masked_analysis.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 
 #define RIDGE 1e-10
@@ -108,8 +108,7 @@ static int solve_normal(double *a, double *b, size_t m)
 {
     for (size_t d = 0; d < m; d++)
         a[d + d * m] += RIDGE * (1.0 + a[d + d * m]);
-    lapack_int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (lapack_int)m, 1, a, (lapack_int)m,
-                                    b, (lapack_int)m);
+    lapack_int info = ar_lapack_dposv('L', (lapack_int)m, 1, a, (lapack_int)m, b, (lapack_int)m);
     return info == 0;
 }
 

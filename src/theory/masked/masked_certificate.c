@@ -5,10 +5,10 @@
 #include "attnrank/spectrum.h"
 
 #include <cblas.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 #include "attention/attention_internal.h"
 #include "core/spectrum_internal.h"
@@ -26,15 +26,17 @@ static int thin_qr(const ar_matrix *a, size_t r, ar_matrix *q, ar_matrix *rr)
     if (rc == AR_OK) {
         for (size_t j = 0; j < r; j++)
             memcpy(&AR_AT(q, 0, j), &AR_AT(a, 0, j), n * sizeof(double));
-        lapack_int info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)r, q->data,
-                                         (lapack_int)q->ld, tau);
+        lapack_int info =
+            ar_lapack_dgeqrf((lapack_int)n, (lapack_int)r, q->data, (lapack_int)q->ld, tau);
         for (size_t j = 0; info == 0 && j < r; j++)
             for (size_t i = 0; i <= j; i++)
                 AR_AT(rr, i, j) = AR_AT(q, i, j);
         if (info == 0)
-            info = LAPACKE_dorgqr(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)r, (lapack_int)r,
-                                  q->data, (lapack_int)q->ld, tau);
-        rc = info == 0 ? AR_OK : AR_ELAPACK;
+            info = ar_lapack_dorgqr((lapack_int)n, (lapack_int)r, (lapack_int)r, q->data,
+                                    (lapack_int)q->ld, tau);
+        rc = info == 0                          ? AR_OK
+             : info == LAPACK_WORK_MEMORY_ERROR ? AR_ENOMEM
+                                                : AR_ELAPACK;
     }
     free(tau);
     return rc;

@@ -83,11 +83,11 @@
 #include <flint/nmod_mat.h>
 #include <flint/nmod_vec.h>
 #include <gsl/gsl_randist.h>
-#include <lapacke.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 #include "core/random_internal.h"
 #include "theory/depthwidth/seprank_internal.h"
@@ -248,8 +248,8 @@ static int f64_solve(f64_rec *rec, size_t k)
     }
     lapack_int rank;
     size_t ldb = k > r ? k : r;
-    lapack_int info = LAPACKE_dgelsd(LAPACK_COL_MAJOR, (lapack_int)k, (lapack_int)r, 1, rec->a,
-                                     (lapack_int)k, rec->b, (lapack_int)ldb, rec->s, -1.0, &rank);
+    lapack_int info = ar_lapack_dgelsd((lapack_int)k, (lapack_int)r, 1, rec->a, (lapack_int)k,
+                                       rec->b, (lapack_int)ldb, rec->s, -1.0, &rank);
     if (info != 0)
         return lapack_rc(info);
     for (size_t c = 0; c < r; c++) {
@@ -557,18 +557,17 @@ static int lm_eliminate_row(lm_state *s, size_t i, double lambda)
     memcpy(ai, s->hu + i * r * r, r * r * sizeof(double));
     for (size_t a = 0; a < r; a++)
         ai[a * (r + 1)] = damped(ai[a * (r + 1)], lambda, s->dfloor);
-    lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)r, ai, (lapack_int)r);
+    lapack_int info = ar_lapack_dpotrf('L', (lapack_int)r, ai, (lapack_int)r);
     if (info != 0)
         return info > 0 ? AR_ENOCONV : AR_ELAPACK;
     memcpy(yi, s->gu + i * r, r * sizeof(double));
     if (len == 0)
         return AR_OK;
     memcpy(s->w, s->pv + lo * r, len * r * sizeof(double));
-    info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)r, 1, ai, (lapack_int)r, yi,
-                          (lapack_int)r);
+    info = ar_lapack_dpotrs('L', (lapack_int)r, 1, ai, (lapack_int)r, yi, (lapack_int)r);
     if (info == 0)
-        info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)r, (lapack_int)len, ai,
-                              (lapack_int)r, s->w, (lapack_int)r);
+        info = ar_lapack_dpotrs('L', (lapack_int)r, (lapack_int)len, ai, (lapack_int)r, s->w,
+                                (lapack_int)r);
     if (info != 0)
         return AR_ELAPACK;
     /* S_{jk} -= (v_j^T A_i^{-1} v_k) u_i u_i^T; rhs_j += u_i (v_j . y_i). */
@@ -611,11 +610,11 @@ static int lm_step(lm_state *s, double lambda)
         if (rc != AR_OK)
             return rc;
     }
-    lapack_int info = LAPACKE_dpbtrf(LAPACK_COL_MAJOR, 'L', (lapack_int)nv, (lapack_int)s->kd,
-                                     s->ab, (lapack_int)s->ldab);
+    lapack_int info =
+        ar_lapack_dpbtrf('L', (lapack_int)nv, (lapack_int)s->kd, s->ab, (lapack_int)s->ldab);
     if (info == 0)
-        info = LAPACKE_dpbtrs(LAPACK_COL_MAJOR, 'L', (lapack_int)nv, (lapack_int)s->kd, 1, s->ab,
-                              (lapack_int)s->ldab, s->rhs, (lapack_int)nv);
+        info = ar_lapack_dpbtrs('L', (lapack_int)nv, (lapack_int)s->kd, 1, s->ab,
+                                (lapack_int)s->ldab, s->rhs, (lapack_int)nv);
     if (info != 0)
         return info > 0 ? AR_ENOCONV : AR_ELAPACK;
     /* du_i = A_i^{-1} (-g_u_i - sum_j v_j (u_i . dv_j)) */
@@ -630,8 +629,8 @@ static int lm_step(lm_state *s, double lambda)
             for (size_t a = 0; a < r; a++)
                 du[a] -= s->pv[(lo + t) * r + a] * ud;
         }
-        info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)r, 1, s->au + i * r * r,
-                              (lapack_int)r, du, (lapack_int)r);
+        info = ar_lapack_dpotrs('L', (lapack_int)r, 1, s->au + i * r * r, (lapack_int)r, du,
+                                (lapack_int)r);
         if (info != 0)
             return AR_ELAPACK;
         for (size_t a = 0; a < r; a++)

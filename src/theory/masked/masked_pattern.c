@@ -8,10 +8,10 @@
 #include "masked_internal.h"
 
 #include <cblas.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 
 /* Least squares (minimum norm) of U[rows, 0:r] x = z; z becomes the
@@ -26,10 +26,10 @@ static int project(const ar_matrix *u, const size_t *rows, size_t len, size_t r,
     memset(b, 0, ldb * sizeof *b);
     memcpy(b, z, len * sizeof *b);
     lapack_int rank;
-    lapack_int info = LAPACKE_dgelsd(LAPACK_COL_MAJOR, (lapack_int)len, (lapack_int)r, 1, a,
-                                     (lapack_int)len, b, (lapack_int)ldb, sv, 1e-13, &rank);
+    lapack_int info = ar_lapack_dgelsd((lapack_int)len, (lapack_int)r, 1, a, (lapack_int)len, b,
+                                       (lapack_int)ldb, sv, 1e-13, &rank);
     if (info != 0)
-        return info < 0 ? AR_ELAPACK : AR_ENOCONV;
+        return ar_lapack_status(info);
     memcpy(x, b, r * sizeof *x);
     for (size_t t = 0; t < len; t++) /* residual from the solution itself */
         z[t] -= cblas_ddot((int)r, &AR_AT(u, rows[t], 0), (int)u->ld, x, 1);

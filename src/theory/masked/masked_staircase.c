@@ -24,10 +24,10 @@
 #include "masked_internal.h"
 
 #include <cblas.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/lapack_internal.h"
 #include "core/matrix_internal.h"
 
 /* Below this norm (on the still active rows) a column of U is retired
@@ -288,11 +288,11 @@ static int least_squares(const ar_matrix *u, const size_t *idx, size_t k0, size_
     memcpy(b, z, len * sizeof *b);
     lapack_int rank;
     double *sv = x + r;
-    lapack_int info = LAPACKE_dgelsd(LAPACK_COL_MAJOR, (lapack_int)len, (lapack_int)r, 1, a,
-                                     (lapack_int)(len > 0 ? len : 1), b, (lapack_int)ldb, sv,
-                                     1e-13, &rank);
+    lapack_int info = ar_lapack_dgelsd((lapack_int)len, (lapack_int)r, 1, a,
+                                       (lapack_int)(len > 0 ? len : 1), b, (lapack_int)ldb, sv,
+                                       1e-13, &rank);
     if (info != 0)
-        return info < 0 ? AR_ELAPACK : AR_ENOCONV;
+        return ar_lapack_status(info);
     memcpy(x, b, r * sizeof *x);
     *rank_out = (size_t)rank;
     /* residual recomputed from the solution, not from LAPACK's sums */
