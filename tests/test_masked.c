@@ -193,6 +193,62 @@ static void test_parse_and_format(void **state)
     }
     assert_string_equal(ar_mask_kind_name(AR_MASK_SINK_WINDOW), "sink_window");
     assert_string_equal(ar_mask_kind_name(AR_MASK_PATTERN), "file");
+    assert_string_equal(ar_mask_kind_name((ar_mask_kind)99), "unknown");
+}
+
+/* The kind table's lists: the syntaxes, the kinds that fix n, the
+ * parameters the faces report. */
+static void test_kind_table(void **state)
+{
+    (void)state;
+    char list[256];
+    ar_mask_syntax_list(list, sizeof list, 0);
+    assert_non_null(strstr(list, "none, causal, window:W, band:W, prefix:P, sink:S+window:W"));
+    assert_non_null(strstr(list, "docs:N1/N2/..."));
+    ar_mask_syntax_list(list, sizeof list, 1);
+    assert_null(strstr(list, "docs:"));
+    assert_non_null(strstr(list, "window:W"));
+    ar_mask_syntax_list(list, 8, 0); /* truncated, terminated */
+    assert_string_equal(list, "none, c");
+    /* every listed syntax parses once its letters are numbers (a kind in
+     * the list without a parser would fail here) */
+    ar_mask_syntax_list(list, sizeof list, 0);
+    for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        char text[64];
+        size_t used = 0;
+        for (const char *c = tok + (*tok == ' '); *c && used + 1 < sizeof text; c++)
+            if (strncmp(c, "...", 3) == 0)
+                break;
+            else
+                text[used++] = *c >= 'A' && *c <= 'Z' ? '3' : *c;
+        text[used] = '\0';
+        if (used > 0 && text[used - 1] == '/')
+            text[--used] = '\0';
+        ar_mask m;
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_parse(text, &m, &err), AR_OK);
+        ar_mask_free(&m);
+    }
+    ar_mask m = parse("docs:3/5");
+    assert_true(ar_mask_fixes_length(&m));
+    ar_mask_param params[AR_MASK_MAX_PARAMS];
+    assert_int_equal(ar_mask_params(&m, params), 1);
+    assert_string_equal(params[0].name, "lengths");
+    assert_int_equal(params[0].count, 2);
+    assert_int_equal(params[0].values[1], 5);
+    ar_mask_free(&m);
+    m = parse("sink:2+window:7");
+    assert_false(ar_mask_fixes_length(&m));
+    assert_int_equal(ar_mask_params(&m, params), 2);
+    assert_string_equal(params[0].name, "w");
+    assert_int_equal(params[0].value, 7);
+    assert_null(params[0].values);
+    assert_string_equal(params[1].name, "sinks");
+    assert_int_equal(params[1].value, 2);
+    m = parse("causal");
+    assert_int_equal(ar_mask_params(&m, params), 0);
+    assert_int_equal(ar_mask_params(NULL, params), 0);
+    assert_false(ar_mask_fixes_length(NULL));
 }
 
 static void test_allows(void **state)
@@ -1210,6 +1266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_format),
+        cmocka_unit_test(test_kind_table),
         cmocka_unit_test(test_allows),
         cmocka_unit_test(test_simplify_round_trip),
         cmocka_unit_test(test_infer),

@@ -68,6 +68,29 @@ AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src);
 /* JSON name of a kind: none, causal, window, band, prefix, sink_window,
  * documents, file (a pattern). */
 AR_API const char *ar_mask_kind_name(ar_mask_kind kind);
+/* The textual syntaxes of the kinds, from the kind table in table order
+ * joined by ", ": "none, causal, window:W, ..., docs:N1/N2/...".  With
+ * any_length_only the kinds that fix n (documents) are left out.  "auto"
+ * and "file:PATH" are not kinds and are not listed.  Truncated to len - 1
+ * characters (256 always suffice today). */
+AR_API void ar_mask_syntax_list(char *buf, size_t len, int any_length_only);
+/* 1 when the mask fixes the sequence length (documents, a pattern). */
+AR_API int ar_mask_fixes_length(const ar_mask *mask);
+
+/* A parameter of a mask's kind as the faces report it (the JSON keys):
+ * a count (values NULL) or a list (documents' lengths: values[0..count)). */
+#define AR_MASK_MAX_PARAMS 4
+typedef struct ar_mask_param {
+    const char *name;      /* "w", "p", "sinks", "lengths" */
+    size_t value;          /* a count; 0 for a list */
+    const size_t *values;  /* a list (borrowed from the mask), or NULL */
+    size_t count;          /* entries of values */
+} ar_mask_param;
+/* Fill params (room for AR_MASK_MAX_PARAMS) with the parameters of the
+ * mask's kind in their reporting order; returns how many (0 for none,
+ * causal and a pattern). */
+AR_API size_t ar_mask_params(const ar_mask *mask, ar_mask_param *params);
+
 /* Parse the textual syntax above.  AR_EINVAL with a message naming the
  * offending part ("auto" and "file:" are refused here: the caller resolves
  * them). */
@@ -169,7 +192,8 @@ AR_API int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic 
  * only when no system was singular, a proof for generic maps of this n.
  * Unaffordable runs (above the time, or memory malloc cannot provide: the
  * run is refused before FLINT, which aborts on a failed allocation) and
- * failed runs leave g conjectural. */
+ * failed runs leave g conjectural.  Implemented by the masked analysis,
+ * which owns the recursion (the mask module calls no analysis). */
 AR_API int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
                                   ar_mask_generic *g, ar_error *err);
 
