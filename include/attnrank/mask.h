@@ -10,6 +10,9 @@
  *   band W     |query - key| < W (bidirectional local attention);
  *   prefix P   key < P, or key <= query (prefix-LM);
  *   sink S + window W   key < S, or query - W < key <= query;
+ *   dilated W/D  key <= query, query - key < W D and a multiple of D: W
+ *              keys D apart including the query's own (Longformer's
+ *              dilated sliding window; D = 1 is window W);
  *   documents  causal inside each of consecutive documents of the given
  *              lengths (summing to n), nothing across documents;
  *   pattern    an explicit n x n boolean matrix.
@@ -18,7 +21,7 @@
  * queries (the paper, AR_AXIS_COL: a causal map is upper triangular).
  * Textual syntax (no commas, so it fits CSV cells): none, causal, window:W,
  * band:W, prefix:P, sink:S+window:W, sink:S+causal (= causal),
- * docs:N1/N2/...; "auto" and "file:PATH" are resolved by the caller
+ * dilated:W/D, docs:N1/N2/...; "auto" and "file:PATH" are resolved by the caller
  * (ar_mask_infer, and a pattern read from a file). */
 #ifndef ATTNRANK_MASK_H
 #define ATTNRANK_MASK_H
@@ -44,6 +47,7 @@ typedef enum ar_mask_kind {
     AR_MASK_SINK_WINDOW,
     AR_MASK_DOCUMENTS,
     AR_MASK_PATTERN,
+    AR_MASK_DILATED,      /* appended: the values above stay */
     AR_MASK_NKINDS
 } ar_mask_kind;
 
@@ -56,6 +60,7 @@ typedef struct ar_mask {
     size_t *lengths;
     size_t n;             /* pattern: size; 0 for the parametric kinds */
     unsigned char *allowed; /* pattern: n * n, allowed[query * n + key] (owned) */
+    size_t d;             /* dilation (>= 1): keys D apart */
 } ar_mask;
 
 /* The bidirectional mask (kind none, nothing owned). */
@@ -66,7 +71,7 @@ AR_API void ar_mask_free(ar_mask *mask);
 AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src);
 
 /* JSON name of a kind: none, causal, window, band, prefix, sink_window,
- * documents, file (a pattern). */
+ * dilated, documents, file (a pattern). */
 AR_API const char *ar_mask_kind_name(ar_mask_kind kind);
 /* The textual syntaxes of the kinds, from the kind table in table order
  * joined by ", ": "none, causal, window:W, ..., docs:N1/N2/...".  With
@@ -81,7 +86,7 @@ AR_API int ar_mask_fixes_length(const ar_mask *mask);
  * a count (values NULL) or a list (documents' lengths: values[0..count)). */
 #define AR_MASK_MAX_PARAMS 4
 typedef struct ar_mask_param {
-    const char *name;      /* "w", "p", "sinks", "lengths" */
+    const char *name;      /* "w", "p", "sinks", "d", "lengths" */
     size_t value;          /* a count; 0 for a list */
     const size_t *values;  /* a list (borrowed from the mask), or NULL */
     size_t count;          /* entries of values */

@@ -342,6 +342,101 @@ static size_t sink_params(const ar_mask *mask, ar_mask_param *params)
     return 1 + one_param(&params[1], "sinks", mask->sinks);
 }
 
+/* dilated:W/D: key <= query, query - key < W D and a multiple of D: the W
+ * keys query, query - D, ..., query - (W - 1) D (Longformer's dilated
+ * sliding window; D = 1 is window:W). */
+static int parse_dilated(const char *args, const char *text, ar_mask *mask, ar_error *err)
+{
+    const char *slash = strchr(args, '/');
+    mask->kind = AR_MASK_DILATED;
+    mask->w = slash ? parse_count(args, slash) : 0;
+    mask->d = slash ? parse_count(slash + 1, slash + 1 + strlen(slash + 1)) : 0;
+    if (mask->w == 0 || mask->d == 0)
+        return ar_error_set(err, AR_EINVAL, "mask '%s': expected dilated:W/D with positive "
+                            "integers W (keys) and D (their spacing)", text);
+    return AR_OK;
+}
+
+static void format_dilated(const ar_mask *mask, char *buf, size_t len)
+{
+    snprintf(buf, len, "dilated:%zu/%zu", mask->w, mask->d);
+}
+
+static int check_dilated(const ar_mask *mask, size_t n, ar_error *err)
+{
+    int rc = check_width(mask, n, err);
+    if (rc == AR_OK && mask->d == 0)
+        rc = ar_error_set(err, AR_EINVAL, "mask dilation 0");
+    return rc;
+}
+
+static int allows_dilated(const ar_mask *mask, size_t n, size_t query, size_t key)
+{
+    (void)n;
+    size_t gap = query - key; /* used only when key <= query */
+    return key <= query && gap % mask->d == 0 && gap / mask->d < mask->w;
+}
+
+/* The spacing is the shortest reach back; D = 1 is left to window. */
+static int guess_dilated(const ar_mask *pat, const pattern_reading *r, ar_mask *cand)
+{
+    size_t n = pat->n, d = n;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j-- > 0;)
+            if (pat->allowed[i * n + j]) {
+                if (i - j < d)
+                    d = i - j;
+                break;
+            }
+    if (d < 2 || d >= n)
+        return 0;
+    *cand = parametric(AR_MASK_DILATED, (r->back - 1) / d + 1, 0, 0);
+    cand->d = d;
+    return 1;
+}
+
+static size_t dilated_params(const ar_mask *mask, ar_mask_param *params)
+{
+    one_param(&params[0], "w", mask->w);
+    return 1 + one_param(&params[1], "d", mask->d);
+}
+
+/* Its queries and keys split by position mod D into D windows of W keys,
+ * the longest of ceil(n/D) tokens, with no pair across: a completion per
+ * class stacks into one of the largest rank, and each class is a
+ * submatrix, so the generic value is window:W's at ceil(n/D). */
+static void dilated_equivalent(const ar_mask *mask, size_t n, ar_mask *out, size_t *n_out)
+{
+    *out = ar_mask_none();
+    out->kind = AR_MASK_WINDOW;
+    out->w = mask->w;
+    *n_out = (n + mask->d - 1) / mask->d;
+}
+
+static void generic_dilated(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    ar_mask window;
+    size_t m;
+    dilated_equivalent(mask, n, &window, &m);
+    ar_generic_window(&window, m, g);
+    g->formula = m <= mask->w ? "floor(ceil(n/D)/2) (ceil(n/D) <= w: causal classes)"
+                              : "floor(min(ceil(n/D), w)/2)";
+}
+
+static int longest_dilated(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                           ar_generic_status *status, ar_error *err)
+{
+    if (mask->d == 0)
+        return ar_error_set(err, AR_EINVAL, "mask dilation 0");
+    ar_mask window;
+    size_t m;
+    dilated_equivalent(mask, 1, &window, &m);
+    int rc = ar_longest_window(&window, dp, n_max, unbounded, status, err);
+    if (rc == AR_OK && !*unbounded)
+        *n_max = *n_max > SIZE_MAX / mask->d ? SIZE_MAX : *n_max * mask->d;
+    return rc; /* the longest n with ceil(n/D) <= the window's longest */
+}
+
 /* docs:N1/N2/...: causal inside each document, nothing across. */
 static int parse_documents(const char *list, const char *text, ar_mask *mask, ar_error *err)
 {
@@ -508,6 +603,9 @@ static const mask_kind_ops kinds[] = {
     {AR_MASK_SINK_WINDOW, "sink_window", "sink", 0, "sink:S+window:W", 0, parse_sink,
      format_sink, check_sink, allows_sink, guess_sink, sink_params, ar_generic_sink_window,
      ar_longest_sink_window, NULL},
+    {AR_MASK_DILATED, "dilated", "dilated", 0, "dilated:W/D", 0, parse_dilated,
+     format_dilated, check_dilated, allows_dilated, guess_dilated, dilated_params,
+     generic_dilated, longest_dilated, dilated_equivalent},
     {AR_MASK_DOCUMENTS, "documents", "docs", 0, "docs:N1/N2/...", 1, parse_documents,
      format_documents, check_documents, allows_documents, guess_documents, documents_params,
      ar_generic_documents, NULL, NULL},
