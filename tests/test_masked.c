@@ -193,6 +193,153 @@ static void test_parse_and_format(void **state)
     }
     assert_string_equal(ar_mask_kind_name(AR_MASK_SINK_WINDOW), "sink_window");
     assert_string_equal(ar_mask_kind_name(AR_MASK_PATTERN), "file");
+    assert_string_equal(ar_mask_kind_name((ar_mask_kind)99), "unknown");
+}
+
+/* dilated:W/D against its definition: key <= query, query - key < W D and
+ * a multiple of D; parse/format, the pattern, the guess, the generic value
+ * (window:W's at ceil(n/D)) and the bad syntax. */
+static void test_dilated(void **state)
+{
+    (void)state;
+    const char *good[] = {"dilated:3/2", "dilated:1/1", "dilated:4/5"};
+    for (size_t k = 0; k < 3; k++) {
+        char buf[32];
+        ar_mask m = parse(good[k]);
+        assert_int_equal(m.kind, AR_MASK_DILATED);
+        ar_mask_format(&m, buf, sizeof buf);
+        assert_string_equal(buf, good[k]);
+    }
+    assert_string_equal(ar_mask_kind_name(AR_MASK_DILATED), "dilated");
+    const size_t sizes[] = {1, 2, 3, 8, 17}, params[][2] = {{1, 1}, {3, 1}, {3, 2}, {2, 4}, {5, 3}};
+    for (size_t s = 0; s < 5; s++)
+        for (size_t q = 0; q < 5; q++) {
+            size_t n = sizes[s], w = params[q][0], d = params[q][1];
+            ar_mask m = ar_mask_none();
+            m.kind = AR_MASK_DILATED;
+            m.w = w;
+            m.d = d;
+            assert_int_equal(ar_mask_check_size(&m, n, NULL), AR_OK);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++) {
+                    int want = j <= i && (i - j) < w * d && (i - j) % d == 0;
+                    assert_int_equal(ar_mask_allows(&m, n, i, j), want);
+                }
+            ar_mask_generic g, gw;
+            ar_mask win = ar_mask_none();
+            win.kind = AR_MASK_WINDOW;
+            win.w = w;
+            assert_int_equal(ar_mask_generic_value(&m, n, &g, NULL), AR_OK);
+            assert_int_equal(ar_mask_generic_value(&win, (n + d - 1) / d, &gw, NULL), AR_OK);
+            assert_int_equal(g.value, gw.value);
+            assert_int_equal(g.status, gw.status);
+            assert_int_equal(g.n, n);
+        }
+    /* the pattern of dilated:3/2 at n = 17 is recognised; D = 1 reads as a window */
+    unsigned char pat[17 * 17];
+    ar_mask m = parse("dilated:3/2"), got;
+    assert_int_equal(ar_mask_fill_pattern(&m, 17, pat, NULL), AR_OK);
+    assert_int_equal(ar_mask_from_pattern(&got, pat, 17, NULL), AR_OK);
+    ar_mask_simplify(&got);
+    assert_int_equal(got.kind, AR_MASK_DILATED);
+    assert_int_equal(got.w, 3);
+    assert_int_equal(got.d, 2);
+    m = parse("dilated:3/1");
+    assert_int_equal(ar_mask_fill_pattern(&m, 17, pat, NULL), AR_OK);
+    assert_int_equal(ar_mask_from_pattern(&got, pat, 17, NULL), AR_OK);
+    ar_mask_simplify(&got);
+    assert_int_equal(got.kind, AR_MASK_WINDOW);
+    /* n = 64, dilated:8/2: two windows:8 of 32 tokens, floor(8/2) verified over F_p */
+    ar_mask_generic g;
+    m = parse("dilated:8/2");
+    assert_int_equal(ar_mask_generic_value(&m, 64, &g, NULL), AR_OK);
+    assert_int_equal(g.value, 4);
+    assert_int_equal(g.status, AR_GENERIC_CONJECTURAL);
+    assert_string_equal(g.formula, "floor(min(ceil(n/D), w)/2)");
+    assert_int_equal(ar_mask_generic_verify(&m, 64, 7, 5.0, &g, NULL), AR_OK);
+    assert_int_equal(g.status, AR_GENERIC_VERIFIED);
+    size_t n_max = 0;
+    int unbounded = 0;
+    ar_generic_status st;
+    assert_int_equal(ar_mask_longest_context(&m, 4, &n_max, &unbounded, &st, NULL), AR_OK);
+    assert_true(unbounded);
+    m = parse("dilated:16/3");
+    assert_int_equal(ar_mask_longest_context(&m, 2, &n_max, &unbounded, &st, NULL), AR_OK);
+    assert_false(unbounded);
+    assert_int_equal(n_max, 15); /* window:16 covers m <= 5, so n <= 5 * 3 */
+    ar_mask_param ps[AR_MASK_MAX_PARAMS];
+    assert_int_equal(ar_mask_params(&m, ps), 2);
+    assert_string_equal(ps[1].name, "d");
+    assert_int_equal(ps[1].value, 3);
+    const char *bad[] = {"dilated:", "dilated:3", "dilated:3/", "dilated:/2", "dilated:0/2",
+                         "dilated:3/0", "dilated:3/x", "dilated:3/2/1", "dilated"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_parse(bad[k], &m, &err), AR_EINVAL);
+        assert_non_null(strstr(err.msg, bad[k]));
+        assert_int_equal(m.kind, AR_MASK_NONE);
+    }
+    m = ar_mask_none();
+    m.kind = AR_MASK_DILATED;
+    m.w = 2;
+    ar_error err = {{0}};
+    assert_int_equal(ar_mask_check_size(&m, 4, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "mask dilation 0");
+}
+
+/* The kind table's lists: the syntaxes, the kinds that fix n, the
+ * parameters the faces report. */
+static void test_kind_table(void **state)
+{
+    (void)state;
+    char list[256];
+    ar_mask_syntax_list(list, sizeof list, 0);
+    assert_non_null(strstr(list, "none, causal, window:W, band:W, prefix:P, sink:S+window:W"));
+    assert_non_null(strstr(list, "docs:N1/N2/..."));
+    ar_mask_syntax_list(list, sizeof list, 1);
+    assert_null(strstr(list, "docs:"));
+    assert_non_null(strstr(list, "window:W"));
+    ar_mask_syntax_list(list, 8, 0); /* truncated, terminated */
+    assert_string_equal(list, "none, c");
+    /* every listed syntax parses once its letters are numbers (a kind in
+     * the list without a parser would fail here) */
+    ar_mask_syntax_list(list, sizeof list, 0);
+    for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        char text[64];
+        size_t used = 0;
+        for (const char *c = tok + (*tok == ' '); *c && used + 1 < sizeof text; c++)
+            if (strncmp(c, "...", 3) == 0)
+                break;
+            else
+                text[used++] = *c >= 'A' && *c <= 'Z' ? '3' : *c;
+        text[used] = '\0';
+        if (used > 0 && text[used - 1] == '/')
+            text[--used] = '\0';
+        ar_mask m;
+        ar_error err = {{0}};
+        assert_int_equal(ar_mask_parse(text, &m, &err), AR_OK);
+        ar_mask_free(&m);
+    }
+    ar_mask m = parse("docs:3/5");
+    assert_true(ar_mask_fixes_length(&m));
+    ar_mask_param params[AR_MASK_MAX_PARAMS];
+    assert_int_equal(ar_mask_params(&m, params), 1);
+    assert_string_equal(params[0].name, "lengths");
+    assert_int_equal(params[0].count, 2);
+    assert_int_equal(params[0].values[1], 5);
+    ar_mask_free(&m);
+    m = parse("sink:2+window:7");
+    assert_false(ar_mask_fixes_length(&m));
+    assert_int_equal(ar_mask_params(&m, params), 2);
+    assert_string_equal(params[0].name, "w");
+    assert_int_equal(params[0].value, 7);
+    assert_null(params[0].values);
+    assert_string_equal(params[1].name, "sinks");
+    assert_int_equal(params[1].value, 2);
+    m = parse("causal");
+    assert_int_equal(ar_mask_params(&m, params), 0);
+    assert_int_equal(ar_mask_params(NULL, params), 0);
+    assert_false(ar_mask_fixes_length(NULL));
 }
 
 static void test_allows(void **state)
@@ -1210,6 +1357,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_format),
+        cmocka_unit_test(test_kind_table),
+        cmocka_unit_test(test_dilated),
         cmocka_unit_test(test_allows),
         cmocka_unit_test(test_simplify_round_trip),
         cmocka_unit_test(test_infer),

@@ -10,6 +10,9 @@
  *   band W     |query - key| < W (bidirectional local attention);
  *   prefix P   key < P, or key <= query (prefix-LM);
  *   sink S + window W   key < S, or query - W < key <= query;
+ *   dilated W/D  key <= query, query - key < W D and a multiple of D: W
+ *              keys D apart including the query's own (Longformer's
+ *              dilated sliding window; D = 1 is window W);
  *   documents  causal inside each of consecutive documents of the given
  *              lengths (summing to n), nothing across documents;
  *   pattern    an explicit n x n boolean matrix.
@@ -18,7 +21,7 @@
  * queries (the paper, AR_AXIS_COL: a causal map is upper triangular).
  * Textual syntax (no commas, so it fits CSV cells): none, causal, window:W,
  * band:W, prefix:P, sink:S+window:W, sink:S+causal (= causal),
- * docs:N1/N2/...; "auto" and "file:PATH" are resolved by the caller
+ * dilated:W/D, docs:N1/N2/...; "auto" and "file:PATH" are resolved by the caller
  * (ar_mask_infer, and a pattern read from a file). */
 #ifndef ATTNRANK_MASK_H
 #define ATTNRANK_MASK_H
@@ -44,6 +47,7 @@ typedef enum ar_mask_kind {
     AR_MASK_SINK_WINDOW,
     AR_MASK_DOCUMENTS,
     AR_MASK_PATTERN,
+    AR_MASK_DILATED,      /* appended: the values above stay */
     AR_MASK_NKINDS
 } ar_mask_kind;
 
@@ -56,6 +60,7 @@ typedef struct ar_mask {
     size_t *lengths;
     size_t n;             /* pattern: size; 0 for the parametric kinds */
     unsigned char *allowed; /* pattern: n * n, allowed[query * n + key] (owned) */
+    size_t d;             /* dilation (>= 1): keys D apart */
 } ar_mask;
 
 /* The bidirectional mask (kind none, nothing owned). */
@@ -66,8 +71,31 @@ AR_API void ar_mask_free(ar_mask *mask);
 AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src);
 
 /* JSON name of a kind: none, causal, window, band, prefix, sink_window,
- * documents, file (a pattern). */
+ * dilated, documents, file (a pattern). */
 AR_API const char *ar_mask_kind_name(ar_mask_kind kind);
+/* The textual syntaxes of the kinds, from the kind table in table order
+ * joined by ", ": "none, causal, window:W, ..., docs:N1/N2/...".  With
+ * any_length_only the kinds that fix n (documents) are left out.  "auto"
+ * and "file:PATH" are not kinds and are not listed.  Truncated to len - 1
+ * characters (256 always suffice today). */
+AR_API void ar_mask_syntax_list(char *buf, size_t len, int any_length_only);
+/* 1 when the mask fixes the sequence length (documents, a pattern). */
+AR_API int ar_mask_fixes_length(const ar_mask *mask);
+
+/* A parameter of a mask's kind as the faces report it (the JSON keys):
+ * a count (values NULL) or a list (documents' lengths: values[0..count)). */
+#define AR_MASK_MAX_PARAMS 4
+typedef struct ar_mask_param {
+    const char *name;      /* "w", "p", "sinks", "d", "lengths" */
+    size_t value;          /* a count; 0 for a list */
+    const size_t *values;  /* a list (borrowed from the mask), or NULL */
+    size_t count;          /* entries of values */
+} ar_mask_param;
+/* Fill params (room for AR_MASK_MAX_PARAMS) with the parameters of the
+ * mask's kind in their reporting order; returns how many (0 for none,
+ * causal and a pattern). */
+AR_API size_t ar_mask_params(const ar_mask *mask, ar_mask_param *params);
+
 /* Parse the textual syntax above.  AR_EINVAL with a message naming the
  * offending part ("auto" and "file:" are refused here: the caller resolves
  * them). */
@@ -169,7 +197,8 @@ AR_API int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic 
  * only when no system was singular, a proof for generic maps of this n.
  * Unaffordable runs (above the time, or memory malloc cannot provide: the
  * run is refused before FLINT, which aborts on a failed allocation) and
- * failed runs leave g conjectural. */
+ * failed runs leave g conjectural.  Implemented by the masked analysis,
+ * which owns the recursion (the mask module calls no analysis). */
 AR_API int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
                                   ar_mask_generic *g, ar_error *err);
 

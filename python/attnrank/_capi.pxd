@@ -177,6 +177,17 @@ cdef extern from "attnrank/mask.h" nogil:
     int ar_mask_from_pattern(ar_mask *mask, const unsigned char *allowed, size_t n,
                              ar_error *err)
     void ar_mask_simplify(ar_mask *mask)
+    void ar_mask_syntax_list(char *buf, size_t len, int any_length_only)
+    int ar_mask_fixes_length(const ar_mask *mask)
+
+    enum:
+        AR_MASK_MAX_PARAMS
+    ctypedef struct ar_mask_param:
+        const char *name
+        size_t value
+        const size_t *values
+        size_t count
+    size_t ar_mask_params(const ar_mask *mask, ar_mask_param *params)
 
     ctypedef enum ar_generic_status:
         AR_GENERIC_PROVED

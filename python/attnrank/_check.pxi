@@ -138,8 +138,8 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
                                 "head_size must be >= 1 (None: d / heads)")
     if mask is not None and not isinstance(mask, str):
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "mask must be a string (none, causal, window:W, band:W, prefix:P, "
-                            f"sink:S+window:W, docs:N1/N2/...), got {type(mask).__name__}")
+                            f"mask must be a string ({_mask_syntaxes()}), "
+                            f"got {type(mask).__name__}")
     if name is not None and not isinstance(name, str):
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"name must be a string, got {name!r}")

@@ -9,10 +9,11 @@ from attnrank._capi cimport (
     ar_matrix_cview, ar_matrix_view,
     ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack,
     ar_model_config, ar_model_config_read, ar_model_config_layer_sizes,
-    ar_mask, ar_mask_kind, AR_MASK_NONE, AR_MASK_WINDOW, AR_MASK_BAND, AR_MASK_PREFIX,
-    AR_MASK_SINK_WINDOW, AR_MASK_DOCUMENTS,
+    ar_mask, ar_mask_kind, AR_MASK_NONE,
     ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse,
     ar_mask_format, ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify,
+    ar_mask_syntax_list, ar_mask_fixes_length, ar_mask_param, ar_mask_params,
+    AR_MASK_MAX_PARAMS,
     ar_generic_status, ar_generic_status_name, ar_mask_generic,
     ar_model_masks, ar_model_masks_from_config,
     ar_smooth_report, ar_bottleneck_smooth,
@@ -53,8 +54,12 @@ cdef extern from *:
     size_t ar_py_model_layers(const ar_model_masks *m, size_t k) nogil
     const char *ar_py_model_label(const ar_model_masks *m, size_t k) nogil
 
-_MASK_KINDS = ("none, causal, window:W, band:W, prefix:P, sink:S+window:W, docs:N1/N2/..., "
-               "auto, or a boolean n x n array")
+cdef str _mask_syntaxes():
+    """The mask kinds' syntaxes as the library's kind table lists them, for
+    messages ("none, causal, window:W, ...")."""
+    cdef char buf[256]
+    ar_mask_syntax_list(buf, sizeof(buf), 0)
+    return _text(buf)
 
 
 # ---- small converters (GIL held) ------------------------------------------
@@ -119,15 +124,15 @@ cdef double _nonneg(object value, str name, str fn) except? -1.0:
 cdef object _mask_record(const ar_mask *m):
     cdef char text[256]
     ar_mask_format(m, text, sizeof(text))
+    cdef ar_mask_param params[AR_MASK_MAX_PARAMS]
+    cdef size_t count = ar_mask_params(m, params)
     kw = {}
-    if m.kind == AR_MASK_WINDOW or m.kind == AR_MASK_BAND or m.kind == AR_MASK_SINK_WINDOW:
-        kw["w"] = m.w
-    if m.kind == AR_MASK_PREFIX:
-        kw["p"] = m.p
-    if m.kind == AR_MASK_SINK_WINDOW:
-        kw["sinks"] = m.sinks
-    if m.kind == AR_MASK_DOCUMENTS:
-        kw["lengths"] = tuple(m.lengths[k] for k in range(m.ndocs))
+    for k in range(count):
+        name = _text(params[k].name)
+        if params[k].values == NULL:
+            kw[name] = params[k].value
+        else:
+            kw[name] = tuple(params[k].values[e] for e in range(params[k].count))
     return Mask(kind=_text(ar_mask_kind_name(m.kind)), text=_text(text), **kw)
 
 
@@ -151,8 +156,7 @@ cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
             if not for_map:
                 raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                     f"mask {mask!r} needs an attention map; give a kind "
-                                    "(none, causal, window:W, band:W, prefix:P, "
-                                    "sink:S+window:W, docs:N1/N2/...)")
+                                    f"({_mask_syntaxes()})")
             if mask == "auto":
                 is_auto[0] = 1
                 return 0
@@ -171,8 +175,8 @@ cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
         return 0
     if not for_map:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "mask must be a string (none, causal, window:W, band:W, prefix:P, "
-                            f"sink:S+window:W, docs:N1/N2/...), got {type(mask).__name__}")
+                            f"mask must be a string ({_mask_syntaxes()}), "
+                            f"got {type(mask).__name__}")
     try:
         pat = np.asarray(mask)
     except Exception as exc:

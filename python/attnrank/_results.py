@@ -238,8 +238,8 @@ class _Record:
 @dataclass(frozen=True)
 class Mask(_Record):
     """An attention mask as the CLI prints it: kind (none, causal, window,
-    band, prefix, sink_window, documents, file), its canonical text
-    ("window:16"), and the parameters of its kind (w, p, sinks, lengths;
+    band, prefix, sink_window, dilated, documents, file), its canonical text
+    ("window:16"), and the parameters of its kind (w, p, sinks, lengths, d;
     None when the kind has none)."""
 
     kind: str
@@ -248,7 +248,8 @@ class Mask(_Record):
     p: Optional[int] = None
     sinks: Optional[int] = None
     lengths: Optional[Tuple[int, ...]] = None
-    _OMIT = frozenset({"w", "p", "sinks", "lengths"})
+    d: Optional[int] = None
+    _OMIT = frozenset({"w", "p", "sinks", "lengths", "d"})
 
 
 @dataclass(frozen=True)

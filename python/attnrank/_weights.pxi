@@ -429,7 +429,7 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
     cdef bint is_auto = 0
     if mask is not None:
         _mask_from(mask, AR_AXIS_ROW, 0, 0, fn, &cmask, &is_auto)
-        if cmask.kind == AR_MASK_DOCUMENTS:
+        if ar_mask_fixes_length(&cmask):
             ar_mask_free(&cmask)
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 f"mask {mask!r}: documents fix n; the verdicts need a mask "

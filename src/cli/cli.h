@@ -59,6 +59,11 @@ int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n
                        ar_mask *mask, int *is_auto);
 /* {"kind", "text", "w", "p", "sinks", "lengths"} as the mask has them. */
 json_t *cli_json_mask(const ar_mask *m);
+/* The help text of a --mask option: before, the kinds' syntaxes from the
+ * library's kind table (those for any n only when any_length_only), after;
+ * in buf, returned. */
+const char *cli_mask_help(char *buf, size_t len, const char *before, const char *after,
+                          int any_length_only);
 /* The generic value, its status and the worst case. */
 json_t *cli_json_generic(const ar_mask_generic *g);
 

@@ -473,6 +473,7 @@ int cmd_check(int argc, char **argv)
     cli_strings require = {{NULL}, 0};
     const char *positional[1];
     size_t npos = 0;
+    char mask_help[320];
     const cli_option opts[] = {
         {"--d", CLI_SIZE, &c.d, "D", "model width", 1, NULL},
         {"--heads", CLI_SIZE, &c.heads, "H", "heads per layer", 1, NULL},
@@ -482,7 +483,7 @@ int cmd_check(int argc, char **argv)
         {"--require", CLI_STRINGS, &require, "COND",
          "condition to require (repeatable, or a comma-separated list)", 0, NULL},
         {"--mask", CLI_STRING, &mask, "MASK",
-         "attention mask (none, causal, window:W, band:W, prefix:P, sink:S+window:W, docs:...)",
+         cli_mask_help(mask_help, sizeof mask_help, "attention mask (", ")", 0),
          0, NULL},
         {"--strict", CLI_SWITCH, &c.strict, NULL,
          "fail verdicts that rest on a conjectural value", 0, NULL},

@@ -319,6 +319,7 @@ int cmd_heads(int argc, char **argv)
     heads_args a;
     memset(&a, 0, sizeof a);
     a.samples = 2;
+    char mask_help[320];
     const cli_option opts[] = {
         {"--config", CLI_STRING, &a.config, "FILE",
          "a model's config.json: width, heads, head size, context and the family's mask", 0,
@@ -329,8 +330,7 @@ int cmd_heads(int argc, char **argv)
         {"--head-size", CLI_SIZE, &a.head_size, "P",
          "FixedMultiHead head size (default the paper's d_p = n)", 1, &a.head_size_seen},
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
-         "attention mask: none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
-         "docs:N1/N2/...",
+         cli_mask_help(mask_help, sizeof mask_help, "attention mask: ", "", 0),
          0, NULL},
         {"--samples", CLI_SIZE, &a.samples, "S", "targets per family for the error estimates",
          0, NULL},

@@ -566,10 +566,10 @@ int cmd_represent(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.axis_text = "col";
     a.extra_rank = 4;
+    char mask_help[320];
     const cli_option opts[] = {
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
-         "attention mask: none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
-         "docs:N1/N2/..., auto, file:PATH",
+         cli_mask_help(mask_help, sizeof mask_help, "attention mask: ", ", auto, file:PATH", 0),
          0, NULL},
         {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
         {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,

@@ -742,14 +742,15 @@ int cmd_weights(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.energy = 0.99;
     a.heatmap_metric = "roy-vetterli";
+    char mask_help[320];
     const cli_option opts[] = {
         {"--n", CLI_SIZE, &a.n, "N", "also judge the heads at sequence length N", 1, NULL},
         {"--precision", CLI_STRING, &a.precision, "float64|float32|float16|bfloat16",
          "judge rounding as if the weights were stored in this type (default: as stored)", 0,
          NULL},
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
-         "the verdicts' mask (default: the family's, from config.json): none, causal, "
-         "window:W, band:W, prefix:P, sink:S+window:W",
+         cli_mask_help(mask_help, sizeof mask_help,
+                       "the verdicts' mask (default: the family's, from config.json): ", "", 1),
          0, NULL},
         {"--layer-range", CLI_STRING, &a.layer_range, "A-B", "analyse layers A..B only", 0, NULL},
         {"--q-pattern", CLI_STRING, &a.q_pattern, "P",
@@ -799,7 +800,7 @@ int cmd_weights(int argc, char **argv)
         code = cli_mask_from_text("weights", a.mask_text, AR_AXIS_ROW, 0, 0, &mask, NULL);
         if (code >= 0)
             return code;
-        if (mask.kind == AR_MASK_DOCUMENTS) {
+        if (ar_mask_fixes_length(&mask)) {
             ar_mask_free(&mask);
             return cli_usage_error("weights", "--mask docs:...: documents fix n; the verdicts "
                                    "need a mask for any n");

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,11 +54,13 @@ int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n
     if (is_auto != NULL)
         *is_auto = 0;
     if (strcmp(text, "auto") == 0 || strncmp(text, "file:", 5) == 0) {
-        if (!for_map)
+        if (!for_map) {
+            char kinds[256];
+            ar_mask_syntax_list(kinds, sizeof kinds, 0);
             return cli_usage_error(cmd, "--mask %s needs an attention map; here give a kind "
-                                   "(none, causal, window:W, band:W, prefix:P, sink:S+window:W, "
-                                   "docs:N1/N2/...)",
-                                   text);
+                                   "(%s)",
+                                   text, kinds);
+        }
         if (text[0] == 'a') {
             *is_auto = 1;
             return -1;
@@ -76,22 +79,31 @@ int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n
     return -1;
 }
 
+const char *cli_mask_help(char *buf, size_t len, const char *before, const char *after,
+                          int any_length_only)
+{
+    char kinds[256];
+    ar_mask_syntax_list(kinds, sizeof kinds, any_length_only);
+    snprintf(buf, len, "%s%s%s", before, kinds, after);
+    return buf;
+}
+
 json_t *cli_json_mask(const ar_mask *m)
 {
     char text[256];
     ar_mask_format(m, text, sizeof text);
     json_t *o = json_pack("{s:s, s:s}", "kind", ar_mask_kind_name(m->kind), "text", text);
-    if (m->kind == AR_MASK_WINDOW || m->kind == AR_MASK_BAND || m->kind == AR_MASK_SINK_WINDOW)
-        json_object_set_new(o, "w", json_integer((json_int_t)m->w));
-    if (m->kind == AR_MASK_PREFIX)
-        json_object_set_new(o, "p", json_integer((json_int_t)m->p));
-    if (m->kind == AR_MASK_SINK_WINDOW)
-        json_object_set_new(o, "sinks", json_integer((json_int_t)m->sinks));
-    if (m->kind == AR_MASK_DOCUMENTS) {
+    ar_mask_param params[AR_MASK_MAX_PARAMS];
+    size_t count = ar_mask_params(m, params);
+    for (size_t k = 0; k < count; k++) {
+        if (params[k].values == NULL) {
+            json_object_set_new(o, params[k].name, json_integer((json_int_t)params[k].value));
+            continue;
+        }
         json_t *l = json_array();
-        for (size_t k = 0; k < m->ndocs; k++)
-            json_array_append_new(l, json_integer((json_int_t)m->lengths[k]));
-        json_object_set_new(o, "lengths", l);
+        for (size_t e = 0; e < params[k].count; e++)
+            json_array_append_new(l, json_integer((json_int_t)params[k].values[e]));
+        json_object_set_new(o, params[k].name, l);
     }
     return o;
 }

@@ -117,6 +117,28 @@ assert r["min_head_size_lower"] == 4 and r["min_head_size_upper"] >= 4
 assert r["generic_min_head_size"] == 4 and r["generic_status"] == "verified"
 assert r["certificate"]["max_abs_error"] <= r["tolerance"]["accuracy"]
 ' "$out"
+# dilated:3/2 (keys i, i-2, i-4): a planted rank-1 head, and the generic
+# value of window:3 at ceil(24/2) = 12
+$PY -c '
+import numpy as np, sys
+n = 24; i, j = np.indices((n, n)); rng = np.random.default_rng(5)
+q, k = rng.standard_normal((n, 1)), rng.standard_normal((n, 1))
+s = np.where((j <= i) & (i - j < 6) & ((i - j) % 2 == 0), q @ k.T, -np.inf)
+p = np.exp(s - s.max(axis=1, keepdims=True)); np.save(sys.argv[1], p / p.sum(axis=1, keepdims=True))
+' "$TMP/dil.npy"
+out=$("$AR" represent "$TMP/dil.npy" --axis row --mask dilated:3/2 --json)
+check "dilated: a planted rank-1 head, generic value of window:3 at 12" $PY -c '
+import json, sys; r = json.loads(sys.argv[1])
+assert r["mask"] == {"kind": "dilated", "text": "dilated:3/2", "w": 3, "d": 2}, r["mask"]
+# an irregular pattern for the analysis: bounds (the lower bound is the planted 1)
+assert r["status"] == "bounds" and r["min_head_size_lower"] == 1 <= r["min_head_size_upper"], r
+assert r["representable"] and r["certificate"]["max_abs_error"] <= r["tolerance"]["accuracy"]
+assert r["generic_min_head_size"] == 1 and r["formula"] == "floor(min(ceil(n/D), w)/2)"
+' "$out"
+check "dilated inferred from the zeros" test "$("$AR" represent "$TMP/dil.npy" --axis row --mask auto --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["mask"]["text"])')" = "dilated:3/2"
+expect_error 2 "mask 'dilated:3/0': expected dilated:W/D with positive integers" -- "$AR" represent "$TMP/dil.npy" --axis row --mask dilated:3/0
+expect_error 2 "mask 'dilated:3': expected dilated:W/D" -- "$AR" heads --d 64 --heads 2 --n 16 --mask dilated:3
+expect 0 "dilated:W/D" -- "$AR" represent --help
 expect 0 "generic value for this mask at n = 24: 2 = min(n, w) - 1" -- "$AR" represent "$TMP/band3.npy" --axis row --mask auto
 expect 0 "mask: causal (given)" -- "$AR" represent "$TMP/c8.npy" --axis row --mask "file:$TMP/causal_mask.npy"
 

@@ -253,6 +253,27 @@ def test_window_bounds_equal_the_cli(cli, tmp_path):
     assert got.mask.w == w and got.generic_min_head_size is not None
 
 
+def test_dilated_planted_head_and_bad_syntax(cli, tmp_path):
+    n = 24
+    i, j = np.indices((n, n))
+    rng = _rng(5)
+    q, k = rng.standard_normal((n, 1)), rng.standard_normal((n, 1))
+    s = np.where((j <= i) & (i - j < 6) & ((i - j) % 2 == 0), q @ k.T, -np.inf)
+    p = _softmax(s, 1)
+    got = attnrank.represent(p, axis="row", mask="dilated:3/2", verify_seconds=0)
+    assert got.mask.kind == "dilated" and (got.mask.w, got.mask.d) == (3, 2)
+    # an irregular pattern for the analysis: bounds, the lower bound the planted 1
+    assert got.status == "bounds" and got.min_head_size_lower == 1 <= got.min_head_size_upper
+    assert got.representable
+    assert got.generic_min_head_size == 1
+    want = _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask", "dilated:3/2",
+                          "--verify-seconds", "0")
+    assert got.to_dict() == want
+    for bad in ("dilated:3", "dilated:0/2", "dilated:3/x"):
+        with pytest.raises(attnrank.ArgumentError, match=f"'{bad}'"):
+            attnrank.represent(p, axis="row", mask=bad)
+
+
 def _float16_causal(n=64, scale=6.0, seed=2):
     """A causal softmax map (rows as queries) of Gaussian logits stored in
     float16: hundreds of its probabilities round to 0."""

@@ -6,9 +6,11 @@
  * innovation count whose generic value is closed-form; windows, bands and
  * sink + window contain causal blocks or fully specified blocks that prove
  * a lower bound, and an upper-bound recursion matches it, checked over F_p
- * per size by ar_mask_generic_verify. */
+ * per size by ar_mask_generic_verify (in the masked analysis, which runs
+ * the recursion: masked_upper.c).  The kind table in mask.c points at the
+ * per-kind functions here. */
 #include "attnrank/mask.h"
-#include "masked_internal.h"
+#include "theory/mask_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,7 +60,7 @@ static size_t sink_window_lower(size_t sinks, size_t w)
     return full + (rest + 1) / 2;
 }
 
-static void generic_sink_window(const ar_mask *m, size_t n, ar_mask_generic *g)
+void ar_generic_sink_window(const ar_mask *m, size_t n, ar_mask_generic *g)
 {
     if (n <= m->w) { /* the window covers every earlier key: causal */
         set(g, n / 2, AR_GENERIC_PROVED, n / 2, n - 1, n - 1, "floor(n/2) (n <= w: causal)");
@@ -69,6 +71,55 @@ static void generic_sink_window(const ar_mask *m, size_t n, ar_mask_generic *g)
         m->sinks == 1 ? "ceil(w/2)" : "S - 1 + ceil((w - S + 1)/2)");
 }
 
+void ar_generic_none(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    (void)mask;
+    set(g, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1");
+}
+
+void ar_generic_causal(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    (void)mask;
+    set(g, n / 2, AR_GENERIC_PROVED, n / 2, n - 1, n - 1, "floor(n/2)");
+}
+
+void ar_generic_window(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    size_t w = mask->w;
+    if (n <= w)
+        set(g, n / 2, AR_GENERIC_PROVED, n / 2, n - 1, n - 1, "floor(n/2) (n <= w: causal)");
+    else
+        set(g, w / 2, AR_GENERIC_CONJECTURAL, w / 2, w - 1, n - 1, "floor(min(n, w)/2)");
+}
+
+void ar_generic_band(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    size_t w = mask->w, cw = min_size(n, mask->w);
+    if (n <= w)
+        set(g, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1 (n <= w: no mask)");
+    else
+        set(g, cw - 1, AR_GENERIC_CONJECTURAL, cw - 1, cw - 1, n - 1, "min(n, w) - 1");
+}
+
+void ar_generic_prefix(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    if (n <= mask->p)
+        set(g, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1 (n <= p: no mask)");
+    else
+        set(g, max_size(mask->p - 1, n / 2), AR_GENERIC_PROVED, max_size(mask->p - 1, n / 2),
+            n - 1, n - 1, "max(p - 1, floor(n/2))");
+}
+
+void ar_generic_documents(const ar_mask *mask, size_t n, ar_mask_generic *g)
+{
+    (void)n;
+    size_t longest = 0;
+    for (size_t k = 0; k < mask->ndocs; k++)
+        longest = max_size(longest, mask->lengths[k]);
+    set(g, longest / 2, AR_GENERIC_PROVED, longest / 2, longest - 1, longest - 1,
+        "max_k floor(n_k/2)");
+}
+
 int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic *out, ar_error *err)
 {
     if (out == NULL)
@@ -76,48 +127,96 @@ int ar_mask_generic_value(const ar_mask *mask, size_t n, ar_mask_generic *out, a
     int rc = ar_mask_check_size(mask, n, err);
     if (rc != AR_OK)
         return rc;
-    out->n = n;
-    size_t w = mask->w, cw = min_size(n, mask->w);
-    switch (mask->kind) {
-    case AR_MASK_NONE:
-        set(out, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1");
-        break;
-    case AR_MASK_CAUSAL:
-        set(out, n / 2, AR_GENERIC_PROVED, n / 2, n - 1, n - 1, "floor(n/2)");
-        break;
-    case AR_MASK_WINDOW:
-        if (n <= w)
-            set(out, n / 2, AR_GENERIC_PROVED, n / 2, n - 1, n - 1, "floor(n/2) (n <= w: causal)");
-        else
-            set(out, w / 2, AR_GENERIC_CONJECTURAL, w / 2, w - 1, n - 1, "floor(min(n, w)/2)");
-        break;
-    case AR_MASK_BAND:
-        if (n <= w)
-            set(out, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1 (n <= w: no mask)");
-        else
-            set(out, cw - 1, AR_GENERIC_CONJECTURAL, cw - 1, cw - 1, n - 1, "min(n, w) - 1");
-        break;
-    case AR_MASK_PREFIX:
-        if (n <= mask->p)
-            set(out, n - 1, AR_GENERIC_PROVED, n - 1, n - 1, n - 1, "n - 1 (n <= p: no mask)");
-        else
-            set(out, max_size(mask->p - 1, n / 2), AR_GENERIC_PROVED,
-                max_size(mask->p - 1, n / 2), n - 1, n - 1, "max(p - 1, floor(n/2))");
-        break;
-    case AR_MASK_SINK_WINDOW:
-        generic_sink_window(mask, n, out);
-        break;
-    case AR_MASK_DOCUMENTS: {
-        size_t longest = 0;
-        for (size_t k = 0; k < mask->ndocs; k++)
-            longest = max_size(longest, mask->lengths[k]);
-        set(out, longest / 2, AR_GENERIC_PROVED, longest / 2, longest - 1, longest - 1,
-            "max_k floor(n_k/2)");
-        break;
-    }
-    default:
+    ar_mask_generic_fn generic = ar_mask_generic_of(mask->kind);
+    if (generic == NULL)
         return ar_error_set(err, AR_EUNSUPPORTED,
                             "no generic formula for an explicit mask pattern: analyse a map");
+    out->n = n;
+    generic(mask, n, out);
+    return AR_OK;
+}
+
+/* ---- the longest context per kind (head_size <= SIZE_MAX / 4) ---- */
+
+int ar_longest_none(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                    ar_generic_status *status, ar_error *err)
+{
+    (void)mask;
+    (void)unbounded;
+    (void)status;
+    (void)err;
+    *n_max = dp + 1;
+    return AR_OK;
+}
+
+int ar_longest_causal(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                      ar_generic_status *status, ar_error *err)
+{
+    (void)mask;
+    (void)unbounded;
+    (void)status;
+    (void)err;
+    *n_max = 2 * dp + 1;
+    return AR_OK;
+}
+
+int ar_longest_window(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                      ar_generic_status *status, ar_error *err)
+{
+    if (mask->w == 0)
+        return ar_error_set(err, AR_EINVAL, "mask width 0");
+    /* Beyond n = w the generic value stays floor(w/2). */
+    if (mask->w / 2 <= dp) {
+        *unbounded = 1;
+        *status = AR_GENERIC_CONJECTURAL;
+    } else {
+        *n_max = 2 * dp + 1;
+    }
+    return AR_OK;
+}
+
+int ar_longest_band(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                    ar_generic_status *status, ar_error *err)
+{
+    if (mask->w == 0)
+        return ar_error_set(err, AR_EINVAL, "mask width 0");
+    if (mask->w - 1 <= dp) {
+        *unbounded = 1;
+        *status = AR_GENERIC_CONJECTURAL;
+    } else {
+        *n_max = dp + 1;
+    }
+    return AR_OK;
+}
+
+int ar_longest_prefix(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                      ar_generic_status *status, ar_error *err)
+{
+    (void)unbounded;
+    (void)status;
+    if (mask->p == 0)
+        return ar_error_set(err, AR_EINVAL, "mask with a zero prefix or sink count");
+    *n_max = mask->p - 1 > dp ? dp + 1 : 2 * dp + 1;
+    return AR_OK;
+}
+
+int ar_longest_sink_window(const ar_mask *mask, size_t dp, size_t *n_max, int *unbounded,
+                           ar_generic_status *status, ar_error *err)
+{
+    size_t w = mask->w;
+    if (w == 0)
+        return ar_error_set(err, AR_EINVAL, "mask width 0");
+    if (mask->sinks == 0)
+        return ar_error_set(err, AR_EINVAL, "mask with a zero prefix or sink count");
+    if (sink_window_lower(mask->sinks, w) <= dp) {
+        *unbounded = 1;
+        *status = AR_GENERIC_CONJECTURAL;
+    } else if (2 * dp + 1 < w) {
+        *n_max = 2 * dp + 1;
+    } else {
+        *n_max = w; /* n = w + 1 already contains the sink block */
+        if (mask->sinks > 1)
+            *status = AR_GENERIC_CONJECTURAL;
     }
     return AR_OK;
 }
@@ -129,101 +228,13 @@ int ar_mask_longest_context(const ar_mask *mask, size_t head_size, size_t *n_max
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (head_size > SIZE_MAX / 4)
         return ar_error_set(err, AR_EINVAL, "head size %zu too large", head_size);
-    if ((mask->kind == AR_MASK_WINDOW || mask->kind == AR_MASK_BAND ||
-         mask->kind == AR_MASK_SINK_WINDOW) && mask->w == 0)
-        return ar_error_set(err, AR_EINVAL, "mask width 0");
-    if ((mask->kind == AR_MASK_PREFIX && mask->p == 0) ||
-        (mask->kind == AR_MASK_SINK_WINDOW && mask->sinks == 0))
-        return ar_error_set(err, AR_EINVAL, "mask with a zero prefix or sink count");
-    size_t dp = head_size, w = mask->w;
-    *unbounded = 0;
-    *n_max = 0;
-    *status = AR_GENERIC_PROVED;
-    switch (mask->kind) {
-    case AR_MASK_NONE:
-        *n_max = dp + 1;
-        break;
-    case AR_MASK_CAUSAL:
-        *n_max = 2 * dp + 1;
-        break;
-    case AR_MASK_WINDOW:
-        /* Beyond n = w the generic value stays floor(w/2). */
-        if (w / 2 <= dp) {
-            *unbounded = 1;
-            *status = AR_GENERIC_CONJECTURAL;
-        } else {
-            *n_max = 2 * dp + 1;
-        }
-        break;
-    case AR_MASK_BAND:
-        if (w - 1 <= dp) {
-            *unbounded = 1;
-            *status = AR_GENERIC_CONJECTURAL;
-        } else {
-            *n_max = dp + 1;
-        }
-        break;
-    case AR_MASK_PREFIX:
-        *n_max = mask->p - 1 > dp ? dp + 1 : 2 * dp + 1;
-        break;
-    case AR_MASK_SINK_WINDOW:
-        if (sink_window_lower(mask->sinks, w) <= dp) {
-            *unbounded = 1;
-            *status = AR_GENERIC_CONJECTURAL;
-        } else if (2 * dp + 1 < w) {
-            *n_max = 2 * dp + 1;
-        } else {
-            *n_max = w; /* n = w + 1 already contains the sink block */
-            if (mask->sinks > 1)
-                *status = AR_GENERIC_CONJECTURAL;
-        }
-        break;
-    default:
+    ar_mask_longest_fn longest = ar_mask_longest_of(mask->kind);
+    if (longest == NULL)
         return ar_error_set(err, AR_EUNSUPPORTED,
                             "the %s mask fixes n: no longest context to compute",
                             ar_mask_kind_name(mask->kind));
-    }
-    return AR_OK;
-}
-
-/* Measured time of ar_interval_verify_fp (FLINT nmod solves, one per row and
- * column of the reduced n x (n - 1) pattern), in seconds:
- *     2 n (2.6e-10 r^3 + 1.5e-8 r^2 + 1e-6)
- * (docs/performance.md: e.g. n = 4096, w = 128, r = 64 took 1.0 s). */
-static double fp_seconds(size_t n, size_t r)
-{
-    double rr = (double)r;
-    return 2.0 * (double)n * (2.6e-10 * rr * rr * rr + 1.5e-8 * rr * rr + 1e-6);
-}
-
-int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
-                           ar_mask_generic *g, ar_error *err)
-{
-    if (mask == NULL || g == NULL)
-        return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (g->status != AR_GENERIC_CONJECTURAL)
-        return AR_OK;
-    if (!(seconds > 0.0) || fp_seconds(n, g->value) > seconds)
-        return AR_OK; /* not affordable: stays conjectural */
-    unsigned char *allowed = malloc(n * n);
-    if (allowed == NULL)
-        return ar_error_set(err, AR_ENOMEM, "out of memory");
-    int rc = ar_mask_fill_pattern(mask, n, allowed, err);
-    ar_interval_form f;
-    memset(&f, 0, sizeof f);
-    if (rc == AR_OK)
-        rc = ar_interval_form_build(allowed, n, &f);
-    int verified = 0;
-    if (rc == AR_OK && f.kind != AR_REDUCE_NONE)
-        rc = ar_interval_verify_fp(&f.pat, g->value, seed, &verified, err);
-    if (rc == AR_ENOMEM) { /* no memory for the F_p run: unaffordable, g stays conjectural */
-        rc = AR_OK;
-        if (err != NULL)
-            err->msg[0] = '\0';
-    }
-    if (rc == AR_OK && verified)
-        g->status = AR_GENERIC_VERIFIED;
-    ar_interval_form_free(&f);
-    free(allowed);
-    return rc;
+    *unbounded = 0;
+    *n_max = 0;
+    *status = AR_GENERIC_PROVED;
+    return longest(mask, head_size, n_max, unbounded, status, err);
 }

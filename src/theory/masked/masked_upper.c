@@ -3,6 +3,7 @@
  * confirmed by the forward check; and the F_p check of the generic value
  * (src/theory/masked/masked_analysis.h; docs/theory/masked-attention.md). */
 #include "masked_analysis.h"
+#include "theory/mask_internal.h"
 #include "attnrank/random.h"
 
 #include <math.h>
@@ -101,3 +102,52 @@ int ar_masked_generic_for(ar_masked_workspace *ws, const ar_masked_opts *o, ar_m
                                   err);
 }
 
+/* ---- ar_mask_generic_verify (mask.h): the recursion runs here, in the
+ * analysis, so the mask module calls no analysis ---- */
+
+/* Measured time of ar_interval_verify_fp (FLINT nmod solves, one per row and
+ * column of the reduced n x (n - 1) pattern), in seconds:
+ *     2 n (2.6e-10 r^3 + 1.5e-8 r^2 + 1e-6)
+ * (docs/performance.md: e.g. n = 4096, w = 128, r = 64 took 1.0 s). */
+static double fp_seconds(size_t n, size_t r)
+{
+    double rr = (double)r;
+    return 2.0 * (double)n * (2.6e-10 * rr * rr * rr + 1.5e-8 * rr * rr + 1e-6);
+}
+
+int ar_mask_generic_verify(const ar_mask *mask, size_t n, uint64_t seed, double seconds,
+                           ar_mask_generic *g, ar_error *err)
+{
+    if (mask == NULL || g == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (g->status != AR_GENERIC_CONJECTURAL)
+        return AR_OK;
+    /* A kind whose generic value is another mask's at another length
+     * (its reduction) is verified on that mask's dense pattern. */
+    ar_mask target;
+    size_t m = n;
+    ar_mask_generic_equivalent(mask, n, &target, &m);
+    if (!(seconds > 0.0) || fp_seconds(m, g->value) > seconds)
+        return AR_OK; /* not affordable: stays conjectural */
+    unsigned char *allowed = malloc(m * m);
+    if (allowed == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    int rc = ar_mask_fill_pattern(&target, m, allowed, err);
+    ar_interval_form f;
+    memset(&f, 0, sizeof f);
+    if (rc == AR_OK)
+        rc = ar_interval_form_build(allowed, m, &f);
+    int verified = 0;
+    if (rc == AR_OK && f.kind != AR_REDUCE_NONE)
+        rc = ar_interval_verify_fp(&f.pat, g->value, seed, &verified, err);
+    if (rc == AR_ENOMEM) { /* no memory for the F_p run: unaffordable, g stays conjectural */
+        rc = AR_OK;
+        if (err != NULL)
+            err->msg[0] = '\0';
+    }
+    if (rc == AR_OK && verified)
+        g->status = AR_GENERIC_VERIFIED;
+    ar_interval_form_free(&f);
+    free(allowed);
+    return rc;
+}
