@@ -10,7 +10,7 @@
  * the recursion: masked_upper.c).  The kind table in mask.c points at the
  * per-kind functions here. */
 #include "attnrank/mask.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * confirmed by the forward check; and the F_p check of the generic value
  * (src/theory/masked/masked_analysis.h; docs/theory/masked-attention.md). */
 #include "masked_analysis.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 #include "attnrank/random.h"
 
 #include <math.h>

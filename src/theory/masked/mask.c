@@ -1,7 +1,7 @@
 /* Attention masks: the kinds, their textual syntax and their patterns
  * (include/attnrank/mask.h; docs/theory/masked-attention.md). */
 #include "attnrank/mask.h"
-#include "theory/mask_internal.h"
+#include "theory/masked/mask_internal.h"
 
 #include <errno.h>
 #include <limits.h>
