@@ -26,5 +26,6 @@
 #include "model_config.h"
 #include "spectrum_dist.h"
 #include "head_scores.h"
+#include "represent_stack.h"
 
 #endif

@@ -863,3 +863,38 @@ cdef extern from "attnrank/head_scores.h" nogil:
         unsigned defined
     int ar_head_scores_compute(ar_cview p, ar_axis axis, const ar_head_scores_opts *opts,
                                ar_head_scores *out, ar_error *err)
+
+# ---- represent on a stack (attnrank._represent.pxi) ------------------------
+
+cdef extern from "attnrank/represent_stack.h" nogil:
+    ctypedef void (*ar_represent_stack_progress_fn)(void *ctx, size_t done, size_t total)
+    ctypedef struct ar_represent_stack_opts:
+        ar_represent_opts represent
+        ar_masked_opts masked
+        const ar_mask *mask
+        int infer_mask
+        int head_size_given
+        size_t head_size
+        ar_represent_stack_progress_fn progress
+        void *progress_ctx
+    void ar_represent_stack_opts_init(ar_represent_stack_opts *opts)
+    ctypedef struct ar_represent_stack_slice:
+        size_t lower
+        size_t upper
+        int exact
+        int certified
+        char mask[64]
+        int mask_inferred
+        int representable
+    ctypedef struct ar_represent_stack_result:
+        size_t count
+        ar_represent_stack_slice *slices
+        size_t exact
+        size_t max
+        size_t median
+        size_t failed
+        size_t failed_slice
+    int ar_represent_stack_run(const ar_cview *maps, size_t count,
+                               const ar_represent_stack_opts *opts,
+                               ar_represent_stack_result *out, ar_error *err)
+    void ar_represent_stack_result_free(ar_represent_stack_result *out)

@@ -31,6 +31,8 @@ from attnrank._capi cimport (
     ar_masked_opts, ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE,
     ar_masked_workspace, ar_masked_workspace_alloc, ar_masked_workspace_free,
     ar_masked_analyze, ar_masked_certificate, ar_masked_logit_error_lower, ar_masked_fit,
+    ar_represent_stack_opts, ar_represent_stack_opts_init, ar_represent_stack_slice,
+    ar_represent_stack_result, ar_represent_stack_run, ar_represent_stack_result_free,
 )
 
 import os
@@ -494,10 +496,21 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
         ar_masked_workspace_free(ws)
 
 
+cdef tuple _slice_index(tuple lead, object k):
+    """The multi-index of slice k over the leading axes (C order)."""
+    index = []
+    for length in reversed(lead):
+        index.append(int(k % length))
+        k //= length
+    return tuple(reversed(index))
+
+
 cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mask *mask,
                              ar_represent_opts *ro, ar_masked_opts *mo, object head_size,
                              str fn):
-    lead = arr.shape[:-2]
+    # The loop, the verdicts and the summary are the library's
+    # (ar_represent_stack_run); this face names the slices and builds records.
+    lead = tuple(int(m) for m in arr.shape[:-2])
     cdef size_t n = arr.shape[-1]
     count_obj = 1
     for length in lead:
@@ -507,60 +520,51 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
     cdef int rc = AR_OK
     cdef ar_error err
     err.msg[0] = 0
-    cdef ar_represent_workspace *rws = NULL
-    cdef ar_masked_workspace *mws = NULL
-    cdef ar_represent_result rr
-    cdef ar_masked_result mr
-    cdef char text[64]
-    cdef const ar_mask *mp = NULL if is_auto else mask
+    cdef ar_represent_stack_opts so
+    cdef ar_represent_stack_result res
+    cdef ar_represent_stack_slice *sl
+    ar_represent_stack_opts_init(&so)
+    so.represent = ro[0]
+    so.masked = mo[0]
+    so.mask = (NULL if is_auto else mask) if masked else NULL
+    so.infer_mask = masked and is_auto
+    hs = None if head_size is None else _size(head_size, "head_size", fn)
+    if hs is not None:
+        so.head_size_given = 1
+        so.head_size = hs
     cdef ar_cview *views = <ar_cview *>malloc(max(count, 1) * sizeof(ar_cview))
     if views == NULL:
         raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
-    hs = None if head_size is None else _size(head_size, "head_size", fn)
+    # An empty stack calls nothing (the library refuses count 0): its summary is zeros.
+    res.count = res.exact = res.max = res.median = res.failed = 0
+    res.slices = NULL
     slices = []
     try:
         if count > 0:
             arr = _views_of(arr, views, fn, "p")
-        with nogil:
-            rc = ar_masked_workspace_alloc(&mws, n) if masked else ar_represent_workspace_alloc(&rws, n)
-        check_status(rc, "ar_represent_workspace_alloc")
-        indices = itertools.product(*[range(m) for m in lead])
-        for k, index in zip(range(count), indices):
             with nogil:
-                if masked:
-                    rc = ar_masked_analyze(mws, views[k], NULL, mp, mo, &mr, &err)
-                else:
-                    rc = ar_represent_analyze(rws, views[k], NULL, ro, &rr, &err)
-            check_status(rc, "ar_masked_analyze" if masked else "ar_represent_analyze", &err,
-                         f"slice {tuple(int(i) for i in index)} of p")
-            if masked:
-                exact, certified, lower = bool(mr.exact), bool(mr.certified), mr.lower
-                upper = mr.upper if mr.certified else mr.n
-                ar_mask_format(mr.mask, text, sizeof(text))
-                mtext, source = _text(text), ("inferred" if mr.mask_inferred else "given")
-            else:
-                exact = certified = True
-                lower = upper = rr.min_head_size
-                mtext, source = "none", "given"
-            verdict = None
-            if hs is not None:
-                verdict = True if (certified and hs >= upper) else (False if hs < lower else None)
+                rc = ar_represent_stack_run(views, count, &so, &res, &err)
+            if rc != AR_OK and res.failed_slice != SIZE_MAX:
+                check_status(rc, "ar_masked_analyze" if masked else "ar_represent_analyze", &err,
+                             f"slice {_slice_index(lead, res.failed_slice)} of p")
+            check_status(rc, "ar_represent_workspace_alloc")
+        for k in range(res.count):
+            sl = &res.slices[k]
+            exact, certified = bool(sl.exact), bool(sl.certified)
+            verdict = None if sl.representable < 0 else bool(sl.representable)
             slices.append(RepresentSlice(
-                index=tuple(int(i) for i in index), mask=mtext, mask_source=source,
-                status="exact" if exact else "bounds", min_head_size_lower=lower,
-                min_head_size=lower if exact else None,
-                min_head_size_upper=upper if certified else None,
+                index=_slice_index(lead, k), mask=_text(sl.mask),
+                mask_source="inferred" if sl.mask_inferred else "given",
+                status="exact" if exact else "bounds", min_head_size_lower=sl.lower,
+                min_head_size=sl.lower if exact else None,
+                min_head_size_upper=sl.upper if certified else None,
                 representable=verdict, tested_head_size=hs))
+        summary = RepresentSummary(slices=res.count, exact=res.exact,
+                                   max_min_head_size=res.max,
+                                   median_min_head_size=res.median)
     finally:
         free(views)
-        ar_masked_workspace_free(mws)
-        ar_represent_workspace_free(rws)
-    ups = sorted(s.min_head_size_lower if s.status == "exact" else
-                 (s.min_head_size_upper if s.min_head_size_upper is not None else n)
-                 for s in slices)
-    summary = RepresentSummary(slices=len(slices), exact=sum(s.status == "exact" for s in slices),
-                               max_min_head_size=max(ups) if ups else 0,
-                               median_min_head_size=ups[(len(ups) - 1) // 2] if ups else 0)
+        ar_represent_stack_result_free(&res)
     axis_name = _text(ar_axis_name(mo.axis if masked else ro.axis))
     return RepresentStack(n=n, axis=axis_name, slices=tuple(slices), summary=summary)
 

@@ -3,79 +3,54 @@
  * slice, with its indices, and a summary. */
 #include "represent.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct slice_answer {
-    size_t lower, upper;   /* equal when exact */
-    int exact, certified;
-    char mask[64];
-    int inferred;
-} slice_answer;
 
 typedef struct stack_state {
     const represent_args *a;
     const ar_array *arr;
     ar_axis axis;
-    ar_precision prec;
-    int masked, is_auto;
-    ar_mask mask;
-    ar_masked_workspace *mws;
-    ar_represent_workspace *rws;
 } stack_state;
 
-static int analyse_masked(stack_state *st, ar_cview p, slice_answer *ans, ar_error *err)
+/* The per-slice options of both analyses from the arguments: the options a
+ * flag did not set keep the library's defaults. */
+static void stack_opts(const represent_args *a, ar_axis axis, ar_precision prec,
+                       ar_represent_stack_opts *o)
 {
-    ar_masked_opts o;
-    ar_masked_opts_init(&o);
-    o.axis = st->axis;
-    o.precision = st->prec;
-    o.smooth = st->a->smooth;
-    o.seed = st->a->seed;
-    o.extra_rank = st->a->extra_rank;
-    if (st->a->tau_seen)
-        o.tau = st->a->tau;
-    if (st->a->accuracy_seen)
-        o.accuracy = st->a->accuracy;
-    if (st->a->sum_tol_seen)
-        o.sum_tol = st->a->sum_tol;
-    if (st->a->verify_seen)
-        o.verify_seconds = st->a->verify_seconds;
-    ar_masked_result r;
-    int rc = ar_masked_analyze(st->mws, p, NULL, st->is_auto ? NULL : &st->mask,
-                               &o, &r, err);
-    if (rc != AR_OK)
-        return rc;
-    ans->exact = r.exact;
-    ans->certified = r.certified;
-    ans->lower = r.lower;
-    ans->upper = r.certified ? r.upper : r.n;
-    ans->inferred = r.mask_inferred;
-    ar_mask_format(r.mask, ans->mask, sizeof ans->mask);
-    return AR_OK;
+    ar_represent_stack_opts_init(o);
+    ar_masked_opts *m = &o->masked;
+    m->axis = axis;
+    m->precision = prec;
+    m->smooth = a->smooth;
+    m->seed = a->seed;
+    m->extra_rank = a->extra_rank;
+    if (a->tau_seen)
+        m->tau = a->tau;
+    if (a->accuracy_seen)
+        m->accuracy = a->accuracy;
+    if (a->sum_tol_seen)
+        m->sum_tol = a->sum_tol;
+    if (a->verify_seen)
+        m->verify_seconds = a->verify_seconds;
+    ar_represent_opts *r = &o->represent;
+    r->axis = axis;
+    r->precision = prec;
+    r->smooth = a->smooth;
+    r->atol = a->atol;
+    if (a->rtol_seen)
+        r->rtol = a->rtol;
+    if (a->sum_tol_seen)
+        r->sum_tol = a->sum_tol;
+    o->head_size_given = a->head_size_seen;
+    o->head_size = a->head_size;
 }
 
-static int analyse_plain(stack_state *st, ar_cview p, slice_answer *ans, ar_error *err)
+/* Progress on stderr for long stacks only (ctx: nonzero to show it). */
+static void stack_progress(void *ctx, size_t done, size_t total)
 {
-    ar_represent_opts o;
-    ar_represent_opts_init(&o);
-    o.axis = st->axis;
-    o.precision = st->prec;
-    o.smooth = st->a->smooth;
-    o.atol = st->a->atol;
-    if (st->a->rtol_seen)
-        o.rtol = st->a->rtol;
-    if (st->a->sum_tol_seen)
-        o.sum_tol = st->a->sum_tol;
-    ar_represent_result r;
-    int rc = ar_represent_analyze(st->rws, p, NULL, &o, &r, err);
-    if (rc != AR_OK)
-        return rc;
-    ans->exact = ans->certified = 1;
-    ans->lower = ans->upper = r.min_head_size;
-    snprintf(ans->mask, sizeof ans->mask, "none");
-    return AR_OK;
+    cli_progress(*(const int *)ctx, "slice %zu of %zu", done + 1, total);
 }
 
 static void format_index(const ar_array *arr, size_t k, char *buf, size_t len)
@@ -89,13 +64,7 @@ static void format_index(const ar_array *arr, size_t k, char *buf, size_t len)
         snprintf(buf + used, len - used, ")");
 }
 
-static int compare_size(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-static json_t *slice_json(const stack_state *st, size_t k, const slice_answer *s)
+static json_t *slice_json(const stack_state *st, size_t k, const ar_represent_stack_slice *s)
 {
     size_t idx[AR_ARRAY_MAX_DIMS], lead = st->arr->ndim > 2 ? st->arr->ndim - 2 : 0;
     ar_array_slice_index(st->arr, k, idx);
@@ -103,7 +72,7 @@ static json_t *slice_json(const stack_state *st, size_t k, const slice_answer *s
     for (size_t t = 0; t < lead; t++)
         json_array_append_new(index, json_integer((json_int_t)idx[t]));
     json_t *o = json_pack("{s:o, s:s, s:s, s:s, s:I}", "index", index, "mask", s->mask,
-                          "mask_source", s->inferred ? "inferred" : "given", "status",
+                          "mask_source", s->mask_inferred ? "inferred" : "given", "status",
                           s->exact ? "exact" : "bounds", "min_head_size_lower",
                           (json_int_t)s->lower);
     json_object_set_new(o, "min_head_size",
@@ -112,44 +81,24 @@ static json_t *slice_json(const stack_state *st, size_t k, const slice_answer *s
                         s->certified ? json_integer((json_int_t)s->upper) : json_null());
     if (st->a->head_size_seen)
         json_object_set_new(o, "representable",
-                            s->certified && st->a->head_size >= s->upper ? json_true()
-                            : st->a->head_size < s->lower                ? json_false()
-                                                                         : json_null());
+                            s->representable == 1   ? json_true()
+                            : s->representable == 0 ? json_false()
+                                                    : json_null());
     return o;
 }
 
-/* Summary over the slices: the upper value of each (the exact one when
- * exact), its maximum and median. */
-static json_t *summary(const slice_answer *s, size_t count, size_t *max, size_t *median,
-                       size_t *exact)
+static json_t *summary_json(const ar_represent_stack_result *r)
 {
-    size_t *v = malloc(count * sizeof *v);
-    *exact = 0;
-    *max = 0;
-    for (size_t k = 0; k < count; k++) {
-        size_t u = s[k].exact ? s[k].lower : s[k].upper;
-        if (v != NULL)
-            v[k] = u;
-        *max = u > *max ? u : *max;
-        *exact += (size_t)s[k].exact;
-    }
-    if (v != NULL)
-        qsort(v, count, sizeof *v, compare_size);
-    *median = v != NULL ? v[(count - 1) / 2] : 0;
-    free(v);
-    return json_pack("{s:I, s:I, s:I, s:I}", "slices", (json_int_t)count, "exact",
-                     (json_int_t)*exact, "max_min_head_size", (json_int_t)*max,
-                     "median_min_head_size", (json_int_t)*median);
+    return json_pack("{s:I, s:I, s:I, s:I}", "slices", (json_int_t)r->count, "exact",
+                     (json_int_t)r->exact, "max_min_head_size", (json_int_t)r->max,
+                     "median_min_head_size", (json_int_t)r->median);
 }
 
-static int emit(const stack_state *st, const slice_answer *s)
+static int emit(const stack_state *st, const ar_represent_stack_result *r)
 {
     const ar_array *arr = st->arr;
-    size_t max, median, exact;
-    json_t *sum = summary(s, arr->count, &max, &median, &exact);
-    int fails = 0;
-    for (size_t k = 0; k < arr->count && st->a->head_size_seen; k++)
-        fails += !(s[k].certified && st->a->head_size >= s[k].upper);
+    const ar_represent_stack_slice *s = r->slices;
+    int fails = (int)r->failed;
     if (st->a->json) {
         json_t *slices = json_array();
         for (size_t k = 0; k < arr->count; k++)
@@ -157,10 +106,9 @@ static int emit(const stack_state *st, const slice_answer *s)
         int code = cli_json_print(json_pack("{s:s, s:I, s:s, s:o, s:o}", "source",
                                             st->a->p_file, "n", (json_int_t)arr->rows, "axis",
                                             ar_axis_name(st->axis), "slices", slices, "summary",
-                                            sum));
+                                            summary_json(r)));
         return code != CLI_EXIT_OK ? code : fails ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
-    json_decref(sum);
     printf("P: %s, a stack of %zu maps of %zu x %zu (--axis %s)\n", st->a->p_file, arr->count,
            arr->rows, arr->cols, ar_axis_name(st->axis));
     for (size_t k = 0; k < arr->count; k++) {
@@ -168,18 +116,30 @@ static int emit(const stack_state *st, const slice_answer *s)
         format_index(arr, k, idx, sizeof idx);
         if (s[k].exact)
             printf("  slice %s: mask %s%s: minimal head size %zu (exact)\n", idx, s[k].mask,
-                   s[k].inferred ? " (inferred)" : "", s[k].lower);
+                   s[k].mask_inferred ? " (inferred)" : "", s[k].lower);
         else
             printf("  slice %s: mask %s%s: minimal head size between %zu and %s%zu\n", idx,
-                   s[k].mask, s[k].inferred ? " (inferred)" : "", s[k].lower,
+                   s[k].mask, s[k].mask_inferred ? " (inferred)" : "", s[k].lower,
                    s[k].certified ? "" : "(no certificate) ", s[k].upper);
     }
     printf("summary: %zu slices (%zu exact): largest minimal head size %zu, median %zu\n",
-           arr->count, exact, max, median);
+           arr->count, r->exact, r->max, r->median);
     if (st->a->head_size_seen)
         printf("verdict: %d of %zu slices not shown representable with head size %zu\n", fails,
                arr->count, st->a->head_size);
     return fails ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* The library's failure as today's message: a slice's is prefixed with the
+ * file and the slice's multi-index, a workspace's has no context. */
+static int stack_error(const stack_state *st, int rc, const ar_error *err, size_t failed)
+{
+    if (failed == SIZE_MAX)
+        return cli_status_error("represent", rc, err, NULL);
+    char idx[128], where[192];
+    format_index(st->arr, failed, idx, sizeof idx);
+    snprintf(where, sizeof where, "%s, slice %s", st->a->p_file, idx);
+    return cli_status_error("represent", rc, err, where);
 }
 
 int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
@@ -192,40 +152,36 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
     if (arr->rows != arr->cols || arr->rows == 0)
         return cli_usage_error("represent", "%s: maps must be square n x n, got %zu x %zu",
                                a->p_file, arr->rows, arr->cols);
-    stack_state st = {a, arr, axis, prec, 0, 0, ar_mask_none(), NULL, NULL};
-    st.masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
-    int code = st.masked ? cli_mask_from_text("represent", a->mask_text, axis, arr->rows, 1,
-                                              &st.mask, &st.is_auto)
-                         : -1;
+    stack_state st = {a, arr, axis};
+    ar_represent_stack_opts o;
+    stack_opts(a, axis, prec, &o);
+    ar_mask mask = ar_mask_none();
+    int is_auto = 0;
+    int masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
+    int code = masked ? cli_mask_from_text("represent", a->mask_text, axis, arr->rows, 1, &mask,
+                                           &is_auto)
+                      : -1;
     if (code >= 0)
         return code;
-    slice_answer *ans = calloc(arr->count, sizeof *ans);
-    int rc = ans == NULL ? AR_ENOMEM
-             : st.masked ? ar_masked_workspace_alloc(&st.mws, arr->rows)
-                         : ar_represent_workspace_alloc(&st.rws, arr->rows);
-    if (rc != AR_OK)
-        code = cli_status_error("represent", rc, NULL, NULL);
+    o.mask = masked ? &mask : NULL;
+    o.infer_mask = masked && is_auto;
+    ar_cview *maps = malloc(arr->count * sizeof *maps);
+    for (size_t k = 0; maps != NULL && k < arr->count; k++)
+        maps[k] = ar_array_slice(arr, k);
     if (arr->rows < 512)
         cli_set_blas_threads(1);
-    int progress = arr->count >= 8 && arr->rows >= 256;
-    for (size_t k = 0; code < 0 && k < arr->count; k++) {
-        ar_cview p = ar_array_slice(arr, k);
-        ar_error err = {{0}};
-        cli_progress(progress, "slice %zu of %zu", k + 1, arr->count);
-        rc = st.masked ? analyse_masked(&st, p, &ans[k], &err)
-                       : analyse_plain(&st, p, &ans[k], &err);
-        if (rc != AR_OK) {
-            char idx[128], where[192];
-            format_index(arr, k, idx, sizeof idx);
-            snprintf(where, sizeof where, "%s, slice %s", a->p_file, idx);
-            code = cli_status_error("represent", rc, &err, where);
-        }
-    }
-    if (code < 0)
-        code = emit(&st, ans);
-    free(ans);
-    ar_mask_free(&st.mask);
-    ar_masked_workspace_free(st.mws);
-    ar_represent_workspace_free(st.rws);
+    int show = arr->count >= 8 && arr->rows >= 256;
+    o.progress = stack_progress;
+    o.progress_ctx = &show;
+    ar_represent_stack_result r = {0};
+    ar_error err = {{0}};
+    int rc = maps == NULL ? AR_ENOMEM : ar_represent_stack_run(maps, arr->count, &o, &r, &err);
+    if (rc != AR_OK)
+        code = stack_error(&st, rc, &err, maps == NULL ? SIZE_MAX : r.failed_slice);
+    else
+        code = emit(&st, &r);
+    ar_represent_stack_result_free(&r);
+    free(maps);
+    ar_mask_free(&mask);
     return code;
 }
