@@ -140,8 +140,8 @@ def _gnuplot_script(report: Any, out: str, svg: bool) -> str:
                   f"set xrange [{heads[0] - 0.6}:{heads[-1] + 0.6}]", "set xtics 1",
                   f"set yrange [0:{1.45 * top}]",
                   f"plot $d{i} using 1:2:(0.7) with boxes title 'rank', "
-                  f"'' using 1:3 with linespoints pt 7 title 'stable rank'"
-                  + (f", '' using 1:4 with linespoints dt 2 pt 5 title 'min head size'"
+                  "'' using 1:3 with linespoints pt 7 title 'stable rank'"
+                  + (", '' using 1:4 with linespoints dt 2 pt 5 title 'min head size'"
                      if any(m == m for m in mins.values()) else "")
                   + (f", {sizes[0]} with lines dt 3 lw 1.5 lc 'black' title 'head size'"
                      if len(sizes) == 1 else "")]

@@ -151,6 +151,14 @@ def _work_dtype(t: "torch.Tensor") -> "torch.dtype":
     return torch.float32 if t.device.type == "mps" else torch.float64
 
 
+def blocked_logits(t: "torch.Tensor") -> "torch.Tensor":
+    """The entries of float logits (or an additive mask) that mask: -inf, or
+    below half the dtype's most negative value (what masking code adds as
+    ``finfo.min`` rounds every logit it meets to itself); the torch twin of
+    :func:`attnrank._torch_records.blocked_entries`."""
+    return torch.isneginf(t) | (t <= torch.finfo(t.dtype).min / 2)
+
+
 def _sdpa_arguments(name: str, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
     params = _SDPA_PARAMS[name]
     bound = dict(zip(params, args))
@@ -177,9 +185,8 @@ def sdpa_probabilities(a: Dict[str, Any]) -> Tuple["torch.Tensor", "torch.Tensor
         if mask.dtype == torch.bool:
             blocked = blocked | ~mask
         else:
-            m = mask.to(work)
-            logits = logits + m
-            blocked = blocked | torch.isneginf(m) | (m <= torch.finfo(mask.dtype).min / 2)
+            logits = logits + mask.to(work)
+            blocked = blocked | blocked_logits(mask)
     if a.get("is_causal"):
         n_q, n_k = logits.shape[-2:]
         tri = torch.ones(n_q, n_k, dtype=torch.bool, device=logits.device).tril()
@@ -364,9 +371,7 @@ class capture:
             return
         if dim % x.dim() != x.dim() - 1:
             return  # not over the keys of a (..., n_q, n_k) score tensor
-        logits = x.detach()
-        floor = torch.finfo(logits.dtype).min / 2
-        blocked = (torch.isneginf(logits) | (logits <= floor)).cpu().numpy()
+        blocked = blocked_logits(x.detach()).cpu().numpy()
         self._add(name, result.detach(), blocked, module_heads(module), attn_mask=None,
                   is_causal=False, biased=False, source="softmax", self_attention=None,
                   head_size=module_head_size(module), dropout=0.0)

@@ -338,3 +338,29 @@ def test_mha_fast_path_output_unchanged():
     ref, out, records = _run(m, x, x, x)
     assert torch.equal(ref[0], out[0]) and torch.equal(ref[1], out[1])
     assert len(records) == 4 and all(r.mask is None for r in records)
+
+
+def test_hook_point_that_returns_no_tensor_is_refused():
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hook_pattern = nn.Identity()
+
+        def forward(self, x):
+            return self.hook_pattern((x, x))  # a tuple, not a pattern
+
+    with pytest.raises(art.CaptureError, match="hook point hook_pattern returned tuple"):
+        art.capture_attention(Attention(), torch.ones(2, 2), hooks="hook_pattern")
+
+
+def test_repeated_tokens_values_and_refusals():
+    t = art.repeated_tokens(5, repeats=3, batch=2, vocab=7, seed=1)
+    assert t.shape == (2, 15) and t.dtype == torch.int64
+    assert torch.equal(t[:, :5], t[:, 5:10]) and torch.equal(t[:, :5], t[:, 10:])
+    assert all(len(set(row[:5].tolist())) == 5 and row.max() < 7 for row in t)
+    assert torch.equal(t, art.repeated_tokens(5, repeats=3, batch=2, vocab=7, seed=1))
+    for kw, what in [({"period": 0}, "period"), ({"period": True}, "period"),
+                     ({"period": 3, "repeats": 0}, "repeats"), ({"period": 3, "batch": 0}, "batch"),
+                     ({"period": 8, "vocab": 7}, "vocab")]:
+        with pytest.raises(ValueError, match=what):
+            art.repeated_tokens(**kw)
