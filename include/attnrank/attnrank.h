@@ -27,5 +27,6 @@
 #include "spectrum_dist.h"
 #include "head_scores.h"
 #include "represent_stack.h"
+#include "bias.h"
 
 #endif

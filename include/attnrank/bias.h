@@ -1,0 +1,139 @@
+/* Fixed positional biases added to a head's logits: ALiBi (BLOOM, MPT),
+ * T5's relative-position buckets, or any additive bias B
+ * (docs/theory/positional-bias.md).
+ *
+ * With logits S = X^T W_k^T W_q X / sqrt(d_p) + B and B fixed per head,
+ * softmax(S) = P iff X^T M X = log P - B + (one constant per query), so
+ * with a full-column-rank X the minimal head size is the bias-free
+ * criterion applied to log P - B (under a mask: on the allowed pairs), and
+ * a head of size d_p reaches shifted logit rank at most
+ * min(n - 1, d_p + bias rank), the bias rank being the shifted rank of B
+ * itself (rank(Pi B) unmasked, its minimal shifted completion rank under a
+ * mask).  Rotary embeddings are not a bias: they rotate the d_p query and
+ * key coordinates and change no bound.
+ *
+ * Matrices are n x n with queries along `axis` (AR_AXIS_ROW: B[q][k], the
+ * PyTorch layout; AR_AXIS_COL: the transpose, the paper's). */
+#ifndef ATTNRANK_BIAS_H
+#define ATTNRANK_BIAS_H
+
+#include <stddef.h>
+#include "export.h"
+#include "status.h"
+#include "matrix.h"
+#include "attention.h"
+#include "mask.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the biases ------------------------------------------------------- */
+
+typedef enum ar_alibi_family {
+    AR_ALIBI_BLOOM = 0, /* BLOOM: 2^(-8 h / H') for the largest power of two H' <= H, the
+                           remaining heads interleaved from 2^(-4 h / H') */
+    AR_ALIBI_MPT = 1    /* MPT: 2^(-max_bias h / H'') for the smallest power of two
+                           H'' >= H, odd positions first when H is not a power of two */
+} ar_alibi_family;
+
+/* The slope of each head h = 0..heads-1 as the family defines it (equal for
+ * both families when heads is a power of two and max_bias is 8).
+ * max_bias: MPT's alibi_bias_max (> 0; BLOOM ignores it and uses 8).
+ * AR_EINVAL for heads 0, a NULL slopes or a bad family or max_bias. */
+AR_API int ar_alibi_slopes(size_t heads, ar_alibi_family family, double max_bias,
+                           double *slopes, ar_error *err);
+
+/* The ALiBi bias of one head into out (n x n): -slope |q - k| (symmetric, as
+ * in bidirectional uses) or, causal, -slope (q - k) for keys k <= q and 0
+ * above (those pairs are masked; BLOOM's +slope k differs from this by a
+ * constant per query, which softmax ignores).  AR_EINVAL for an invalid or
+ * non-square view or a non-finite or negative slope. */
+AR_API int ar_bias_alibi(double slope, int causal, ar_axis axis, ar_view out, ar_error *err);
+
+/* T5's relative-position bucket of the pair (query q, key k) with
+ * relative_position = k - q: bidirectional (encoders) buckets split between
+ * the two directions; unidirectional (decoders) counts only keys before the
+ * query (later keys share bucket 0).  Half the buckets of a direction are
+ * exact distances, the rest logarithmic up to max_distance.  Returns
+ * SIZE_MAX for num_buckets < 4 (bidirectional) or < 2, or a max_distance
+ * not above the exact range (no bucket is defined then). */
+AR_API size_t ar_t5_bucket(long relative_position, int bidirectional, size_t num_buckets,
+                           size_t max_distance);
+
+/* The T5 bias of one head into out (n x n): values[bucket(k - q)], values
+ * holding the head's num_buckets learned values (a column of
+ * relative_attention_bias.weight).  AR_EINVAL for NULL values, an invalid
+ * or non-square view, bucket parameters ar_t5_bucket refuses or a
+ * non-finite value. */
+AR_API int ar_bias_t5(const double *values, size_t num_buckets, size_t max_distance,
+                      int bidirectional, ar_axis axis, ar_view out, ar_error *err);
+
+/* ---- a bias given on the command line or as a keyword ----------------- */
+
+typedef enum ar_bias_kind {
+    AR_BIAS_NONE = 0,
+    AR_BIAS_ALIBI,        /* alibi:M, symmetric */
+    AR_BIAS_ALIBI_CAUSAL, /* alibi-causal:M */
+    AR_BIAS_T5,           /* t5:FILE, the bucket values of one head (bidirectional, 32
+                             buckets unless the file has another length, max distance 128) */
+    AR_BIAS_FILE          /* file:PATH, the n x n bias itself */
+} ar_bias_kind;
+
+#define AR_BIAS_PATH_MAX 1024
+
+typedef struct ar_bias_spec {
+    ar_bias_kind kind;
+    double slope;                 /* ALiBi */
+    char path[AR_BIAS_PATH_MAX];  /* t5 and file: the file the caller reads */
+} ar_bias_spec;
+
+/* Parse "none", "alibi:M", "alibi-causal:M", "t5:FILE" or "file:PATH" (M a
+ * finite number >= 0).  AR_EINVAL with a message naming the text and the
+ * syntaxes otherwise. */
+AR_API int ar_bias_parse(const char *text, ar_bias_spec *spec, ar_error *err);
+
+/* "alibi", "alibi_causal", "t5", "file" or "none". */
+AR_API const char *ar_bias_kind_name(ar_bias_kind kind);
+
+/* ---- what a bias does to the minimal head size ------------------------ */
+
+typedef struct ar_bias_rank_result {
+    size_t n;
+    int masked;          /* 1: under a mask (the minimal shifted completion rank) */
+    int exact;           /* 1: lower = upper (always unmasked; staircase masks) */
+    size_t lower, upper; /* bounds of the bias rank; equal when exact */
+    double threshold;    /* the rank cut used on the centred bias (unmasked), in nats */
+    double scale;        /* the positive factor B was scaled by before the analysis (ranks
+                            are scale invariant; keeps every exp(B) normal) */
+} ar_bias_rank_result;
+
+/* The shifted rank of the bias alone: min over per-query shifts c of
+ * rank(B + c 1^T) (rows as queries), i.e. rank(B Pi) unmasked, and the
+ * minimal-rank completion with a shift under a mask (exact for staircase
+ * masks, bounds otherwise).  It is the minimal head size of softmax(B), so
+ * it runs the bias-free analyses on the map of B scaled to a range of 32
+ * nats; their tolerances apply.  mask NULL: unmasked.  AR_EINVAL for an
+ * invalid or non-square view or NULL out; AR_ENONFINITE for a non-finite
+ * entry on the mask. */
+AR_API int ar_bias_rank(ar_cview bias, const ar_mask *mask, ar_axis axis,
+                        ar_bias_rank_result *out, ar_error *err);
+
+/* The largest shifted logit rank a head of size head_size reaches with a
+ * bias of shifted rank bias_rank on n tokens: min(n - 1, head_size +
+ * bias_rank) (0 for n = 0). */
+AR_API size_t ar_bias_reach(size_t head_size, size_t bias_rank, size_t n);
+
+/* The map whose bias-free minimal head size is P's with the bias:
+ * out = normalize(P exp(-B)) along axis, computed in log space, zeros kept
+ * (entries outside the mask stay 0; B there is ignored).  out may be p
+ * itself.  AR_EINVAL for invalid or mismatched views; AR_ENONFINITE for a
+ * non-finite bias on a positive entry; AR_EDOMAIN for a negative or
+ * non-finite entry of P or a query with no positive entry. */
+AR_API int ar_bias_remove(ar_cview p, ar_cview bias, ar_axis axis, ar_view out, ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
