@@ -215,13 +215,16 @@ AR_API int ar_mask_longest_context(const ar_mask *mask, size_t head_size, size_t
 /* ------------------------------------------------------------------ */
 
 #define AR_MODEL_MAX_KINDS 2
+/* One kind of layer of a model (named, so that bindings can declare it). */
+typedef struct ar_model_mask_kind {
+    ar_mask mask;                 /* parametric: nothing to free */
+    size_t layers;                /* layers of this kind; 0 when the config does not say */
+    char label[40];               /* "all layers", "windowed layers", "global layers", ... */
+} ar_model_mask_kind;
+
 typedef struct ar_model_masks {
     size_t count;                 /* layer kinds: 1, or 2 (alternating, encoder-decoder) */
-    struct {
-        ar_mask mask;             /* parametric: nothing to free */
-        size_t layers;            /* layers of this kind; 0 when the config does not say */
-        char label[40];           /* "all layers", "windowed layers", "global layers", ... */
-    } kind[AR_MODEL_MAX_KINDS];
+    ar_model_mask_kind kind[AR_MODEL_MAX_KINDS];
     char reason[320];             /* which keys decided, e.g. "model_type mistral: causal with
                                      sliding_window 4096" */
 } ar_model_masks;

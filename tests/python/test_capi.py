@@ -1,10 +1,12 @@
-"""python/attnrank/_capi.pxd against the public headers it mirrors.
+"""The generated _capi.pxd against the public headers it mirrors.
 
-Cython trusts the .pxd: a declaration that drifts from the C header (a
-parameter added, a field's type changed, an enum constant renamed) still
-compiles when the generated C happens to convert, and then passes the wrong
-thing.  Every declaration of each `cdef extern from "attnrank/X.h"` block
-is checked against attnrank/X.h:
+python/gen_capi.py writes attnrank/_capi.pxd into the build tree from
+include/attnrank/*.h at configure time.  Cython trusts the .pxd: a
+declaration that drifts from the C header (a parameter added, a field's
+type changed, an enum constant renamed) still compiles when the generated
+C happens to convert, and then passes the wrong thing.  So the generator's
+output is checked independently of the generator: every declaration of
+each `cdef extern from "attnrank/X.h"` block against attnrank/X.h:
 
 - by reading the header (comments stripped): the function, struct, enum
   type and constant is declared in that header itself (not only in one it
@@ -17,6 +19,9 @@ is checked against attnrank/X.h:
   exactly), function pointer typedefs, and each struct field (arrays with
   their length); `#line` directives make each failure name _capi.pxd:LINE.
 
+The build's file must equal a fresh run of the generator over every public
+header (so none is missing from the meson list and the file is not stale),
+and the generator refuses constructs it does not know, naming the file.
 The last tests feed deliberately wrong declarations through the same checks
 and require each to be reported with its line.  No torch, no extension
 module: only the sources, the generated version.h and a C compiler
@@ -33,8 +38,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PXD = ROOT / "python" / "attnrank" / "_capi.pxd"
 INCLUDE = ROOT / "include"
+GENERATOR = ROOT / "python" / "gen_capi.py"
+
+
+def generated_pxd():
+    """attnrank/_capi.pxd of the build tree on PYTHONPATH (<build>/python)."""
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and (Path(p) / "attnrank" / "_capi.pxd").exists():
+            return Path(p) / "attnrank" / "_capi.pxd"
+    return ROOT / "build" / "python" / "attnrank" / "_capi.pxd"
+
+
+PXD = generated_pxd()
 
 # Cython spellings of C types (the rest is C already).
 CYTHON_TO_C = {"bint": "int", "Py_ssize_t": "ssize_t"}
@@ -168,8 +184,10 @@ def parse_pxd(text):
                 decls.append(Decl("function", header, line_no, m.group("name"),
                                   ret=c_spelling(m.group("ret").strip()),
                                   params=parse_params(m.group("params"))))
-            elif m := re.match(r"^(const\s+)?\w+\s+(\w+)$", s):  # a constant of the header
-                decls.append(Decl("constant", header, line_no, m.group(2)))
+            elif m := re.match(r"^[\w\s]+?[\s*]\**(\w+)$", s):  # a macro constant
+                decls.append(Decl("constant", header, line_no, m.group(1)))
+            elif m := re.match(r"^enum:\s*(\w+)$", s):
+                decls.append(Decl("constant", header, line_no, m.group(1)))
             else:
                 raise ValueError(f"{PXD.name}:{line_no}: cannot read {s!r}")
             i = end + 1
@@ -361,7 +379,7 @@ def test_the_parser_reads_every_declaration(decls):
     metrics = next(d for d in decls if d.kind == "struct" and d.name == "ar_rank_metrics")
     assert ("m", "size_t") in [(f[1], f[2]) for f in metrics.fields]
     err = next(d for d in decls if d.kind == "struct" and d.name == "ar_error")
-    assert [(f[1], f[2]) for f in err.fields] == [("msg", "char[512]")]
+    assert [(f[1], f[2]) for f in err.fields] == [("msg", "char[AR_ERROR_MSG_LEN]")]
 
 
 def test_every_declaration_is_in_the_header_it_names(decls):
@@ -370,8 +388,48 @@ def test_every_declaration_is_in_the_header_it_names(decls):
 
 
 def test_declared_types_match_the_headers(decls):
-    errors = compile_check(decls, str(PXD.relative_to(ROOT)))
+    errors = compile_check(decls, PXD.name)
     assert not errors, errors
+
+
+def public_headers():
+    return sorted(p for p in (INCLUDE / "attnrank").glob("*.h")
+                  if p.name not in ("attnrank.h", "export.h")) + \
+        [INCLUDE / "attnrank" / "version.h.in"]
+
+
+def run_generator(out, headers):
+    return subprocess.run(["/usr/bin/python3", str(GENERATOR), str(out), *map(str, headers)],
+                          capture_output=True, text=True, check=False)
+
+
+def test_the_build_file_is_the_generator_on_every_header(tmp_path):
+    """A header missing from ar_public_headers (include/attnrank/meson.build)
+    or a stale build file shows here as a difference."""
+    proc = run_generator(tmp_path / "capi.pxd", public_headers())
+    assert proc.returncode == 0, proc.stderr
+    fresh = (tmp_path / "capi.pxd").read_text()
+    blocks = re.findall(r'^cdef extern from "attnrank/([\w.]+)"', fresh, flags=re.M)
+    assert len(blocks) == len(public_headers()), blocks
+    assert PXD.read_text() == fresh, "the build's _capi.pxd differs: reconfigure the build " \
+        "and add any new header to ar_public_headers"
+
+
+@pytest.mark.parametrize("body, what", [
+    ("#ifdef AR_SOMETHING\nint x;\n#endif\n", "unknown condition '#ifdef AR_SOMETHING'"),
+    ("#pragma once\n", "unknown directive '#pragma'"),
+    ("typedef union ar_u { int a; double b; } ar_u;\n", "not a declaration"),
+    ("typedef struct ar_s { int (*f)(void); } ar_s;\n", "cannot read the field"),
+    ("AR_API int ar_f(void)\n", "text after the last declaration"),
+])
+def test_the_generator_refuses_what_it_does_not_know(tmp_path, body, what):
+    header = tmp_path / "odd.h"
+    header.write_text("#ifndef ATTNRANK_ODD_H\n#define ATTNRANK_ODD_H\n" + body + "#endif\n")
+    out = tmp_path / "capi.pxd"
+    proc = run_generator(out, [header])
+    assert proc.returncode == 1
+    assert what in proc.stderr and "odd.h" in proc.stderr, proc.stderr
+    assert not out.exists()  # nothing half-written
 
 
 # ---- the checks can fail ----------------------------------------------------------
