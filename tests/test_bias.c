@@ -453,6 +453,152 @@ static void test_remove_errors(void **state)
     ar_matrix_free(&o2);
 }
 
+/* ---- the bias of a model ---------------------------------------------- */
+
+static ar_model_bias bias_of(const char *json)
+{
+    ar_model_config cfg;
+    ar_error err;
+    assert_int_equal(ar_model_config_parse(json, strlen(json), "config.json", &cfg, &err), AR_OK);
+    ar_model_bias b;
+    assert_int_equal(ar_model_bias_from_config(&cfg, &b, &err), AR_OK);
+    return b;
+}
+
+static void test_model_bias_from_config(void **state)
+{
+    (void)state;
+    ar_model_bias b = bias_of("{\"model_type\": \"bloom\", \"n_head\": 16}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_ALIBI);
+    assert_int_equal(b.family, AR_ALIBI_BLOOM);
+    assert_non_null(strstr(b.reason, "bloom"));
+    b = bias_of("{\"model_type\": \"mpt\", \"attn_config\": {\"alibi\": true, "
+                "\"alibi_bias_max\": 16}}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_ALIBI);
+    assert_int_equal(b.family, AR_ALIBI_MPT);
+    assert_close(b.alibi_bias_max, 16.0, 0.0);
+    b = bias_of("{\"model_type\": \"mpt\", \"attn_config\": {\"alibi\": true}}");
+    assert_close(b.alibi_bias_max, 8.0, 0.0);
+    b = bias_of("{\"model_type\": \"mpt\", \"attn_config\": {\"alibi\": false}}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_NONE);
+    b = bias_of("{\"model_type\": \"falcon\", \"alibi\": true}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_ALIBI);
+    assert_int_equal(b.family, AR_ALIBI_BLOOM);
+    b = bias_of("{\"model_type\": \"falcon\", \"alibi\": false, \"rope_theta\": 10000}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_NONE);
+    assert_non_null(strstr(b.reason, "rotary"));
+    b = bias_of("{\"model_type\": \"t5\"}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_T5);
+    assert_int_equal(b.buckets, 32);
+    assert_int_equal(b.max_distance, 128);
+    b = bias_of("{\"model_type\": \"x\", \"relative_attention_num_buckets\": 64, "
+                "\"relative_attention_max_distance\": 256}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_T5);
+    assert_int_equal(b.buckets, 64);
+    assert_int_equal(b.max_distance, 256);
+    b = bias_of("{\"model_type\": \"gpt2\"}");
+    assert_int_equal(b.kind, AR_MODEL_BIAS_NONE);
+    assert_string_equal(ar_model_bias_kind_name(AR_MODEL_BIAS_T5), "t5");
+    assert_string_equal(ar_model_bias_kind_name((ar_model_bias_kind)9), "unknown");
+    /* wrong types are named */
+    const char *bad[] = {"{\"alibi\": 1}", "{\"attn_config\": 3}",
+                         "{\"attn_config\": {\"alibi\": \"yes\"}}",
+                         "{\"attn_config\": {\"alibi_bias_max\": -2}}",
+                         "{\"relative_attention_num_buckets\": 0}"};
+    const char *names[] = {"alibi", "attn_config", "alibi", "alibi_bias_max",
+                           "relative_attention_num_buckets"};
+    for (size_t i = 0; i < 5; i++) {
+        ar_model_config cfg;
+        ar_error err;
+        assert_int_equal(ar_model_config_parse(bad[i], strlen(bad[i]), "c.json", &cfg, &err),
+                         AR_EFORMAT);
+        assert_non_null(strstr(err.msg, names[i]));
+    }
+    ar_error err;
+    assert_int_equal(ar_model_bias_from_config(NULL, &b, &err), AR_EINVAL);
+}
+
+/* BLOOM-like: 12 causal heads; each head's closed-form rank equals the rank
+ * computed from its bias, and the reach adds it to the head size. */
+static void test_model_bias_heads_alibi(void **state)
+{
+    (void)state;
+    ar_model_bias b = bias_of("{\"model_type\": \"bloom\"}");
+    ar_head_bias out[12];
+    ar_error err;
+    size_t n = 24;
+    for (int causal = 0; causal < 2; causal++) {
+        assert_int_equal(ar_model_bias_heads(&b, 12, n, 4, causal, NULL, out, &err), AR_OK);
+        ar_mask mask = ar_mask_none();
+        mask.kind = AR_MASK_CAUSAL;
+        for (size_t h = 0; h < 12; h++) {
+            assert_true(out[h].known && out[h].proved);
+            assert_int_equal(out[h].bias_rank, causal ? 1 : n - 1);
+            assert_int_equal(out[h].reach, causal ? 5 : n - 1);
+            ar_matrix m = square(n);
+            assert_int_equal(ar_bias_alibi(out[h].slope, causal, AR_AXIS_ROW, ar_matrix_view(&m),
+                                           &err), AR_OK);
+            ar_bias_rank_result r;
+            assert_int_equal(ar_bias_rank(ar_matrix_cview(&m), causal ? &mask : NULL, AR_AXIS_ROW,
+                                          &r, &err), AR_OK);
+            assert_true(r.exact);
+            assert_int_equal(r.lower, out[h].bias_rank);
+            ar_matrix_free(&m);
+        }
+    }
+    assert_int_equal(ar_model_bias_heads(&b, 12, 1, 4, 1, NULL, out, &err), AR_OK);
+    assert_int_equal(out[0].bias_rank, 0);
+    assert_int_equal(out[0].reach, 0);
+    assert_int_equal(ar_model_bias_heads(&b, 12, 2048, 64, 1, NULL, out, &err), AR_OK);
+    assert_int_equal(out[11].reach, 65);
+    assert_close(out[0].slope, pow(2.0, -8.0 / 8.0), 1e-15);
+}
+
+static void test_model_bias_heads_t5(void **state)
+{
+    (void)state;
+    ar_model_bias b = bias_of("{\"model_type\": \"t5\"}");
+    ar_head_bias out[3];
+    ar_error err;
+    assert_int_equal(ar_model_bias_heads(&b, 3, 40, 8, 0, NULL, out, &err), AR_OK);
+    assert_false(out[0].known);
+    assert_int_equal(out[0].bias_rank, 39);
+    assert_int_equal(out[0].reach, 39);
+    /* from values: generic bucket values give n - 1 bidirectional */
+    ar_rng *rng = ar_rng_alloc(11);
+    ar_matrix v = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&v, 32, 3), AR_OK);
+    assert_int_equal(ar_matrix_fill_gaussian(ar_matrix_view(&v), rng, 1.0), AR_OK);
+    ar_cview cv = ar_matrix_cview(&v);
+    assert_int_equal(ar_model_bias_heads(&b, 3, 40, 8, 0, &cv, out, &err), AR_OK);
+    for (int h = 0; h < 3; h++) {
+        assert_true(out[h].known && !out[h].proved);
+        assert_int_equal(out[h].bias_rank, 39);
+    }
+    /* decoders: unidirectional buckets under the causal mask, a rank in 1..n-1 */
+    assert_int_equal(ar_model_bias_heads(&b, 3, 40, 8, 1, &cv, out, &err), AR_OK);
+    assert_true(out[0].bias_rank >= 1 && out[0].bias_rank <= 39);
+    /* a constant column: rank 0 */
+    for (size_t k = 0; k < 32; k++)
+        AR_AT(&v, k, 2) = 0.75;
+    assert_int_equal(ar_model_bias_heads(&b, 3, 40, 8, 0, &cv, out, &err), AR_OK);
+    assert_int_equal(out[2].bias_rank, 0);
+    assert_int_equal(out[2].reach, 8);
+    /* errors */
+    assert_int_equal(ar_model_bias_heads(&b, 4, 40, 8, 0, &cv, out, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "32 buckets x 4 heads"));
+    assert_int_equal(ar_model_bias_heads(&b, 3, AR_BIAS_RANK_MAX_N + 1, 8, 0, &cv, out, &err),
+                     AR_ESIZE);
+    assert_int_equal(ar_model_bias_heads(&b, 0, 40, 8, 0, NULL, out, &err), AR_EINVAL);
+    assert_int_equal(ar_model_bias_heads(NULL, 3, 40, 8, 0, NULL, out, &err), AR_EINVAL);
+    ar_model_bias none = bias_of("{\"model_type\": \"gpt2\"}");
+    assert_int_equal(ar_model_bias_heads(&none, 3, 40, 8, 1, NULL, out, &err), AR_OK);
+    assert_int_equal(out[1].bias_rank, 0);
+    assert_int_equal(out[1].reach, 8);
+    ar_matrix_free(&v);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +619,9 @@ int main(void)
         cmocka_unit_test(test_remove_reconstructs),
         cmocka_unit_test(test_not_nested),
         cmocka_unit_test(test_remove_errors),
+        cmocka_unit_test(test_model_bias_from_config),
+        cmocka_unit_test(test_model_bias_heads_alibi),
+        cmocka_unit_test(test_model_bias_heads_t5),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include "matrix.h"
 #include "attention.h"
 #include "mask.h"
+#include "model_config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,6 +132,59 @@ AR_API size_t ar_bias_reach(size_t head_size, size_t bias_rank, size_t n);
  * non-finite bias on a positive entry; AR_EDOMAIN for a negative or
  * non-finite entry of P or a query with no positive entry. */
 AR_API int ar_bias_remove(ar_cview p, ar_cview bias, ar_axis axis, ar_view out, ar_error *err);
+
+/* ---- the bias of a model, from its config.json ------------------------ */
+
+typedef enum ar_model_bias_kind {
+    AR_MODEL_BIAS_NONE = 0, /* absolute, rotary or no positions: no logit bias */
+    AR_MODEL_BIAS_ALIBI,
+    AR_MODEL_BIAS_T5
+} ar_model_bias_kind;
+
+typedef struct ar_model_bias {
+    ar_model_bias_kind kind;
+    ar_alibi_family family; /* ALiBi: whose slopes */
+    double alibi_bias_max;  /* ALiBi: MPT's alibi_bias_max (8 unless the config says) */
+    size_t buckets;         /* T5: relative_attention_num_buckets (32 unless the config says) */
+    size_t max_distance;    /* T5: relative_attention_max_distance (128 unless the config says) */
+    char reason[160];       /* which keys decided, e.g. "model_type bloom: ALiBi" */
+} ar_model_bias;
+
+/* The positional bias a config implies: ALiBi for BLOOM (model_type
+ * bloom), MPT with attn_config.alibi true (MPT's slopes and
+ * alibi_bias_max) and any config with alibi true (Falcon: BLOOM's
+ * slopes); T5 buckets for model_type t5, mt5, umt5, longt5 or
+ * switch_transformers or a config with relative_attention_num_buckets;
+ * none otherwise.  AR_EINVAL for NULL arguments. */
+AR_API int ar_model_bias_from_config(const ar_model_config *cfg, ar_model_bias *bias,
+                                     ar_error *err);
+
+/* "none", "alibi" or "t5". */
+AR_API const char *ar_model_bias_kind_name(ar_model_bias_kind kind);
+
+typedef struct ar_head_bias {
+    double slope;       /* ALiBi: the head's slope; 0 for T5 */
+    int known;          /* 1: bias_rank is the head's bias rank; 0: an upper bound (T5 without
+                           the learned bucket values) */
+    int proved;         /* 1: bias_rank is a closed form proved in the theory note (ALiBi);
+                           0: computed from values (with the analyses' tolerances) or a bound */
+    size_t bias_rank;   /* the shifted rank of the head's bias at length n under its mask */
+    size_t reach;       /* ar_bias_reach(head_size, bias_rank, n): an upper bound */
+} ar_head_bias;
+
+/* Per head h = 0..heads-1 of a layer with n tokens, head size head_size
+ * and the causal mask (causal nonzero) or none: ALiBi gives the closed
+ * forms (causal: 1 for n >= 2, bidirectional: n - 1); T5 without values
+ * the bound n - 1 (known 0); t5_values (buckets x heads, column h the
+ * head's values, any layout; NULL: not read) gives each head's rank from
+ * its bias (ar_bias_t5 with bidirectional buckets unless causal, then
+ * ar_bias_rank).  AR_EINVAL for NULL out, heads 0, or t5_values of the
+ * wrong shape; AR_ESIZE when a T5 rank from values would need more than
+ * AR_BIAS_RANK_MAX_N tokens. */
+#define AR_BIAS_RANK_MAX_N 4096
+AR_API int ar_model_bias_heads(const ar_model_bias *bias, size_t heads, size_t n,
+                               size_t head_size, int causal, const ar_cview *t5_values,
+                               ar_head_bias *out, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,11 @@
  * | num_layers), context (max_position_embeddings | n_positions | n_ctx).
  * Masks: model_type, architectures[0], is_decoder, is_encoder_decoder,
  * sliding_window (null or a positive integer), use_sliding_window,
- * sliding_window_pattern. */
+ * sliding_window_pattern.
+ * Positional biases: alibi (Falcon) or attn_config.alibi and
+ * attn_config.alibi_bias_max (MPT), relative_attention_num_buckets and
+ * relative_attention_max_distance (T5); BLOOM's ALiBi is implied by its
+ * model_type (include/attnrank/bias.h). */
 #ifndef ATTNRANK_MODEL_CONFIG_H
 #define ATTNRANK_MODEL_CONFIG_H
 
@@ -43,6 +47,10 @@ typedef struct ar_model_config {
     size_t sliding_window;  /* 0: absent or null */
     ar_config_flag use_sliding_window;
     size_t sliding_window_pattern; /* every k-th layer global (Gemma-3); 0 absent */
+    ar_config_flag alibi;   /* "alibi", or "alibi" inside "attn_config" */
+    double alibi_bias_max;  /* "alibi_bias_max" inside "attn_config"; 0 absent */
+    size_t relative_buckets;      /* relative_attention_num_buckets; 0 absent */
+    size_t relative_max_distance; /* relative_attention_max_distance; 0 absent */
 } ar_model_config;
 
 /* Parse config.json text (name: for messages).  A key of the wrong type is

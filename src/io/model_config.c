@@ -63,23 +63,51 @@ static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg,
     static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
     static const char *const k_sw[] = {"sliding_window", NULL};
     static const char *const k_swp[] = {"sliding_window_pattern", NULL};
+    static const char *const k_rb[] = {"relative_attention_num_buckets", NULL};
+    static const char *const k_rd[] = {"relative_attention_max_distance", NULL};
     const struct {
         const char *const *keys;
         size_t *dst;
     } sizes[] = {{k_hidden, &cfg->hidden_size}, {k_heads, &cfg->heads},
                  {k_kv, &cfg->kv_heads},        {k_hd, &cfg->head_dim},
                  {k_layers, &cfg->layers},      {k_pos, &cfg->max_positions},
-                 {k_sw, &cfg->sliding_window},  {k_swp, &cfg->sliding_window_pattern}};
+                 {k_sw, &cfg->sliding_window},  {k_swp, &cfg->sliding_window_pattern},
+                 {k_rb, &cfg->relative_buckets}, {k_rd, &cfg->relative_max_distance}};
     int rc = AR_OK;
     for (size_t k = 0; rc == AR_OK && k < sizeof sizes / sizeof sizes[0]; k++)
         rc = config_size(name, root, sizes[k].keys, sizes[k].dst, err);
     return rc;
 }
 
+/* ALiBi keys: "alibi" at the top (Falcon) or in "attn_config" (MPT), with
+ * MPT's "alibi_bias_max" beside it (a positive number). */
+static int alibi_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
+{
+    int rc = config_bool(name, root, "alibi", &cfg->alibi, err);
+    json_t *attn = json_object_get(root, "attn_config");
+    if (rc != AR_OK || attn == NULL || json_is_null(attn))
+        return rc;
+    if (!json_is_object(attn))
+        return ar_error_set(err, AR_EFORMAT, "%s: \"attn_config\" is not an object", name);
+    ar_config_flag inner;
+    rc = config_bool(name, attn, "alibi", &inner, err);
+    if (rc == AR_OK && inner != AR_CONFIG_ABSENT)
+        cfg->alibi = inner;
+    json_t *max = json_object_get(attn, "alibi_bias_max");
+    if (rc != AR_OK || max == NULL || json_is_null(max))
+        return rc;
+    if (!json_is_number(max) || !(json_number_value(max) > 0.0))
+        return ar_error_set(err, AR_EFORMAT, "%s: \"attn_config.alibi_bias_max\" is not a "
+                            "positive number", name);
+    cfg->alibi_bias_max = json_number_value(max);
+    return AR_OK;
+}
+
 static int config_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->is_decoder = cfg->is_encoder_decoder = cfg->use_sliding_window = AR_CONFIG_ABSENT;
+    cfg->alibi = AR_CONFIG_ABSENT;
     if (!json_is_object(root))
         return ar_error_set(err, AR_EFORMAT, "%s: not a JSON object", name);
     int rc = sizes_from_json(name, root, cfg, err);
@@ -89,6 +117,8 @@ static int config_from_json(const char *name, json_t *root, ar_model_config *cfg
         rc = config_bool(name, root, "is_encoder_decoder", &cfg->is_encoder_decoder, err);
     if (rc == AR_OK)
         rc = config_bool(name, root, "use_sliding_window", &cfg->use_sliding_window, err);
+    if (rc == AR_OK)
+        rc = alibi_from_json(name, root, cfg, err);
     if (rc == AR_OK)
         rc = config_string(name, root, "model_type", cfg->model_type, sizeof cfg->model_type,
                            err);
