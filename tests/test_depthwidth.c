@@ -298,6 +298,40 @@ static void test_null_law_is_paper(void **state)
     assert_memory_equal(&v1, &v2, sizeof v1);
 }
 
+/* The embedding crossover: the law's transition depth of min(d, r), width
+ * above r capped, the depth judged against the crossover. */
+static void test_embedding_crossover(void **state)
+{
+    (void)state;
+    ar_dw_law law = {1.25, 0.5, 12.0};
+    ar_dw_embedding e;
+    /* d = e^3.25 > r = e^2.25: effective r, crossover (2.25 - 1.25) / 0.5 = 2. */
+    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.0, &e), AR_OK);
+    assert_true(e.width_capped);
+    assert_true(fabs(e.effective_d - exp(2.25)) < 1e-12);
+    assert_true(fabs(e.crossover_layers - 2.0) < 1e-12);
+    assert_true(fabs(e.l_th - 2.25 / log(3.0)) < 1e-12);
+    assert_true(e.have_layers && e.depth_efficient); /* 2 <= 2 */
+    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.5, &e), AR_OK);
+    assert_false(e.depth_efficient);
+    /* r >= d: the width's own transition depth, nothing capped. */
+    double plain;
+    assert_int_equal(ar_dw_transition_layers(&law, 37.0, &plain), AR_OK);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 37.0, NAN, &e), AR_OK);
+    assert_false(e.width_capped);
+    assert_false(e.have_layers);
+    assert_true(e.crossover_layers == plain);
+    assert_int_equal(ar_dw_embedding_of(NULL, 37.0, 1.0, NAN, &e), AR_OK);
+    assert_true(e.effective_d == 1.0);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 0.0, NAN, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 0.0, 4.0, NAN, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, INFINITY, NAN, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, INFINITY, &e), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, NAN, NULL), AR_EINVAL);
+    ar_dw_law flat = {1.0, 0.0, 12.0};
+    assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e), AR_EDOMAIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_fit_exact_line),     cmocka_unit_test(test_fit_weighted_closed_form),
         cmocka_unit_test(test_fit_errors),         cmocka_unit_test(test_fit_table),
         cmocka_unit_test(test_null_law_is_paper),
+        cmocka_unit_test(test_embedding_crossover),
     };
     return cmocka_run_group_tests_name("depthwidth", tests, NULL, NULL);
 }

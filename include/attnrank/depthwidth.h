@@ -86,6 +86,32 @@ AR_API int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, doubl
                             ar_dw_verdict *out);
 AR_API const char *ar_dw_verdict_name(const ar_dw_verdict *v);
 
+/* Width beyond the embedding rank (DERIVED, docs/theory/embedding-rank.md).
+ * With token embeddings of rank r the network is a function of m = min(d, r)
+ * coordinates per position, so the separation-rank bounds of a width-d
+ * network are those of width m: width above r buys no separation rank.
+ * Applied to the law, the transition depth of a network is that of its
+ * effective width m, and a depth above the crossover
+ * transition_layers(min(d, r)) is past the transition at every width.
+ * d: the width compared with r (the given width, the optimal width of a
+ * budget, or the transition width of a depth; > 0); layers: the depth
+ * judged, or NaN for none. */
+typedef struct ar_dw_embedding {
+    double embed_rank;       /* r */
+    double d;                /* the width compared with r */
+    double effective_d;      /* min(d, r) */
+    double l_th;             /* log_3(effective_d) */
+    double crossover_layers; /* the law's transition depth of effective_d */
+    int width_capped;        /* d > r: the width above r adds no separation rank */
+    int have_layers;         /* a depth was judged */
+    int depth_efficient;     /* layers <= crossover_layers (with have_layers) */
+} ar_dw_embedding;
+
+/* AR_EINVAL for r < 1, d <= 0, a non-finite value or a bad law; AR_EDOMAIN
+ * when the law's slope is 0. */
+AR_API int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double layers,
+                              ar_dw_embedding *out);
+
 typedef struct ar_dw_fit {
     size_t npoints;
     int weighted;        /* 1: errors given, weights 1 / (sigma_w / w)^2 */

@@ -11,7 +11,8 @@
  * Positional biases: alibi (Falcon) or attn_config.alibi and
  * attn_config.alibi_bias_max (MPT), relative_attention_num_buckets and
  * relative_attention_max_distance (T5); BLOOM's ALiBi is implied by its
- * model_type (include/attnrank/bias.h). */
+ * model_type (include/attnrank/bias.h).
+ * Embeddings: embedding_size (ALBERT). */
 #ifndef ATTNRANK_MODEL_CONFIG_H
 #define ATTNRANK_MODEL_CONFIG_H
 
@@ -51,6 +52,7 @@ typedef struct ar_model_config {
     double alibi_bias_max;  /* "alibi_bias_max" inside "attn_config"; 0 absent */
     size_t relative_buckets;      /* relative_attention_num_buckets; 0 absent */
     size_t relative_max_distance; /* relative_attention_max_distance; 0 absent */
+    size_t embedding_size;  /* factorised token embeddings (ALBERT); 0 absent */
 } ar_model_config;
 
 /* Parse config.json text (name: for messages).  A key of the wrong type is

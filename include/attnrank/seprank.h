@@ -204,11 +204,60 @@ AR_API double ar_seprank_l_th(size_t d);
 AR_API ar_seprank_regime ar_seprank_regime_of(size_t layers, size_t d);
 AR_API const char *ar_seprank_regime_name(ar_seprank_regime r);
 
+/* How a stated value is known. */
+typedef enum ar_seprank_claim {
+    AR_SEPRANK_CLAIM_NONE = 0,        /* no closed form for this configuration */
+    AR_SEPRANK_CLAIM_PROVED = 1,      /* a theorem (docs/theory) */
+    AR_SEPRANK_CLAIM_VERIFIED = 2,    /* exact ranks over F_p on the documented configurations */
+    AR_SEPRANK_CLAIM_CONJECTURED = 3  /* a closed form that fits every measured case, unproved */
+} ar_seprank_claim;
+/* "none", "proved", "verified", "conjectured". */
+AR_API const char *ar_seprank_claim_name(ar_seprank_claim c);
+
+/* The separation rank an embedded configuration is expected to have
+ * (docs/theory/embedding-rank.md), with K = (3^L - 1)/2 and m = min(d, r),
+ * at two positions without residual (claim NONE otherwise):
+ *   C(m + K, m)                         verified (no vocabulary; or positions with r >= d,
+ *                                       which lie in span(E) and only translate z)
+ *   min(V, C(m + K, m))                 verified (a vocabulary)
+ *   C(m + K, m) + C(m + K - 1, m)       conjectured (positions, r < d)
+ *   min(V, C(m+K, m) + C(m+K-1, m))     conjectured (vocabulary and positions, r < d) */
+typedef struct ar_seprank_expected {
+    ar_seprank_claim claim;
+    double value;            /* the value (exact while below 2^53; NaN with claim NONE) */
+    double value_log;        /* its natural log (NaN with claim NONE) */
+    const char *formula;     /* e.g. "min(V, C(m+K, m))"; NULL with claim NONE */
+} ar_seprank_expected;
+
 /* ---- one measurement ---- */
 typedef enum ar_seprank_readout {
     AR_SEPRANK_READOUT_RANDOM = 0, /* a seeded random linear read-out (default) */
     AR_SEPRANK_READOUT_ENTRY = 1   /* output entry `entry` */
 } ar_seprank_readout;
+
+/* Token embeddings of rank r (docs/theory/embedding-rank.md).  Enabled, the
+ * inputs are x_i = E z_i (+ p_i): E is d x r (Gaussian N(0, 1/r) in floating
+ * point, uniform over F_p in the exact path), each template is E z with z in
+ * R^r (N(0, 1/d); uniform over F_p), and f becomes a polynomial in the r
+ * coordinates of z per position, so every bound holds with d replaced by
+ * m = min(d, r).
+ *  - vocab V >= 1: a finite vocabulary of V token vectors E z_1..E z_V; the
+ *    templates are its first M tokens (M <= V; default M = V when the grid
+ *    fits max_dim).  With M = V the grid is the whole function table of f on
+ *    the vocabulary, so its rank is the separation rank of that function
+ *    itself, not a lower bound (ar_seprank_result.exact_function_rank).
+ *  - positions: generic absolute positions p_1..p_N (N(0, 1/d); uniform over
+ *    F_p) added to every input, not in span(E) when r < d.  f is then no
+ *    longer of one parity per position: the parity bound does not apply.
+ * The network's weights are those of the same configuration without an
+ * embedding (the same role seeds); E, z and p have roles of their own.  The
+ * rank over Q is not computed with an embedding (RATIONAL_ON is refused). */
+typedef struct ar_seprank_embedding {
+    int enabled;    /* 0 (default): templates free in R^d, as without this block */
+    size_t rank;    /* r >= 1 */
+    size_t vocab;   /* V; 0: no vocabulary (templates drawn freely in span(E)) */
+    int positions;  /* add generic absolute positions */
+} ar_seprank_embedding;
 
 /* Whether to compute the rank over Q (fmpz_mat_rank) too. */
 typedef enum ar_seprank_rational {
@@ -236,6 +285,7 @@ typedef struct ar_seprank_config {
     double max_bytes;       /* cap on what one exact rank (mod p or over Q) may ask FLINT
                                for, by the upper estimate below (default
                                AR_SEPRANK_DEFAULT_MAX_BYTES; 0: no cap; >= 0) */
+    ar_seprank_embedding embedding; /* token embeddings of rank r (default: none) */
 } ar_seprank_config;
 
 /* L = 1, d = 2, H = 1, N = 2, no residual, position 0, random read-out,
@@ -283,6 +333,14 @@ typedef struct ar_seprank_result {
     double bound_log;           /* min of the three (natural log) */
     double l_th;
     ar_seprank_regime regime;
+    /* With config.embedding.enabled (zero otherwise).  The bounds above are
+     * then those of m = min(d, r) coordinates per position (proved), the
+     * parity bound NaN with positions; with a vocabulary bound_log also
+     * counts bound_log_vocab. */
+    size_t embed_m;             /* m = min(d, r) */
+    int exact_function_rank;    /* the full vocabulary grid (M = V) */
+    double bound_log_vocab;     /* min(|A|, |B|) ln V (NaN without a vocabulary) */
+    ar_seprank_expected expected; /* the closed form, when one is known */
 } ar_seprank_result;
 
 /* Templates that ar_seprank_run would choose.  With one position per side
@@ -298,6 +356,18 @@ AR_API size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_p
 AR_API uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role);
 AR_API int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err);
 AR_API void ar_seprank_result_free(ar_seprank_result *res);
+
+/* The closed form of an embedded configuration (above); out->claim NONE
+ * without an embedding or outside the cases listed. */
+AR_API int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out);
+/* The bounds of an embedded configuration: the monomial, split and parity
+ * bounds with m coordinates per position (parity NaN with positions, and
+ * split then of degrees <= 3^L) and, with a vocabulary, min(|A|, |B|) ln V.
+ * *least = the smallest finite one.  AR_EINVAL when cfg has no embedding. */
+AR_API int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partition *part,
+                                   double *monomial, double *split, double *parity,
+                                   double *vocab, double *least);
+
 
 /* Building blocks of ar_seprank_run, for sweeps that grow M:
  * rank over F_p (p = ar_seprank_prime(prime_index)) of the grid with m

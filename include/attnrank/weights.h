@@ -214,6 +214,44 @@ typedef struct ar_weights_verdict {
     size_t kind;              /* the layer kind (index into the report's masks) it came from */
 } ar_weights_verdict;
 
+/* Token embeddings (docs/theory/embedding-rank.md, docs/weights.md).  The
+ * token embedding W_E (vocabulary x width: the first tensor, in name order,
+ * whose name ends in word_embeddings.weight, wte.weight, embed_tokens.weight
+ * or tok_embeddings.weight) and, when a position embedding with as many
+ * columns exists (position_embeddings.weight, wpe.weight), the stack
+ * [W_E; W_pos]: their numerical ranks under the storage rule of
+ * ar_rank_metrics_stored (the tensor's own type, or opts.precision when
+ * given; the given rule with rtol/atol), seeded by ar_seed_derive(seed,
+ * [0xE, part]).  A network whose inputs are token + position vectors has
+ * inputs of rank at most rank([W_E; W_pos]); width beyond the rank of the
+ * embeddings buys no separation rank. */
+typedef struct ar_weights_embedding_part {
+    char *tensor;             /* the tensor's name (owned) */
+    size_t rows, cols;
+    ar_precision precision;   /* the storage precision the rule used */
+    ar_rank_metrics metrics;  /* rank, threshold, certain_rank, certain_threshold, rule, ... */
+    double sigma_1, sigma_last;
+} ar_weights_embedding_part;
+
+typedef struct ar_weights_embedding {
+    int found;                        /* a token embedding was found */
+    ar_weights_embedding_part token;  /* W_E */
+    int have_positions;               /* [W_E; W_pos] analysed */
+    ar_weights_embedding_part combined; /* tensor: the position embedding's name */
+    size_t embedding_size;            /* config.json's embedding_size (ALBERT), 0 when absent */
+    size_t width;                     /* the model width d (the report's, or W_E's columns) */
+    size_t embedding_rank;            /* rank of W_E, at most embedding_size when given */
+    int width_exceeds_rank;           /* width > embedding_rank */
+} ar_weights_embedding;
+
+/* The embedding analysis alone (ar_weights_analyze_model runs it); width 0:
+ * the columns of W_E.  out->found 0 (AR_OK) when no token embedding is
+ * stored.  Free with ar_weights_embedding_free. */
+AR_API int ar_weights_embedding_analyze(const ar_safetensors *st, const ar_model_config *cfg,
+                                        const ar_weights_opts *opts, size_t width,
+                                        ar_weights_embedding *out, ar_error *err);
+AR_API void ar_weights_embedding_free(ar_weights_embedding *e);
+
 typedef struct ar_weights_report {
     ar_weights_family family;
     char *q_pattern, *k_pattern;  /* the patterns used */
@@ -249,6 +287,7 @@ typedef struct ar_weights_report {
     size_t rank_deficient;        /* heads with rank < min(d_head, d) */
     size_t certain_rank_min, certain_rank_max, default_rank_min, default_rank_max;
     double certain_rank_mean, default_rank_mean;
+    ar_weights_embedding embedding;   /* token embeddings (found 0 when none are stored) */
 } ar_weights_report;
 
 /* Analyse an opened model (ar_safetensors_open: a directory, a .safetensors

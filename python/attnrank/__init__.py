@@ -132,6 +132,7 @@ def __getattr__(name):
 # model's safetensors weights, a per-layer, per-head table, as
 # ``attnrank weights --json``.
 from attnrank._results_weights import (
+    EmbeddingRank,
     FixedMultiHead,
     LayerKind,
     ModelMasks,
@@ -142,6 +143,7 @@ from attnrank._results_weights import (
     SoftmaxBottleneckTolerance,
     Weights,
     WeightsConfig,
+    WeightsEmbedding,
     WeightsLayer,
     WeightsSummary,
     WeightsTolerance,
@@ -152,6 +154,7 @@ from attnrank._results_weights import (
 from attnrank._core import softmax_bottleneck, weights
 
 __all__ += [
+    "EmbeddingRank",
     "FixedMultiHead",
     "LayerKind",
     "ModelMasks",
@@ -162,6 +165,7 @@ __all__ += [
     "SoftmaxBottleneckTolerance",
     "Weights",
     "WeightsConfig",
+    "WeightsEmbedding",
     "WeightsLayer",
     "WeightsSummary",
     "WeightsTolerance",
@@ -183,6 +187,7 @@ from attnrank._results_theory import (  # noqa: E402
     CollapseBound,
     CollapseDecayFit,
     CollapseDepth,
+    DepthWidthEmbedding,
     DepthWidthFit,
     DepthWidthLaw,
     DepthWidthOptimum,
@@ -191,6 +196,7 @@ from attnrank._results_theory import (  # noqa: E402
     DepthWidthVerdict,
     PrimeRank,
     Seprank,
+    SeprankEmbedding,
 )
 from attnrank._core import collapse, depthwidth, depthwidth_fit, seprank  # noqa: E402
 
@@ -199,6 +205,7 @@ __all__ += [
     "CollapseBound",
     "CollapseDecayFit",
     "CollapseDepth",
+    "DepthWidthEmbedding",
     "DepthWidthFit",
     "DepthWidthLaw",
     "DepthWidthOptimum",
@@ -207,6 +214,7 @@ __all__ += [
     "DepthWidthVerdict",
     "PrimeRank",
     "Seprank",
+    "SeprankEmbedding",
     "collapse",
     "depthwidth",
     "depthwidth_fit",

@@ -139,6 +139,9 @@ def seprank(
     atol: float = ...,
     threads: int = ...,
     max_memory: Optional[float] = ...,
+    embed_rank: Optional[int] = ...,
+    vocab: Optional[int] = ...,
+    positions: bool = ...,
 ) -> Seprank: ...
 def depthwidth_fit(points: npt.ArrayLike) -> DepthWidthFit: ...
 def depthwidth(
@@ -151,6 +154,7 @@ def depthwidth(
     intercept: Optional[float] = ...,
     slope: Optional[float] = ...,
     tolerance: float = ...,
+    embed_rank: Optional[int] = ...,
 ) -> Union[DepthWidthOptimum, DepthWidthTransitionWidth, DepthWidthTransitionDepth,
            DepthWidthVerdict, DepthWidthFit]: ...
 def collapse(

@@ -9,13 +9,14 @@ from numbers import Real as _Real
 from attnrank._capi cimport (
     ar_dw_law, ar_dw_law_paper, ar_dw_transition_d,
     ar_dw_transition_layers, ar_dw_l_th, ar_dw_optimum, ar_dw_optimal, ar_dw_verdict,
-    ar_dw_verdict_of, ar_dw_verdict_name, ar_dw_fit, ar_dw_fit_table,
+    ar_dw_verdict_of, ar_dw_verdict_name, ar_dw_fit, ar_dw_fit_table, ar_dw_embedding,
+    ar_dw_embedding_of,
 )
 
 from attnrank._convert import as_real_array
 from attnrank._errors import FileError, FormatError
 from attnrank._results_theory import (
-    DepthWidthFit, DepthWidthLaw, DepthWidthOptimum, DepthWidthTransitionDepth,
+    DepthWidthEmbedding, DepthWidthFit, DepthWidthLaw, DepthWidthOptimum, DepthWidthTransitionDepth,
     DepthWidthTransitionWidth, DepthWidthVerdict,
 )
 
@@ -144,8 +145,23 @@ cdef tuple _dw_read_law(object law, str fn):
     return a, b, c, source
 
 
+cdef object _dw_embedding(const ar_dw_law *law, object embed_rank, double d, double layers,
+                          str fn):
+    """The crossover block of a mode with embed_rank (None without)."""
+    if embed_rank is None:
+        return None
+    cdef size_t r = _th_count(embed_rank, "embed_rank", fn, 1)
+    cdef ar_dw_embedding e
+    check_status(ar_dw_embedding_of(law, d, <double>r, layers, &e), "ar_dw_embedding_of", NULL,
+                 "embedding crossover")
+    return DepthWidthEmbedding(
+        embed_rank=r, compared_d=e.d, effective_d=e.effective_d,
+        width_capped=bool(e.width_capped), crossover_layers=e.crossover_layers, l_th=e.l_th,
+        depth_efficient=bool(e.depth_efficient) if e.have_layers else None, claim="derived")
+
+
 def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercept=None,
-               slope=None, tolerance=0.15):
+               slope=None, tolerance=0.15, embed_rank=None):
     """Allocation by the fitted transition law ln(d_x) = A + B L (default the
     paper's A = 5.039, B = 0.0555) with N_params = 12 L d_x^2, as
     ``attnrank depthwidth --json`` (ar_dw_optimal, ar_dw_transition_d,
@@ -185,6 +201,12 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
     tolerance
         relative distance to the optimal depth counted as optimal (>= 0,
         default 0.15).
+    embed_rank
+        token embeddings of rank R (>= 1; default None): add the crossover
+        with min(d, R) (derived; docs/theory/embedding-rank.md): width above
+        R buys no separation rank, so each mode's record gains
+        ``embedding``, a :class:`attnrank.DepthWidthEmbedding` with the
+        transition depth of the effective width.
 
     ``fit``, ``law`` and ``intercept``/``slope`` each set the law: give one.
     The theory's threshold L_th = log_3(d_x) is reported beside the fitted
@@ -212,6 +234,9 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
     if not has_params and not has_size and fit is None:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "give one of params, layers, d or fit")
+    if not has_params and not has_size and embed_rank is not None:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            "embed_rank needs a mode: params, layers or d")
     if has_params and has_size:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "params and layers/d are separate modes: give one")
@@ -266,7 +291,8 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
             rc = ar_dw_optimal(&lw, budget, &o)
         check_status(rc, "ar_dw_optimal", NULL, f"params {params!r}: no optimum under this law")
         return DepthWidthOptimum(mode="optimum", law=law_rec, fit=fit_rec, total_params=o.params,
-                                 optimal_layers=o.layers, optimal_d=o.d, l_th=o.l_th)
+                                 optimal_layers=o.layers, optimal_d=o.d, l_th=o.l_th,
+                                 embedding=_dw_embedding(&lw, embed_rank, o.d, o.layers, fn))
     if layers is not None and d is not None:
         with nogil:
             rc = ar_dw_verdict_of(&lw, <double>nl, <double>nd, tol, &v)
@@ -276,16 +302,21 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
             transition_layers=v.transition_layers, transition_d=v.transition_d,
             optimal_layers=v.optimal_layers, optimal_d=v.optimal_d, depth_ratio=v.depth_ratio,
             verdict=_text(ar_dw_verdict_name(&v)), depth_efficient=bool(v.depth_efficient),
-            near_optimal=bool(v.near_optimal), tolerance=v.tolerance, l_th=v.l_th)
+            near_optimal=bool(v.near_optimal), tolerance=v.tolerance, l_th=v.l_th,
+            embedding=_dw_embedding(&lw, embed_rank, <double>nd, <double>nl, fn))
     if layers is not None:
         with nogil:
             rc = ar_dw_transition_d(&lw, <double>nl, &out)
         check_status(rc, "ar_dw_transition_d", NULL, "transition width")
         return DepthWidthTransitionWidth(mode="transition_d", law=law_rec, fit=fit_rec,
-                                         layers=nl, transition_d=out, l_th=ar_dw_l_th(out))
+                                         layers=nl, transition_d=out, l_th=ar_dw_l_th(out),
+                                         embedding=_dw_embedding(&lw, embed_rank, out,
+                                                                 <double>nl, fn))
     with nogil:
         rc = ar_dw_transition_layers(&lw, <double>nd, &out)
     check_status(rc, "ar_dw_transition_layers", NULL,
                  f"transition depth undefined (slope {lw.slope!r})")
     return DepthWidthTransitionDepth(mode="transition_layers", law=law_rec, fit=fit_rec, d=nd,
-                                     transition_layers=out, l_th=ar_dw_l_th(<double>nd))
+                                     transition_layers=out, l_th=ar_dw_l_th(<double>nd),
+                                     embedding=_dw_embedding(&lw, embed_rank, <double>nd,
+                                                             math.nan, fn))

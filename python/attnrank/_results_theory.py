@@ -19,7 +19,7 @@ from attnrank import _repr as _r
 
 from attnrank._results import Tolerance, _Record
 
-__all__ = ["PrimeRank", "Seprank", "DepthWidthLaw", "DepthWidthFit", "DepthWidthOptimum",
+__all__ = ["PrimeRank", "SeprankEmbedding", "Seprank", "DepthWidthLaw", "DepthWidthEmbedding", "DepthWidthFit", "DepthWidthOptimum",
            "DepthWidthTransitionWidth", "DepthWidthTransitionDepth", "DepthWidthVerdict",
            "CollapseDecayFit", "CollapseBound", "CollapseDepth", "Collapse"]
 
@@ -41,6 +41,36 @@ class PrimeRank(_Record):
 
 
 @dataclass(frozen=True)
+class SeprankEmbedding(_Record):
+    """The token-embedding block of a :class:`Seprank` (only with
+    ``embed_rank=``; docs/theory/embedding-rank.md): the embedding rank r,
+    m = min(d, r), k = (3^L - 1)/2, the vocabulary V (None without one),
+    positions, exact_function_rank (the grid is the whole vocabulary, so its
+    rank is the separation rank of the function, rank_meaning
+    "separation_rank"; else "lower_bound"), bounds_claim ("proved": the
+    bounds of the record are those of m coordinates), bound_log_vocab
+    (min(|A|, |B|) ln V, None without a vocabulary), the closed form
+    expected_rank (None when unknown or above e^40), expected_rank_log,
+    expected_claim ("verified", "conjectured" or "none"), expected_formula
+    and attains_expected (None without a closed form)."""
+
+    rank: int
+    m: int
+    k: Optional[int]
+    vocab: Optional[int]
+    positions: bool
+    exact_function_rank: bool
+    rank_meaning: str
+    bounds_claim: str
+    bound_log_vocab: float
+    expected_rank: Optional[int]
+    expected_rank_log: float
+    expected_claim: str
+    expected_formula: Optional[str]
+    attains_expected: Optional[bool]
+
+
+@dataclass(frozen=True)
 class Seprank(_Record):
     """Grid-tensor rank of the simplified self-attention network, as
     ``attnrank seprank --json``: a LOWER bound on the separation rank of
@@ -58,7 +88,10 @@ class Seprank(_Record):
     the rank fills the matrix (only a lower bound then).  Bounds are natural
     logs: bound_log the least of the monomial, split and parity bounds
     (proved upper bounds on the separation rank); bound = round(exp(bound_log))
-    when bound_log < 40, else None.  l_th = log_3(d) and the paper's regime."""
+    when bound_log < 40, else None.  l_th = log_3(d) and the paper's regime.
+    With ``embed_rank=``: embedding, a :class:`SeprankEmbedding` (the bounds
+    are then those of m = min(d, r) coordinates); None (and no JSON key)
+    otherwise."""
 
     layers: int
     d: int
@@ -89,6 +122,8 @@ class Seprank(_Record):
     bound: Optional[int]
     l_th: float
     regime: str
+    embedding: Optional[SeprankEmbedding] = None
+    _OMIT = frozenset({"embedding"})
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON: the float block only with the float evaluation,
@@ -152,6 +187,29 @@ class DepthWidthFit(_Record):
 
 
 @dataclass(frozen=True)
+class DepthWidthEmbedding(_Record):
+    """The embedding crossover of a depthwidth mode (only with
+    ``embed_rank=``; derived, docs/theory/embedding-rank.md): the embedding
+    rank, the width compared with it (compared_d: the given width, the
+    optimal width of the budget or the transition width of the depth), the
+    effective width min(compared_d, embed_rank), width_capped (the width
+    exceeds the embedding rank: the excess buys no separation rank),
+    crossover_layers (the law's transition depth of the effective width),
+    l_th = log_3 of the effective width, depth_efficient (the depth judged
+    is at most the crossover; None when no depth is judged) and claim
+    ("derived")."""
+
+    embed_rank: int
+    compared_d: float
+    effective_d: float
+    width_capped: bool
+    crossover_layers: float
+    l_th: float
+    depth_efficient: Optional[bool]
+    claim: str
+
+
+@dataclass(frozen=True)
 class _DepthWidthMode(_Record):
     """What every mode's record starts with, in the CLI's key order: the
     mode, the law applied and, when the law was refit from points, the
@@ -160,7 +218,7 @@ class _DepthWidthMode(_Record):
     mode: str
     law: DepthWidthLaw
     fit: Optional[DepthWidthFit]
-    _OMIT = frozenset({"fit"})
+    _OMIT = frozenset({"fit", "embedding"})
 
 
 @dataclass(frozen=True)
@@ -173,6 +231,7 @@ class DepthWidthOptimum(_DepthWidthMode):
     optimal_layers: float
     optimal_d: float
     l_th: float
+    embedding: Optional[DepthWidthEmbedding] = None
 
 
 @dataclass(frozen=True)
@@ -182,6 +241,7 @@ class DepthWidthTransitionWidth(_DepthWidthMode):
     layers: int
     transition_d: float
     l_th: float
+    embedding: Optional[DepthWidthEmbedding] = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +252,7 @@ class DepthWidthTransitionDepth(_DepthWidthMode):
     d: int
     transition_layers: float
     l_th: float
+    embedding: Optional[DepthWidthEmbedding] = None
 
 
 @dataclass(frozen=True)
@@ -215,6 +276,7 @@ class DepthWidthVerdict(_DepthWidthMode):
     near_optimal: bool
     tolerance: float
     l_th: float
+    embedding: Optional[DepthWidthEmbedding] = None
 
 
 # ---- collapse -------------------------------------------------------------------

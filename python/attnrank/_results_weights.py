@@ -24,7 +24,8 @@ from attnrank._results import Mask, Tolerance, _Record
 __all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
            "SoftmaxBottleneckFit", "Weights", "WeightsConfig", "WeightsTolerance",
            "QKNoise", "QKHead", "WeightsLayer", "FixedMultiHead", "WeightsVerdict",
-           "WeightsVerdicts", "LayerKind", "ModelMasks", "WeightsSummary"]
+           "WeightsVerdicts", "LayerKind", "ModelMasks", "WeightsSummary", "EmbeddingRank",
+           "WeightsEmbedding"]
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -388,6 +389,49 @@ class WeightsSummary(_Record):
 
 
 @dataclass(frozen=True)
+class EmbeddingRank(_U64Record):
+    """The numerical rank of one stored embedding matrix (rows x cols) under
+    the storage rule of its precision (rule "storage"; "relative" for
+    float64 or with rtol/atol given): rank above threshold, certain_rank
+    above certain_threshold (a rigorous bound of the rounding error), the
+    Monte Carlo seed and draws, sigma_1 and the last singular value."""
+
+    rows: int
+    cols: int
+    precision: str
+    rule: str
+    rank: int
+    threshold: float
+    certain_rank: int
+    certain_threshold: float
+    seed: int
+    draws: int
+    sigma_1: float
+    sigma_last: float
+    _U64 = frozenset({"seed"})
+
+
+@dataclass(frozen=True)
+class WeightsEmbedding(_Record):
+    """Token embeddings of a checkpoint (only when it stores one;
+    docs/theory/embedding-rank.md): the token tensor and its
+    :class:`EmbeddingRank`, the position tensor and the rank of the stack
+    [W_E; W_pos] (None without positions), config.json's embedding_size
+    (ALBERT; None when absent), the model width, the embedding rank (the
+    token rank, at most embedding_size) and width_exceeds_rank (width above
+    it buys no separation rank)."""
+
+    token_tensor: str
+    token: EmbeddingRank
+    position_tensor: Optional[str]
+    token_and_position: Optional[EmbeddingRank]
+    embedding_size: Optional[int]
+    width: int
+    embedding_rank: int
+    width_exceeds_rank: bool
+
+
+@dataclass(frozen=True)
 class Weights(_Record):
     """QK-circuit report of a model's weights (``attnrank weights --json``
     without ``source``), a per-layer, per-head table.
@@ -400,7 +444,8 @@ class Weights(_Record):
     heads, kv_heads, head_size), context (None when unknown), rotary (and
     its note), whether Q/K biases were ignored, the tolerance, layers found
     in the file, the analysed layers, the verdicts, the masks and the
-    summary.
+    summary; embedding, a :class:`WeightsEmbedding`, when the checkpoint
+    stores token embeddings (None, and no JSON key, otherwise).
     """
 
     family: str
@@ -424,7 +469,8 @@ class Weights(_Record):
     masks: ModelMasks
     summary: WeightsSummary
     rotary_note: Optional[str] = None
-    _OMIT = frozenset({"rotary_note"})
+    embedding: Optional[WeightsEmbedding] = None
+    _OMIT = frozenset({"rotary_note", "embedding"})
 
     def __iter__(self) -> Iterator[QKHead]:
         for layer in self.layers:

@@ -8,12 +8,13 @@ from libc.math cimport exp, floor, isfinite
 from attnrank._capi cimport (
     AR_SEPRANK_MAX_PRIMES, ar_partition, ar_partition_parse, ar_partition_format,
     ar_seprank_regime_name, AR_SEPRANK_READOUT_RANDOM, AR_SEPRANK_READOUT_ENTRY,
-    AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
+    AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON, AR_SEPRANK_CLAIM_NONE,
+    ar_seprank_claim_name,
     ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
     ar_seprank_result_free,
 )
 
-from attnrank._results_theory import PrimeRank, Seprank
+from attnrank._results_theory import PrimeRank, Seprank, SeprankEmbedding
 
 
 # ---- argument checks shared by the theory bindings (GIL held) ---------------
@@ -92,6 +93,29 @@ cdef bytes _th_partition_text(object partition, str fn):
 
 # ---- seprank ---------------------------------------------------------------------
 
+cdef object _seprank_embedding(const ar_seprank_result *r):
+    """The CLI's "embedding" block (only with an embedding)."""
+    cdef const ar_seprank_config *c = &r.config
+    if not c.embedding.enabled:
+        return None
+    known = r.expected.claim != AR_SEPRANK_CLAIM_NONE
+    best = r.exact_rank if r.have_exact else r.float_rank
+    k = (3 ** c.layers - 1) // 2 if c.layers <= 39 else None
+    return SeprankEmbedding(
+        rank=c.embedding.rank, m=r.embed_m, k=k,
+        vocab=c.embedding.vocab if c.embedding.vocab else None,
+        positions=bool(c.embedding.positions),
+        exact_function_rank=bool(r.exact_function_rank),
+        rank_meaning="separation_rank" if r.exact_function_rank else "lower_bound",
+        bounds_claim="proved", bound_log_vocab=r.bound_log_vocab,
+        expected_rank=(<long long>r.expected.value
+                       if known and r.expected.value_log < 40.0 else None),
+        expected_rank_log=r.expected.value_log,
+        expected_claim=_text(ar_seprank_claim_name(r.expected.claim)),
+        expected_formula=_text(r.expected.formula) if known else None,
+        attains_expected=(abs(r.expected.value - best) < 0.5) if known else None)
+
+
 cdef object _seprank_record(const ar_seprank_result *r):
     cdef const ar_seprank_config *c = &r.config
     cdef char part[256]
@@ -125,12 +149,13 @@ cdef object _seprank_record(const ar_seprank_result *r):
         saturated=bool(r.saturated), bound_log=r.bound_log,
         bound_log_monomial=r.bound_log_monomial, bound_log_split=r.bound_log_split,
         bound_log_parity=r.bound_log_parity, bound=bound, l_th=r.l_th,
-        regime=_text(ar_seprank_regime_name(r.regime)))
+        regime=_text(ar_seprank_regime_name(r.regime)), embedding=_seprank_embedding(r))
 
 
 def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=1024,
             residual=False, position=0, entry=None, exact=False, primes=None, rational=False,
-            no_float=False, seed=0, rtol=None, atol=0.0, threads=1, max_memory=None):
+            no_float=False, seed=0, rtol=None, atol=0.0, threads=1, max_memory=None,
+            embed_rank=None, vocab=None, positions=False):
     """Grid-tensor rank of f(X) = r^T y^L_position for the simplified
     self-attention network, a LOWER bound on its separation rank w.r.t. a
     partition (A, B) of the positions; as ``attnrank seprank --json``
@@ -147,7 +172,13 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     (fmpz_mat_rank) up to 64 x 64, L <= 3.  Bounds are natural logs
     (bound_log; proved upper bounds on the separation rank).  Reported as
     ``saturated`` when the rank fills the matrix (then it is only a lower
-    bound: raise ``templates``).
+    bound: raise ``templates``).  ``embed_rank=R``: inputs x_i = E z_i with E
+    of size d x r (seeded; uniform over F_p with ``exact=True``): bounds with
+    m = min(d, r) (proved); ``vocab=V``: the templates are the first M of V
+    tokens (default all V: the grid is then the function itself and its
+    rank the exact separation rank, exact_function_rank); ``positions=True``
+    adds generic absolute positions.  The closed form at two positions is
+    labelled verified or conjectured (docs/theory/embedding-rank.md).
 
     layers
         depth L (>= 1, at most 64).
@@ -197,6 +228,14 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
         the CLI; 0: no cap).  A larger estimate, or one a trial allocation
         cannot provide, raises OutOfMemoryError naming the grid and the
         estimate, instead of FLINT aborting the interpreter.
+    embed_rank
+        token embeddings of rank R (>= 1; default None: templates free in
+        R^d): inputs E z with E of size d x R.
+    vocab
+        a vocabulary of V tokens E z_1..E z_V (>= 1; needs ``embed_rank``;
+        default None).
+    positions
+        True: add generic absolute positions (needs ``embed_rank``).
 
     CLI options without a keyword: ``--csv FILE`` writes the float singular
     values as CSV; use ``.singular_values`` of the record (divided by its
@@ -241,6 +280,12 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     cfg.threads = _th_count(threads, "threads", fn, 1)
     if max_memory is not None:
         cfg.max_bytes = _th_tol(max_memory, "max_memory", fn)
+    if embed_rank is not None:
+        cfg.embedding.enabled = 1
+        cfg.embedding.rank = _th_count(embed_rank, "embed_rank", fn, 0)
+    if vocab is not None:
+        cfg.embedding.vocab = _th_count(vocab, "vocab", fn, 1)
+    cfg.embedding.positions = _th_flag(positions, "positions", fn)
     cdef bytes text
     if partition is not None:
         text = _th_partition_text(partition, fn)

@@ -10,7 +10,7 @@ from attnrank._capi cimport (
     ar_weights_rule_name, ar_weights_unit_roundoff, ar_weights_subnormal_abs,
     ar_weights_noise, ar_weights_opts, ar_weights_opts_init, ar_qk_head,
     ar_weights_verdict, ar_weights_report, ar_weights_analyze_model,
-    ar_weights_report_free, ar_weights_head,
+    ar_weights_report_free, ar_weights_head, ar_weights_embedding_part, ar_rank_rule_name,
 )
 
 import collections.abc
@@ -18,7 +18,8 @@ import json as _json
 import re
 
 from attnrank._results_weights import (
-    FixedMultiHead, LayerKind, ModelMasks, QKHead, QKNoise, Weights, WeightsConfig,
+    EmbeddingRank, FixedMultiHead, LayerKind, ModelMasks, QKHead, QKNoise, Weights,
+    WeightsConfig, WeightsEmbedding,
     WeightsLayer, WeightsSummary, WeightsTolerance, WeightsVerdict, WeightsVerdicts,
 )
 
@@ -207,6 +208,29 @@ cdef object _opt_size(size_t v):
     return v if v else None
 
 
+cdef object _embedding_part(const ar_weights_embedding_part *p):
+    cdef const ar_rank_metrics *m = &p.metrics
+    return EmbeddingRank(rows=p.rows, cols=p.cols, precision=_text(ar_precision_name(p.precision)),
+                         rule=_text(ar_rank_rule_name(m.rule)), rank=m.rank,
+                         threshold=m.threshold, certain_rank=m.certain_rank,
+                         certain_threshold=m.certain_threshold, seed=m.seed, draws=m.draws,
+                         sigma_1=p.sigma_1, sigma_last=p.sigma_last)
+
+
+cdef object _weights_embedding(const ar_weights_report *r):
+    """The CLI's "embedding" block (None when no token embedding is stored)."""
+    if not r.embedding.found:
+        return None
+    pos = r.embedding.have_positions
+    return WeightsEmbedding(
+        token_tensor=_text(r.embedding.token.tensor), token=_embedding_part(&r.embedding.token),
+        position_tensor=_text(r.embedding.combined.tensor) if pos else None,
+        token_and_position=_embedding_part(&r.embedding.combined) if pos else None,
+        embedding_size=_opt_size(r.embedding.embedding_size), width=r.embedding.width,
+        embedding_rank=r.embedding.embedding_rank,
+        width_exceeds_rank=bool(r.embedding.width_exceeds_rank))
+
+
 cdef object _weights_record(ar_weights_report *r):
     cdef size_t l, j
     cdef size_t k = r.head_dim if r.head_dim < r.d else r.d
@@ -254,7 +278,7 @@ cdef object _weights_record(ar_weights_report *r):
             certain_rank_min=r.certain_rank_min, certain_rank_mean=r.certain_rank_mean,
             certain_rank_max=r.certain_rank_max, default_rank_min=r.default_rank_min,
             default_rank_mean=r.default_rank_mean, default_rank_max=r.default_rank_max),
-        rotary_note=_W_ROTARY_NOTE if r.rotary else None)
+        rotary_note=_W_ROTARY_NOTE if r.rotary else None, embedding=_weights_embedding(r))
 
 
 # ---- the binding -------------------------------------------------------------------

@@ -178,7 +178,7 @@ static int resolve_layout(const ar_safetensors *st, const ar_st_tensor *q, const
 /* report bookkeeping                                                   */
 /* ------------------------------------------------------------------ */
 
-static char *dup_string(const char *s)
+char *ar_weights_strdup(const char *s)
 {
     size_t len = strlen(s) + 1;
     char *c = malloc(len);
@@ -205,6 +205,7 @@ void ar_weights_report_free(ar_weights_report *rep)
     free(rep->qk);
     free(rep->q_pattern);
     free(rep->k_pattern);
+    ar_weights_embedding_free(&rep->embedding);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -240,8 +241,8 @@ static int plan_layers(const ar_safetensors *st, const layer_match *m, size_t fo
             continue;
         size_t l = rep->nlayers++;
         rep->layer_index[l] = m[i].layer;
-        rep->q_names[l] = dup_string(m[i].q->name);
-        rep->k_names[l] = rep->fused ? dup_string(m[i].q->name)
+        rep->q_names[l] = ar_weights_strdup(m[i].q->name);
+        rep->k_names[l] = rep->fused ? ar_weights_strdup(m[i].q->name)
                                      : ar_weights_expand_pattern(m[i].q->name, m[i].prefix_len,
                                                       rep->k_pattern, m[i].layer);
         if (rep->q_names[l] == NULL || rep->k_names[l] == NULL)
@@ -571,8 +572,8 @@ static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,
         return rc;
     const char *qp = o->q_pattern ? o->q_pattern : ar_weights_family_q_pattern(rep->family);
     const char *kp = o->k_pattern ? o->k_pattern : ar_weights_family_k_pattern(rep->family);
-    rep->q_pattern = dup_string(qp);
-    rep->k_pattern = dup_string(kp);
+    rep->q_pattern = ar_weights_strdup(qp);
+    rep->k_pattern = ar_weights_strdup(kp);
     if (rep->q_pattern == NULL || rep->k_pattern == NULL)
         return ar_error_set(err, AR_ENOMEM, "out of memory");
     rep->fused = rep->family == AR_WF_GPT2;
@@ -670,6 +671,8 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
     }
     if (rc == AR_OK)
         rc = make_verdict(rep, o.n, 0, &rep->at_n, err);
+    if (rc == AR_OK)
+        rc = ar_weights_embedding_analyze(st, cfg, &o, rep->d, &rep->embedding, err);
     if (rc != AR_OK)
         ar_weights_report_free(rep);
     return ar_error_printable(err, rc);

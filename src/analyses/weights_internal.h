@@ -28,6 +28,9 @@ int ar_weights_find_layers(const ar_safetensors *st, const char *q_pattern, laye
 /* The built-in convention whose query pattern matches; exactly one. */
 int ar_weights_detect_family(const ar_safetensors *st, ar_weights_family *family, ar_error *err);
 
+/* A malloc'd copy of s (NULL when out of memory). */
+char *ar_weights_strdup(const char *s);
+
 /* ar_weights_head_factored on column-major factors. */
 int ar_weights_head_factored_cm(const ar_matrix *a, const ar_matrix *b, ar_precision storage,
                                 uint64_t seed, size_t draws, double factor, double *s,

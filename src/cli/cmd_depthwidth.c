@@ -10,7 +10,8 @@
 static const cli_command_doc depthwidth_doc = {
     "depthwidth",
     "attnrank depthwidth --params N | --layers L | --d D | --layers L --d D | --fit FILE\n"
-    "       [--fit FILE | --law FILE | --intercept A --slope B] [--tolerance T] [--json]",
+    "       [--fit FILE | --law FILE | --intercept A --slope B] [--tolerance T]\n"
+    "       [--embed-rank R] [--json]",
     "Allocation by the fitted transition law ln(d_x) = A + B L (default the paper's\n"
     "A = 5.039, B = 0.0555) with N_params = 12 L d_x^2:\n"
     "  --params N         optimal depth L* and width for a parameter budget\n"
@@ -25,16 +26,57 @@ static const cli_command_doc depthwidth_doc = {
     "  --law FILE         apply a law saved as JSON (`depthwidth --fit --json` output)\n"
     "The theory's threshold L_th = log_3(d_x) is reported beside the fitted one. The\n"
     "constants 5.039 and 0.0555 come from secondary summaries of Levine et al. 2020\n"
-    "(docs/theory/depth-width.md); refit them from your own points with --fit.",
+    "(docs/theory/depth-width.md); refit them from your own points with --fit.\n"
+    "--embed-rank R: token embeddings of rank R; width above R buys no separation\n"
+    "rank, so each mode adds the crossover: the transition depth of min(d, R) and\n"
+    "whether the width exceeds R (derived, docs/theory/embedding-rank.md).",
 };
 
 typedef struct dw_args {
     double params, intercept, slope, tolerance;
     size_t layers, d;
     int params_seen, layers_seen, d_seen, intercept_seen, slope_seen, json;
+    size_t embed_rank;
+    int embed_seen;
     const char *fit, *law_file;
     cli_law applied; /* the law every mode uses, with its source */
 } dw_args;
+
+/* With --embed-rank: the crossover of the width d compared with R (layers
+ * NaN when no depth is judged), as JSON into o or as text. */
+static int embedding_out(const dw_args *a, const ar_dw_law *law, double d, double layers,
+                         json_t *o)
+{
+    if (!a->embed_seen)
+        return 0;
+    ar_dw_embedding e;
+    int rc = ar_dw_embedding_of(law, d, (double)a->embed_rank, layers, &e);
+    if (rc != AR_OK)
+        return cli_status_error("depthwidth", rc, NULL, "embedding crossover");
+    if (o != NULL) {
+        json_t *j = json_object();
+        json_object_set_new(j, "embed_rank", json_integer((json_int_t)a->embed_rank));
+        json_object_set_new(j, "compared_d", cli_json_real(e.d));
+        json_object_set_new(j, "effective_d", cli_json_real(e.effective_d));
+        json_object_set_new(j, "width_capped", json_boolean(e.width_capped));
+        json_object_set_new(j, "crossover_layers", cli_json_real(e.crossover_layers));
+        json_object_set_new(j, "l_th", cli_json_real(e.l_th));
+        json_object_set_new(j, "depth_efficient",
+                            e.have_layers ? json_boolean(e.depth_efficient) : json_null());
+        json_object_set_new(j, "claim", json_string("derived"));
+        json_object_set_new(o, "embedding", j);
+        return 0;
+    }
+    printf("embedding rank       %zu: effective width min(%.0f, %zu) = %.0f%s (derived)\n",
+           a->embed_rank, e.d, a->embed_rank, e.effective_d,
+           e.width_capped ? ", the width above it buys no separation rank" : "");
+    printf("crossover_layers     %.2f  (transition depth of the effective width)%s\n",
+           e.crossover_layers,
+           !e.have_layers ? ""
+           : e.depth_efficient ? "; the depth is below it"
+                               : "; the depth is past it at every width");
+    return 0;
+}
 
 /* The "law" object of every mode; with a refit, also the fit's "fit". */
 static json_t *mode_json(const dw_args *a, const char *mode)
@@ -58,7 +100,8 @@ static int do_optimum(const dw_args *a, const ar_dw_law *law)
         json_object_set_new(j, "optimal_layers", cli_json_real(o.layers));
         json_object_set_new(j, "optimal_d", cli_json_real(o.d));
         json_object_set_new(j, "l_th", cli_json_real(o.l_th));
-        return cli_json_print(j);
+        rc = embedding_out(a, law, o.d, o.layers, j);
+        return rc ? (json_decref(j), rc) : cli_json_print(j);
     }
     printf("budget               %.4g parameters (N = %g L d^2)\n", o.params, law->params_coeff);
     printf("optimal_layers       %.2f  (L* on the transition line ln d = %g + %g L)\n", o.layers,
@@ -66,7 +109,7 @@ static int do_optimum(const dw_args *a, const ar_dw_law *law)
     printf("optimal_d            %.0f\n", o.d);
     printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold, for comparison)\n",
            o.l_th);
-    return 0;
+    return embedding_out(a, law, o.d, o.layers, NULL);
 }
 
 static int do_transition_d(const dw_args *a, const ar_dw_law *law)
@@ -80,12 +123,13 @@ static int do_transition_d(const dw_args *a, const ar_dw_law *law)
         json_object_set_new(j, "layers", json_integer((json_int_t)a->layers));
         json_object_set_new(j, "transition_d", cli_json_real(d));
         json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th(d)));
-        return cli_json_print(j);
+        rc = embedding_out(a, law, d, (double)a->layers, j);
+        return rc ? (json_decref(j), rc) : cli_json_print(j);
     }
     printf("transition_d         %.1f  for L = %zu (ln d = %g + %g L)\n", d, a->layers,
            law->intercept, law->slope);
     printf("L_th = log_3(d)      %.2f\n", ar_dw_l_th(d));
-    return 0;
+    return embedding_out(a, law, d, (double)a->layers, NULL);
 }
 
 static int do_transition_layers(const dw_args *a, const ar_dw_law *law)
@@ -99,13 +143,14 @@ static int do_transition_layers(const dw_args *a, const ar_dw_law *law)
         json_object_set_new(j, "d", json_integer((json_int_t)a->d));
         json_object_set_new(j, "transition_layers", cli_json_real(l));
         json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th((double)a->d)));
-        return cli_json_print(j);
+        rc = embedding_out(a, law, (double)a->d, NAN, j);
+        return rc ? (json_decref(j), rc) : cli_json_print(j);
     }
     printf("transition_layers    %.2f  for d = %zu%s\n", l, a->d,
            l < 0 ? " (negative: this width is past the transition at every depth)" : "");
     printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n",
            ar_dw_l_th((double)a->d));
-    return 0;
+    return embedding_out(a, law, (double)a->d, NAN, NULL);
 }
 
 static int do_verdict(const dw_args *a, const ar_dw_law *law)
@@ -129,7 +174,8 @@ static int do_verdict(const dw_args *a, const ar_dw_law *law)
         json_object_set_new(o, "near_optimal", json_boolean(v.near_optimal));
         json_object_set_new(o, "tolerance", cli_json_real(v.tolerance));
         json_object_set_new(o, "l_th", cli_json_real(v.l_th));
-        return cli_json_print(o);
+        rc = embedding_out(a, law, (double)a->d, (double)a->layers, o);
+        return rc ? (json_decref(o), rc) : cli_json_print(o);
     }
     printf("network              L = %zu, d = %zu, %.4g parameters (%g L d^2)\n", a->layers, a->d,
            v.params, law->params_coeff);
@@ -142,7 +188,7 @@ static int do_verdict(const dw_args *a, const ar_dw_law *law)
            v.optimal_layers, v.optimal_d, v.depth_ratio, v.near_optimal ? "within" : "NOT within",
            100.0 * v.tolerance);
     printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n", v.l_th);
-    return 0;
+    return embedding_out(a, law, (double)a->d, (double)a->layers, NULL);
 }
 
 /* --fit alone: the refit itself (flat JSON, as before --fit combined). */
@@ -197,6 +243,9 @@ int cmd_depthwidth(int argc, char **argv)
          &a.slope_seen},
         {"--tolerance", CLI_DOUBLE, &a.tolerance, "T",
          "relative distance to the optimal depth counted as optimal (default 0.15)", 0, NULL},
+        {"--embed-rank", CLI_SIZE, &a.embed_rank, "R",
+         "token embeddings of rank R: add the crossover with min(d, R) (derived)", 1,
+         &a.embed_seen},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON", 0, NULL},
     };
     int code = cli_parse(&depthwidth_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL,
@@ -212,6 +261,9 @@ int cmd_depthwidth(int argc, char **argv)
     if (modes > 1)
         return cli_usage_error("depthwidth", "--params and --layers/--d are separate modes: "
                                              "give one");
+    if (modes == 0 && a.embed_seen)
+        return cli_usage_error("depthwidth", "--embed-rank needs a mode: --params, --layers or "
+                                             "--d");
     if (a.params_seen && !(a.params > 0.0))
         return cli_usage_error("depthwidth", "--params: must be > 0, got %g", a.params);
     code = resolve_law(&a);

@@ -12,7 +12,8 @@
 static const cli_command_doc seprank_doc = {
     "seprank",
     "attnrank seprank --layers L --d D [--heads H] [--n N] [--partition 0,1/2,3]\n"
-    "       [--templates M] [--residual] [--exact] [--seed S] [--csv FILE] [--json]",
+    "       [--templates M] [--residual] [--exact] [--seed S] [--csv FILE] [--json]\n"
+    "       [--embed-rank R [--vocab V] [--positions]]",
     "Grid-tensor rank of f(X) = r^T y^L_position for the simplified self-attention\n"
     "network (no softmax, LayerNorm or ReLU; heads of size d/H; optional residual),\n"
     "a lower bound on its separation rank w.r.t. the partition (A, B) of positions\n"
@@ -23,12 +24,20 @@ static const cli_command_doc seprank_doc = {
     "F_p with weights and templates uniform over the field (1 prime up to 64 x 64,\n"
     "else 2 independent primes) and over Q (fmpz_mat_rank) up to 64 x 64, L <= 3.\n"
     "Bounds are natural logs (bound_log). Reported as 'saturated' when the rank\n"
-    "fills the matrix (then it is only a lower bound: raise --templates).",
+    "fills the matrix (then it is only a lower bound: raise --templates).\n"
+    "--embed-rank R: inputs x_i = E z_i with E of size d x r (seeded; uniform over\n"
+    "F_p under --exact): bounds with m = min(d, r) (proved); --vocab V: the templates\n"
+    "are the first M of V tokens (default all V: the grid is then the function\n"
+    "itself and its rank the exact separation rank, exact_function_rank); --positions\n"
+    "adds generic absolute positions. The closed form at two positions is labelled\n"
+    "verified or conjectured (docs/theory/embedding-rank.md).",
 };
 
 typedef struct seprank_args {
     size_t layers, d, heads, n, templates, max_dim, position, entry, primes, threads;
     int entry_seen, residual, exact, rational, no_float, json, rtol_seen;
+    size_t embed_rank, vocab;
+    int embed_seen, vocab_seen, positions;
     const char *partition, *csv;
     uint64_t seed;
     double rtol, atol;
@@ -50,6 +59,52 @@ static int write_csv(const char *path, const ar_seprank_result *r)
     }
     rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? 0 : cli_status_error("seprank", rc, &err, NULL);
+}
+
+/* The rank the comparison uses: exact when computed, else the float rank. */
+static size_t best_rank(const ar_seprank_result *r)
+{
+    return r->have_exact ? r->exact_rank : r->float_rank;
+}
+
+static int attains_expected(const ar_seprank_result *r)
+{
+    return r->expected.claim != AR_SEPRANK_CLAIM_NONE &&
+           fabs(r->expected.value - (double)best_rank(r)) < 0.5;
+}
+
+/* The "embedding" block (only with --embed-rank). */
+static json_t *embedding_json(const ar_seprank_result *r)
+{
+    const ar_seprank_embedding *e = &r->config.embedding;
+    const ar_seprank_expected *x = &r->expected;
+    int known = x->claim != AR_SEPRANK_CLAIM_NONE;
+    json_t *o = json_object();
+    json_object_set_new(o, "rank", json_integer((json_int_t)e->rank));
+    json_object_set_new(o, "m", json_integer((json_int_t)r->embed_m));
+    /* K = (3^L - 1) / 2 while it fits a JSON integer. */
+    json_int_t k = 0;
+    for (size_t l = 0; l < r->config.layers && l < 39; l++)
+        k = 3 * k + 1;
+    json_object_set_new(o, "k", r->config.layers <= 39 ? json_integer(k) : json_null());
+    json_object_set_new(o, "vocab", e->vocab ? json_integer((json_int_t)e->vocab) : json_null());
+    json_object_set_new(o, "positions", json_boolean(e->positions));
+    json_object_set_new(o, "exact_function_rank", json_boolean(r->exact_function_rank));
+    json_object_set_new(o, "rank_meaning", json_string(r->exact_function_rank
+                                                           ? "separation_rank"
+                                                           : "lower_bound"));
+    json_object_set_new(o, "bounds_claim", json_string("proved"));
+    json_object_set_new(o, "bound_log_vocab", cli_json_real(r->bound_log_vocab));
+    json_object_set_new(o, "expected_rank", known && x->value_log < 40.0
+                                                ? json_integer((json_int_t)x->value)
+                                                : json_null());
+    json_object_set_new(o, "expected_rank_log", cli_json_real(x->value_log));
+    json_object_set_new(o, "expected_claim", json_string(ar_seprank_claim_name(x->claim)));
+    json_object_set_new(o, "expected_formula",
+                        known ? json_string(x->formula) : json_null());
+    json_object_set_new(o, "attains_expected",
+                        known ? json_boolean(attains_expected(r)) : json_null());
+    return o;
 }
 
 static json_t *result_json(const ar_seprank_result *r)
@@ -107,7 +162,30 @@ static json_t *result_json(const ar_seprank_result *r)
                                                         : json_null());
     json_object_set_new(o, "l_th", cli_json_real(r->l_th));
     json_object_set_new(o, "regime", json_string(ar_seprank_regime_name(r->regime)));
+    if (c->embedding.enabled)
+        json_object_set_new(o, "embedding", embedding_json(r));
     return o;
+}
+
+static void print_embedding(const ar_seprank_result *r)
+{
+    const ar_seprank_embedding *e = &r->config.embedding;
+    printf("embedding            rank r = %zu, m = min(d, r) = %zu", e->rank, r->embed_m);
+    if (e->vocab)
+        printf(", vocabulary %zu tokens", e->vocab);
+    printf("%s\n", e->positions ? ", generic positions" : "");
+    printf("bounds               with m coordinates per position (proved)\n");
+    if (e->vocab)
+        printf("function rank        %s\n",
+               r->exact_function_rank
+                   ? "the grid is the whole vocabulary: its rank is the separation rank"
+                   : "a part of the vocabulary: a lower bound only");
+    if (r->expected.claim != AR_SEPRANK_CLAIM_NONE)
+        printf("expected             %.0f = %s (%s)%s\n", r->expected.value, r->expected.formula,
+               ar_seprank_claim_name(r->expected.claim),
+               attains_expected(r) ? ", attained" : ", not attained by this grid");
+    else
+        printf("expected             no closed form for this configuration\n");
 }
 
 static void print_text(const ar_seprank_result *r)
@@ -152,6 +230,8 @@ static void print_text(const ar_seprank_result *r)
            ar_seprank_regime_name(r->regime),
            r->regime == AR_REGIME_LINEAR ? "; beyond L_th the paper gives an upper bound only"
                                          : "");
+    if (c->embedding.enabled)
+        print_embedding(r);
 }
 
 static int check_args(const seprank_args *a, ar_seprank_config *cfg)
@@ -200,6 +280,12 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
     cfg->atol = a->atol;
     cfg->threads = a->threads;
     cfg->max_bytes = a->max_memory;
+    if ((a->vocab_seen || a->positions) && !a->embed_seen)
+        return cli_usage_error("seprank", "--vocab and --positions need --embed-rank R");
+    cfg->embedding.enabled = a->embed_seen;
+    cfg->embedding.rank = a->embed_rank;
+    cfg->embedding.vocab = a->vocab_seen ? a->vocab : 0;
+    cfg->embedding.positions = a->positions;
     if (a->partition != NULL) {
         ar_error err = {{0}};
         if (ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
@@ -257,6 +343,12 @@ int cmd_seprank(int argc, char **argv)
         {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
         {"--threads", CLI_SIZE, &a.threads, "T", "threads for the grid evaluation (default 1)", 1,
          NULL},
+        {"--embed-rank", CLI_SIZE, &a.embed_rank, "R",
+         "token embeddings of rank R: inputs E z with E of size d x R", 1, &a.embed_seen},
+        {"--vocab", CLI_SIZE, &a.vocab, "V",
+         "a vocabulary of V tokens E z_1..E z_V (needs --embed-rank)", 1, &a.vocab_seen},
+        {"--positions", CLI_SWITCH, &a.positions, NULL,
+         "add generic absolute positions (needs --embed-rank)", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE", "write the float singular values as CSV", 0, NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON", 0, NULL},
     };

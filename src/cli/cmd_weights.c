@@ -514,6 +514,65 @@ static json_t *config_json(const ar_weights_report *r)
                      c->rotary, "model_type", c->model_type);
 }
 
+/* One ranked embedding matrix. */
+static json_t *embedding_part_json(const ar_weights_embedding_part *p)
+{
+    const ar_rank_metrics *m = &p->metrics;
+    json_t *o = json_object();
+    json_object_set_new(o, "rows", json_integer((json_int_t)p->rows));
+    json_object_set_new(o, "cols", json_integer((json_int_t)p->cols));
+    json_object_set_new(o, "precision", json_string(ar_precision_name(p->precision)));
+    json_object_set_new(o, "rule", json_string(ar_rank_rule_name(m->rule)));
+    json_object_set_new(o, "rank", json_integer((json_int_t)m->rank));
+    json_object_set_new(o, "threshold", cli_json_real(m->threshold));
+    json_object_set_new(o, "certain_rank", json_integer((json_int_t)m->certain_rank));
+    json_object_set_new(o, "certain_threshold", cli_json_real(m->certain_threshold));
+    json_object_set_new(o, "seed", cli_json_u64(m->seed));
+    json_object_set_new(o, "draws", json_integer((json_int_t)m->draws));
+    json_object_set_new(o, "sigma_1", cli_json_real(p->sigma_1));
+    json_object_set_new(o, "sigma_last", cli_json_real(p->sigma_last));
+    return o;
+}
+
+/* The "embedding" block (only when the checkpoint stores token embeddings). */
+static json_t *embedding_json(const ar_weights_embedding *e)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "token_tensor", json_string(e->token.tensor));
+    json_object_set_new(o, "token", embedding_part_json(&e->token));
+    json_object_set_new(o, "position_tensor",
+                        e->have_positions ? json_string(e->combined.tensor) : json_null());
+    json_object_set_new(o, "token_and_position",
+                        e->have_positions ? embedding_part_json(&e->combined) : json_null());
+    json_object_set_new(o, "embedding_size", size_or_null(e->embedding_size));
+    json_object_set_new(o, "width", json_integer((json_int_t)e->width));
+    json_object_set_new(o, "embedding_rank", json_integer((json_int_t)e->embedding_rank));
+    json_object_set_new(o, "width_exceeds_rank", json_boolean(e->width_exceeds_rank));
+    return o;
+}
+
+static void print_embedding(const ar_weights_embedding *e)
+{
+    if (!e->found)
+        return;
+    printf("\ntoken embedding      %s: %zu x %zu, rank %zu (certain %zu; threshold %.3e, %s, %s)\n",
+           e->token.tensor, e->token.rows, e->token.cols, e->token.metrics.rank,
+           e->token.metrics.certain_rank, e->token.metrics.threshold,
+           ar_rank_rule_name(e->token.metrics.rule), ar_precision_name(e->token.precision));
+    if (e->have_positions)
+        printf("with positions       [W_E; %s]: %zu x %zu, rank %zu (certain %zu)\n",
+               e->combined.tensor, e->combined.rows, e->combined.cols,
+               e->combined.metrics.rank, e->combined.metrics.certain_rank);
+    if (e->embedding_size)
+        printf("embedding_size       %zu (config.json: factorised embeddings)\n",
+               e->embedding_size);
+    printf("embedding rank       %zu at width %zu%s\n", e->embedding_rank, e->width,
+           e->width_exceeds_rank
+               ? ": the width exceeds the embedding rank; width above it buys no separation "
+                 "rank (docs/theory/embedding-rank.md)"
+               : "");
+}
+
 static json_t *report_json(const char *source, const ar_weights_report *r)
 {
     json_t *o = json_object();
@@ -594,6 +653,8 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
     json_object_set_new(sum, "default_rank_min", json_integer((json_int_t)r->default_rank_min));
     json_object_set_new(sum, "default_rank_mean", cli_json_real(r->default_rank_mean));
     json_object_set_new(sum, "default_rank_max", json_integer((json_int_t)r->default_rank_max));
+    if (r->embedding.found)
+        json_object_set_new(o, "embedding", embedding_json(&r->embedding));
     return o;
 }
 
@@ -832,6 +893,7 @@ int cmd_weights(int argc, char **argv)
             print_header(a.model, &r);
             print_table(&r);
             print_summary(&r);
+            print_embedding(&r.embedding);
             code = CLI_EXIT_OK;
         }
     }

@@ -65,6 +65,7 @@ static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg,
     static const char *const k_swp[] = {"sliding_window_pattern", NULL};
     static const char *const k_rb[] = {"relative_attention_num_buckets", NULL};
     static const char *const k_rd[] = {"relative_attention_max_distance", NULL};
+    static const char *const k_emb[] = {"embedding_size", NULL};
     const struct {
         const char *const *keys;
         size_t *dst;
@@ -72,7 +73,8 @@ static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg,
                  {k_kv, &cfg->kv_heads},        {k_hd, &cfg->head_dim},
                  {k_layers, &cfg->layers},      {k_pos, &cfg->max_positions},
                  {k_sw, &cfg->sliding_window},  {k_swp, &cfg->sliding_window_pattern},
-                 {k_rb, &cfg->relative_buckets}, {k_rd, &cfg->relative_max_distance}};
+                 {k_rb, &cfg->relative_buckets}, {k_rd, &cfg->relative_max_distance},
+                 {k_emb, &cfg->embedding_size}};
     int rc = AR_OK;
     for (size_t k = 0; rc == AR_OK && k < sizeof sizes / sizeof sizes[0]; k++)
         rc = config_size(name, root, sizes[k].keys, sizes[k].dst, err);

@@ -91,10 +91,12 @@ run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
 run_json seprank --layers 1 --d 2 --n 2 --exact
 run_json seprank --layers 1 --d 2 --n 3 --exact --rational --residual
+run_json seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --positions --exact
 run_json depthwidth --params 175e9
 run_json depthwidth --layers 96 --d 12288
 run_json depthwidth --layers 12
 run_json depthwidth --d 768
+run_json depthwidth --layers 12 --d 768 --embed-rank 128
 run_json depthwidth --fit points.csv
 run_json depthwidth --fit points_err.csv --params 1e9
 run_json collapse --layers 3 --n 8 --d 8 --heads 2 --gamma 1 --beta 1

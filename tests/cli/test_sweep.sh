@@ -14,7 +14,7 @@ source "$here/lib.sh"
 build=$AR
 plots="$here/../../experiments/plots"
 experiments=(rank_collapse softmax_bottleneck_example depth_width_transition
-             lowrank_bottleneck heads_sweep theorem2_demo)
+             lowrank_bottleneck heads_sweep theorem2_demo embedding_rank)
 
 run_exp() { # name outdir [args...]
     local name=$1 out=$2

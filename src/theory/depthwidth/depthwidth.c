@@ -51,6 +51,26 @@ int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
     return AR_OK;
 }
 
+int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double layers,
+                       ar_dw_embedding *out)
+{
+    if (out == NULL || !(embed_rank >= 1.0) || !isfinite(embed_rank) || !(d > 0.0) ||
+        !isfinite(d) || isinf(layers))
+        return AR_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->embed_rank = embed_rank;
+    out->d = d;
+    out->effective_d = d < embed_rank ? d : embed_rank;
+    out->width_capped = d > embed_rank;
+    out->l_th = ar_dw_l_th(out->effective_d);
+    int rc = ar_dw_transition_layers(law, out->effective_d, &out->crossover_layers);
+    if (rc != AR_OK)
+        return rc;
+    out->have_layers = !isnan(layers);
+    out->depth_efficient = out->have_layers && layers <= out->crossover_layers;
+    return AR_OK;
+}
+
 double ar_dw_params(const ar_dw_law *law, double layers, double d)
 {
     law = law_or_paper(law);

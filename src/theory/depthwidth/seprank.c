@@ -568,10 +568,11 @@ static void grid_assign(const ar_partition *part, size_t m, size_t row, size_t c
 
 typedef struct grid_float_job {
     const ar_san *net;
-    const ar_matrix *templates;
+    size_t m, npos;       /* templates; 1, or n when inputs depend on the position */
     const ar_partition *part;
     ar_matrix *g;
-    const double *qkv0;   /* per template: W_Q t, W_K t, W_V t of layer 0 */
+    const double *inputs; /* per (template, position slot): the input vector, d entries */
+    const double *qkv0;   /* per (template, position slot): W_Q x, W_K x, W_V x of layer 0 */
     size_t row_begin, row_end;
     int status;
 } grid_float_job;
@@ -580,7 +581,7 @@ static void *grid_float_worker(void *arg)
 {
     grid_float_job *job = arg;
     const ar_san *net = job->net;
-    size_t d = net->d, n = net->n, m = job->templates->cols;
+    size_t d = net->d, n = net->n, m = job->m;
     san_ws ws;
     if (san_ws_alloc(&ws, d, n) != AR_OK) {
         job->status = AR_ENOMEM;
@@ -592,11 +593,12 @@ static void *grid_float_worker(void *arg)
         for (size_t col = 0; col < job->g->cols; col++) {
             grid_assign(job->part, m, row, col, which);
             for (size_t j = 0; j < n; j++) {
-                const double *t = job->qkv0 + which[j] * 3 * d;
+                size_t slot = which[j] * job->npos + (job->npos > 1 ? j : 0);
+                const double *t = job->qkv0 + slot * 3 * d;
                 memcpy(ws.q + j * d, t, d * sizeof(double));
                 memcpy(ws.k + j * d, t + d, d * sizeof(double));
                 memcpy(ws.v + j * d, t + 2 * d, d * sizeof(double));
-                memcpy(ws.y + j * d, &AR_AT(job->templates, 0, which[j]), d * sizeof(double));
+                memcpy(ws.y + j * d, job->inputs + slot * d, d * sizeof(double));
             }
             AR_AT(job->g, row, col) = san_run(net, &ws, 1, 0);
         }
@@ -624,8 +626,16 @@ int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *par
 int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
                      ar_matrix *g, size_t threads)
 {
+    return ar_grid_float_offsets_cm(net, templates, NULL, part, g, threads);
+}
+
+int ar_grid_float_offsets_cm(const ar_san *net, const ar_matrix *templates,
+                             const ar_matrix *offsets, const ar_partition *part, ar_matrix *g,
+                             size_t threads)
+{
     if (net == NULL || templates == NULL || part == NULL || g == NULL || net->layers == 0 ||
-        templates->rows != net->d || templates->cols == 0 || part->n != net->n)
+        templates->rows != net->d || templates->cols == 0 || part->n != net->n ||
+        (offsets != NULL && (offsets->rows != net->d || offsets->cols != net->n)))
         return AR_EINVAL;
     size_t rows, cols;
     int rc = ar_grid_shape(part, templates->cols, 0, &rows, &cols);
@@ -633,16 +643,23 @@ int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_par
         return rc;
     if (g->rows != rows || g->cols != cols)
         return AR_ESIZE;
-    size_t d = net->d, m = templates->cols;
-    double *qkv0 = malloc(m * 3 * d * sizeof(double));
-    if (qkv0 == NULL)
+    size_t d = net->d, m = templates->cols, npos = offsets != NULL ? net->n : 1;
+    /* One input per (template, position slot): the template, plus the
+     * position's offset when there are offsets. */
+    double *inputs = malloc(m * npos * 4 * d * sizeof(double));
+    if (inputs == NULL)
         return AR_ENOMEM;
-    for (size_t t = 0; t < m; t++) {
-        const double *x = &AR_AT(templates, 0, t);
-        matvec(&net->wq[0], x, qkv0 + t * 3 * d);
-        matvec(&net->wk[0], x, qkv0 + t * 3 * d + d);
-        matvec(&net->wv[0], x, qkv0 + t * 3 * d + 2 * d);
-    }
+    double *qkv0 = inputs + m * npos * d;
+    for (size_t t = 0; t < m; t++)
+        for (size_t j = 0; j < npos; j++) {
+            double *x = inputs + (t * npos + j) * d, *out = qkv0 + (t * npos + j) * 3 * d;
+            for (size_t i = 0; i < d; i++)
+                x[i] = offsets != NULL ? AR_AT(templates, i, t) + AR_AT(offsets, i, j)
+                                       : AR_AT(templates, i, t);
+            matvec(&net->wq[0], x, out);
+            matvec(&net->wk[0], x, out + d);
+            matvec(&net->wv[0], x, out + 2 * d);
+        }
     if (threads == 0)
         threads = 1;
     if (threads > rows)
@@ -653,7 +670,7 @@ int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_par
     pthread_t tid[64];
     int started[64] = {0};
     for (size_t k = 0; k < threads; k++) {
-        jobs[k] = (grid_float_job){net, templates, part, g, qkv0, rows * k / threads,
+        jobs[k] = (grid_float_job){net, m, npos, part, g, inputs, qkv0, rows * k / threads,
                                    rows * (k + 1) / threads, AR_OK};
         if (k > 0 && pthread_create(&tid[k], NULL, grid_float_worker, &jobs[k]) == 0)
             started[k] = 1;
@@ -668,6 +685,6 @@ int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_par
         if (jobs[k].status != AR_OK)
             rc = jobs[k].status;
     }
-    free(qkv0);
+    free(inputs);
     return rc;
 }

@@ -73,6 +73,10 @@ static size_t pow_sat(size_t m, size_t e)
 /* The least of the bounds that could be computed (NaN ones skipped). */
 static double bound_log_of(const ar_seprank_config *cfg, const ar_partition *part)
 {
+    double least;
+    if (cfg->embedding.enabled &&
+        ar_seprank_embed_bounds(cfg, part, NULL, NULL, NULL, NULL, &least) == AR_OK)
+        return least;
     double mono = ar_seprank_bound_log_monomial(cfg->d, cfg->layers, part->na, part->nb);
     double split = ar_seprank_bound_log_split(cfg->d, cfg->layers, part->na, part->nb,
                                               cfg->residual);
@@ -102,6 +106,9 @@ size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_partitio
      * templates per position reveal less than M^|side| directions (measured:
      * N = 4, L = 1, d = 4 gives rank 3 at M = 3 but 5 from M = 5): use the
      * whole budget there. */
+    /* A vocabulary: all V tokens (the whole function table) when they fit. */
+    if (cfg->embedding.enabled && cfg->embedding.vocab != 0)
+        return cfg->embedding.vocab < cap ? cfg->embedding.vocab : cap;
     if (hi > 1)
         return cap;
     double blog = bound_log_of(cfg, part);
@@ -145,6 +152,9 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
         return ar_error_set(err, AR_EINVAL, "at most %d primes", AR_SEPRANK_MAX_PRIMES);
     if (!(cfg->max_bytes >= 0.0))
         return ar_error_set(err, AR_EINVAL, "max_bytes must be >= 0, got %g", cfg->max_bytes);
+    int rc = ar_seprank_embed_check(cfg, err);
+    if (rc != AR_OK)
+        return rc;
     if (cfg->partition.n == 0)
         return ar_partition_half(cfg->n, part);
     if (cfg->partition.n != cfg->n || cfg->partition.na == 0 || cfg->partition.nb == 0 ||
@@ -170,11 +180,13 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     rc = ar_san_alloc(&net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual);
     if (rc != AR_OK)
         return rc;
-    ar_matrix templates = ar_matrix_empty(), g = ar_matrix_empty();
+    ar_matrix templates = ar_matrix_empty(), g = ar_matrix_empty(), offsets = ar_matrix_empty();
+    int with_pos = cfg->embedding.enabled && cfg->embedding.positions;
     ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 1));
     ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 2));
     if (rw == NULL || rt == NULL || ar_matrix_alloc(&templates, cfg->d, m) != AR_OK ||
-        ar_matrix_alloc(&g, rows, cols) != AR_OK) {
+        ar_matrix_alloc(&g, rows, cols) != AR_OK ||
+        (with_pos && ar_matrix_alloc(&offsets, cfg->d, cfg->n) != AR_OK)) {
         rc = AR_ENOMEM;
         goto done;
     }
@@ -183,9 +195,15 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     if (cfg->readout == AR_SEPRANK_READOUT_ENTRY &&
         (rc = ar_san_set_entry(&net, cfg->position, cfg->entry)) != AR_OK)
         goto done;
-    /* Unit-size templates: entries N(0, 1/d). */
-    ar_cm_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
-    rc = ar_grid_float_cm(&net, &templates, part, &g, cfg->threads ? cfg->threads : 1);
+    /* Unit-size templates: entries N(0, 1/d) (with an embedding E z, of the
+     * same size). */
+    if (cfg->embedding.enabled)
+        rc = ar_seprank_embed_float_inputs(cfg, m, &templates, with_pos ? &offsets : NULL);
+    else
+        ar_cm_fill_gaussian(&templates, rt, 1.0 / sqrt((double)cfg->d));
+    if (rc == AR_OK)
+        rc = ar_grid_float_offsets_cm(&net, &templates, with_pos ? &offsets : NULL, part, &g,
+                                      cfg->threads ? cfg->threads : 1);
     if (rc == AR_OK)
         rc = ar_cm_svals(&g, s);
 done:
@@ -193,6 +211,7 @@ done:
     ar_rng_free(rt);
     ar_matrix_free(&templates);
     ar_matrix_free(&g);
+    ar_matrix_free(&offsets);
     ar_san_free(&net);
     return rc;
 }
@@ -251,6 +270,8 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
     int is_small = res->rows <= small && res->cols <= small;
     int want_q = cfg->rational == AR_SEPRANK_RATIONAL_ON ||
                  (cfg->rational == AR_SEPRANK_RATIONAL_AUTO && is_small && cfg->layers <= 3);
+    if (cfg->embedding.enabled) /* the integer instance has no embedding */
+        want_q = 0;
     int rc = admit_exact(cfg, m, want_q, res, err);
     if (rc != AR_OK)
         return rc;
@@ -282,6 +303,18 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
     return AR_OK;
 }
 
+/* The bounds with m coordinates per position, whether the grid is the whole
+ * function table, and the closed form where one is known. */
+static void embed_result(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
+                         ar_seprank_result *res)
+{
+    ar_seprank_embed_bounds(cfg, part, &res->bound_log_monomial, &res->bound_log_split,
+                            &res->bound_log_parity, &res->bound_log_vocab, &res->bound_log);
+    res->embed_m = ar_seprank_embed_m(cfg);
+    res->exact_function_rank = cfg->embedding.vocab != 0 && m == cfg->embedding.vocab;
+    ar_seprank_embed_expected(cfg, &res->expected);
+}
+
 int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err)
 {
     ar_seprank_config defaults;
@@ -310,6 +343,8 @@ int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_erro
     res->bound_log_parity = ar_seprank_bound_log_parity(cfg->d, cfg->layers, &part,
                                                         cfg->position, cfg->residual);
     res->bound_log = bound_log_of(cfg, &part);
+    if (cfg->embedding.enabled)
+        embed_result(cfg, &part, m, res);
     res->l_th = ar_seprank_l_th(cfg->d);
     res->regime = ar_seprank_regime_of(cfg->layers, cfg->d);
     if (cfg->do_float && (rc = run_float(cfg, &part, m, res, err)) != AR_OK) {

@@ -278,12 +278,12 @@ int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value)
 
 typedef struct grid_mod_job {
     const ar_san_mod *net;
-    const mp_limb_t *templates;
-    size_t m;
+    size_t m, npos;          /* templates; 1, or n when inputs depend on the position */
     const ar_partition *part;
     mp_limb_t *g;
     size_t ld, cols;
-    const mp_limb_t *qkv0;
+    const mp_limb_t *inputs; /* per (template, position slot): the input, d residues */
+    const mp_limb_t *qkv0;   /* per (template, position slot): W_Q x, W_K x, W_V x */
     size_t row_begin, row_end;
     int status;
 } grid_mod_job;
@@ -314,11 +314,12 @@ static void *grid_mod_worker(void *arg)
                 cc /= m;
             }
             for (size_t j = 0; j < n; j++) {
-                const mp_limb_t *t = job->qkv0 + which[j] * 3 * d;
+                size_t slot = which[j] * job->npos + (job->npos > 1 ? j : 0);
+                const mp_limb_t *t = job->qkv0 + slot * 3 * d;
                 memcpy(ws.q + j * d, t, d * sizeof(mp_limb_t));
                 memcpy(ws.k + j * d, t + d, d * sizeof(mp_limb_t));
                 memcpy(ws.v + j * d, t + 2 * d, d * sizeof(mp_limb_t));
-                memcpy(ws.y + j * d, job->templates + which[j] * d, d * sizeof(mp_limb_t));
+                memcpy(ws.y + j * d, job->inputs + slot * d, d * sizeof(mp_limb_t));
             }
             job->g[row * job->ld + col] = mod_run(net, &ws, 1, 0);
         }
@@ -331,6 +332,13 @@ static void *grid_mod_worker(void *arg)
 int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
                 const ar_partition *part, uint64_t *g, size_t ld, size_t threads)
 {
+    return ar_grid_mod_offsets(net, templates, m, NULL, part, g, ld, threads);
+}
+
+int ar_grid_mod_offsets(const ar_san_mod *net, const uint64_t *templates, size_t m,
+                        const uint64_t *offsets, const ar_partition *part, uint64_t *g,
+                        size_t ld, size_t threads)
+{
     if (net == NULL || templates == NULL || part == NULL || g == NULL || net->w == NULL ||
         m == 0 || part->n != net->n)
         return AR_EINVAL;
@@ -340,22 +348,31 @@ int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
         return rc;
     if (ld < cols)
         return AR_ESIZE;
-    size_t d = net->d;
+    size_t d = net->d, npos = offsets != NULL ? net->n : 1;
     for (size_t i = 0; i < m * d; i++)
         if (templates[i] >= net->p)
             return AR_EDOMAIN;
-    mp_limb_t *qkv0 = malloc(m * 3 * d * sizeof(mp_limb_t));
-    if (qkv0 == NULL)
+    for (size_t i = 0; offsets != NULL && i < net->n * d; i++)
+        if (offsets[i] >= net->p)
+            return AR_EDOMAIN;
+    mp_limb_t *inputs = malloc(m * npos * 4 * d * sizeof(mp_limb_t));
+    if (inputs == NULL)
         return AR_ENOMEM;
+    mp_limb_t *qkv0 = inputs + m * npos * d;
     mod_ws tmp;
     nmod_init(&tmp.mod, net->p);
     tmp.limbs_d = _nmod_vec_dot_bound_limbs((slong)d, tmp.mod);
     const mp_limb_t *tp = (const mp_limb_t *)templates;
-    for (size_t t = 0; t < m; t++) {
-        matvec_mod(wmat(net, 0, 0), tp + t * d, qkv0 + t * 3 * d, d, &tmp);
-        matvec_mod(wmat(net, 0, 1), tp + t * d, qkv0 + t * 3 * d + d, d, &tmp);
-        matvec_mod(wmat(net, 0, 2), tp + t * d, qkv0 + t * 3 * d + 2 * d, d, &tmp);
-    }
+    for (size_t t = 0; t < m; t++)
+        for (size_t j = 0; j < npos; j++) {
+            mp_limb_t *x = inputs + (t * npos + j) * d, *out = qkv0 + (t * npos + j) * 3 * d;
+            for (size_t i = 0; i < d; i++)
+                x[i] = offsets != NULL ? nmod_add(tp[t * d + i], offsets[j * d + i], tmp.mod)
+                                       : tp[t * d + i];
+            matvec_mod(wmat(net, 0, 0), x, out, d, &tmp);
+            matvec_mod(wmat(net, 0, 1), x, out + d, d, &tmp);
+            matvec_mod(wmat(net, 0, 2), x, out + 2 * d, d, &tmp);
+        }
     if (threads == 0)
         threads = 1;
     if (threads > rows)
@@ -366,7 +383,7 @@ int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
     pthread_t tid[64];
     int started[64] = {0};
     for (size_t k = 0; k < threads; k++) {
-        jobs[k] = (grid_mod_job){net, tp, m, part, (mp_limb_t *)g, ld, cols, qkv0,
+        jobs[k] = (grid_mod_job){net, m, npos, part, (mp_limb_t *)g, ld, cols, inputs, qkv0,
                                  rows * k / threads, rows * (k + 1) / threads, AR_OK};
         if (k > 0 && pthread_create(&tid[k], NULL, grid_mod_worker, &jobs[k]) == 0)
             started[k] = 1;
@@ -381,7 +398,7 @@ int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
         if (jobs[k].status != AR_OK)
             rc = jobs[k].status;
     }
-    free(qkv0);
+    free(inputs);
     return rc;
 }
 
@@ -427,36 +444,41 @@ int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, 
     return ok ? AR_OK : AR_ENOMEM;
 }
 
-/* Network and templates of one prime, from the configuration's role seeds. */
+/* Network and templates (and, with embedded positions, the offsets) of one
+ * prime, from the configuration's role seeds. */
 static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t prime_index,
-                              ar_san_mod *net, uint64_t **templates)
+                              ar_san_mod *net, uint64_t **templates, uint64_t **offsets)
 {
     uint64_t p = ar_seprank_prime(prime_index);
+    *templates = *offsets = NULL;
     int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p);
     if (rc != AR_OK)
         return rc;
+    int embedded = cfg->embedding.enabled, with_pos = embedded && cfg->embedding.positions;
     ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 100 + 2 * (uint64_t)prime_index));
     ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 101 + 2 * (uint64_t)prime_index));
     *templates = malloc(m * cfg->d * sizeof(uint64_t));
-    if (rw == NULL || rt == NULL || *templates == NULL) {
-        ar_rng_free(rw);
-        ar_rng_free(rt);
-        free(*templates);
-        *templates = NULL;
-        ar_san_mod_free(net);
-        return AR_ENOMEM;
+    if (with_pos)
+        *offsets = malloc(cfg->n * cfg->d * sizeof(uint64_t));
+    if (rw == NULL || rt == NULL || *templates == NULL || (with_pos && *offsets == NULL))
+        rc = AR_ENOMEM;
+    if (rc == AR_OK) {
+        ar_san_mod_randomize(net, rw);
+        net->position = cfg->position;
+        if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
+            rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry);
     }
-    ar_san_mod_randomize(net, rw);
-    net->position = cfg->position;
-    if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
-        rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry);
-    for (size_t i = 0; i < m * cfg->d; i++)
-        (*templates)[i] = ar_seprank_field_uniform(rt, p);
+    if (rc == AR_OK && embedded)
+        rc = ar_seprank_embed_mod_inputs(cfg, prime_index, m, *templates, *offsets);
+    else if (rc == AR_OK)
+        for (size_t i = 0; i < m * cfg->d; i++)
+            (*templates)[i] = ar_seprank_field_uniform(rt, p);
     ar_rng_free(rw);
     ar_rng_free(rt);
     if (rc != AR_OK) {
         free(*templates);
-        *templates = NULL;
+        free(*offsets);
+        *templates = *offsets = NULL;
         ar_san_mod_free(net);
     }
     return rc;
@@ -480,16 +502,16 @@ int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, 
     if (rc != AR_OK)
         return rc;
     ar_san_mod net;
-    uint64_t *templates = NULL;
-    rc = build_mod_instance(cfg, m, prime_index, &net, &templates);
+    uint64_t *templates = NULL, *offsets = NULL;
+    rc = build_mod_instance(cfg, m, prime_index, &net, &templates, &offsets);
     if (rc != AR_OK)
         return rc;
     /* The grid is written straight into the FLINT matrix (rows are contiguous
      * with stride cols) and factorised in place: one copy of the matrix. */
     nmod_mat_t a;
     nmod_mat_init(a, (slong)rows, (slong)cols, net.p);
-    rc = ar_grid_mod(&net, templates, m, part, (uint64_t *)a->entries, cols,
-                     cfg->threads ? cfg->threads : 1);
+    rc = ar_grid_mod_offsets(&net, templates, m, offsets, part, (uint64_t *)a->entries, cols,
+                             cfg->threads ? cfg->threads : 1);
     if (rc == AR_OK) {
         int ok;
         *rank = nmod_mat_rank_inplace(a, &ok);
@@ -498,6 +520,7 @@ int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, 
     }
     nmod_mat_clear(a);
     free(templates);
+    free(offsets);
     ar_san_mod_free(&net);
     return rc;
 }
