@@ -599,6 +599,92 @@ static void test_model_bias_heads_t5(void **state)
     ar_rng_free(rng);
 }
 
+static ar_model_config config_of(const char *json)
+{
+    ar_model_config cfg;
+    ar_error err;
+    assert_int_equal(ar_model_config_parse(json, strlen(json), "config.json", &cfg, &err), AR_OK);
+    return cfg;
+}
+
+/* Per layer kind: T5's encoder (bidirectional, bound n - 1 without values)
+ * and decoder (causal; from values a computed rank); BLOOM under its
+ * causal mask (closed form 1) and under a window inside causal (an upper
+ * bound); a bidirectional band (n - 1, a bound); no bias: count 0. */
+static void test_model_bias_report(void **state)
+{
+    (void)state;
+    ar_error err;
+    ar_model_config t5 = config_of("{\"model_type\": \"t5\", \"num_heads\": 2}");
+    ar_model_masks masks;
+    assert_int_equal(ar_model_masks_from_config(&t5, &masks, &err), AR_OK);
+    assert_int_equal(masks.count, 2);
+    ar_model_bias_report r;
+    assert_int_equal(ar_model_bias_report_make(&t5, &masks, 2, 30, 4, NULL, &r, &err), AR_OK);
+    assert_int_equal(r.bias.kind, AR_MODEL_BIAS_T5);
+    assert_int_equal(r.count, 2);
+    assert_false(r.kind[0].causal);
+    assert_true(r.kind[1].causal);
+    assert_false(r.kind[0].bound_only || r.kind[1].bound_only);
+    assert_false(r.kind[0].head[1].known);
+    assert_int_equal(r.kind[0].head[1].bias_rank, 29);
+    ar_model_bias_report_free(&r);
+    assert_int_equal(r.count, 0);
+    /* decoder values only: a constant head has rank 0, reach = head size */
+    ar_matrix v = ar_matrix_empty();
+    assert_int_equal(ar_matrix_alloc(&v, 32, 2), AR_OK);
+    for (size_t b = 0; b < 32; b++) {
+        AR_AT(&v, b, 0) = 0.5;
+        AR_AT(&v, b, 1) = (double)b / 8.0;
+    }
+    ar_cview values[2] = {{0}, ar_matrix_cview(&v)};
+    assert_int_equal(ar_model_bias_report_make(&t5, &masks, 2, 30, 4, values, &r, &err), AR_OK);
+    assert_false(r.kind[0].values_read);
+    assert_true(r.kind[1].values_read);
+    assert_true(r.kind[1].head[0].known);
+    assert_int_equal(r.kind[1].head[0].bias_rank, 0);
+    assert_int_equal(r.kind[1].head[0].reach, 4);
+    assert_true(r.kind[1].head[1].bias_rank >= 1);
+    ar_model_bias_report_free(&r);
+    ar_matrix_free(&v);
+
+    ar_model_config bloom = config_of("{\"model_type\": \"bloom\", \"n_head\": 4}");
+    assert_int_equal(ar_model_masks_from_config(&bloom, &masks, &err), AR_OK);
+    assert_int_equal(ar_model_bias_report_make(&bloom, &masks, 4, 64, 8, NULL, &r, &err), AR_OK);
+    assert_int_equal(r.count, 1);
+    assert_true(r.kind[0].causal && r.kind[0].head[3].proved);
+    assert_int_equal(r.kind[0].head[3].bias_rank, 1);
+    assert_int_equal(r.kind[0].head[3].reach, 9);
+    ar_model_bias_report_free(&r);
+    masks.kind[0].mask.kind = AR_MASK_WINDOW;
+    masks.kind[0].mask.w = 16;
+    assert_int_equal(ar_model_bias_report_make(&bloom, &masks, 4, 64, 8, NULL, &r, &err), AR_OK);
+    assert_true(r.kind[0].causal && r.kind[0].bound_only);
+    assert_false(r.kind[0].head[0].known);
+    assert_int_equal(r.kind[0].head[0].bias_rank, 1);
+    ar_model_bias_report_free(&r);
+    masks.kind[0].mask.kind = AR_MASK_BAND;
+    assert_int_equal(ar_model_bias_report_make(&bloom, &masks, 4, 64, 8, NULL, &r, &err), AR_OK);
+    assert_true(!r.kind[0].causal && r.kind[0].bound_only);
+    assert_int_equal(r.kind[0].head[0].bias_rank, 63);
+    assert_int_equal(r.kind[0].head[0].reach, 63);
+    ar_model_bias_report_free(&r);
+    /* no masks: one bidirectional kind, ALiBi n - 1 proved */
+    assert_int_equal(ar_model_bias_report_make(&bloom, NULL, 4, 10, 2, NULL, &r, &err), AR_OK);
+    assert_int_equal(r.count, 1);
+    assert_true(r.kind[0].head[0].proved);
+    assert_int_equal(r.kind[0].head[0].bias_rank, 9);
+    ar_model_bias_report_free(&r);
+
+    ar_model_config gpt2 = config_of("{\"model_type\": \"gpt2\"}");
+    assert_int_equal(ar_model_bias_report_make(&gpt2, NULL, 4, 10, 2, NULL, &r, &err), AR_OK);
+    assert_int_equal(r.bias.kind, AR_MODEL_BIAS_NONE);
+    assert_int_equal(r.count, 0);
+    assert_int_equal(ar_model_bias_report_make(NULL, NULL, 4, 10, 2, NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_model_bias_report_make(&gpt2, NULL, 0, 10, 2, NULL, &r, &err), AR_EINVAL);
+    ar_model_bias_report_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_model_bias_from_config),
         cmocka_unit_test(test_model_bias_heads_alibi),
         cmocka_unit_test(test_model_bias_heads_t5),
+        cmocka_unit_test(test_model_bias_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -186,6 +186,44 @@ AR_API int ar_model_bias_heads(const ar_model_bias *bias, size_t heads, size_t n
                                size_t head_size, int causal, const ar_cview *t5_values,
                                ar_head_bias *out, ar_error *err);
 
+/* ---- the biases of a model's layer kinds ------------------------------ */
+
+/* One layer kind's heads (the kinds of ar_model_masks: one, or e.g. the
+ * encoder and the decoder of T5). */
+typedef struct ar_model_bias_layers {
+    char label[40];      /* the mask kind's label, e.g. "all layers", "decoder self-attention" */
+    ar_mask mask;        /* that kind's mask (a shallow copy of the caller's: document lengths
+                            or a pattern stay the caller's, valid while its masks are) */
+    int causal;          /* the ranks were taken under the causal mask (1) or none (0) */
+    int bound_only;      /* 1: the kind's mask is neither none nor causal, so bias_rank is an
+                            upper bound (a causal value for masks inside causal, n - 1 otherwise) */
+    int values_read;     /* T5: the learned bucket values of this kind were given */
+    ar_head_bias *head;  /* heads entries (owned) */
+} ar_model_bias_layers;
+
+typedef struct ar_model_bias_report {
+    ar_model_bias bias;  /* the config's bias (kind none: count 0, nothing to report) */
+    size_t heads, n, head_size;
+    size_t count;        /* layer kinds */
+    ar_model_bias_layers kind[AR_MODEL_MAX_KINDS];
+} ar_model_bias_report;
+
+/* The per-head bias ranks and reaches of a model at n tokens and head size
+ * head_size, one table per layer kind of masks (NULL: one bidirectional
+ * kind).  A kind's ranks are under the causal mask when its mask is
+ * causal or lies inside causal (windows, documents, dilated windows: the
+ * causal value is then an upper bound, bound_only), under none otherwise
+ * (bidirectional windows, bands and prefixes: the bound n - 1).  t5_values
+ * (NULL, or masks->count entries whose data may be NULL) are the kinds'
+ * buckets x heads values, as ar_model_bias_heads takes them.  Kind none
+ * gives count 0.  AR_EINVAL for NULL cfg or out or heads 0; the errors of
+ * ar_model_bias_heads.  Free with ar_model_bias_report_free. */
+AR_API int ar_model_bias_report_make(const ar_model_config *cfg, const ar_model_masks *masks,
+                                     size_t heads, size_t n, size_t head_size,
+                                     const ar_cview *t5_values, ar_model_bias_report *out,
+                                     ar_error *err);
+AR_API void ar_model_bias_report_free(ar_model_bias_report *r);
+
 #ifdef __cplusplus
 }
 #endif

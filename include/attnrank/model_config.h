@@ -1,10 +1,12 @@
 /* Hugging Face config.json: the hyper-parameters attnrank needs, read once
  * for weights, heads and check (docs/weights.md, docs/theory/masked-attention.md).
  *
- * Sizes: width (hidden_size | n_embd | d_model), heads (num_attention_heads
- * | n_head | num_heads), key/value heads (num_key_value_heads |
- * num_kv_heads), head size (head_dim), layers (num_hidden_layers | n_layer
- * | num_layers), context (max_position_embeddings | n_positions | n_ctx).
+ * Sizes: width (hidden_size | n_embd | d_model | n_embed), heads
+ * (num_attention_heads | n_head | num_heads | n_heads), key/value heads
+ * (num_key_value_heads | num_kv_heads), head size (head_dim), layers
+ * (num_hidden_layers | n_layer | num_layers | n_layers), context
+ * (max_position_embeddings | n_positions | n_ctx | max_seq_len (MPT) |
+ * seq_length (BLOOM)), the first key present winning.
  * Masks: model_type, architectures[0], is_decoder, is_encoder_decoder,
  * sliding_window (null or a positive integer), use_sliding_window,
  * sliding_window_pattern.

@@ -58,6 +58,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "export.h"
+#include "bias.h"
 #include "bottleneck.h"
 #include "matrix.h"
 #include "rank.h"
@@ -288,7 +289,22 @@ typedef struct ar_weights_report {
     size_t certain_rank_min, certain_rank_max, default_rank_min, default_rank_max;
     double certain_rank_mean, default_rank_mean;
     ar_weights_embedding embedding;   /* token embeddings (found 0 when none are stored) */
+    ar_model_bias_report bias;        /* positional biases per layer kind at the context length
+                                         (or opts.n when the context is unknown; count 0 when
+                                         the config implies none or no length is known) */
 } ar_weights_report;
+
+/* The positional biases of a stored model: ar_model_bias_report_make on
+ * the config's bias and the layer kinds' masks, with T5's bucket values
+ * (buckets x heads) read from the first tensor ending in
+ * relative_attention_bias.weight of each stack (a decoder kind takes one
+ * whose name mentions "decoder", an encoder kind one that does not) when n
+ * <= AR_BIAS_RANK_MAX_N; a stack without one, or a longer n, keeps the
+ * bound n - 1.  AR_EFORMAT for a table of another shape.  Free with
+ * ar_model_bias_report_free. */
+AR_API int ar_weights_bias_analyze(const ar_safetensors *st, const ar_model_config *cfg,
+                                   const ar_model_masks *masks, size_t heads, size_t n,
+                                   size_t head_size, ar_model_bias_report *out, ar_error *err);
 
 /* Analyse an opened model (ar_safetensors_open: a directory, a .safetensors
  * file or an index) with its config.json as read by ar_model_config_read

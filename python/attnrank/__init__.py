@@ -176,6 +176,13 @@ __all__ += [
     "weights",
 ]
 
+# ---- positional biases ----
+# the ``positional_bias`` block of heads(config=...) and weights(): per
+# layer kind and head, the bias rank and the reach (docs/theory/positional-bias.md).
+from attnrank._results_bias import BiasLayerKind, HeadBias, PositionalBias  # noqa: E402
+
+__all__ += ["BiasLayerKind", "HeadBias", "PositionalBias"]
+
 # ---- seprank, depthwidth, collapse ----
 # seprank -- grid-tensor rank of the simplified self-attention network (a
 # lower bound on its separation rank), as ``attnrank seprank --json``;

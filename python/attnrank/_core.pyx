@@ -15,7 +15,7 @@ Conventions every binding here follows:
 """
 
 from libc.stdint cimport SIZE_MAX
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from attnrank._capi cimport (
     AR_OK, AR_EINVAL, AR_ENOMEM, AR_ENONFINITE, AR_ENOCONV, AR_EIO, AR_EFORMAT,
@@ -302,6 +302,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
 
 include "_spectrum.pxi"
 include "_represent.pxi"
+include "_bias.pxi"
 include "_softmax_bottleneck.pxi"
 include "_state_dict.pxi"
 include "_weights.pxi"

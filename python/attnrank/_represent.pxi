@@ -928,6 +928,7 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
                                     _text(ar_py_model_label(&masks, k)),
                                     ar_py_model_layers(&masks, k)))
         reason = _text(masks.reason)
+        bias = _config_bias(&cfg, &masks, ch, cn, cd // ch if hs is None else hs)
     else:
         if mask is not None:
             _mask_from(mask, AR_AXIS_ROW, cn, 0, fn, &one, &is_auto)
@@ -935,6 +936,9 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
             rec = _heads_one(cd, ch, cn, hs, c_samples, c_seed, &one,
                              "all layers" if config is not None else None,
                              0 if config is not None else None)
+            if config is not None:
+                _one_kind_masks(&masks, &one)
+                bias = _config_bias(&cfg, &masks, ch, cn, cd // ch if hs is None else hs)
         finally:
             ar_mask_free(&one)
         if config is None:
@@ -947,7 +951,7 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
                            num_key_value_heads=cfg.kv_heads, head_dim=cfg.head_dim,
                            max_position_embeddings=cfg.max_positions,
                            sliding_window=cfg.sliding_window),
-        mask_reason=reason, layer_kinds=tuple(kinds))
+        mask_reason=reason, layer_kinds=tuple(kinds), positional_bias=bias)
 
 
 # ---- params --------------------------------------------------------------------

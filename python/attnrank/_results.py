@@ -660,12 +660,15 @@ class ModelConfig(_Record):
 @dataclass(frozen=True)
 class HeadsModel(_Record):
     """``attnrank heads --config FILE --json`` (without the config's
-    ``source``): the config, why that mask was assumed, and one
-    :class:`Heads` per layer kind."""
+    ``source``): the config, why that mask was assumed, one
+    :class:`Heads` per layer kind, and the config's positional bias (a
+    :class:`attnrank.PositionalBias`; None, and no JSON key, without one)."""
 
     config: ModelConfig
     mask_reason: str
     layer_kinds: Tuple[Heads, ...]
+    positional_bias: Optional["PositionalBias"] = None
+    _OMIT = frozenset({"positional_bias"})
 
 
 @dataclass(frozen=True)

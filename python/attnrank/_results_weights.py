@@ -20,6 +20,7 @@ import numpy as np
 from attnrank import _repr as _r
 
 from attnrank._results import Mask, Tolerance, _Record
+from attnrank._results_bias import PositionalBias
 
 __all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
            "SoftmaxBottleneckFit", "Weights", "WeightsConfig", "WeightsTolerance",
@@ -445,7 +446,10 @@ class Weights(_Record):
     its note), whether Q/K biases were ignored, the tolerance, layers found
     in the file, the analysed layers, the verdicts, the masks and the
     summary; embedding, a :class:`WeightsEmbedding`, when the checkpoint
-    stores token embeddings (None, and no JSON key, otherwise).
+    stores token embeddings (None, and no JSON key, otherwise);
+    positional_bias, a :class:`attnrank.PositionalBias`, when config.json
+    implies ALiBi or T5 buckets (T5's values read from the checkpoint's
+    relative_attention_bias.weight; None, and no JSON key, otherwise).
     """
 
     family: str
@@ -470,7 +474,8 @@ class Weights(_Record):
     summary: WeightsSummary
     rotary_note: Optional[str] = None
     embedding: Optional[WeightsEmbedding] = None
-    _OMIT = frozenset({"rotary_note", "embedding"})
+    positional_bias: Optional[PositionalBias] = None
+    _OMIT = frozenset({"rotary_note", "embedding", "positional_bias"})
 
     def __iter__(self) -> Iterator[QKHead]:
         for layer in self.layers:

@@ -278,7 +278,8 @@ cdef object _weights_record(ar_weights_report *r):
             certain_rank_min=r.certain_rank_min, certain_rank_mean=r.certain_rank_mean,
             certain_rank_max=r.certain_rank_max, default_rank_min=r.default_rank_min,
             default_rank_mean=r.default_rank_mean, default_rank_max=r.default_rank_max),
-        rotary_note=_W_ROTARY_NOTE if r.rotary else None, embedding=_weights_embedding(r))
+        rotary_note=_W_ROTARY_NOTE if r.rotary else None, embedding=_weights_embedding(r),
+        positional_bias=_positional_bias(&r.bias))
 
 
 # ---- the binding -------------------------------------------------------------------

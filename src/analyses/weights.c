@@ -206,6 +206,7 @@ void ar_weights_report_free(ar_weights_report *rep)
     free(rep->q_pattern);
     free(rep->k_pattern);
     ar_weights_embedding_free(&rep->embedding);
+    ar_model_bias_report_free(&rep->bias);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -673,6 +674,10 @@ int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cf
         rc = make_verdict(rep, o.n, 0, &rep->at_n, err);
     if (rc == AR_OK)
         rc = ar_weights_embedding_analyze(st, cfg, &o, rep->d, &rep->embedding, err);
+    size_t bias_n = rep->context ? rep->context : o.n;
+    if (rc == AR_OK && bias_n > 0)
+        rc = ar_weights_bias_analyze(st, cfg, &rep->masks, rep->heads, bias_n, rep->head_dim,
+                                     &rep->bias, err);
     if (rc != AR_OK)
         ar_weights_report_free(rep);
     return ar_error_printable(err, rc);

@@ -67,6 +67,10 @@ const char *cli_mask_help(char *buf, size_t len, const char *before, const char 
 /* The generic value, its status and the worst case. */
 json_t *cli_json_generic(const ar_mask_generic *g);
 
+/* bias_output.c: a model's positional biases (nothing printed for none). */
+json_t *cli_json_model_bias(const ar_model_bias_report *r);
+void cli_print_model_bias(const ar_model_bias_report *r);
+
 /* ---- the depth-width law applied (law.c) ---- */
 typedef struct cli_law {
     ar_dw_law law;

@@ -43,12 +43,16 @@ static const cli_command_doc heads_doc = {
     "absence on the generic value's status. The error estimates (bidirectional\n"
     "targets) are skipped under a mask.\n"
     "--config config.json (a Hugging Face model config) gives d (hidden_size,\n"
-    "n_embd, d_model), h (num_attention_heads, n_head), the head size (head_dim,\n"
-    "else d/h), n (max_position_embeddings, n_positions, n_ctx) and the mask of the\n"
-    "family: bidirectional for encoders, causal for decoders, a window where\n"
-    "sliding_window is set and enabled, one table per layer kind where layers\n"
-    "alternate (Gemma-2/3) or for encoder-decoders; the output says which mask was\n"
-    "assumed and why. Flags override the file; an unknown family needs --mask.",
+    "n_embd, d_model), h (num_attention_heads, n_head, n_heads), the head size\n"
+    "(head_dim, else d/h), n (max_position_embeddings, n_positions, n_ctx,\n"
+    "max_seq_len, seq_length) and the mask of the family: bidirectional for\n"
+    "encoders, causal for decoders, a window where sliding_window is set and\n"
+    "enabled, one table per layer kind where layers alternate (Gemma-2/3) or for\n"
+    "encoder-decoders; the output says which mask was assumed and why. Flags\n"
+    "override the file; an unknown family needs --mask. A config with a positional\n"
+    "bias (ALiBi: BLOOM, MPT, alibi true; T5 relative buckets) adds per head the\n"
+    "bias rank and the reach min(n - 1, d_p + bias rank), an upper bound of the\n"
+    "logit rank (docs/theory/positional-bias.md).",
 };
 
 static const char *yes_no(int b)
@@ -279,6 +283,16 @@ static json_t *model_config_json(const char *path, const ar_model_config *c)
                      (json_int_t)c->sliding_window);
 }
 
+/* The config's positional bias per layer kind at the model's head size. */
+static int model_bias(const heads_args *a, const ar_model_config *cfg,
+                      const ar_model_masks *masks, ar_model_bias_report *bias)
+{
+    ar_error err = {{0}};
+    size_t head_size = a->head_size_seen ? a->head_size : a->d / a->heads;
+    int rc = ar_model_bias_report_make(cfg, masks, a->heads, a->n, head_size, NULL, bias, &err);
+    return rc == AR_OK ? -1 : cli_status_error("heads", rc, &err, "--config");
+}
+
 /* Every layer kind of the model (one when --mask is given or the model has
  * one kind), as text or as a "layer_kinds" array. */
 static int run_kinds(const heads_args *a, const ar_model_config *cfg, ar_model_masks *masks)
@@ -305,13 +319,23 @@ static int run_kinds(const heads_args *a, const ar_model_config *cfg, ar_model_m
             json_array_append_new(kinds, one);
         }
     }
+    ar_model_bias_report bias;
+    memset(&bias, 0, sizeof bias);
+    if (code < 0)
+        code = model_bias(a, cfg, masks, &bias);
     if (code >= 0 || !a->json) {
+        if (code < 0)
+            cli_print_model_bias(&bias);
+        ar_model_bias_report_free(&bias);
         json_decref(kinds);
         return code >= 0 ? code : CLI_EXIT_OK;
     }
-    return cli_json_print(json_pack("{s:o, s:s, s:o}", "config",
-                                    model_config_json(a->config, cfg), "mask_reason",
-                                    masks->reason, "layer_kinds", kinds));
+    json_t *out = json_pack("{s:o, s:s, s:o}", "config", model_config_json(a->config, cfg),
+                            "mask_reason", masks->reason, "layer_kinds", kinds);
+    if (bias.bias.kind != AR_MODEL_BIAS_NONE)
+        json_object_set_new(out, "positional_bias", cli_json_model_bias(&bias));
+    ar_model_bias_report_free(&bias);
+    return cli_json_print(out);
 }
 
 int cmd_heads(int argc, char **argv)

@@ -655,6 +655,8 @@ static json_t *report_json(const char *source, const ar_weights_report *r)
     json_object_set_new(sum, "default_rank_max", json_integer((json_int_t)r->default_rank_max));
     if (r->embedding.found)
         json_object_set_new(o, "embedding", embedding_json(&r->embedding));
+    if (r->bias.count > 0)
+        json_object_set_new(o, "positional_bias", cli_json_model_bias(&r->bias));
     return o;
 }
 
@@ -894,6 +896,10 @@ int cmd_weights(int argc, char **argv)
             print_table(&r);
             print_summary(&r);
             print_embedding(&r.embedding);
+            if (r.bias.count > 0) {
+                printf("\n");
+                cli_print_model_bias(&r.bias);
+            }
             code = CLI_EXIT_OK;
         }
     }

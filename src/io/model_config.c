@@ -55,12 +55,15 @@ static int config_string(const char *name, json_t *root, const char *key, char *
 
 static int sizes_from_json(const char *name, json_t *root, ar_model_config *cfg, ar_error *err)
 {
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", "n_embed", NULL};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                                           NULL};
     static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", NULL};
     static const char *const k_hd[] = {"head_dim", NULL};
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
-    static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", "n_layers",
+                                            NULL};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions", "n_ctx",
+                                         "max_seq_len", "seq_length", NULL};
     static const char *const k_sw[] = {"sliding_window", NULL};
     static const char *const k_swp[] = {"sliding_window_pattern", NULL};
     static const char *const k_rb[] = {"relative_attention_num_buckets", NULL};

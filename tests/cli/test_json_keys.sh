@@ -89,6 +89,9 @@ run_json represent sink.npy --mask sink:1+window:3 --axis row
 run_json softmax-bottleneck next.npy --d 1
 run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
+$PY "$here/tests/tools/make_safetensors.py" "$TMP/t5bias" --family bert --layers 1 --heads 2 \
+    --d 8 --max-positions 16 --t5-bias >/dev/null
+run_json weights t5bias
 run_json seprank --layers 1 --d 2 --n 2 --exact
 run_json seprank --layers 1 --d 2 --n 3 --exact --rational --residual
 run_json seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --positions --exact
@@ -105,6 +108,8 @@ run_json check --d 768 --heads 12 --n 512 --layers 12 --require no-bottleneck,de
 run_json check --configs cfg.csv
 printf '{"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16, "head_dim": 256, "num_hidden_layers": 42, "max_position_embeddings": 8192, "sliding_window": 4096}' >"$TMP/gemma2.json"
 run_json heads --config gemma2.json
+printf '{"model_type": "bloom", "n_head": 4, "hidden_size": 64, "seq_length": 32}' >"$TMP/bloom.json"
+run_json heads --config bloom.json --n 32 --samples 0
 $PY -c 'import numpy as np; np.save("'"$TMP"'/stack.npy", np.random.default_rng(1).dirichlet(np.ones(6), size=(2, 6)))'
 run_json represent stack.npy --axis row --head-size 3
 run_json heads --mask causal --d 768 --heads 12 --n 1024

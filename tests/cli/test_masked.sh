@@ -305,6 +305,24 @@ check "Gemma-2: two layer kinds, head_dim 256" test "$(summary "$TMP/gemma2.json
 check "BERT: bidirectional" test "$(summary "$TMP/bert.json" | head -1)" = "all layers none 511 proved 64 65"
 check "T5: encoder and decoder" test "$(summary "$TMP/t5.json" | head -2 | cut -d' ' -f1-4 | tr '\n' '|')" = "encoder self-attention none 511|decoder self-attention causal 256|"
 check "--n and --mask override the config" test "$(summary "$TMP/gpt2.json" --n 200 --mask window:16 | head -1)" = "all layers window:16 8 verified 64 768"
+printf '{"model_type": "bloom", "n_head": 16, "hidden_size": 1024, "seq_length": 2048}' >"$TMP/bloom.json"
+printf '{"model_type": "mpt", "d_model": 240, "n_heads": 6, "max_seq_len": 64, "attn_config": {"alibi": true, "alibi_bias_max": 8}}' >"$TMP/mpt.json"
+bias_of() { # bias_of CONFIG [flags]: per kind "label causal ranks reaches", then the slopes
+  "$AR" heads --config "$@" --samples 0 --json | $PY -c '
+import json, sys; b = json.load(sys.stdin)["positional_bias"]
+for k in b["layer_kinds"]:
+    print(k["label"], k["causal"], sorted({h["bias_rank"] for h in k["heads"]}),
+          sorted({h["reach"] for h in k["heads"]}), all(h["proved"] or not h["known"] for h in k["heads"]))
+print(" ".join("%g" % h["slope"] for h in b["layer_kinds"][0]["heads"]))'
+}
+check "BLOOM: causal ALiBi, rank 1, reach 65" test "$(bias_of "$TMP/bloom.json" | head -1)" = "all layers True [1] [65] True"
+check "BLOOM: slopes 2^(-8h/16)" test "$(bias_of "$TMP/bloom.json" | tail -1 | cut -d' ' -f1,2,16)" = "0.707107 0.5 0.00390625"
+check "MPT, 6 heads: slopes of 8 interleaved" test "$(bias_of "$TMP/mpt.json" | tail -1)" = "0.25 0.0625 0.015625 0.00390625 0.5 0.125"
+check "BLOOM bidirectional: rank n - 1" test "$(bias_of "$TMP/bloom.json" --mask none --n 100 | head -1)" = "all layers False [99] [99] True"
+check "T5 from the config: a bound per stack" test "$(bias_of "$TMP/t5.json" | head -2 | tr '\n' '|')" = "encoder self-attention False [511] [511] True|decoder self-attention True [511] [511] True|"
+out=$("$AR" heads --config "$TMP/gpt2.json" --json)
+check "GPT-2: no positional_bias" $PY -c 'import json, sys; assert "positional_bias" not in json.loads(sys.argv[1])' "$out"
+expect 0 "positional bias: alibi" -- "$AR" heads --config "$TMP/bloom.json" --samples 0
 expect 0 "mask assumed from model_type gpt2: causal" -- "$AR" heads --config "$TMP/gpt2.json"
 expect_error 2 "unknown model family (model_type 'mystery'" -- "$AR" heads --config "$TMP/mystery.json"
 expect_error 2 "\"hidden_size\" is not a positive integer" -- "$AR" heads --config "$TMP/badtype.json"

@@ -225,4 +225,39 @@ expect_error 2 "--rtol: must be >= 0" -- "$AR" weights "$M/bert" --rtol -1
 expect_error 2 "--heatmap-metric: expected rank" -- "$AR" weights "$M/bert" --heatmap-metric entropy
 expect_error 2 "32 query rows do not split into 5 heads" -- "$AR" weights "$M/bert" --heads 5
 expect_error 2 "unexpected argument" -- "$AR" weights "$M/bert" "$M/gpt2"
+# positional biases (docs/theory/positional-bias.md): an ALiBi config on a
+# causal GPT-2 model gives BLOOM's slopes and the proved causal rank 1, so
+# the reach is head size + 1; T5 bucket values stored in the checkpoint give
+# each head's computed rank (a constant head 0, Gaussian heads n - 1); a model
+# without a bias reports no positional_bias at all.
+$PY "$GEN" "$M/alibi" --family gpt2 --layers 1 --heads 4 --d 16 --max-positions 24 --alibi
+$PY "$GEN" "$M/t5bias" --family bert --layers 1 --heads 3 --d 12 --max-positions 40 --t5-bias
+out=$("$AR" weights "$M/alibi" --json)
+check "alibi bias per head" $PY -c '
+import json, sys
+b = json.loads(sys.argv[1])["positional_bias"]
+assert b["kind"] == "alibi" and b["n"] == 24 and b["head_size"] == 4, b
+k = b["layer_kinds"][0]
+assert k["causal"] and not k["bound_only"] and not k["values_read"]
+assert [h["slope"] for h in k["heads"]] == [2.0 ** (-2 * (h + 1)) for h in range(4)]
+assert all(h["bias_rank"] == 1 and h["reach"] == 5 and h["proved"] for h in k["heads"])
+' "$out"
+out=$("$AR" weights "$M/t5bias" --json)
+check "t5 bias from the stored buckets" $PY -c '
+import json, sys
+b = json.loads(sys.argv[1])["positional_bias"]
+assert b["kind"] == "t5" and b["buckets"] == 32 and b["max_distance"] == 128 and b["n"] == 40
+k = b["layer_kinds"][0]
+assert k["values_read"] and not k["causal"]
+assert [h["bias_rank"] for h in k["heads"]] == [0, 39, 39], k
+assert [h["reach"] for h in k["heads"]] == [4, 39, 39]
+assert all(h["known"] and not h["proved"] for h in k["heads"])
+' "$out"
+expect 0 "bias_rank" -- "$AR" weights "$M/t5bias"
+out=$("$AR" weights "$M/bert" --json)
+check "no bias, no key" $PY -c '
+import json, sys
+assert "positional_bias" not in json.loads(sys.argv[1])
+' "$out"
+
 finish

@@ -151,9 +151,21 @@ def config_for(args):
     return cfg
 
 
+def t5_bias_table(args):
+    """T5's relative_attention_bias.weight, 32 buckets x heads: head 0
+    constant (bias rank 0), the others seeded Gaussian (rank n - 1)."""
+    rng = np.random.default_rng(args.seed + 5)
+    table = rng.standard_normal((32, args.heads))
+    table[:, 0] = 0.5
+    return ("encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", table,
+            args.dtype)
+
+
 def write_model(args):
     os.makedirs(args.out, exist_ok=True)
     tensors, expected = make_model(args)
+    if args.t5_bias:
+        tensors.append(t5_bias_table(args))
     if args.shards <= 1:
         write_safetensors(os.path.join(args.out, "model.safetensors"), tensors,
                           {"format": "pt"})
@@ -169,8 +181,14 @@ def write_model(args):
         with open(os.path.join(args.out, "model.safetensors.index.json"), "w") as f:
             json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=1)
     if not args.no_config:
+        cfg = config_for(args)
+        if args.alibi:
+            cfg["alibi"] = True
+        if args.t5_bias:
+            cfg["relative_attention_num_buckets"] = 32
+            cfg["relative_attention_max_distance"] = 128
         with open(os.path.join(args.out, "config.json"), "w") as f:
-            json.dump(config_for(args), f, indent=1)
+            json.dump(cfg, f, indent=1)
     with open(os.path.join(args.out, "expected.json"), "w") as f:
         json.dump({"ranks": expected}, f)
 
@@ -257,6 +275,9 @@ def main():
     ap.add_argument("--full", action="store_true", help="BERT: add FFN and LayerNorm weights")
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--no-config", action="store_true")
+    ap.add_argument("--alibi", action="store_true", help="config.json: alibi true")
+    ap.add_argument("--t5-bias", action="store_true",
+                    help="add T5 relative-position bucket values and their config keys")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bad", action="store_true", help="write the malformed files instead")
     args = ap.parse_args()
