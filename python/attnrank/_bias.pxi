@@ -4,7 +4,6 @@
 
 from attnrank._capi cimport (
     ar_model_bias_report, ar_model_bias_layers, ar_head_bias, ar_model_bias_kind_name,
-    ar_model_bias_report_make, ar_model_bias_report_free, ar_model_masks, ar_mask,
     AR_MODEL_BIAS_NONE, AR_MODEL_BIAS_T5,
 )
 
@@ -36,28 +35,3 @@ cdef object _positional_bias(const ar_model_bias_report *r):
         layer_kinds=tuple(_bias_layer_kind(r, k) for k in range(r.count)),
         buckets=r.bias.buckets if t5 else None, max_distance=r.bias.max_distance if t5 else None)
 
-
-cdef object _config_bias(const ar_model_config *cfg, const ar_model_masks *masks, size_t heads,
-                         size_t n, size_t head_size):
-    """The positional bias of a config at n tokens and head_size, per layer
-    kind of masks (a PositionalBias, or None when the config implies none)."""
-    cdef ar_model_bias_report r
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef int rc
-    with nogil:
-        rc = ar_model_bias_report_make(cfg, masks, heads, n, head_size, NULL, &r, &err)
-    check_status(rc, "ar_model_bias_report_make", &err, None)
-    try:
-        return _positional_bias(&r)
-    finally:
-        ar_model_bias_report_free(&r)
-
-
-cdef void _one_kind_masks(ar_model_masks *masks, const ar_mask *mask):
-    """masks = one layer kind, "all layers", with the given mask."""
-    memset(masks, 0, sizeof(ar_model_masks))
-    masks.count = 1
-    masks.kind[0].mask = mask[0]  # shallow: lengths stay the caller's
-    cdef const char *label = b"all layers"
-    memcpy(masks.kind[0].label, label, 11)

@@ -303,6 +303,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
 include "_spectrum.pxi"
 include "_represent.pxi"
 include "_bias.pxi"
+include "_heads.pxi"
 include "_softmax_bottleneck.pxi"
 include "_state_dict.pxi"
 include "_weights.pxi"

@@ -9,7 +9,7 @@
 
 typedef struct heads_args {
     size_t d, heads, n, head_size, samples;
-    int d_seen, heads_seen, n_seen, head_size_seen;
+    int d_seen, heads_seen, n_seen, head_size_seen; /* the option table's; 0 is "not given" */
     uint64_t seed;
     const char *mask_text, *config;
     int json;
@@ -209,67 +209,24 @@ static void print_text(const ar_bottleneck_heads_report *r, int with_errors, con
                r->n, r->fit_cap, r->logit_cap);
 }
 
-/* One analysis under one mask: the text table, or a JSON object in *out. */
-static int run_one(const heads_args *a, const ar_mask *mask, json_t **out)
+/* One layer kind as JSON: the report, its mask and the generic value. */
+static json_t *kind_json(const ar_bottleneck_heads_report *r, int with_errors,
+                         const ar_mask *mask)
 {
-    ar_bottleneck_heads_opts o;
-    ar_bottleneck_heads_opts_init(&o);
-    o.head_size = a->head_size_seen ? a->head_size : 0;
-    o.samples = a->samples;
-    o.seed = a->seed;
-    o.errors = a->samples > 0 && mask->kind == AR_MASK_NONE;
-    o.mask = mask;
-    if (a->n < 512)
-        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
-    ar_bottleneck_heads_report r;
-    ar_error err = {{0}};
-    int rc = ar_bottleneck_heads_analyze(a->d, a->heads, a->n, &o, &r, &err);
-    if (rc != AR_OK)
-        return cli_status_error("heads", rc, &err, NULL);
-    char mask_text[256];
-    ar_mask_format(mask, mask_text, sizeof mask_text);
-    if (out == NULL) {
-        print_text(&r, o.errors, mask_text);
-        return -1;
-    }
-    *out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d",
-                     (json_int_t)r.d, "heads", (json_int_t)r.h, "n", (json_int_t)r.n,
-                     "needed_head_size", (json_int_t)r.needed_head_size, "max_heads_exact",
-                     (json_int_t)r.max_heads_exact, "max_heads_paper",
-                     (json_int_t)r.max_heads_paper, "standard",
-                     config_json(&r.standard, o.errors, r.masked), "fixed",
-                     config_json(&r.fixed, o.errors, r.masked), "seed", cli_json_u64(r.seed),
-                     "samples", (json_int_t)r.samples, "errors_capped", r.errors_capped);
-    json_object_set_new(*out, "mask", cli_json_mask(mask));
-    json_t *g = cli_json_generic(&r.generic);
-    json_object_update(*out, g);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d",
+                          (json_int_t)r->d, "heads", (json_int_t)r->h, "n", (json_int_t)r->n,
+                          "needed_head_size", (json_int_t)r->needed_head_size, "max_heads_exact",
+                          (json_int_t)r->max_heads_exact, "max_heads_paper",
+                          (json_int_t)r->max_heads_paper, "standard",
+                          config_json(&r->standard, with_errors, r->masked), "fixed",
+                          config_json(&r->fixed, with_errors, r->masked), "seed",
+                          cli_json_u64(r->seed), "samples", (json_int_t)r->samples,
+                          "errors_capped", r->errors_capped);
+    json_object_set_new(o, "mask", cli_json_mask(mask));
+    json_t *g = cli_json_generic(&r->generic);
+    json_object_update(o, g);
     json_decref(g);
-    return -1;
-}
-
-/* --config: sizes the flags did not give, and the masks of the family. */
-static int apply_config(heads_args *a, ar_model_config *cfg, ar_model_masks *masks)
-{
-    ar_error err = {{0}};
-    int rc = ar_model_config_read(a->config, cfg, &err);
-    if (rc != AR_OK)
-        return cli_status_error("heads", rc, &err, "--config");
-    /* the option table refuses 0, so 0 means "not given" here */
-    size_t head_size = a->head_size_seen ? a->head_size : 0;
-    rc = ar_model_config_layer_sizes(cfg, a->config, &a->d, &a->heads, &a->n, &head_size, &err);
-    if (rc != AR_OK)
-        return cli_usage_error("heads", "%s; give the flag", err.msg);
-    a->d_seen = a->heads_seen = a->n_seen = 1;
-    if (head_size != 0) {
-        a->head_size = head_size;
-        a->head_size_seen = 1;
-    }
-    if (a->mask_text != NULL)
-        return -1;
-    rc = ar_model_masks_from_config(cfg, masks, &err);
-    if (rc != AR_OK)
-        return cli_usage_error("heads", "%s: %s", a->config, err.msg);
-    return -1;
+    return o;
 }
 
 static json_t *model_config_json(const char *path, const ar_model_config *c)
@@ -283,59 +240,54 @@ static json_t *model_config_json(const char *path, const ar_model_config *c)
                      (json_int_t)c->sliding_window);
 }
 
-/* The config's positional bias per layer kind at the model's head size. */
-static int model_bias(const heads_args *a, const ar_model_config *cfg,
-                      const ar_model_masks *masks, ar_model_bias_report *bias)
+static void print_model(const heads_args *a, const ar_model_config *cfg, const ar_heads_run *r)
 {
-    ar_error err = {{0}};
-    size_t head_size = a->head_size_seen ? a->head_size : a->d / a->heads;
-    int rc = ar_model_bias_report_make(cfg, masks, a->heads, a->n, head_size, NULL, bias, &err);
-    return rc == AR_OK ? -1 : cli_status_error("heads", rc, &err, "--config");
+    printf("model: %s (model_type %s): mask assumed from %s\n\n", a->config,
+           cfg->model_type[0] ? cfg->model_type : "absent", r->masks.reason);
+    for (size_t k = 0; k < r->masks.count; k++) {
+        const ar_model_mask_kind *mk = &r->masks.kind[k];
+        char text[64];
+        ar_mask_format(&mk->mask, text, sizeof text);
+        printf("%slayer kind: %s", k ? "\n" : "", mk->label);
+        if (mk->layers > 0)
+            printf(" (%zu layers)", mk->layers);
+        printf(", mask %s\n", text);
+        print_text(&r->kind[k], r->with_errors[k], text);
+    }
+    cli_print_model_bias(&r->bias);
 }
 
-/* Every layer kind of the model (one when --mask is given or the model has
- * one kind), as text or as a "layer_kinds" array. */
-static int run_kinds(const heads_args *a, const ar_model_config *cfg, ar_model_masks *masks)
+static json_t *model_json(const heads_args *a, const ar_model_config *cfg, const ar_heads_run *r)
 {
     json_t *kinds = json_array();
-    int code = -1;
-    if (!a->json)
-        printf("model: %s (model_type %s): mask assumed from %s\n\n", a->config,
-               cfg->model_type[0] ? cfg->model_type : "absent", masks->reason);
-    for (size_t k = 0; code < 0 && k < masks->count; k++) {
-        if (!a->json) {
-            char text[64];
-            ar_mask_format(&masks->kind[k].mask, text, sizeof text);
-            printf("%slayer kind: %s", k ? "\n" : "", masks->kind[k].label);
-            if (masks->kind[k].layers > 0)
-                printf(" (%zu layers)", masks->kind[k].layers);
-            printf(", mask %s\n", text);
-        }
-        json_t *one = NULL;
-        code = run_one(a, &masks->kind[k].mask, a->json ? &one : NULL);
-        if (one != NULL) {
-            json_object_set_new(one, "label", json_string(masks->kind[k].label));
-            json_object_set_new(one, "layers", json_integer((json_int_t)masks->kind[k].layers));
-            json_array_append_new(kinds, one);
-        }
-    }
-    ar_model_bias_report bias;
-    memset(&bias, 0, sizeof bias);
-    if (code < 0)
-        code = model_bias(a, cfg, masks, &bias);
-    if (code >= 0 || !a->json) {
-        if (code < 0)
-            cli_print_model_bias(&bias);
-        ar_model_bias_report_free(&bias);
-        json_decref(kinds);
-        return code >= 0 ? code : CLI_EXIT_OK;
+    for (size_t k = 0; k < r->masks.count; k++) {
+        json_t *one = kind_json(&r->kind[k], r->with_errors[k], &r->masks.kind[k].mask);
+        json_object_set_new(one, "label", json_string(r->masks.kind[k].label));
+        json_object_set_new(one, "layers", json_integer((json_int_t)r->masks.kind[k].layers));
+        json_array_append_new(kinds, one);
     }
     json_t *out = json_pack("{s:o, s:s, s:o}", "config", model_config_json(a->config, cfg),
-                            "mask_reason", masks->reason, "layer_kinds", kinds);
-    if (bias.bias.kind != AR_MODEL_BIAS_NONE)
-        json_object_set_new(out, "positional_bias", cli_json_model_bias(&bias));
-    ar_model_bias_report_free(&bias);
-    return cli_json_print(out);
+                            "mask_reason", r->masks.reason, "layer_kinds", kinds);
+    if (r->bias.count > 0)
+        json_object_set_new(out, "positional_bias", cli_json_model_bias(&r->bias));
+    return out;
+}
+
+static int print_result(const heads_args *a, const ar_model_config *cfg, ar_heads_run *r)
+{
+    ar_option_render(r->masks.reason, AR_OPTION_STYLE_CLI);
+    if (a->config != NULL && a->json)
+        return cli_json_print(model_json(a, cfg, r));
+    if (a->config != NULL) {
+        print_model(a, cfg, r);
+        return CLI_EXIT_OK;
+    }
+    char text[256];
+    ar_mask_format(&r->masks.kind[0].mask, text, sizeof text);
+    if (a->json)
+        return cli_json_print(kind_json(&r->kind[0], r->with_errors[0], &r->masks.kind[0].mask));
+    print_text(&r->kind[0], r->with_errors[0], text);
+    return CLI_EXIT_OK;
 }
 
 int cmd_heads(int argc, char **argv)
@@ -365,42 +317,32 @@ int cmd_heads(int argc, char **argv)
                          NULL);
     if (code >= 0)
         return code;
+    ar_error err = {{0}};
     ar_model_config cfg;
-    ar_model_masks masks;
-    memset(&masks, 0, sizeof masks);
-    if (a.config != NULL && (code = apply_config(&a, &cfg, &masks)) >= 0)
+    int rc = a.config != NULL ? ar_model_config_read(a.config, &cfg, &err) : AR_OK;
+    if (rc != AR_OK)
+        return cli_status_error("heads", rc, &err, "--config");
+    ar_mask mask = ar_mask_none();
+    if (a.mask_text != NULL &&
+        (code = cli_mask_from_text("heads", a.mask_text, AR_AXIS_ROW, 0, 0, &mask, NULL)) >= 0)
         return code;
-    if (!a.d_seen || !a.heads_seen || !a.n_seen)
-        return cli_usage_error("heads", "needs --d D, --heads H and --n N (or --config FILE)");
-    if (!a.head_size_seen && a.d % a.heads != 0)
-        return cli_usage_error("heads",
-                               "--heads %zu does not divide --d %zu: the standard head size d/h "
-                               "is undefined (give --head-size P)",
-                               a.heads, a.d);
-    if (a.n > ((size_t)1 << 24) || a.d > ((size_t)1 << 24) || a.heads > ((size_t)1 << 24))
-        return cli_usage_error("heads", "sizes above 2^24 are not supported");
-    if (a.mask_text != NULL || a.config == NULL) {
-        masks.count = 1;
-        masks.kind[0].mask = ar_mask_none();
-        snprintf(masks.kind[0].label, sizeof masks.kind[0].label, "all layers");
-        snprintf(masks.reason, sizeof masks.reason, a.mask_text ? "--mask" : "no mask given");
-        if (a.mask_text != NULL &&
-            (code = cli_mask_from_text("heads", a.mask_text, AR_AXIS_ROW, a.n, 0,
-                                       &masks.kind[0].mask, NULL)) >= 0)
-            return code;
-    }
-    if (a.config != NULL)
-        code = run_kinds(&a, &cfg, &masks);
-    else if (a.json) {
-        json_t *out = NULL;
-        code = run_one(&a, &masks.kind[0].mask, &out);
-        if (code < 0)
-            code = cli_json_print(out);
-    } else {
-        code = run_one(&a, &masks.kind[0].mask, NULL);
-        code = code < 0 ? CLI_EXIT_OK : code;
-    }
-    for (size_t k = 0; k < masks.count; k++)
-        ar_mask_free(&masks.kind[k].mask);
+    ar_heads_run_opts o;
+    ar_heads_run_opts_init(&o);
+    o.d = a.d;
+    o.heads = a.heads;
+    o.n = a.n;
+    o.head_size = a.head_size;
+    o.mask = a.mask_text != NULL ? &mask : NULL;
+    o.config = a.config != NULL ? &cfg : NULL;
+    o.config_name = a.config;
+    o.samples = a.samples;
+    o.seed = a.seed;
+    if (a.n < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_heads_run r;
+    rc = ar_heads_run_analyze(&o, &r, &err);
+    code = rc == AR_OK ? print_result(&a, &cfg, &r) : cli_status_error("heads", rc, &err, NULL);
+    ar_heads_run_free(&r);
+    ar_mask_free(&mask);
     return code;
 }

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import attnrank
+from conftest import python_spelling
 
 GEN = Path(__file__).resolve().parents[1] / "tools" / "make_safetensors.py"
 
@@ -46,6 +47,7 @@ def test_heads_config_equals_the_cli(cli, configs, name, mask):
     extra = ["--mask", mask] if mask else []
     want = _cli(cli, "heads", "--config", str(configs[name]), "--samples", "0", *extra)
     want["config"].pop("source")
+    want = python_spelling(want)
     got = attnrank.heads(config=configs[name], samples=0, mask=mask).to_dict()
     assert got == want
     assert list(got) == list(want)
