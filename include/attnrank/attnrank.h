@@ -27,6 +27,7 @@
 #include "spectrum_dist.h"
 #include "head_scores.h"
 #include "represent_stack.h"
+#include "represent_run.h"
 #include "bias.h"
 
 #endif

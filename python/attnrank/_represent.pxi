@@ -33,6 +33,10 @@ from attnrank._capi cimport (
     ar_masked_analyze, ar_masked_certificate, ar_masked_logit_error_lower, ar_masked_fit,
     ar_represent_stack_opts, ar_represent_stack_opts_init, ar_represent_stack_slice,
     ar_represent_stack_result, ar_represent_stack_run, ar_represent_stack_result_free,
+    ar_represent_run_opts, ar_represent_run_opts_init, ar_represent_run_result,
+    ar_represent_run, ar_represent_run_result_free, ar_represent_side, ar_represent_side_name,
+    AR_REPRESENT_SIDE_NONE, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
+    ar_option_render, AR_OPTION_STYLE_CLI,
 )
 
 import os
@@ -251,14 +255,9 @@ def _first_zero(arr):
 
 # ---- represent ---------------------------------------------------------------
 
-cdef int _failed_side_code(const ar_represent_result *r):
-    cdef double cut = r.feasibility_tol * r.log_norm_fro / 2.0
-    cdef bint key = r.residual_key > cut, query = r.residual_query > cut
-    return 3 if (key and query) else (1 if key else 2)
-
-
-cdef object _represent_record(const ar_represent_result *r, size_t head_size, bint representable,
-                              object cert, object logit, object fit, object fit_skipped):
+cdef object _represent_record(const ar_represent_result *r, ar_represent_side failed,
+                              size_t head_size, bint representable, object cert, object logit,
+                              object fit, object fit_skipped):
     svals = np.empty(r.n, dtype=np.float64)
     cdef double[::1] sv = svals
     if r.n > 0:
@@ -273,7 +272,7 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
                    ones_residual=r.ones_residual, shift_forced=bool(r.shift_forced))
     else:
         x = InputX(given=False)
-    failed = None if r.feasible else ("key", "query", "both")[_failed_side_code(r) - 1]
+    side = None if failed == AR_REPRESENT_SIDE_NONE else _text(ar_represent_side_name(failed))
     return Represent(
         n=r.n, axis=_text(ar_axis_name(r.axis)),
         tolerance=RepresentTolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol,
@@ -286,7 +285,7 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
                                      certain_rank=r.certain_rank if r.storage_rule else None),
         max_sum_defect=r.max_sum_defect, smoothing=smoothing, x=x, feasible=bool(r.feasible),
         residual=Residual(key=r.residual_key, query=r.residual_query,
-                          relative=r.residual_rel, failed=failed),
+                          relative=r.residual_rel, failed=side),
         centred_rank=r.centred_rank,
         min_head_size=r.min_head_size if r.feasible else None,
         head_size=head_size, representable=bool(representable), singular_values=svals,
@@ -296,86 +295,79 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
         fit=fit, fit_skipped=fit_skipped)
 
 
-cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
-                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
-                             str fn):
+cdef object _fit_skipped(ar_represent_run_result *res):
+    """Why no fit ran, or None; spelled as the CLI's (the record says
+    "--no-fit", as the CLI's JSON)."""
+    if res.fit_skipped[0] == 0:
+        return None
+    return _text(ar_option_render(res.fit_skipped, AR_OPTION_STYLE_CLI))
+
+
+cdef str _step_name(const ar_represent_run_result *res, bint masked):
+    """The library function of the step that failed, for the exception."""
+    if res.failed_step == AR_REPRESENT_STEP_CERTIFICATE:
+        return "ar_masked_certificate" if masked else "ar_represent_certificate"
+    if res.failed_step == AR_REPRESENT_STEP_FIT:
+        return "ar_masked_fit" if masked else "ar_fit_lowrank"
+    return "ar_masked_analyze" if masked else "ar_represent_analyze"
+
+
+cdef int _run_map(object arr, object xarr, ar_represent_run_opts *ro, object head_size,
+                  bint do_fit, object max_iter, str fn, ar_represent_run_result *res) except -1:
+    """ar_represent_run on the single map arr (the library decides the
+    verdict, the certificate, the errors and the fit); raises as the step
+    that failed."""
     cdef ar_cview pv, xv
     arr = _views_of(arr, &pv, fn, "p")
     cdef const ar_cview *xp = NULL
     if xarr is not None:
         xarr = _views_of(xarr, &xv, fn, "x")
         xp = &xv
-    cdef size_t n = pv.rows
-    cdef ar_represent_workspace *ws = NULL
-    cdef ar_fit_workspace *fw = NULL
-    cdef ar_represent_result r
-    cdef ar_certificate cert
-    cdef ar_fit_result fres
-    cdef ar_fit_opts fo
-    cdef ar_matrix smoothed = ar_matrix_empty()
-    cdef ar_cview target
+    if head_size is not None:
+        ro.head_size = _size(head_size, "head_size", fn)
+        ro.head_size_given = 1
+    ro.fit = do_fit
+    if max_iter is not None:
+        ro.fit_opts.max_iter = _size(max_iter, "max_iter", fn)
     cdef ar_error err
     err.msg[0] = 0
     cdef int rc
-    cdef bint have_cert = 0, representable = 0
-    cdef size_t hs = 0
-    cdef bint hs_given = head_size is not None
-    if hs_given:
-        hs = _size(head_size, "head_size", fn)
-    ar_fit_opts_init(&fo)
-    fo.seed = seed
-    if max_iter is not None:
-        fo.max_iter = _size(max_iter, "max_iter", fn)
-    fo.axis = ro.axis
-    fo.precision = ro.precision
-    fo.sum_tol = ro.sum_tol
     with nogil:
-        rc = ar_represent_workspace_alloc(&ws, n)
-        if rc == AR_OK:
-            rc = ar_represent_analyze(ws, pv, xp, ro, &r, &err)
+        rc = ar_represent_run(pv, xp, ro, res, &err)
+    if rc != AR_OK:
+        masked = ro.mask != NULL or ro.infer_mask
+        check_status(rc, _step_name(res, masked), &err,
+                     "probability-space fit" if res.failed_step == AR_REPRESENT_STEP_FIT else None)
+    return 0
+
+
+cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
+                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
+                             str fn):
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
+    o.represent = ro[0]
+    o.fit_opts.seed = seed
+    cdef ar_represent_run_result res
+    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
     try:
-        check_status(rc, "ar_represent_analyze", &err)
-        if not hs_given:
-            hs = r.min_head_size
-        representable = r.feasible and r.min_head_size <= hs
-        cert_rec = logit = fit = fit_skipped = None
-        if representable:
-            with nogil:
-                rc = ar_represent_certificate(ws, hs, &cert, &err)
-            check_status(rc, "ar_represent_certificate", &err)
-            have_cert = 1
+        cert_rec = logit = fit = None
+        if res.have_certificate:
             cert_rec = Certificate(
-                head_size=cert.head_size, d=cert.d, max_abs=cert.max_abs,
-                kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
-                wq=_copy_matrix(&cert.wq) if want_weights else None,
-                wk=_copy_matrix(&cert.wk) if want_weights else None)
-        elif r.feasible:
-            logit = (ar_represent_logit_error(&r, hs), ar_represent_logit_error_rel(&r, hs))
-            if r.x_given and r.x_rank < r.n:
-                fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)"
-            elif not do_fit:
-                fit_skipped = "--no-fit"
-            else:
-                target = pv
-                with nogil:
-                    rc = ar_fit_workspace_alloc(&fw, n)
-                    if rc == AR_OK and ro.smooth > 0.0:
-                        rc = ar_matrix_clone(&smoothed, pv)
-                        if rc == AR_OK:
-                            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro.axis,
-                                                      ro.smooth, NULL)
-                        target = ar_matrix_cview(&smoothed)
-                    if rc == AR_OK:
-                        rc = ar_fit_lowrank(fw, target, hs, &fo, &fres, &err)
-                check_status(rc, "ar_fit_lowrank", &err, "probability-space fit")
-                fit = _fit_record(&fres)
-        return _represent_record(&r, hs, representable, cert_rec, logit, fit, fit_skipped)
+                head_size=res.certificate.head_size, d=res.certificate.d,
+                max_abs=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
+                kl_max=res.certificate.kl_max, logit_max_abs=res.certificate.logit_max_abs,
+                wq=_copy_matrix(&res.certificate.wq) if want_weights else None,
+                wk=_copy_matrix(&res.certificate.wk) if want_weights else None)
+        if res.have_logit_error:
+            logit = (res.logit_error, res.logit_error_rel)
+        if res.have_fit:
+            fit = _fit_record(&res.fit)
+        fit_skipped = _fit_skipped(&res)
+        return _represent_record(&res.plain, res.failed, res.head_size, res.representable == 1,
+                                 cert_rec, logit, fit, fit_skipped)
     finally:
-        if have_cert:
-            ar_certificate_free(&cert)
-        ar_matrix_free(&smoothed)
-        ar_fit_workspace_free(fw)
-        ar_represent_workspace_free(ws)
+        ar_represent_run_result_free(&res)
 
 
 cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, double tau,
@@ -397,67 +389,31 @@ cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, doubl
 cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
                               const ar_masked_opts *mo, object head_size, bint want_weights,
                               bint do_fit, object max_iter, str fn):
-    cdef ar_cview pv, xv
-    arr = _views_of(arr, &pv, fn, "p")
-    cdef const ar_cview *xp = NULL
-    if xarr is not None:
-        xarr = _views_of(xarr, &xv, fn, "x")
-        xp = &xv
-    cdef size_t n = pv.rows
-    cdef ar_masked_workspace *ws = NULL
-    cdef ar_masked_result r
-    cdef ar_certificate cert
-    cdef ar_fit_result fres
-    cdef ar_fit_opts fo
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef int rc
-    cdef double bound = 0.0
-    cdef bint have_cert = 0
-    cdef size_t hs = 0
-    cdef bint hs_given = head_size is not None
-    if hs_given:
-        hs = _size(head_size, "head_size", fn)
-    ar_fit_opts_init(&fo)
-    fo.seed = mo.seed
-    if max_iter is not None:
-        fo.max_iter = _size(max_iter, "max_iter", fn)
-    with nogil:
-        rc = ar_masked_workspace_alloc(&ws, n)
-        if rc == AR_OK:
-            rc = ar_masked_analyze(ws, pv, xp, mask, mo, &r, &err)
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
+    o.masked = mo[0]
+    o.mask = mask
+    o.infer_mask = mask == NULL
+    o.fit_opts.seed = mo.seed
+    cdef ar_represent_run_result res
+    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
+    cdef const ar_masked_result *r = &res.masked_res
+    cdef const ar_certificate *cert = &res.certificate
     try:
-        check_status(rc, "ar_masked_analyze", &err)
-        if not hs_given:
-            hs = r.upper if r.certified else r.lower
-        if r.certified and hs >= r.upper:
-            verdict = True
-        elif hs < r.lower:
-            verdict = False
-        else:
-            verdict = None
-        cert_rec = lower = fit = fit_skipped = None
-        if verdict is True:
-            with nogil:
-                rc = ar_masked_certificate(ws, hs, &cert, &err)
-            check_status(rc, "ar_masked_certificate", &err)
-            have_cert = 1
+        verdict = None if res.representable < 0 else bool(res.representable)
+        cert_rec = lower = fit = None
+        if res.have_certificate:
             cert_rec = MaskedCertificate(
                 head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
                 kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
                 rounding_ratio=cert.rounding_ratio if r.storage_rule else None,
                 wq=_copy_matrix(&cert.wq) if want_weights else None,
                 wk=_copy_matrix(&cert.wk) if want_weights else None)
-        elif verdict is False:
-            if ar_masked_logit_error_lower(ws, hs, &bound) == AR_OK:
-                lower = bound
-            if not do_fit:
-                fit_skipped = "--no-fit"
-            else:
-                with nogil:
-                    rc = ar_masked_fit(ws, hs, &fo, &fres, &err)
-                check_status(rc, "ar_masked_fit", &err, "probability-space fit")
-                fit = _fit_record(&fres)
+        if res.have_logit_error_lower:
+            lower = res.logit_error_lower
+        if res.have_fit:
+            fit = _fit_record(&res.fit)
+        fit_skipped = _fit_skipped(&res)
         if r.x_given:
             x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold)
         else:
@@ -487,13 +443,11 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
             block_lower=r.block_lower, blocks=r.blocks,
             innovation_gap=InnovationGap(min_innovative=r.min_innovative,
                                          max_not_innovative=r.max_not_innovative),
-            head_size=hs, representable=verdict, certificate=cert_rec,
+            head_size=res.head_size, representable=verdict, certificate=cert_rec,
             logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, smoothing=smoothing,
             **generic)
     finally:
-        if have_cert:
-            ar_certificate_free(&cert)
-        ar_masked_workspace_free(ws)
+        ar_represent_run_result_free(&res)
 
 
 cdef tuple _slice_index(tuple lead, object k):

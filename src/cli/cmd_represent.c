@@ -83,17 +83,6 @@ static int read_single(const char *path, const char *what, int stacks, ar_array 
     return -1;
 }
 
-static const char *failed_side(const ar_represent_result *r)
-{
-    double cut = r->feasibility_tol * r->log_norm_fro / 2.0;
-    int key = r->residual_key > cut, query = r->residual_query > cut;
-    if (key && query)
-        return "both";
-    if (key)
-        return "key";
-    return "query";
-}
-
 /* ---- text output ---- */
 
 static void print_svals(const ar_represent_result *r)
@@ -156,20 +145,6 @@ static void print_certificate(const ar_certificate *c, const represent_args *a)
 
 /* ---- the run ---- */
 
-typedef struct represent_outcome {
-    ar_represent_result res;
-    int representable;
-    size_t head_size;          /* K, or the minimal head size */
-    int have_cert;
-    ar_certificate cert;
-    int have_logit_error;
-    double logit_error, logit_error_rel;
-    int have_fit;
-    ar_fit_result fit;
-    const char *fit_skipped;   /* reason, or NULL */
-    double *svals;             /* copy of res.centred_svals (the workspace is freed) */
-} represent_outcome;
-
 json_t *represent_fit_json(const ar_fit_result *f)
 {
     return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
@@ -199,107 +174,68 @@ int represent_write_weights(const char *prefix, const ar_certificate *c)
     return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, "--weights-out");
 }
 
-ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st)
-{
-    ar_fit_opts fo;
-    ar_fit_opts_init(&fo);
-    fo.seed = a->seed;
-    if (a->max_iter_seen)
-        fo.max_iter = a->max_iter;
-    cli_fit_progress_start(st, "represent");
-    fo.progress = cli_fit_progress;
-    fo.progress_ctx = st;
-    return fo;
-}
-
 const char *represent_fit_method(const ar_fit_result *f)
 {
     /* the library's one method; any other value prints as its name */
     return f->method == AR_FIT_LBFGS ? "L-BFGS" : ar_fit_method_name(f->method);
 }
 
-static int fit_small_head(ar_cview p, const ar_represent_opts *ro, const represent_args *a,
-                          represent_outcome *out)
+/* The fit's clock starts when the fit does; large masked maps say what
+ * takes the time. */
+static void on_step(void *ctx, ar_represent_step step, size_t n, size_t head_size)
 {
-    ar_fit_workspace *fw = NULL;
+    represent_progress *rp = ctx;
+    int masked = rp->a->mask_text != NULL && strcmp(rp->a->mask_text, "none") != 0;
+    if (step == AR_REPRESENT_STEP_ANALYSE && masked && n >= 1024)
+        fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n", n, n);
+    if (step != AR_REPRESENT_STEP_FIT)
+        return;
+    cli_fit_progress_start(&rp->st, "represent");
+    if (masked && n >= 512)
+        fprintf(stderr, "attnrank represent: fitting a head of size %zu under the mask (at "
+                        "most %zu L-BFGS iterations)...\n",
+                head_size, rp->max_iter);
+}
+
+void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
+                        represent_progress *rp)
+{
+    ro->head_size_given = a->head_size_seen;
+    ro->head_size = a->head_size;
+    ro->fit = !a->no_fit;
+    ro->fit_opts.seed = a->seed;
+    if (a->max_iter_seen)
+        ro->fit_opts.max_iter = a->max_iter;
+    rp->a = a;
+    rp->max_iter = ro->fit_opts.max_iter;
+    ro->fit_opts.progress = cli_fit_progress;
+    ro->fit_opts.progress_ctx = &rp->st;
+    ro->progress = on_step;
+    ro->progress_ctx = rp;
+}
+
+int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
+                      const ar_represent_run_opts *ro, ar_represent_run_result *out)
+{
     ar_error err = {{0}};
-    int rc = ar_fit_workspace_alloc(&fw, p.rows);
-    cli_fit_progress_state st;
-    ar_fit_opts fo = represent_fit_opts(a, &st);
-    fo.axis = ro->axis;
-    fo.precision = ro->precision;
-    fo.sum_tol = ro->sum_tol;
-    ar_matrix smoothed = ar_matrix_empty();
-    ar_cview target = p;
-    if (rc == AR_OK && ro->smooth > 0.0) {
-        rc = ar_matrix_clone(&smoothed, p);
-        if (rc == AR_OK)
-            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL);
-        target = ar_matrix_cview(&smoothed);
+    int rc = ar_represent_run(p, x, ro, out, &err);
+    if (rc != AR_OK) {
+        const char *context = out->failed_step == AR_REPRESENT_STEP_ANALYSE       ? a->p_file
+                              : out->failed_step == AR_REPRESENT_STEP_CERTIFICATE ? "certificate"
+                              : out->failed_step == AR_REPRESENT_STEP_FIT
+                                  ? "probability-space fit"
+                                  : NULL;
+        return cli_status_error("represent", rc, &err, context);
     }
-    if (rc == AR_OK)
-        rc = ar_fit_lowrank(fw, target, out->head_size, &fo, &out->fit, &err);
-    ar_fit_workspace_free(fw);
-    ar_matrix_free(&smoothed);
-    if (rc != AR_OK)
-        return cli_status_error("represent", rc, &err, "probability-space fit");
-    out->have_fit = 1;
+    ar_option_render(out->fit_skipped, AR_OPTION_STYLE_CLI);
+    if (out->have_certificate && a->weights_out != NULL)
+        return represent_write_weights(a->weights_out, &out->certificate);
     return -1;
 }
 
-static int analyse(const represent_args *a, ar_cview p, const ar_cview *x,
-                   const ar_represent_opts *ro, represent_outcome *out)
+static json_t *outcome_json(const represent_args *a, const ar_represent_run_result *o)
 {
-    ar_represent_workspace *ws = NULL;
-    ar_error err = {{0}};
-    int rc = ar_represent_workspace_alloc(&ws, p.rows);
-    if (rc != AR_OK)
-        return cli_status_error("represent", rc, NULL, NULL);
-    int code = -1;
-    rc = ar_represent_analyze(ws, p, x, ro, &out->res, &err);
-    if (rc != AR_OK)
-        code = cli_status_error("represent", rc, &err, a->p_file);
-    const ar_represent_result *r = &out->res;
-    if (code < 0) {
-        /* The result points into the workspace, which is freed below. */
-        out->svals = malloc(r->n * sizeof(double));
-        if (out->svals == NULL)
-            code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);
-        else
-            memcpy(out->svals, r->centred_svals, r->n * sizeof(double));
-        out->res.centred_svals = out->svals;
-    }
-    if (code < 0) {
-        out->head_size = a->head_size_seen ? a->head_size : r->min_head_size;
-        out->representable = r->feasible && r->min_head_size <= out->head_size;
-    }
-    if (code < 0 && out->representable) {
-        rc = ar_represent_certificate(ws, out->head_size, &out->cert, &err);
-        if (rc != AR_OK)
-            code = cli_status_error("represent", rc, &err, "certificate");
-        else
-            out->have_cert = 1;
-        if (code < 0 && a->weights_out != NULL)
-            code = represent_write_weights(a->weights_out, &out->cert);
-    }
-    if (code < 0 && r->feasible && !out->representable) {
-        out->have_logit_error = 1;
-        out->logit_error = ar_represent_logit_error(r, out->head_size);
-        out->logit_error_rel = ar_represent_logit_error_rel(r, out->head_size);
-        if (r->x_given && r->x_rank < r->n)
-            out->fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)";
-        else if (a->no_fit)
-            out->fit_skipped = "--no-fit";
-        else
-            code = fit_small_head(p, ro, a, out);
-    }
-    ar_represent_workspace_free(ws);
-    return code;
-}
-
-static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
-{
-    const ar_represent_result *r = &o->res;
+    const ar_represent_result *r = &o->plain;
     json_t *j = json_object();
     json_object_set_new(j, "source", json_string(a->p_file));
     json_object_set_new(j, "n", json_integer((json_int_t)r->n));
@@ -334,15 +270,16 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
                         json_pack("{s:o, s:o, s:o, s:o}", "key", cli_json_real(r->residual_key),
                                   "query", cli_json_real(r->residual_query), "relative",
                                   cli_json_real(r->residual_rel), "failed",
-                                  r->feasible ? json_null() : json_string(failed_side(r))));
+                                  r->feasible ? json_null()
+                                              : json_string(ar_represent_side_name(o->failed))));
     json_object_set_new(j, "centred_rank", json_integer((json_int_t)r->centred_rank));
     json_object_set_new(j, "min_head_size",
                         r->feasible ? json_integer((json_int_t)r->min_head_size) : json_null());
     json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
     json_object_set_new(j, "representable", json_boolean(o->representable));
     json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
-    if (o->have_cert) {
-        const ar_certificate *c = &o->cert;
+    if (o->have_certificate) {
+        const ar_certificate *c = &o->certificate;
         json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
                                (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs",
                                cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
@@ -358,18 +295,18 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
     }
     if (o->have_fit) {
         json_object_set_new(j, "fit", represent_fit_json(&o->fit));
-    } else if (o->fit_skipped != NULL) {
+    } else if (o->fit_skipped[0] != '\0') {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
     return j;
 }
 
-static void print_outcome(const represent_args *a, const represent_outcome *o)
+static void print_outcome(const represent_args *a, const ar_represent_run_result *o)
 {
-    const ar_represent_result *r = &o->res;
+    const ar_represent_result *r = &o->plain;
     print_input(r, a);
     if (!r->feasible) {
-        const char *side = failed_side(r);
+        const char *side = ar_represent_side_name(o->failed);
         printf("constraint failed: %s side: ||(I - R) L*||_F = %.4g (keys), ||L* (I - R)||_F = "
                "%.4g (queries);\n  relative residual %.3g > tolerance %.3g (R projects onto the "
                "row space of X)\n",
@@ -388,8 +325,8 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
                r->certain_threshold);
     if (o->representable) {
         printf("verdict: representable with head size %zu\n", o->head_size);
-        if (o->have_cert)
-            print_certificate(&o->cert, a);
+        if (o->have_certificate)
+            print_certificate(&o->certificate, a);
         return;
     }
     printf("verdict: NOT representable with head size %zu < %zu\n", o->head_size,
@@ -404,7 +341,7 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
                represent_fit_method(f), (unsigned long long)f->seed, f->iterations,
                f->converged ? ", converged" : "",
                f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error, f->start_kl_mean);
-    } else if (o->fit_skipped != NULL) {
+    } else if (o->fit_skipped[0] != '\0') {
         printf("  probability-space fit skipped: %s\n", o->fit_skipped);
     }
 }
@@ -533,12 +470,17 @@ static int run(const represent_args *a)
         ar_array_free(&xarr);
         return code;
     }
-    represent_outcome out;
+    ar_represent_run_result out;
     memset(&out, 0, sizeof out);
     if (code < 0 && p.rows < 512)
         cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_represent_run_opts rro;
+    ar_represent_run_opts_init(&rro);
+    rro.represent = ro;
+    represent_progress rp;
+    represent_run_opts(a, &rro, &rp);
     if (code < 0)
-        code = analyse(a, p, a->x_file ? &x : NULL, &ro, &out);
+        code = represent_run_map(a, p, a->x_file ? &x : NULL, &rro, &out);
     if (code < 0) {
         if (a->json)
             code = cli_json_print(outcome_json(a, &out));
@@ -550,11 +492,9 @@ static int run(const represent_args *a)
             code = CLI_EXIT_FAIL;
         if (!out.representable && a->weights_out != NULL)
             fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
-                    out.res.feasible ? " with this head size" : " on this X");
+                    out.plain.feasible ? " with this head size" : " on this X");
     }
-    if (out.have_cert)
-        ar_certificate_free(&out.cert);
-    free(out.svals);
+    ar_represent_run_result_free(&out);
     ar_array_free(&parr);
     ar_array_free(&xarr);
     return code;

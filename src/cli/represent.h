@@ -19,9 +19,24 @@ typedef struct represent_args {
     int max_iter_seen;
 } represent_args;
 
-/* The fit's options from the arguments: seed, --max-iter, and progress on
- * stderr through st (started here). */
-ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st);
+/* The progress of one run on stderr: the fit's, and what a large masked
+ * map spends its time on. */
+typedef struct represent_progress {
+    const represent_args *a;
+    size_t max_iter; /* the fit's, for the message */
+    cli_fit_progress_state st;
+} represent_progress;
+
+/* The run's options from the arguments (head size, --no-fit, the fit's
+ * seed and --max-iter) and its progress through *rp, which the caller
+ * keeps alive during the run. */
+void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
+                        represent_progress *rp);
+
+/* Run one map (ar_represent_run) and write the certificate for
+ * --weights-out; -1 to continue or an exit status (the failing step named). */
+int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
+                      const ar_represent_run_opts *ro, ar_represent_run_result *out);
 /* "L-BFGS" (the library's one minimiser): the minimiser of a fit, for the text output. */
 const char *represent_fit_method(const ar_fit_result *f);
 
