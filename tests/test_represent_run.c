@@ -222,12 +222,170 @@ static void test_failures(void **state)
     ar_matrix_free(&p);
 }
 
+/* ---- with a positional bias (docs/theory/positional-bias.md) ---- */
+
+static ar_matrix alibi(double slope, int causal)
+{
+    ar_bias_spec spec;
+    ar_error err = {{0}};
+    assert_ok(ar_bias_parse(causal ? "alibi-causal:0.5" : "alibi:0.5", &spec, &err));
+    assert_true(spec.slope == slope);
+    ar_matrix b;
+    assert_ok(ar_bias_matrix(&spec, N, AR_AXIS_COL, 1u << 20, &b, &err));
+    return b;
+}
+
+/* softmax(-0.5 |i - j|) at n = 8: 7 without the bias, 0 with ALiBi of
+ * slope 0.5 (the sets reachable with and without it are not nested); the
+ * symmetric bias has shifted rank n - 1, so the reach of head size 0 is 7. */
+static void test_bias_alibi(void **state)
+{
+    (void)state;
+    ar_matrix b = alibi(0.5, 0);
+    ar_matrix p = ar_matrix_empty();
+    assert_ok(ar_matrix_clone(&p, ar_matrix_cview(&b)));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    ar_represent_run_opts o;
+    opts_col(&o);
+    ar_represent_run_result r;
+    ar_error err = {{0}};
+    assert_ok(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err));
+    assert_int_equal(r.plain.min_head_size, N - 1);
+    assert_false(r.biased);
+    ar_represent_run_result_free(&r);
+    ar_cview bv = ar_matrix_cview(&b);
+    o.bias = &bv;
+    assert_ok(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err));
+    assert_true(r.biased);
+    assert_int_equal(r.plain.min_head_size, 0);
+    assert_int_equal(r.representable, 1);
+    assert_true(r.bias_rank.exact);
+    assert_int_equal(r.bias_rank.upper, N - 1);
+    assert_int_equal(r.bias_reach, N - 1);
+    assert_true(r.have_certificate);
+    assert_true(r.certificate.max_abs < 1e-12); /* softmax(0 + B) is P */
+    assert_true(r.plain.max_sum_defect < 1e-14);
+    ar_represent_run_result_free(&r);
+    ar_matrix_free(&p);
+    ar_matrix_free(&b);
+}
+
+/* P = softmax(S + B) for rank-2 logits S: head size 2 with the bias, and
+ * the certificate's forward check on S' + B reproduces P itself; below it
+ * the logit error stands and the fit is not run. */
+static void test_bias_planted(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(2385);
+    ar_matrix p = tu_random_rank(N, N, 2, rng);
+    ar_rng_free(rng);
+    ar_matrix b = alibi(0.5, 0);
+    for (size_t k = 0; k < N * N; k++)
+        p.data[k] += b.data[k]; /* both column-major N x N */
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    ar_represent_run_opts o;
+    opts_col(&o);
+    ar_cview bv = ar_matrix_cview(&b);
+    o.bias = &bv;
+    ar_represent_run_result r;
+    ar_error err = {{0}};
+    assert_ok(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err));
+    assert_int_equal(r.plain.min_head_size, 2);
+    assert_int_equal(r.bias_reach, N - 1); /* min(n - 1, 2 + 7) */
+    assert_true(r.have_certificate);
+    assert_true(r.certificate.max_abs < 1e-10);
+    assert_true(r.certificate.kl_max < 1e-10);
+    ar_represent_run_result_free(&r);
+    o.head_size_given = 1;
+    o.head_size = 1;
+    assert_ok(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err));
+    assert_int_equal(r.representable, 0);
+    assert_true(r.have_logit_error && r.logit_error > 0.0);
+    assert_false(r.have_fit);
+    assert_string_equal(r.fit_skipped, "a bias is given (the fit takes none)");
+    assert_int_equal(r.bias_reach, N - 1);
+    ar_represent_run_result_free(&r);
+    ar_matrix_free(&p);
+    ar_matrix_free(&b);
+}
+
+/* Causal ALiBi under the causal mask: shifted rank 1 (one per-key term
+ * survives the per-query shift); its own map needs head size 0. */
+static void test_bias_causal(void **state)
+{
+    (void)state;
+    ar_matrix b = alibi(0.5, 1);
+    ar_mask mask;
+    assert_ok(ar_mask_parse("causal", &mask, NULL));
+    ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
+    assert_ok(ar_matrix_transpose(&s, ar_matrix_cview(&b))); /* rows as queries */
+    assert_ok(ar_matrix_alloc(&p, N, N));
+    assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &mask, AR_AXIS_COL, ar_matrix_view(&p)));
+    ar_represent_run_opts o;
+    opts_col(&o);
+    o.mask = &mask;
+    ar_cview bv = ar_matrix_cview(&b);
+    o.bias = &bv;
+    ar_represent_run_result r;
+    ar_error err = {{0}};
+    assert_ok(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err));
+    assert_true(r.biased);
+    assert_int_equal(r.bias_rank.lower, 1);
+    assert_int_equal(r.bias_rank.upper, 1);
+    assert_int_equal(r.masked_res.min_head_size, 0);
+    assert_int_equal(r.bias_reach, 1); /* min(7, 0 + 1) */
+    assert_int_equal(r.representable, 1);
+    assert_true(r.certificate.max_abs < 1e-12);
+    ar_represent_run_result_free(&r);
+    ar_mask_free(&mask);
+    ar_matrix_free(&s);
+    ar_matrix_free(&p);
+    ar_matrix_free(&b);
+}
+
+static void test_bias_refused(void **state)
+{
+    (void)state;
+    ar_matrix p = planted(2, 5);
+    ar_matrix b = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&b, N - 1, N - 1));
+    assert_ok(ar_matrix_fill(ar_matrix_view(&b), 0.0));
+    ar_represent_run_opts o;
+    opts_col(&o);
+    ar_cview bv = ar_matrix_cview(&b);
+    o.bias = &bv;
+    ar_represent_run_result r;
+    ar_error err = {{0}};
+    assert_int_not_equal(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err), AR_OK);
+    assert_int_equal(r.failed_step, AR_REPRESENT_STEP_BIAS);
+    ar_matrix_free(&b);
+    /* P off its sums by 1e-3: refused although P' would sum to 1 */
+    ar_matrix full = alibi(0.5, 0);
+    bv = ar_matrix_cview(&full);
+    p.data[0] += 1e-3;
+    assert_int_equal(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EDOMAIN);
+    assert_int_equal(r.failed_step, AR_REPRESENT_STEP_BIAS);
+    assert_non_null(strstr(err.msg, "column-stochastic"));
+    /* the builder names its file */
+    ar_bias_spec spec;
+    assert_ok(ar_bias_parse("t5:/nonexistent/t5.npy", &spec, &err));
+    ar_matrix t;
+    assert_int_not_equal(ar_bias_matrix(&spec, N, AR_AXIS_COL, 1u << 20, &t, &err), AR_OK);
+    assert_non_null(strstr(err.msg, "/nonexistent/t5.npy"));
+    assert_ok(ar_bias_parse("none", &spec, &err));
+    assert_int_equal(ar_bias_matrix(&spec, N, AR_AXIS_COL, 1u << 20, &t, &err), AR_EINVAL);
+    ar_matrix_free(&full);
+    ar_matrix_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_certificate), cmocka_unit_test(test_too_small),
         cmocka_unit_test(test_infeasible_side),     cmocka_unit_test(test_failed_side_rule),
         cmocka_unit_test(test_causal),              cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_bias_alibi),          cmocka_unit_test(test_bias_planted),
+        cmocka_unit_test(test_bias_causal),         cmocka_unit_test(test_bias_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

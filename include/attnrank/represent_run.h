@@ -7,8 +7,11 @@
  * (ar_masked_analyze, docs/theory/masked-attention.md): the verdict for
  * the tested head size, the side whose constraint fails on a given X, the
  * certificate W_q, W_k checked by a forward softmax, and below the minimum
- * the logit-space error and the probability-space fit.  The faces keep
- * parsing, file names and formatting. */
+ * the logit-space error and the probability-space fit.  With a fixed
+ * positional bias B (docs/theory/positional-bias.md) P is analysed as
+ * ar_bias_remove(P, B), the certificate is checked on logits S + B against
+ * P itself, and the bias rank and the reach of the head size are reported.
+ * The faces keep parsing, file names and formatting. */
 #ifndef ATTNRANK_REPRESENT_RUN_H
 #define ATTNRANK_REPRESENT_RUN_H
 
@@ -19,6 +22,7 @@
 #include "bottleneck.h"
 #include "mask.h"
 #include "masked.h"
+#include "bias.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +34,8 @@ typedef enum ar_represent_step {
     AR_REPRESENT_STEP_SETUP = 1,    /* arguments, workspaces, copies */
     AR_REPRESENT_STEP_ANALYSE = 2,  /* ar_represent_analyze or ar_masked_analyze */
     AR_REPRESENT_STEP_CERTIFICATE = 3, /* ar_represent_certificate or ar_masked_certificate */
-    AR_REPRESENT_STEP_FIT = 4       /* ar_fit_lowrank or ar_masked_fit */
+    AR_REPRESENT_STEP_FIT = 4,      /* ar_fit_lowrank or ar_masked_fit */
+    AR_REPRESENT_STEP_BIAS = 5      /* removing the bias, its rank, the biased forward check */
 } ar_represent_step;
 
 /* Progress: called before each step with the head size it works at (0
@@ -52,6 +57,9 @@ typedef struct ar_represent_run_opts {
                                     probability-space fit; 0: fit_skipped = "--no-fit" */
     ar_fit_opts fit_opts;        /* the fit's seed, iterations and progress; axis, precision
                                     and sum tolerance are the analysis's (set by the run) */
+    const ar_cview *bias;        /* NULL: none; else the n x n bias B added to the logits, in
+                                    P's layout (queries along the analysis's axis); not
+                                    modified */
     ar_represent_run_progress_fn progress; /* NULL: none */
     void *progress_ctx;                    /* passed to progress */
 } ar_represent_run_opts;
@@ -87,6 +95,10 @@ typedef struct ar_represent_run_result {
     ar_fit_result fit;           /* the probability-space fit at head_size */
     char fit_skipped[96];        /* why no fit ran below the minimum, "" otherwise; option
                                     tokens (status.h) for a face to render */
+    int biased;                  /* 1: a bias was given; the analysis is of P with it removed
+                                    (its max_sum_defect is P's own) */
+    ar_bias_rank_result bias_rank; /* biased: the shifted rank of B (under the mask) */
+    size_t bias_reach;           /* biased: ar_bias_reach(head_size, bias_rank.upper, n) */
     ar_represent_step failed_step; /* on failure the step, else AR_REPRESENT_STEP_NONE */
     double *svals_;              /* internal: the owned singular values */
 } ar_represent_run_result;
@@ -104,6 +116,9 @@ AR_API const char *ar_represent_side_name(ar_represent_side side);
  * errors and the fit when it does not.  On success out owns its parts
  * (ar_represent_run_result_free); on failure it holds nothing, the status
  * and err are the failing step's unchanged and out->failed_step names it.
+ * With opts->bias: a bias of another shape, or a P that is not stochastic
+ * or positive where the bias is removed, fails in AR_REPRESENT_STEP_BIAS;
+ * the fit is not run (fit_skipped says why).
  * AR_EINVAL for NULL opts or out and an empty p (SETUP). */
 AR_API int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts *opts,
                             ar_represent_run_result *out, ar_error *err);

@@ -2,6 +2,7 @@
  * the tested head size, the certificate or the errors and the fit below
  * the minimum (attnrank/represent_run.h). */
 #include "attnrank/represent_run.h"
+#include "represent_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,9 +89,14 @@ static int plain_fit(ar_cview p, const ar_represent_run_opts *o, ar_represent_ru
     return rc == AR_OK ? AR_OK : fail(out, AR_REPRESENT_STEP_FIT, rc);
 }
 
-/* Below the minimum on a feasible X: Eckart-Young, then the fit unless X
- * is rank deficient (the fit assumes a full-column-rank input) or it is
- * switched off. */
+/* The fit matches softmax(A) to the map it is given; with a bias that is
+ * P with the bias removed, not P, so it is not run. */
+static const char no_fit_with_bias[] = "a bias is given (the fit takes none)";
+
+/* Below the minimum on a feasible X: Eckart-Young (log P - B: a logit
+ * error is the same with and without the bias), then the fit unless X is
+ * rank deficient (the fit assumes a full-column-rank input), a bias is
+ * given or it is switched off. */
 static int plain_too_small(ar_cview p, const ar_represent_run_opts *o,
                            ar_represent_run_result *out, ar_error *err)
 {
@@ -101,6 +107,8 @@ static int plain_too_small(ar_cview p, const ar_represent_run_opts *o,
     if (r->x_given && r->x_rank < r->n)
         snprintf(out->fit_skipped, sizeof out->fit_skipped,
                  "X is rank deficient (the fit assumes a full-column-rank input)");
+    else if (o->bias != NULL)
+        snprintf(out->fit_skipped, sizeof out->fit_skipped, "%s", no_fit_with_bias);
     else if (!o->fit)
         snprintf(out->fit_skipped, sizeof out->fit_skipped, "{flag:no-fit}");
     else
@@ -167,7 +175,9 @@ static int run_masked(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
     } else if (out->representable == 0) {
         out->have_logit_error_lower =
             ar_masked_logit_error_lower(ws, out->head_size, &out->logit_error_lower) == AR_OK;
-        if (!o->fit) {
+        if (o->bias != NULL) {
+            snprintf(out->fit_skipped, sizeof out->fit_skipped, "%s", no_fit_with_bias);
+        } else if (!o->fit) {
             snprintf(out->fit_skipped, sizeof out->fit_skipped, "{flag:no-fit}");
         } else {
             progress(o, AR_REPRESENT_STEP_FIT, p.rows, out->head_size);
@@ -214,10 +224,25 @@ int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts 
     if (rc != AR_OK)
         rc = fail(out, AR_REPRESENT_STEP_SETUP,
                   ar_error_set(err, rc, "represent: cannot allocate the workspace"));
-    else if (out->masked)
-        rc = run_masked(mws, p, x, opts, out, err);
-    else
-        rc = run_plain(rws, p, x, opts, out, err);
+    /* With a bias the analyses see P with it removed (the bias-free
+     * criterion on log P - B); P itself returns for the checks after. */
+    ar_matrix unbiased = ar_matrix_empty();
+    ar_cview target = p;
+    ar_axis axis = out->masked ? opts->masked.axis : opts->represent.axis;
+    if (rc == AR_OK && opts->bias != NULL) {
+        rc = represent_bias_remove(p, *opts->bias, axis, &unbiased, err);
+        rc = rc == AR_OK ? rc : fail(out, AR_REPRESENT_STEP_BIAS, rc);
+        target = ar_matrix_cview(&unbiased);
+    }
+    if (rc == AR_OK)
+        rc = out->masked ? run_masked(mws, target, x, opts, out, err)
+                         : run_plain(rws, target, x, opts, out, err);
+    if (rc == AR_OK && opts->bias != NULL) {
+        progress(opts, AR_REPRESENT_STEP_BIAS, p.rows, out->head_size);
+        rc = represent_bias_finish(p, x, *opts->bias, out, err);
+        rc = rc == AR_OK ? rc : fail(out, AR_REPRESENT_STEP_BIAS, rc);
+    }
+    ar_matrix_free(&unbiased);
     ar_masked_workspace_free(mws);
     ar_represent_workspace_free(rws);
     if (rc != AR_OK) {
