@@ -37,15 +37,18 @@ from attnrank._capi cimport (
     ar_represent_run, ar_represent_run_result_free, ar_represent_side, ar_represent_side_name,
     AR_REPRESENT_SIDE_NONE, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
     ar_option_render, AR_OPTION_STYLE_CLI,
+    ar_bias_spec, ar_bias_kind, AR_BIAS_NONE, AR_BIAS_ALIBI, AR_BIAS_ALIBI_CAUSAL, AR_BIAS_FILE,
+    ar_bias_parse, ar_bias_matrix, ar_bias_kind_name, AR_REPRESENT_STEP_BIAS,
 )
 
+import dataclasses
 import os
 
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
     Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
     Mask, MaskedCertificate, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
-    ParamBreakdown, ParamCount, Represent, RepresentSlice, RepresentStack,
+    ParamBreakdown, ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
     RepresentSummary, RepresentTolerance, Residual, Smoothing,
 )
 
@@ -303,8 +306,20 @@ cdef object _fit_skipped(ar_represent_run_result *res):
     return _text(ar_option_render(res.fit_skipped, AR_OPTION_STYLE_CLI))
 
 
+cdef object _bias_record(const ar_represent_run_result *res, tuple info):
+    """The positional_bias record of a biased run (info: kind, slope, source)."""
+    if not res.biased:
+        return None
+    b = &res.bias_rank
+    return PositionalBias(kind=info[0], slope=info[1], source=info[2],
+                          bias_rank=b.lower if b.exact else None, bias_rank_lower=b.lower,
+                          bias_rank_upper=b.upper, reach=res.bias_reach)
+
+
 cdef str _step_name(const ar_represent_run_result *res, bint masked):
     """The library function of the step that failed, for the exception."""
+    if res.failed_step == AR_REPRESENT_STEP_BIAS:
+        return "ar_bias_remove"
     if res.failed_step == AR_REPRESENT_STEP_CERTIFICATE:
         return "ar_masked_certificate" if masked else "ar_represent_certificate"
     if res.failed_step == AR_REPRESENT_STEP_FIT:
@@ -343,10 +358,11 @@ cdef int _run_map(object arr, object xarr, ar_represent_run_opts *ro, object hea
 
 cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
                              bint want_weights, bint do_fit, object max_iter, uint64_t seed,
-                             str fn):
+                             str fn, const ar_cview *bias, tuple bias_info):
     cdef ar_represent_run_opts o
     ar_represent_run_opts_init(&o)
     o.represent = ro[0]
+    o.bias = bias
     o.fit_opts.seed = seed
     cdef ar_represent_run_result res
     _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
@@ -364,8 +380,10 @@ cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, obj
         if res.have_fit:
             fit = _fit_record(&res.fit)
         fit_skipped = _fit_skipped(&res)
-        return _represent_record(&res.plain, res.failed, res.head_size, res.representable == 1,
-                                 cert_rec, logit, fit, fit_skipped)
+        rec = _represent_record(&res.plain, res.failed, res.head_size, res.representable == 1,
+                                cert_rec, logit, fit, fit_skipped)
+        return rec if not res.biased else dataclasses.replace(
+            rec, positional_bias=_bias_record(&res, bias_info))
     finally:
         ar_represent_run_result_free(&res)
 
@@ -388,10 +406,12 @@ cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, doubl
 
 cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
                               const ar_masked_opts *mo, object head_size, bint want_weights,
-                              bint do_fit, object max_iter, str fn):
+                              bint do_fit, object max_iter, str fn, const ar_cview *bias,
+                              tuple bias_info):
     cdef ar_represent_run_opts o
     ar_represent_run_opts_init(&o)
     o.masked = mo[0]
+    o.bias = bias
     o.mask = mask
     o.infer_mask = mask == NULL
     o.fit_opts.seed = mo.seed
@@ -445,9 +465,37 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
                                          max_not_innovative=r.max_not_innovative),
             head_size=res.head_size, representable=verdict, certificate=cert_rec,
             logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, smoothing=smoothing,
-            **generic)
+            positional_bias=_bias_record(&res, bias_info), **generic)
     finally:
         ar_represent_run_result_free(&res)
+
+
+cdef tuple _bias_of(object bias, size_t n, ar_axis axis, ar_matrix *out, str fn):
+    """(array or None, (kind, slope, source)) for bias=: a string is parsed
+    and built by the library (files read as the CLI reads them) into out;
+    an array must be n x n in p's layout.  (None, None) for "none"."""
+    cdef ar_bias_spec spec
+    cdef ar_error err
+    cdef int rc
+    err.msg[0] = 0
+    if isinstance(bias, str):
+        data = bias.encode("utf-8", "replace")
+        if b"\0" in data:
+            data = b"?"
+        check_status(ar_bias_parse(data, &spec, &err), "ar_bias_parse", &err)
+        if spec.kind == AR_BIAS_NONE:
+            return None, None
+        with nogil:
+            rc = ar_bias_matrix(&spec, n, axis, <size_t>-1, out, &err)
+        check_status(rc, "ar_bias_matrix", &err)
+        alibi = spec.kind == AR_BIAS_ALIBI or spec.kind == AR_BIAS_ALIBI_CAUSAL
+        return None, (_text(ar_bias_kind_name(spec.kind)), spec.slope if alibi else None,
+                      None if alibi else _text(spec.path))
+    barr, _ = as_matrix_stack(bias, fn, "bias")
+    if barr.shape != (n, n):
+        raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
+                        f"bias must be n x n = {n} x {n} (p's shape), got {barr.shape}")
+    return barr, (_text(ar_bias_kind_name(AR_BIAS_FILE)), None, None)
 
 
 cdef tuple _slice_index(tuple lead, object k):
@@ -526,7 +574,7 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
 def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=None,
               rtol=None, atol=0.0, sum_tol=None, smooth=0.0, tau=None, accuracy=None,
               extra_rank=4, verify_seconds=None, certificate=False, fit=True,
-              max_iter=None, seed=0):
+              max_iter=None, seed=0, bias=None):
     """Decide whether one attention head reproduces the stochastic n x n
     matrix p, with the minimal head size and a certificate, as ``attnrank
     represent P.npy --json`` (docs/theory/low-rank-bottleneck.md,
@@ -593,6 +641,17 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     smooth
         EPS in [0, 1): replace p by (p + EPS) renormalised (inside the mask
         only, with a mask) before the analysis.
+    bias
+        a fixed positional bias B added to the logits
+        (docs/theory/positional-bias.md), as the CLI's ``--bias``: a string
+        "alibi:M" (-M |i - j|), "alibi-causal:M" (-M (i - j) on keys
+        j <= i), "t5:FILE" (T5 bucket values, a vector file), "file:PATH"
+        (the n x n bias file) or "none", or an n x n array in p's layout.
+        p is analysed as normalize(p exp(-B)) (under a mask on its
+        support), the certificate is checked by softmax(S + B) against p,
+        no fit runs, and the record's ``positional_bias`` gives the bias
+        rank and the reach min(n - 1, head_size + bias rank).  A single map
+        only.
     certificate
         True: the returned certificate carries W_q and W_k (K x d float64
         arrays, owned copies; W_q the query projection: columns as queries
@@ -677,6 +736,22 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
         ro.axis = mo.axis = ax
     cdef ar_mask cmask = ar_mask_none()
     cdef bint is_auto = 0
+    cdef ar_matrix cbias = ar_matrix_empty()
+    cdef ar_cview bview
+    cdef const ar_cview *bp = NULL
+    bias_info = None
+    if bias is not None:
+        if arr.ndim > 2:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "bias takes a single map, p is a stack")
+        # barr (an array given) stays referenced while the view is in use
+        barr, bias_info = _bias_of(bias, n, ax, &cbias, fn)
+        if barr is not None:
+            barr = _views_of(barr, &bview, fn, "bias")
+        elif bias_info is not None:
+            bview = ar_matrix_cview(&cbias)
+        if bias_info is not None:
+            bp = &bview
     if masked:
         _mask_from(mask, ax, n, 1, fn, &cmask, &is_auto)
     try:
@@ -684,7 +759,8 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
             return _represent_stack(arr, masked, is_auto, &cmask, &ro, &mo, head_size, fn)
         if masked:
             return _represent_masked(arr, xarr, NULL if is_auto else &cmask, &mo, head_size,
-                                     certificate, fit, max_iter, "ar_masked_analyze")
+                                     certificate, fit, max_iter, "ar_masked_analyze", bp,
+                                     bias_info)
         if not (ro.smooth > 0.0):
             z = _first_zero(arr)
             if z is not None:
@@ -694,9 +770,10 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
                     "masked map (causal, window...)? give mask='auto' or the mask; zeros "
                     "that are underflow need smooth=EPS")
         return _represent_plain(arr, xarr, &ro, head_size, certificate, fit, max_iter,
-                                c_seed, fn)
+                                c_seed, fn, bp, bias_info)
     finally:
         ar_mask_free(&cmask)
+        ar_matrix_free(&cbias)
 
 
 # ---- heads ---------------------------------------------------------------------

@@ -12,7 +12,7 @@
 
 static const cli_command_doc represent_doc = {
     "represent",
-    "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K]\n"
+    "attnrank represent P.npy [--mask MASK] [--bias BIAS] [--X X.npy] [--head-size K]\n"
     "       [--axis col|row|auto] [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T]\n"
     "       [--tau T] [--accuracy A] [--extra-rank R] [--verify-seconds S]\n"
     "       [--weights-out PREFIX] [--seed S] [--no-fit] [--max-iter N] [--json]",
@@ -37,6 +37,13 @@ static const cli_command_doc represent_doc = {
     "passes at max-abs error <= --accuracy A), with the generic value of the mask\n"
     "and its status (proved, verified over F_p within --verify-seconds S, default 1,\n"
     "or conjectural). A masked X must have full column rank.\n"
+    "With --bias (docs/theory/positional-bias.md) the logits are S + B for a fixed\n"
+    "positional bias B: alibi:M (-M |i - j|), alibi-causal:M (-M (i - j) on keys\n"
+    "j <= i), t5:FILE (T5 bucket values, a vector: bidirectional buckets, max\n"
+    "distance 128) or file:PATH (the n x n bias in P's layout). P is analysed as\n"
+    "normalize(P exp(-B)) (under a mask on its support), the certificate is checked\n"
+    "by softmax(S + B) against P, and the output adds the bias rank (the shifted\n"
+    "rank of B) and the reach min(n - 1, K + bias rank); no fit runs with a bias.\n"
     "When representable, W_q and W_k are built and checked by a forward softmax\n"
     "(max-abs and KL residuals); --weights-out writes PREFIX_wq.npy and PREFIX_wk.npy\n"
     "(head size K if given, else the minimal one; X = identity when --X is absent).\n"
@@ -212,6 +219,41 @@ void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
     ro->fit_opts.progress_ctx = &rp->st;
     ro->progress = on_step;
     ro->progress_ctx = rp;
+    ro->bias = a->bias;
+}
+
+json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o)
+{
+    const ar_bias_spec *s = &a->bias_spec;
+    const ar_bias_rank_result *b = &o->bias_rank;
+    json_t *j = json_pack("{s:s}", "kind", ar_bias_kind_name(s->kind));
+    if (s->kind == AR_BIAS_ALIBI || s->kind == AR_BIAS_ALIBI_CAUSAL)
+        json_object_set_new(j, "slope", cli_json_real(s->slope));
+    else
+        json_object_set_new(j, "source", json_string(s->path));
+    json_object_set_new(j, "bias_rank",
+                        b->exact ? json_integer((json_int_t)b->lower) : json_null());
+    json_object_set_new(j, "bias_rank_lower", json_integer((json_int_t)b->lower));
+    json_object_set_new(j, "bias_rank_upper", json_integer((json_int_t)b->upper));
+    json_object_set_new(j, "reach", json_integer((json_int_t)o->bias_reach));
+    return j;
+}
+
+void represent_print_bias(const represent_args *a, const ar_represent_run_result *o)
+{
+    const ar_bias_spec *s = &a->bias_spec;
+    const ar_bias_rank_result *b = &o->bias_rank;
+    printf("positional bias: %s", ar_bias_kind_name(s->kind));
+    if (s->kind == AR_BIAS_ALIBI || s->kind == AR_BIAS_ALIBI_CAUSAL)
+        printf(" (slope %g)", s->slope);
+    else
+        printf(" (%s)", s->path);
+    if (b->exact)
+        printf(": bias rank %zu", b->lower);
+    else
+        printf(": bias rank between %zu and %zu", b->lower, b->upper);
+    printf("; a head of size %zu with it reaches shifted logit rank at most %zu\n", o->head_size,
+           o->bias_reach);
 }
 
 int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
@@ -298,6 +340,8 @@ static json_t *outcome_json(const represent_args *a, const ar_represent_run_resu
     } else if (o->fit_skipped[0] != '\0') {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
+    if (o->biased)
+        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
     return j;
 }
 
@@ -428,7 +472,75 @@ static int refuse_masked_zeros(const represent_args *a, ar_cview p)
     return -1;
 }
 
-static int run(const represent_args *a)
+/* --bias: the spec parsed (none is no bias at all, so the output stays
+ * the bias-free one); -1 to continue. */
+static int parse_bias(represent_args *a)
+{
+    if (a->bias_text == NULL)
+        return -1;
+    ar_error err = {{0}};
+    int rc = ar_bias_parse(a->bias_text, &a->bias_spec, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, "--bias");
+    if (a->bias_spec.kind == AR_BIAS_NONE)
+        a->bias_text = NULL;
+    return -1;
+}
+
+/* The bias of P's size and layout (files through the usual readers). */
+static int build_bias(represent_args *a, size_t n, ar_axis axis, ar_matrix *bias,
+                      ar_cview *view)
+{
+    if (a->bias_text == NULL)
+        return -1;
+    ar_error err = {{0}};
+    int rc = ar_bias_matrix(&a->bias_spec, n, axis, (size_t)(cli_memory_limit() / 8), bias, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, "--bias");
+    *view = ar_matrix_cview(bias);
+    a->bias = view;
+    return -1;
+}
+
+/* One map, masked or not; returns the exit status. */
+static int run_one(const represent_args *a, ar_cview p, const ar_cview *x,
+                   const ar_represent_opts *ro)
+{
+    if (a->mask_text != NULL && strcmp(a->mask_text, "none") != 0)
+        return represent_masked(a, p, ro->precision, x, ro->axis);
+    int code = -1;
+    if (!(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0)
+        return code;
+    if (p.rows < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_represent_run_result out;
+    memset(&out, 0, sizeof out);
+    ar_represent_run_opts rro;
+    ar_represent_run_opts_init(&rro);
+    rro.represent = *ro;
+    represent_progress rp;
+    represent_run_opts(a, &rro, &rp);
+    code = represent_run_map(a, p, x, &rro, &out);
+    if (code < 0) {
+        if (a->json)
+            code = cli_json_print(outcome_json(a, &out));
+        else {
+            print_outcome(a, &out);
+            if (out.biased)
+                represent_print_bias(a, &out);
+            code = CLI_EXIT_OK;
+        }
+        if (code == CLI_EXIT_OK && !out.representable)
+            code = CLI_EXIT_FAIL;
+        if (!out.representable && a->weights_out != NULL)
+            fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
+                    out.plain.feasible ? " with this head size" : " on this X");
+    }
+    ar_represent_run_result_free(&out);
+    return code;
+}
+
+static int run(represent_args *a)
 {
     ar_array parr, xarr;
     memset(&parr, 0, sizeof parr);
@@ -442,6 +554,8 @@ static int run(const represent_args *a)
     }
     ar_represent_opts ro;
     code = resolve_options(a, &parr, a->x_file ? &xarr : NULL, &ro);
+    if (code < 0)
+        code = parse_bias(a);
     if (code < 0 && parr.count > 1) {
         code = represent_stack(a, &parr, ro.axis, ro.precision);
         ar_array_free(&parr);
@@ -459,42 +573,13 @@ static int run(const represent_args *a)
         code = cli_usage_error("represent",
                                "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
                                a->x_file, p.cols, x.rows, x.cols);
-    if (code < 0 && a->mask_text != NULL && strcmp(a->mask_text, "none") != 0) {
-        code = represent_masked(a, p, ro.precision, a->x_file ? &x : NULL, ro.axis);
-        ar_array_free(&parr);
-        ar_array_free(&xarr);
-        return code;
-    }
-    if (code < 0 && !(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0) {
-        ar_array_free(&parr);
-        ar_array_free(&xarr);
-        return code;
-    }
-    ar_represent_run_result out;
-    memset(&out, 0, sizeof out);
-    if (code < 0 && p.rows < 512)
-        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
-    ar_represent_run_opts rro;
-    ar_represent_run_opts_init(&rro);
-    rro.represent = ro;
-    represent_progress rp;
-    represent_run_opts(a, &rro, &rp);
+    ar_matrix bias = ar_matrix_empty();
+    ar_cview bias_view;
     if (code < 0)
-        code = represent_run_map(a, p, a->x_file ? &x : NULL, &rro, &out);
-    if (code < 0) {
-        if (a->json)
-            code = cli_json_print(outcome_json(a, &out));
-        else {
-            print_outcome(a, &out);
-            code = CLI_EXIT_OK;
-        }
-        if (code == CLI_EXIT_OK && !out.representable)
-            code = CLI_EXIT_FAIL;
-        if (!out.representable && a->weights_out != NULL)
-            fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
-                    out.plain.feasible ? " with this head size" : " on this X");
-    }
-    ar_represent_run_result_free(&out);
+        code = build_bias(a, p.rows, ro.axis, &bias, &bias_view);
+    if (code < 0)
+        code = run_one(a, p, a->x_file ? &x : NULL, &ro);
+    ar_matrix_free(&bias);
     ar_array_free(&parr);
     ar_array_free(&xarr);
     return code;
@@ -511,6 +596,9 @@ int cmd_represent(int argc, char **argv)
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
          cli_mask_help(mask_help, sizeof mask_help, "attention mask: ", ", auto, file:PATH", 0),
          0, NULL},
+        {"--bias", CLI_STRING, &a.bias_text, "BIAS",
+         "positional bias added to the logits: alibi:M, alibi-causal:M, t5:FILE, file:PATH", 0,
+         NULL},
         {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
         {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,
          &a.head_size_seen},

@@ -7,6 +7,9 @@
 
 typedef struct represent_args {
     const char *p_file, *x_file, *axis_text, *weights_out, *mask_text, *precision;
+    const char *bias_text;     /* --bias, or NULL */
+    ar_bias_spec bias_spec;    /* parsed --bias (kind none without it) */
+    const ar_cview *bias;      /* the built bias of P's size, or NULL */
     size_t head_size;
     int head_size_seen;
     double smooth, rtol, atol, sum_tol, tau, accuracy, verify_seconds;
@@ -48,6 +51,11 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
  * record each with its indices, and a summary; returns the exit status. */
 int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                     ar_precision prec);
+
+/* The "positional_bias" object of the JSON output (with --bias only). */
+json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o);
+/* The bias line of the text output (with --bias only). */
+void represent_print_bias(const represent_args *a, const ar_represent_run_result *o);
 
 /* The "fit" object of the JSON output (unmasked and masked alike). */
 json_t *represent_fit_json(const ar_fit_result *f);

@@ -245,6 +245,8 @@ static json_t *outcome_json(const represent_args *a, const ar_represent_run_resu
     } else if (o->fit_skipped[0] != '\0') {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
+    if (o->biased)
+        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
     return j;
 }
 
@@ -297,6 +299,8 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
             code = cli_json_print(outcome_json(a, run));
         else {
             print_outcome(a, &o);
+            if (run->biased)
+                represent_print_bias(a, run);
             code = CLI_EXIT_OK;
         }
         if (code == CLI_EXIT_OK && run->representable != 1)

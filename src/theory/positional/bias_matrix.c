@@ -32,10 +32,11 @@ static int t5_bias(const ar_bias_spec *spec, ar_axis axis, size_t max_bytes, ar_
     if (rc != AR_OK)
         return rc;
     if (arr.rows != 1 && arr.cols != 1) {
+        rc = ar_error_set(err, AR_ESIZE,
+                          "bias file %s: T5 bucket values must be a vector, got %zu x %zu",
+                          spec->path, arr.rows, arr.cols);
         ar_array_free(&arr);
-        return ar_error_set(err, AR_ESIZE,
-                            "bias file %s: T5 bucket values must be a vector, got %zu x %zu",
-                            spec->path, arr.rows, arr.cols);
+        return rc;
     }
     /* A vector's entries are contiguous whichever way it is stored. */
     ar_error inner = {{0}};
@@ -53,9 +54,10 @@ static int file_bias(const ar_bias_spec *spec, size_t n, size_t max_bytes, ar_vi
     if (rc != AR_OK)
         return rc;
     if (arr.rows != n || arr.cols != n) {
+        rc = ar_error_set(err, AR_ESIZE, "bias file %s: must be n x n = %zu x %zu, got %zu x %zu",
+                          spec->path, n, n, arr.rows, arr.cols);
         ar_array_free(&arr);
-        return ar_error_set(err, AR_ESIZE, "bias file %s: must be n x n = %zu x %zu, got %zu x %zu",
-                            spec->path, n, n, arr.rows, arr.cols);
+        return rc;
     }
     rc = ar_matrix_copy(out, ar_array_slice(&arr, 0));
     ar_array_free(&arr);
