@@ -28,6 +28,7 @@
 #include "head_scores.h"
 #include "represent_stack.h"
 #include "heads_run.h"
+#include "represent_run.h"
 #include "bias.h"
 
 #endif

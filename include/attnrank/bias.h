@@ -94,6 +94,18 @@ typedef struct ar_bias_spec {
  * syntaxes otherwise. */
 AR_API int ar_bias_parse(const char *text, ar_bias_spec *spec, ar_error *err);
 
+/* The n x n bias a spec names, into out (allocated here; ar_matrix_free),
+ * with queries along axis: ALiBi from the slope (ar_bias_alibi); t5 from
+ * the bucket values in spec->path (a vector, its length the bucket count,
+ * bidirectional, max distance 128; ar_bias_t5); file the n x n matrix in
+ * spec->path itself, in the layout of the map it biases.  Files are read by
+ * ar_matrix_file_read with at most max_bytes.  AR_EINVAL for a NULL
+ * argument, kind none or n 0; AR_ESIZE for a t5 file that is not a vector
+ * or a file matrix that is not n x n; the reader's and the builders'
+ * statuses otherwise, each message naming the file. */
+AR_API int ar_bias_matrix(const ar_bias_spec *spec, size_t n, ar_axis axis, size_t max_bytes,
+                          ar_matrix *out, ar_error *err);
+
 /* "alibi", "alibi_causal", "t5", "file" or "none". */
 AR_API const char *ar_bias_kind_name(ar_bias_kind kind);
 

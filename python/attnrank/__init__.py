@@ -53,6 +53,7 @@ from attnrank._results import (
     PaperTables,
     ParamBreakdown,
     ParamCount,
+    PositionalBias,
     Represent,
     RepresentSlice,
     RepresentStack,
@@ -98,6 +99,7 @@ __all__ = [
     "Mask",
     "MaskedCertificate",
     "MaskedRepresent",
+    "PositionalBias",
     "MaskedTolerance",
     "ModelConfig",
     "PaperTables",
@@ -179,9 +181,9 @@ __all__ += [
 # ---- positional biases ----
 # the ``positional_bias`` block of heads(config=...) and weights(): per
 # layer kind and head, the bias rank and the reach (docs/theory/positional-bias.md).
-from attnrank._results_bias import BiasLayerKind, HeadBias, PositionalBias  # noqa: E402
+from attnrank._results_bias import BiasLayerKind, HeadBias, ModelBias  # noqa: E402
 
-__all__ += ["BiasLayerKind", "HeadBias", "PositionalBias"]
+__all__ += ["BiasLayerKind", "HeadBias", "ModelBias"]
 
 # ---- seprank, depthwidth, collapse ----
 # seprank -- grid-tensor rank of the simplified self-attention network (a

@@ -7,7 +7,7 @@ from attnrank._capi cimport (
     AR_MODEL_BIAS_NONE, AR_MODEL_BIAS_T5,
 )
 
-from attnrank._results_bias import BiasLayerKind, HeadBias, PositionalBias
+from attnrank._results_bias import BiasLayerKind, HeadBias, ModelBias
 
 
 cdef object _bias_layer_kind(const ar_model_bias_report *r, size_t k):
@@ -29,7 +29,7 @@ cdef object _positional_bias(const ar_model_bias_report *r):
     if r.bias.kind == AR_MODEL_BIAS_NONE or r.count == 0:
         return None
     t5 = r.bias.kind == AR_MODEL_BIAS_T5
-    return PositionalBias(
+    return ModelBias(
         kind=_text(ar_model_bias_kind_name(r.bias.kind)), reason=_text(r.bias.reason), n=r.n,
         head_size=r.head_size,
         layer_kinds=tuple(_bias_layer_kind(r, k) for k in range(r.count)),

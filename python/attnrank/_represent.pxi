@@ -5,43 +5,38 @@
 from libc.string cimport memcpy
 
 from attnrank._capi cimport (
-    uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_clone,
-    ar_matrix_cview, ar_matrix_view,
-    ar_axis, AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack,
-    ar_model_config, ar_model_config_read, ar_model_config_layer_sizes,
-    ar_mask, ar_mask_kind, AR_MASK_NONE,
-    ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse,
-    ar_mask_format, ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify,
-    ar_mask_syntax_list, ar_mask_fixes_length, ar_mask_param, ar_mask_params,
-    AR_MASK_MAX_PARAMS,
-    ar_generic_status, ar_generic_status_name, ar_mask_generic,
-    ar_model_masks, ar_model_masks_from_config,
-    ar_smooth_report, ar_bottleneck_smooth,
-    ar_represent_opts, ar_represent_opts_init, ar_represent_result, ar_represent_workspace,
-    ar_represent_workspace_alloc, ar_represent_workspace_free, ar_represent_analyze,
-    ar_represent_logit_error, ar_represent_logit_error_rel,
-    ar_certificate, AR_HEAD_SIZE_MIN, ar_represent_certificate, ar_certificate_free,
-    ar_fit_stop_name, ar_fit_method_name, ar_fit_opts, ar_fit_opts_init, ar_fit_result,
-    ar_fit_workspace, ar_fit_workspace_alloc, ar_fit_workspace_free, ar_fit_lowrank,
-    ar_target_family_name, ar_family_error, ar_head_config,
-    ar_bottleneck_heads_opts, ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report,
-    ar_bottleneck_heads_analyze, AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE,
-    ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
-    ar_paper_config, ar_paper_configs,
-    ar_masked_opts, ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE,
-    ar_masked_workspace, ar_masked_workspace_alloc, ar_masked_workspace_free,
-    ar_masked_analyze, ar_masked_certificate, ar_masked_logit_error_lower, ar_masked_fit,
-    ar_represent_stack_opts, ar_represent_stack_opts_init, ar_represent_stack_slice,
-    ar_represent_stack_result, ar_represent_stack_run, ar_represent_stack_result_free,
+    uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis,
+    AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack, ar_model_config,
+    ar_model_config_read, ar_model_config_layer_sizes, ar_mask, ar_mask_kind, AR_MASK_NONE,
+    ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
+    ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify, ar_mask_syntax_list,
+    ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS, ar_generic_status,
+    ar_generic_status_name, ar_mask_generic, ar_model_masks, ar_model_masks_from_config,
+    ar_represent_opts, ar_represent_opts_init, ar_represent_result, ar_certificate,
+    AR_HEAD_SIZE_MIN, ar_fit_stop_name, ar_fit_method_name, ar_fit_result,
+    ar_target_family_name, ar_family_error, ar_head_config, ar_bottleneck_heads_opts,
+    ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report, ar_bottleneck_heads_analyze,
+    AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE, ar_bert_config, ar_bert_config_init,
+    ar_param_count, ar_bert_params, ar_paper_config, ar_paper_configs, ar_masked_opts,
+    ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
+    ar_represent_stack_opts_init, ar_represent_stack_slice, ar_represent_stack_result,
+    ar_represent_stack_run, ar_represent_stack_result_free, ar_represent_run_opts,
+    ar_represent_run_opts_init, ar_represent_run_result, ar_represent_run,
+    ar_represent_run_result_free, ar_represent_side, ar_represent_side_name,
+    AR_REPRESENT_SIDE_NONE, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
+    ar_option_render, AR_OPTION_STYLE_CLI, ar_bias_spec, AR_BIAS_NONE, AR_BIAS_ALIBI,
+    AR_BIAS_ALIBI_CAUSAL, AR_BIAS_FILE, ar_bias_parse, ar_bias_matrix, ar_bias_kind_name,
+    AR_REPRESENT_STEP_BIAS,
 )
 
+import dataclasses
 import os
 
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
     Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
     Mask, MaskedCertificate, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
-    ParamBreakdown, ParamCount, Represent, RepresentSlice, RepresentStack,
+    ParamBreakdown, ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
     RepresentSummary, RepresentTolerance, Residual, Smoothing,
 )
 
@@ -251,14 +246,9 @@ def _first_zero(arr):
 
 # ---- represent ---------------------------------------------------------------
 
-cdef int _failed_side_code(const ar_represent_result *r):
-    cdef double cut = r.feasibility_tol * r.log_norm_fro / 2.0
-    cdef bint key = r.residual_key > cut, query = r.residual_query > cut
-    return 3 if (key and query) else (1 if key else 2)
-
-
-cdef object _represent_record(const ar_represent_result *r, size_t head_size, bint representable,
-                              object cert, object logit, object fit, object fit_skipped):
+cdef object _represent_record(const ar_represent_result *r, ar_represent_side failed,
+                              size_t head_size, bint representable, object cert, object logit,
+                              object fit, object fit_skipped):
     svals = np.empty(r.n, dtype=np.float64)
     cdef double[::1] sv = svals
     if r.n > 0:
@@ -273,7 +263,7 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
                    ones_residual=r.ones_residual, shift_forced=bool(r.shift_forced))
     else:
         x = InputX(given=False)
-    failed = None if r.feasible else ("key", "query", "both")[_failed_side_code(r) - 1]
+    side = None if failed == AR_REPRESENT_SIDE_NONE else _text(ar_represent_side_name(failed))
     return Represent(
         n=r.n, axis=_text(ar_axis_name(r.axis)),
         tolerance=RepresentTolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol,
@@ -286,7 +276,7 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
                                      certain_rank=r.certain_rank if r.storage_rule else None),
         max_sum_defect=r.max_sum_defect, smoothing=smoothing, x=x, feasible=bool(r.feasible),
         residual=Residual(key=r.residual_key, query=r.residual_query,
-                          relative=r.residual_rel, failed=failed),
+                          relative=r.residual_rel, failed=side),
         centred_rank=r.centred_rank,
         min_head_size=r.min_head_size if r.feasible else None,
         head_size=head_size, representable=bool(representable), singular_values=svals,
@@ -296,86 +286,94 @@ cdef object _represent_record(const ar_represent_result *r, size_t head_size, bi
         fit=fit, fit_skipped=fit_skipped)
 
 
-cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
-                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
-                             str fn):
+cdef object _fit_skipped(ar_represent_run_result *res):
+    """Why no fit ran, or None; spelled as the CLI's (the record says
+    "--no-fit", as the CLI's JSON)."""
+    if res.fit_skipped[0] == 0:
+        return None
+    return _text(ar_option_render(res.fit_skipped, AR_OPTION_STYLE_CLI))
+
+
+cdef object _bias_record(const ar_represent_run_result *res, tuple info):
+    """The positional_bias record of a biased run (info: kind, slope, source)."""
+    if not res.biased:
+        return None
+    b = &res.bias_rank
+    return PositionalBias(kind=info[0], slope=info[1], source=info[2],
+                          bias_rank=b.lower if b.exact else None, bias_rank_lower=b.lower,
+                          bias_rank_upper=b.upper, reach=res.bias_reach)
+
+
+cdef str _step_name(const ar_represent_run_result *res, bint masked):
+    """The library function of the step that failed, for the exception."""
+    if res.failed_step == AR_REPRESENT_STEP_BIAS:
+        return "ar_bias_remove"
+    if res.failed_step == AR_REPRESENT_STEP_CERTIFICATE:
+        return "ar_masked_certificate" if masked else "ar_represent_certificate"
+    if res.failed_step == AR_REPRESENT_STEP_FIT:
+        return "ar_masked_fit" if masked else "ar_fit_lowrank"
+    return "ar_masked_analyze" if masked else "ar_represent_analyze"
+
+
+cdef int _run_map(object arr, object xarr, ar_represent_run_opts *ro, object head_size,
+                  bint do_fit, object max_iter, str fn, ar_represent_run_result *res) except -1:
+    """ar_represent_run on the single map arr (the library decides the
+    verdict, the certificate, the errors and the fit); raises as the step
+    that failed."""
     cdef ar_cview pv, xv
     arr = _views_of(arr, &pv, fn, "p")
     cdef const ar_cview *xp = NULL
     if xarr is not None:
         xarr = _views_of(xarr, &xv, fn, "x")
         xp = &xv
-    cdef size_t n = pv.rows
-    cdef ar_represent_workspace *ws = NULL
-    cdef ar_fit_workspace *fw = NULL
-    cdef ar_represent_result r
-    cdef ar_certificate cert
-    cdef ar_fit_result fres
-    cdef ar_fit_opts fo
-    cdef ar_matrix smoothed = ar_matrix_empty()
-    cdef ar_cview target
+    if head_size is not None:
+        ro.head_size = _size(head_size, "head_size", fn)
+        ro.head_size_given = 1
+    ro.fit = do_fit
+    if max_iter is not None:
+        ro.fit_opts.max_iter = _size(max_iter, "max_iter", fn)
     cdef ar_error err
     err.msg[0] = 0
     cdef int rc
-    cdef bint have_cert = 0, representable = 0
-    cdef size_t hs = 0
-    cdef bint hs_given = head_size is not None
-    if hs_given:
-        hs = _size(head_size, "head_size", fn)
-    ar_fit_opts_init(&fo)
-    fo.seed = seed
-    if max_iter is not None:
-        fo.max_iter = _size(max_iter, "max_iter", fn)
-    fo.axis = ro.axis
-    fo.precision = ro.precision
-    fo.sum_tol = ro.sum_tol
     with nogil:
-        rc = ar_represent_workspace_alloc(&ws, n)
-        if rc == AR_OK:
-            rc = ar_represent_analyze(ws, pv, xp, ro, &r, &err)
+        rc = ar_represent_run(pv, xp, ro, res, &err)
+    if rc != AR_OK:
+        masked = ro.mask != NULL or ro.infer_mask
+        check_status(rc, _step_name(res, masked), &err,
+                     "probability-space fit" if res.failed_step == AR_REPRESENT_STEP_FIT else None)
+    return 0
+
+
+cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
+                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
+                             str fn, const ar_cview *bias, tuple bias_info):
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
+    o.represent = ro[0]
+    o.bias = bias
+    o.fit_opts.seed = seed
+    cdef ar_represent_run_result res
+    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
     try:
-        check_status(rc, "ar_represent_analyze", &err)
-        if not hs_given:
-            hs = r.min_head_size
-        representable = r.feasible and r.min_head_size <= hs
-        cert_rec = logit = fit = fit_skipped = None
-        if representable:
-            with nogil:
-                rc = ar_represent_certificate(ws, hs, &cert, &err)
-            check_status(rc, "ar_represent_certificate", &err)
-            have_cert = 1
+        cert_rec = logit = fit = None
+        if res.have_certificate:
             cert_rec = Certificate(
-                head_size=cert.head_size, d=cert.d, max_abs=cert.max_abs,
-                kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
-                wq=_copy_matrix(&cert.wq) if want_weights else None,
-                wk=_copy_matrix(&cert.wk) if want_weights else None)
-        elif r.feasible:
-            logit = (ar_represent_logit_error(&r, hs), ar_represent_logit_error_rel(&r, hs))
-            if r.x_given and r.x_rank < r.n:
-                fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)"
-            elif not do_fit:
-                fit_skipped = "--no-fit"
-            else:
-                target = pv
-                with nogil:
-                    rc = ar_fit_workspace_alloc(&fw, n)
-                    if rc == AR_OK and ro.smooth > 0.0:
-                        rc = ar_matrix_clone(&smoothed, pv)
-                        if rc == AR_OK:
-                            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro.axis,
-                                                      ro.smooth, NULL)
-                        target = ar_matrix_cview(&smoothed)
-                    if rc == AR_OK:
-                        rc = ar_fit_lowrank(fw, target, hs, &fo, &fres, &err)
-                check_status(rc, "ar_fit_lowrank", &err, "probability-space fit")
-                fit = _fit_record(&fres)
-        return _represent_record(&r, hs, representable, cert_rec, logit, fit, fit_skipped)
+                head_size=res.certificate.head_size, d=res.certificate.d,
+                max_abs=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
+                kl_max=res.certificate.kl_max, logit_max_abs=res.certificate.logit_max_abs,
+                wq=_copy_matrix(&res.certificate.wq) if want_weights else None,
+                wk=_copy_matrix(&res.certificate.wk) if want_weights else None)
+        if res.have_logit_error:
+            logit = (res.logit_error, res.logit_error_rel)
+        if res.have_fit:
+            fit = _fit_record(&res.fit)
+        fit_skipped = _fit_skipped(&res)
+        rec = _represent_record(&res.plain, res.failed, res.head_size, res.representable == 1,
+                                cert_rec, logit, fit, fit_skipped)
+        return rec if not res.biased else dataclasses.replace(
+            rec, positional_bias=_bias_record(&res, bias_info))
     finally:
-        if have_cert:
-            ar_certificate_free(&cert)
-        ar_matrix_free(&smoothed)
-        ar_fit_workspace_free(fw)
-        ar_represent_workspace_free(ws)
+        ar_represent_run_result_free(&res)
 
 
 cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, double tau,
@@ -396,68 +394,34 @@ cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, doubl
 
 cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
                               const ar_masked_opts *mo, object head_size, bint want_weights,
-                              bint do_fit, object max_iter, str fn):
-    cdef ar_cview pv, xv
-    arr = _views_of(arr, &pv, fn, "p")
-    cdef const ar_cview *xp = NULL
-    if xarr is not None:
-        xarr = _views_of(xarr, &xv, fn, "x")
-        xp = &xv
-    cdef size_t n = pv.rows
-    cdef ar_masked_workspace *ws = NULL
-    cdef ar_masked_result r
-    cdef ar_certificate cert
-    cdef ar_fit_result fres
-    cdef ar_fit_opts fo
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef int rc
-    cdef double bound = 0.0
-    cdef bint have_cert = 0
-    cdef size_t hs = 0
-    cdef bint hs_given = head_size is not None
-    if hs_given:
-        hs = _size(head_size, "head_size", fn)
-    ar_fit_opts_init(&fo)
-    fo.seed = mo.seed
-    if max_iter is not None:
-        fo.max_iter = _size(max_iter, "max_iter", fn)
-    with nogil:
-        rc = ar_masked_workspace_alloc(&ws, n)
-        if rc == AR_OK:
-            rc = ar_masked_analyze(ws, pv, xp, mask, mo, &r, &err)
+                              bint do_fit, object max_iter, str fn, const ar_cview *bias,
+                              tuple bias_info):
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
+    o.masked = mo[0]
+    o.bias = bias
+    o.mask = mask
+    o.infer_mask = mask == NULL
+    o.fit_opts.seed = mo.seed
+    cdef ar_represent_run_result res
+    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
+    cdef const ar_masked_result *r = &res.masked_res
+    cdef const ar_certificate *cert = &res.certificate
     try:
-        check_status(rc, "ar_masked_analyze", &err)
-        if not hs_given:
-            hs = r.upper if r.certified else r.lower
-        if r.certified and hs >= r.upper:
-            verdict = True
-        elif hs < r.lower:
-            verdict = False
-        else:
-            verdict = None
-        cert_rec = lower = fit = fit_skipped = None
-        if verdict is True:
-            with nogil:
-                rc = ar_masked_certificate(ws, hs, &cert, &err)
-            check_status(rc, "ar_masked_certificate", &err)
-            have_cert = 1
+        verdict = None if res.representable < 0 else bool(res.representable)
+        cert_rec = lower = fit = None
+        if res.have_certificate:
             cert_rec = MaskedCertificate(
                 head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
                 kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
                 rounding_ratio=cert.rounding_ratio if r.storage_rule else None,
                 wq=_copy_matrix(&cert.wq) if want_weights else None,
                 wk=_copy_matrix(&cert.wk) if want_weights else None)
-        elif verdict is False:
-            if ar_masked_logit_error_lower(ws, hs, &bound) == AR_OK:
-                lower = bound
-            if not do_fit:
-                fit_skipped = "--no-fit"
-            else:
-                with nogil:
-                    rc = ar_masked_fit(ws, hs, &fo, &fres, &err)
-                check_status(rc, "ar_masked_fit", &err, "probability-space fit")
-                fit = _fit_record(&fres)
+        if res.have_logit_error_lower:
+            lower = res.logit_error_lower
+        if res.have_fit:
+            fit = _fit_record(&res.fit)
+        fit_skipped = _fit_skipped(&res)
         if r.x_given:
             x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold)
         else:
@@ -487,13 +451,39 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
             block_lower=r.block_lower, blocks=r.blocks,
             innovation_gap=InnovationGap(min_innovative=r.min_innovative,
                                          max_not_innovative=r.max_not_innovative),
-            head_size=hs, representable=verdict, certificate=cert_rec,
+            head_size=res.head_size, representable=verdict, certificate=cert_rec,
             logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, smoothing=smoothing,
-            **generic)
+            positional_bias=_bias_record(&res, bias_info), **generic)
     finally:
-        if have_cert:
-            ar_certificate_free(&cert)
-        ar_masked_workspace_free(ws)
+        ar_represent_run_result_free(&res)
+
+
+cdef tuple _bias_of(object bias, size_t n, ar_axis axis, ar_matrix *out, str fn):
+    """(array or None, (kind, slope, source)) for bias=: a string is parsed
+    and built by the library (files read as the CLI reads them) into out;
+    an array must be n x n in p's layout.  (None, None) for "none"."""
+    cdef ar_bias_spec spec
+    cdef ar_error err
+    cdef int rc
+    err.msg[0] = 0
+    if isinstance(bias, str):
+        data = bias.encode("utf-8", "replace")
+        if b"\0" in data:
+            data = b"?"
+        check_status(ar_bias_parse(data, &spec, &err), "ar_bias_parse", &err)
+        if spec.kind == AR_BIAS_NONE:
+            return None, None
+        with nogil:
+            rc = ar_bias_matrix(&spec, n, axis, <size_t>-1, out, &err)
+        check_status(rc, "ar_bias_matrix", &err)
+        alibi = spec.kind == AR_BIAS_ALIBI or spec.kind == AR_BIAS_ALIBI_CAUSAL
+        return None, (_text(ar_bias_kind_name(spec.kind)), spec.slope if alibi else None,
+                      None if alibi else _text(spec.path))
+    barr, _ = as_matrix_stack(bias, fn, "bias")
+    if barr.shape != (n, n):
+        raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
+                        f"bias must be n x n = {n} x {n} (p's shape), got {barr.shape}")
+    return barr, (_text(ar_bias_kind_name(AR_BIAS_FILE)), None, None)
 
 
 cdef tuple _slice_index(tuple lead, object k):
@@ -572,7 +562,7 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
 def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=None,
               rtol=None, atol=0.0, sum_tol=None, smooth=0.0, tau=None, accuracy=None,
               extra_rank=4, verify_seconds=None, certificate=False, fit=True,
-              max_iter=None, seed=0):
+              max_iter=None, seed=0, bias=None):
     """Decide whether one attention head reproduces the stochastic n x n
     matrix p, with the minimal head size and a certificate, as ``attnrank
     represent P.npy --json`` (docs/theory/low-rank-bottleneck.md,
@@ -639,6 +629,17 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     smooth
         EPS in [0, 1): replace p by (p + EPS) renormalised (inside the mask
         only, with a mask) before the analysis.
+    bias
+        a fixed positional bias B added to the logits
+        (docs/theory/positional-bias.md), as the CLI's ``--bias``: a string
+        "alibi:M" (-M |i - j|), "alibi-causal:M" (-M (i - j) on keys
+        j <= i), "t5:FILE" (T5 bucket values, a vector file), "file:PATH"
+        (the n x n bias file) or "none", or an n x n array in p's layout.
+        p is analysed as normalize(p exp(-B)) (under a mask on its
+        support), the certificate is checked by softmax(S + B) against p,
+        no fit runs, and the record's ``positional_bias`` gives the bias
+        rank and the reach min(n - 1, head_size + bias rank).  A single map
+        only.
     certificate
         True: the returned certificate carries W_q and W_k (K x d float64
         arrays, owned copies; W_q the query projection: columns as queries
@@ -723,6 +724,22 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
         ro.axis = mo.axis = ax
     cdef ar_mask cmask = ar_mask_none()
     cdef bint is_auto = 0
+    cdef ar_matrix cbias = ar_matrix_empty()
+    cdef ar_cview bview
+    cdef const ar_cview *bp = NULL
+    bias_info = None
+    if bias is not None:
+        if arr.ndim > 2:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "bias takes a single map, p is a stack")
+        # barr (an array given) stays referenced while the view is in use
+        barr, bias_info = _bias_of(bias, n, ax, &cbias, fn)
+        if barr is not None:
+            barr = _views_of(barr, &bview, fn, "bias")
+        elif bias_info is not None:
+            bview = ar_matrix_cview(&cbias)
+        if bias_info is not None:
+            bp = &bview
     if masked:
         _mask_from(mask, ax, n, 1, fn, &cmask, &is_auto)
     try:
@@ -730,7 +747,8 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
             return _represent_stack(arr, masked, is_auto, &cmask, &ro, &mo, head_size, fn)
         if masked:
             return _represent_masked(arr, xarr, NULL if is_auto else &cmask, &mo, head_size,
-                                     certificate, fit, max_iter, "ar_masked_analyze")
+                                     certificate, fit, max_iter, "ar_masked_analyze", bp,
+                                     bias_info)
         if not (ro.smooth > 0.0):
             z = _first_zero(arr)
             if z is not None:
@@ -740,9 +758,10 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
                     "masked map (causal, window...)? give mask='auto' or the mask; zeros "
                     "that are underflow need smooth=EPS")
         return _represent_plain(arr, xarr, &ro, head_size, certificate, fit, max_iter,
-                                c_seed, fn)
+                                c_seed, fn, bp, bias_info)
     finally:
         ar_mask_free(&cmask)
+        ar_matrix_free(&cbias)
 
 
 # ---- heads ---------------------------------------------------------------------

@@ -390,6 +390,25 @@ class Fit(_Record):
 
 
 @dataclass(frozen=True)
+class PositionalBias(_Record):
+    """The positional bias of ``represent(bias=...)``, as the CLI's
+    ``positional_bias`` (docs/theory/positional-bias.md): kind (alibi,
+    alibi_causal, t5, file; an array is "file" without a source), the ALiBi
+    slope or the file, the bias rank (the shifted rank of B; None when only
+    its bounds are known) with its bounds, and the reach min(n - 1,
+    head_size + bias_rank_upper)."""
+
+    kind: str
+    slope: Optional[float] = None
+    source: Optional[str] = None
+    bias_rank: Optional[int] = None
+    bias_rank_lower: int = 0
+    bias_rank_upper: int = 0
+    reach: int = 0
+    _OMIT = frozenset({"slope", "source"})
+
+
+@dataclass(frozen=True)
 class Represent(_Record):
     """Unmasked representability of one n x n map, as ``attnrank represent
     --json`` (without ``source``): min_head_size = rank(Pi log P) when
@@ -416,8 +435,9 @@ class Represent(_Record):
     logit_error_rel: Optional[float] = None
     fit: Optional[Fit] = None
     fit_skipped: Optional[str] = None
+    positional_bias: Optional[PositionalBias] = None
     _OMIT = frozenset({"smoothing", "certificate", "logit_error", "logit_error_rel",
-                       "fit", "fit_skipped"})
+                       "fit", "fit_skipped", "positional_bias"})
 
     def _repr_summary(self) -> str:
         extra = ", certificate" if self.certificate is not None else ""
@@ -496,9 +516,11 @@ class MaskedRepresent(_Record):
     fit: Optional[Fit] = None
     fit_skipped: Optional[str] = None
     smoothing: Optional[Smoothing] = None
+    positional_bias: Optional[PositionalBias] = None
     _OMIT = frozenset({"min_head_size", "generic_min_head_size", "generic_status",
                        "generic_lower", "worst_case_lower", "worst_case_upper", "formula",
-                       "certificate", "logit_error_lower", "fit", "fit_skipped", "smoothing"})
+                       "certificate", "logit_error_lower", "fit", "fit_skipped", "smoothing",
+                       "positional_bias"})
 
     def _repr_summary(self) -> str:
         upper = self.min_head_size_upper if self.min_head_size_upper is not None else "?"
@@ -662,12 +684,12 @@ class HeadsModel(_Record):
     """``attnrank heads --config FILE --json`` (without the config's
     ``source``): the config, why that mask was assumed, one
     :class:`Heads` per layer kind, and the config's positional bias (a
-    :class:`attnrank.PositionalBias`; None, and no JSON key, without one)."""
+    :class:`attnrank.ModelBias`; None, and no JSON key, without one)."""
 
     config: ModelConfig
     mask_reason: str
     layer_kinds: Tuple[Heads, ...]
-    positional_bias: Optional["PositionalBias"] = None
+    positional_bias: Optional["ModelBias"] = None
     _OMIT = frozenset({"positional_bias"})
 
 

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 
 from attnrank._results import Mask, _Record
 
-__all__ = ["HeadBias", "BiasLayerKind", "PositionalBias"]
+__all__ = ["HeadBias", "BiasLayerKind", "ModelBias"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class BiasLayerKind(_Record):
 
 
 @dataclass(frozen=True)
-class PositionalBias(_Record):
+class ModelBias(_Record):
     """The positional bias a config implies: kind ("alibi" or "t5"), the
     reason (which keys decided), the length n and head size the ranks are
     for, one :class:`BiasLayerKind` per layer kind, and T5's buckets and

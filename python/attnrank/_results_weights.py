@@ -20,7 +20,7 @@ import numpy as np
 from attnrank import _repr as _r
 
 from attnrank._results import Mask, Tolerance, _Record
-from attnrank._results_bias import PositionalBias
+from attnrank._results_bias import ModelBias
 
 __all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
            "SoftmaxBottleneckFit", "Weights", "WeightsConfig", "WeightsTolerance",
@@ -447,7 +447,7 @@ class Weights(_Record):
     in the file, the analysed layers, the verdicts, the masks and the
     summary; embedding, a :class:`WeightsEmbedding`, when the checkpoint
     stores token embeddings (None, and no JSON key, otherwise);
-    positional_bias, a :class:`attnrank.PositionalBias`, when config.json
+    positional_bias, a :class:`attnrank.ModelBias`, when config.json
     implies ALiBi or T5 buckets (T5's values read from the checkpoint's
     relative_attention_bias.weight; None, and no JSON key, otherwise).
     """
@@ -474,7 +474,7 @@ class Weights(_Record):
     summary: WeightsSummary
     rotary_note: Optional[str] = None
     embedding: Optional[WeightsEmbedding] = None
-    positional_bias: Optional[PositionalBias] = None
+    positional_bias: Optional[ModelBias] = None
     _OMIT = frozenset({"rotary_note", "embedding", "positional_bias"})
 
     def __iter__(self) -> Iterator[QKHead]:

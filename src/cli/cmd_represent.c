@@ -12,7 +12,7 @@
 
 static const cli_command_doc represent_doc = {
     "represent",
-    "attnrank represent P.npy [--mask MASK] [--X X.npy] [--head-size K]\n"
+    "attnrank represent P.npy [--mask MASK] [--bias BIAS] [--X X.npy] [--head-size K]\n"
     "       [--axis col|row|auto] [--smooth EPS] [--rtol R] [--atol A] [--sum-tol T]\n"
     "       [--tau T] [--accuracy A] [--extra-rank R] [--verify-seconds S]\n"
     "       [--weights-out PREFIX] [--seed S] [--no-fit] [--max-iter N] [--json]",
@@ -37,6 +37,13 @@ static const cli_command_doc represent_doc = {
     "passes at max-abs error <= --accuracy A), with the generic value of the mask\n"
     "and its status (proved, verified over F_p within --verify-seconds S, default 1,\n"
     "or conjectural). A masked X must have full column rank.\n"
+    "With --bias (docs/theory/positional-bias.md) the logits are S + B for a fixed\n"
+    "positional bias B: alibi:M (-M |i - j|), alibi-causal:M (-M (i - j) on keys\n"
+    "j <= i), t5:FILE (T5 bucket values, a vector: bidirectional buckets, max\n"
+    "distance 128) or file:PATH (the n x n bias in P's layout). P is analysed as\n"
+    "normalize(P exp(-B)) (under a mask on its support), the certificate is checked\n"
+    "by softmax(S + B) against P, and the output adds the bias rank (the shifted\n"
+    "rank of B) and the reach min(n - 1, K + bias rank); no fit runs with a bias.\n"
     "When representable, W_q and W_k are built and checked by a forward softmax\n"
     "(max-abs and KL residuals); --weights-out writes PREFIX_wq.npy and PREFIX_wk.npy\n"
     "(head size K if given, else the minimal one; X = identity when --X is absent).\n"
@@ -81,17 +88,6 @@ static int read_single(const char *path, const char *what, int stacks, ar_array 
         return cli_usage_error("represent", "%s: empty matrix", path);
     }
     return -1;
-}
-
-static const char *failed_side(const ar_represent_result *r)
-{
-    double cut = r->feasibility_tol * r->log_norm_fro / 2.0;
-    int key = r->residual_key > cut, query = r->residual_query > cut;
-    if (key && query)
-        return "both";
-    if (key)
-        return "key";
-    return "query";
 }
 
 /* ---- text output ---- */
@@ -156,20 +152,6 @@ static void print_certificate(const ar_certificate *c, const represent_args *a)
 
 /* ---- the run ---- */
 
-typedef struct represent_outcome {
-    ar_represent_result res;
-    int representable;
-    size_t head_size;          /* K, or the minimal head size */
-    int have_cert;
-    ar_certificate cert;
-    int have_logit_error;
-    double logit_error, logit_error_rel;
-    int have_fit;
-    ar_fit_result fit;
-    const char *fit_skipped;   /* reason, or NULL */
-    double *svals;             /* copy of res.centred_svals (the workspace is freed) */
-} represent_outcome;
-
 json_t *represent_fit_json(const ar_fit_result *f)
 {
     return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
@@ -199,107 +181,103 @@ int represent_write_weights(const char *prefix, const ar_certificate *c)
     return rc == AR_OK ? -1 : cli_status_error("represent", rc, &err, "--weights-out");
 }
 
-ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st)
-{
-    ar_fit_opts fo;
-    ar_fit_opts_init(&fo);
-    fo.seed = a->seed;
-    if (a->max_iter_seen)
-        fo.max_iter = a->max_iter;
-    cli_fit_progress_start(st, "represent");
-    fo.progress = cli_fit_progress;
-    fo.progress_ctx = st;
-    return fo;
-}
-
 const char *represent_fit_method(const ar_fit_result *f)
 {
     /* the library's one method; any other value prints as its name */
     return f->method == AR_FIT_LBFGS ? "L-BFGS" : ar_fit_method_name(f->method);
 }
 
-static int fit_small_head(ar_cview p, const ar_represent_opts *ro, const represent_args *a,
-                          represent_outcome *out)
+/* The fit's clock starts when the fit does; large masked maps say what
+ * takes the time. */
+static void on_step(void *ctx, ar_represent_step step, size_t n, size_t head_size)
 {
-    ar_fit_workspace *fw = NULL;
+    represent_progress *rp = ctx;
+    int masked = rp->a->mask_text != NULL && strcmp(rp->a->mask_text, "none") != 0;
+    if (step == AR_REPRESENT_STEP_ANALYSE && masked && n >= 1024)
+        fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n", n, n);
+    if (step != AR_REPRESENT_STEP_FIT)
+        return;
+    cli_fit_progress_start(&rp->st, "represent");
+    if (masked && n >= 512)
+        fprintf(stderr, "attnrank represent: fitting a head of size %zu under the mask (at "
+                        "most %zu L-BFGS iterations)...\n",
+                head_size, rp->max_iter);
+}
+
+void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
+                        represent_progress *rp)
+{
+    ro->head_size_given = a->head_size_seen;
+    ro->head_size = a->head_size;
+    ro->fit = !a->no_fit;
+    ro->fit_opts.seed = a->seed;
+    if (a->max_iter_seen)
+        ro->fit_opts.max_iter = a->max_iter;
+    rp->a = a;
+    rp->max_iter = ro->fit_opts.max_iter;
+    ro->fit_opts.progress = cli_fit_progress;
+    ro->fit_opts.progress_ctx = &rp->st;
+    ro->progress = on_step;
+    ro->progress_ctx = rp;
+    ro->bias = a->bias;
+}
+
+json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o)
+{
+    const ar_bias_spec *s = &a->bias_spec;
+    const ar_bias_rank_result *b = &o->bias_rank;
+    json_t *j = json_pack("{s:s}", "kind", ar_bias_kind_name(s->kind));
+    if (s->kind == AR_BIAS_ALIBI || s->kind == AR_BIAS_ALIBI_CAUSAL)
+        json_object_set_new(j, "slope", cli_json_real(s->slope));
+    else
+        json_object_set_new(j, "source", json_string(s->path));
+    json_object_set_new(j, "bias_rank",
+                        b->exact ? json_integer((json_int_t)b->lower) : json_null());
+    json_object_set_new(j, "bias_rank_lower", json_integer((json_int_t)b->lower));
+    json_object_set_new(j, "bias_rank_upper", json_integer((json_int_t)b->upper));
+    json_object_set_new(j, "reach", json_integer((json_int_t)o->bias_reach));
+    return j;
+}
+
+void represent_print_bias(const represent_args *a, const ar_represent_run_result *o)
+{
+    const ar_bias_spec *s = &a->bias_spec;
+    const ar_bias_rank_result *b = &o->bias_rank;
+    printf("positional bias: %s", ar_bias_kind_name(s->kind));
+    if (s->kind == AR_BIAS_ALIBI || s->kind == AR_BIAS_ALIBI_CAUSAL)
+        printf(" (slope %g)", s->slope);
+    else
+        printf(" (%s)", s->path);
+    if (b->exact)
+        printf(": bias rank %zu", b->lower);
+    else
+        printf(": bias rank between %zu and %zu", b->lower, b->upper);
+    printf("; a head of size %zu with it reaches shifted logit rank at most %zu\n", o->head_size,
+           o->bias_reach);
+}
+
+int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
+                      const ar_represent_run_opts *ro, ar_represent_run_result *out)
+{
     ar_error err = {{0}};
-    int rc = ar_fit_workspace_alloc(&fw, p.rows);
-    cli_fit_progress_state st;
-    ar_fit_opts fo = represent_fit_opts(a, &st);
-    fo.axis = ro->axis;
-    fo.precision = ro->precision;
-    fo.sum_tol = ro->sum_tol;
-    ar_matrix smoothed = ar_matrix_empty();
-    ar_cview target = p;
-    if (rc == AR_OK && ro->smooth > 0.0) {
-        rc = ar_matrix_clone(&smoothed, p);
-        if (rc == AR_OK)
-            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL);
-        target = ar_matrix_cview(&smoothed);
+    int rc = ar_represent_run(p, x, ro, out, &err);
+    if (rc != AR_OK) {
+        const char *context = out->failed_step == AR_REPRESENT_STEP_ANALYSE       ? a->p_file
+                              : out->failed_step == AR_REPRESENT_STEP_CERTIFICATE ? "certificate"
+                              : out->failed_step == AR_REPRESENT_STEP_FIT
+                                  ? "probability-space fit"
+                                  : NULL;
+        return cli_status_error("represent", rc, &err, context);
     }
-    if (rc == AR_OK)
-        rc = ar_fit_lowrank(fw, target, out->head_size, &fo, &out->fit, &err);
-    ar_fit_workspace_free(fw);
-    ar_matrix_free(&smoothed);
-    if (rc != AR_OK)
-        return cli_status_error("represent", rc, &err, "probability-space fit");
-    out->have_fit = 1;
+    ar_option_render(out->fit_skipped, AR_OPTION_STYLE_CLI);
+    if (out->have_certificate && a->weights_out != NULL)
+        return represent_write_weights(a->weights_out, &out->certificate);
     return -1;
 }
 
-static int analyse(const represent_args *a, ar_cview p, const ar_cview *x,
-                   const ar_represent_opts *ro, represent_outcome *out)
+static json_t *outcome_json(const represent_args *a, const ar_represent_run_result *o)
 {
-    ar_represent_workspace *ws = NULL;
-    ar_error err = {{0}};
-    int rc = ar_represent_workspace_alloc(&ws, p.rows);
-    if (rc != AR_OK)
-        return cli_status_error("represent", rc, NULL, NULL);
-    int code = -1;
-    rc = ar_represent_analyze(ws, p, x, ro, &out->res, &err);
-    if (rc != AR_OK)
-        code = cli_status_error("represent", rc, &err, a->p_file);
-    const ar_represent_result *r = &out->res;
-    if (code < 0) {
-        /* The result points into the workspace, which is freed below. */
-        out->svals = malloc(r->n * sizeof(double));
-        if (out->svals == NULL)
-            code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);
-        else
-            memcpy(out->svals, r->centred_svals, r->n * sizeof(double));
-        out->res.centred_svals = out->svals;
-    }
-    if (code < 0) {
-        out->head_size = a->head_size_seen ? a->head_size : r->min_head_size;
-        out->representable = r->feasible && r->min_head_size <= out->head_size;
-    }
-    if (code < 0 && out->representable) {
-        rc = ar_represent_certificate(ws, out->head_size, &out->cert, &err);
-        if (rc != AR_OK)
-            code = cli_status_error("represent", rc, &err, "certificate");
-        else
-            out->have_cert = 1;
-        if (code < 0 && a->weights_out != NULL)
-            code = represent_write_weights(a->weights_out, &out->cert);
-    }
-    if (code < 0 && r->feasible && !out->representable) {
-        out->have_logit_error = 1;
-        out->logit_error = ar_represent_logit_error(r, out->head_size);
-        out->logit_error_rel = ar_represent_logit_error_rel(r, out->head_size);
-        if (r->x_given && r->x_rank < r->n)
-            out->fit_skipped = "X is rank deficient (the fit assumes a full-column-rank input)";
-        else if (a->no_fit)
-            out->fit_skipped = "--no-fit";
-        else
-            code = fit_small_head(p, ro, a, out);
-    }
-    ar_represent_workspace_free(ws);
-    return code;
-}
-
-static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
-{
-    const ar_represent_result *r = &o->res;
+    const ar_represent_result *r = &o->plain;
     json_t *j = json_object();
     json_object_set_new(j, "source", json_string(a->p_file));
     json_object_set_new(j, "n", json_integer((json_int_t)r->n));
@@ -334,15 +312,16 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
                         json_pack("{s:o, s:o, s:o, s:o}", "key", cli_json_real(r->residual_key),
                                   "query", cli_json_real(r->residual_query), "relative",
                                   cli_json_real(r->residual_rel), "failed",
-                                  r->feasible ? json_null() : json_string(failed_side(r))));
+                                  r->feasible ? json_null()
+                                              : json_string(ar_represent_side_name(o->failed))));
     json_object_set_new(j, "centred_rank", json_integer((json_int_t)r->centred_rank));
     json_object_set_new(j, "min_head_size",
                         r->feasible ? json_integer((json_int_t)r->min_head_size) : json_null());
     json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
     json_object_set_new(j, "representable", json_boolean(o->representable));
     json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
-    if (o->have_cert) {
-        const ar_certificate *c = &o->cert;
+    if (o->have_certificate) {
+        const ar_certificate *c = &o->certificate;
         json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
                                (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs",
                                cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
@@ -358,18 +337,20 @@ static json_t *outcome_json(const represent_args *a, const represent_outcome *o)
     }
     if (o->have_fit) {
         json_object_set_new(j, "fit", represent_fit_json(&o->fit));
-    } else if (o->fit_skipped != NULL) {
+    } else if (o->fit_skipped[0] != '\0') {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
+    if (o->biased)
+        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
     return j;
 }
 
-static void print_outcome(const represent_args *a, const represent_outcome *o)
+static void print_outcome(const represent_args *a, const ar_represent_run_result *o)
 {
-    const ar_represent_result *r = &o->res;
+    const ar_represent_result *r = &o->plain;
     print_input(r, a);
     if (!r->feasible) {
-        const char *side = failed_side(r);
+        const char *side = ar_represent_side_name(o->failed);
         printf("constraint failed: %s side: ||(I - R) L*||_F = %.4g (keys), ||L* (I - R)||_F = "
                "%.4g (queries);\n  relative residual %.3g > tolerance %.3g (R projects onto the "
                "row space of X)\n",
@@ -388,8 +369,8 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
                r->certain_threshold);
     if (o->representable) {
         printf("verdict: representable with head size %zu\n", o->head_size);
-        if (o->have_cert)
-            print_certificate(&o->cert, a);
+        if (o->have_certificate)
+            print_certificate(&o->certificate, a);
         return;
     }
     printf("verdict: NOT representable with head size %zu < %zu\n", o->head_size,
@@ -404,7 +385,7 @@ static void print_outcome(const represent_args *a, const represent_outcome *o)
                represent_fit_method(f), (unsigned long long)f->seed, f->iterations,
                f->converged ? ", converged" : "",
                f->kl_mean, f->kl_max, f->fro_error, f->max_abs_error, f->start_kl_mean);
-    } else if (o->fit_skipped != NULL) {
+    } else if (o->fit_skipped[0] != '\0') {
         printf("  probability-space fit skipped: %s\n", o->fit_skipped);
     }
 }
@@ -491,7 +472,75 @@ static int refuse_masked_zeros(const represent_args *a, ar_cview p)
     return -1;
 }
 
-static int run(const represent_args *a)
+/* --bias: the spec parsed (none is no bias at all, so the output stays
+ * the bias-free one); -1 to continue. */
+static int parse_bias(represent_args *a)
+{
+    if (a->bias_text == NULL)
+        return -1;
+    ar_error err = {{0}};
+    int rc = ar_bias_parse(a->bias_text, &a->bias_spec, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, "--bias");
+    if (a->bias_spec.kind == AR_BIAS_NONE)
+        a->bias_text = NULL;
+    return -1;
+}
+
+/* The bias of P's size and layout (files through the usual readers). */
+static int build_bias(represent_args *a, size_t n, ar_axis axis, ar_matrix *bias,
+                      ar_cview *view)
+{
+    if (a->bias_text == NULL)
+        return -1;
+    ar_error err = {{0}};
+    int rc = ar_bias_matrix(&a->bias_spec, n, axis, (size_t)(cli_memory_limit() / 8), bias, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, "--bias");
+    *view = ar_matrix_cview(bias);
+    a->bias = view;
+    return -1;
+}
+
+/* One map, masked or not; returns the exit status. */
+static int run_one(const represent_args *a, ar_cview p, const ar_cview *x,
+                   const ar_represent_opts *ro)
+{
+    if (a->mask_text != NULL && strcmp(a->mask_text, "none") != 0)
+        return represent_masked(a, p, ro->precision, x, ro->axis);
+    int code = -1;
+    if (!(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0)
+        return code;
+    if (p.rows < 512)
+        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_represent_run_result out;
+    memset(&out, 0, sizeof out);
+    ar_represent_run_opts rro;
+    ar_represent_run_opts_init(&rro);
+    rro.represent = *ro;
+    represent_progress rp;
+    represent_run_opts(a, &rro, &rp);
+    code = represent_run_map(a, p, x, &rro, &out);
+    if (code < 0) {
+        if (a->json)
+            code = cli_json_print(outcome_json(a, &out));
+        else {
+            print_outcome(a, &out);
+            if (out.biased)
+                represent_print_bias(a, &out);
+            code = CLI_EXIT_OK;
+        }
+        if (code == CLI_EXIT_OK && !out.representable)
+            code = CLI_EXIT_FAIL;
+        if (!out.representable && a->weights_out != NULL)
+            fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
+                    out.plain.feasible ? " with this head size" : " on this X");
+    }
+    ar_represent_run_result_free(&out);
+    return code;
+}
+
+static int run(represent_args *a)
 {
     ar_array parr, xarr;
     memset(&parr, 0, sizeof parr);
@@ -505,6 +554,8 @@ static int run(const represent_args *a)
     }
     ar_represent_opts ro;
     code = resolve_options(a, &parr, a->x_file ? &xarr : NULL, &ro);
+    if (code < 0)
+        code = parse_bias(a);
     if (code < 0 && parr.count > 1) {
         code = represent_stack(a, &parr, ro.axis, ro.precision);
         ar_array_free(&parr);
@@ -522,39 +573,13 @@ static int run(const represent_args *a)
         code = cli_usage_error("represent",
                                "%s: X must be d x n with n = %zu columns (tokens), got %zu x %zu",
                                a->x_file, p.cols, x.rows, x.cols);
-    if (code < 0 && a->mask_text != NULL && strcmp(a->mask_text, "none") != 0) {
-        code = represent_masked(a, p, ro.precision, a->x_file ? &x : NULL, ro.axis);
-        ar_array_free(&parr);
-        ar_array_free(&xarr);
-        return code;
-    }
-    if (code < 0 && !(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0) {
-        ar_array_free(&parr);
-        ar_array_free(&xarr);
-        return code;
-    }
-    represent_outcome out;
-    memset(&out, 0, sizeof out);
-    if (code < 0 && p.rows < 512)
-        cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
+    ar_matrix bias = ar_matrix_empty();
+    ar_cview bias_view;
     if (code < 0)
-        code = analyse(a, p, a->x_file ? &x : NULL, &ro, &out);
-    if (code < 0) {
-        if (a->json)
-            code = cli_json_print(outcome_json(a, &out));
-        else {
-            print_outcome(a, &out);
-            code = CLI_EXIT_OK;
-        }
-        if (code == CLI_EXIT_OK && !out.representable)
-            code = CLI_EXIT_FAIL;
-        if (!out.representable && a->weights_out != NULL)
-            fprintf(stderr, "attnrank represent: no weights written: P is not representable%s\n",
-                    out.res.feasible ? " with this head size" : " on this X");
-    }
-    if (out.have_cert)
-        ar_certificate_free(&out.cert);
-    free(out.svals);
+        code = build_bias(a, p.rows, ro.axis, &bias, &bias_view);
+    if (code < 0)
+        code = run_one(a, p, a->x_file ? &x : NULL, &ro);
+    ar_matrix_free(&bias);
     ar_array_free(&parr);
     ar_array_free(&xarr);
     return code;
@@ -571,6 +596,9 @@ int cmd_represent(int argc, char **argv)
         {"--mask", CLI_STRING, &a.mask_text, "MASK",
          cli_mask_help(mask_help, sizeof mask_help, "attention mask: ", ", auto, file:PATH", 0),
          0, NULL},
+        {"--bias", CLI_STRING, &a.bias_text, "BIAS",
+         "positional bias added to the logits: alibi:M, alibi-causal:M, t5:FILE, file:PATH", 0,
+         NULL},
         {"--X", CLI_STRING, &a.x_file, "FILE", "input X (d x n, tokens as columns)", 0, NULL},
         {"--head-size", CLI_SIZE, &a.head_size, "K", "head size to test (default: minimal)", 0,
          &a.head_size_seen},

@@ -7,6 +7,9 @@
 
 typedef struct represent_args {
     const char *p_file, *x_file, *axis_text, *weights_out, *mask_text, *precision;
+    const char *bias_text;     /* --bias, or NULL */
+    ar_bias_spec bias_spec;    /* parsed --bias (kind none without it) */
+    const ar_cview *bias;      /* the built bias of P's size, or NULL */
     size_t head_size;
     int head_size_seen;
     double smooth, rtol, atol, sum_tol, tau, accuracy, verify_seconds;
@@ -19,9 +22,24 @@ typedef struct represent_args {
     int max_iter_seen;
 } represent_args;
 
-/* The fit's options from the arguments: seed, --max-iter, and progress on
- * stderr through st (started here). */
-ar_fit_opts represent_fit_opts(const represent_args *a, cli_fit_progress_state *st);
+/* The progress of one run on stderr: the fit's, and what a large masked
+ * map spends its time on. */
+typedef struct represent_progress {
+    const represent_args *a;
+    size_t max_iter; /* the fit's, for the message */
+    cli_fit_progress_state st;
+} represent_progress;
+
+/* The run's options from the arguments (head size, --no-fit, the fit's
+ * seed and --max-iter) and its progress through *rp, which the caller
+ * keeps alive during the run. */
+void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
+                        represent_progress *rp);
+
+/* Run one map (ar_represent_run) and write the certificate for
+ * --weights-out; -1 to continue or an exit status (the failing step named). */
+int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
+                      const ar_represent_run_opts *ro, ar_represent_run_result *out);
 /* "L-BFGS" (the library's one minimiser): the minimiser of a fit, for the text output. */
 const char *represent_fit_method(const ar_fit_result *f);
 
@@ -33,6 +51,11 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
  * record each with its indices, and a summary; returns the exit status. */
 int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                     ar_precision prec);
+
+/* The "positional_bias" object of the JSON output (with --bias only). */
+json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o);
+/* The bias line of the text output (with --bias only). */
+void represent_print_bias(const represent_args *a, const ar_represent_run_result *o);
 
 /* The "fit" object of the JSON output (unmasked and masked alike). */
 json_t *represent_fit_json(const ar_fit_result *f);

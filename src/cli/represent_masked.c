@@ -9,20 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A run's result and the mask as text, for the text output. */
 typedef struct masked_outcome {
-    ar_masked_result res;
+    ar_represent_run_result run;
     char mask_text[256];
-    size_t head_size;
-    int head_size_given;
-    enum { VERDICT_YES, VERDICT_NO, VERDICT_UNDECIDED } verdict;
-    int have_cert;
-    ar_certificate cert;
-    int have_error_bound;
-    double logit_error_lower;
-    int have_fit;
-    ar_fit_result fit;     /* probability-space fit under the mask (verdict NO) */
-    const char *fit_skipped; /* reason, or NULL */
-    ar_mask mask;          /* copy of the mask used (the result's lives in the workspace) */
 } masked_outcome;
 
 static const char *status_word(const ar_masked_result *r)
@@ -39,7 +29,7 @@ static const char *axis_line(ar_axis axis)
 
 static void print_mask_and_input(const represent_args *a, const masked_outcome *o)
 {
-    const ar_masked_result *r = &o->res;
+    const ar_masked_result *r = &o->run.masked_res;
     printf("P: %s, %zu x %zu, %s-stochastic on the mask (--axis %s: %ss are queries), %s %s\n",
            a->p_file, r->n, r->n, axis_line(r->axis), ar_axis_name(r->axis), axis_line(r->axis),
            a->precision ? "tolerances of" : "stored as", ar_precision_name(r->precision));
@@ -87,7 +77,7 @@ static void print_stored_answer(const ar_masked_result *r)
 
 static void print_answer(const masked_outcome *o)
 {
-    const ar_masked_result *r = &o->res;
+    const ar_masked_result *r = &o->run.masked_res;
     if (r->storage_rule)
         print_stored_answer(r);
     else if (r->exact)
@@ -147,17 +137,18 @@ static void print_outcome(const represent_args *a, const masked_outcome *o)
 {
     print_mask_and_input(a, o);
     print_answer(o);
-    const ar_masked_result *r = &o->res;
-    if (o->verdict == VERDICT_YES) {
-        printf("verdict: representable with head size %zu\n", o->head_size);
-        print_certificate(a, &o->cert, r->axis);
-    } else if (o->verdict == VERDICT_NO) {
+    const ar_masked_result *r = &o->run.masked_res;
+    const ar_represent_run_result *run = &o->run;
+    if (run->representable == 1) {
+        printf("verdict: representable with head size %zu\n", run->head_size);
+        print_certificate(a, &run->certificate, r->axis);
+    } else if (run->representable == 0) {
         printf("verdict: NOT representable with head size %zu < %zu (proved lower bound)\n",
-               o->head_size, r->lower);
+               run->head_size, r->lower);
         printf("  logit-space error of any head of size %zu >= %.4g (fully specified blocks)\n",
-               o->head_size, o->logit_error_lower);
-        if (o->have_fit) {
-            const ar_fit_result *f = &o->fit;
+               run->head_size, run->logit_error_lower);
+        if (run->have_fit) {
+            const ar_fit_result *f = &run->fit;
             printf("  best probability-space fit found under the mask (%s, seed %llu, %zu "
                    "iterations%s):\n"
                    "    KL(P || P_hat) mean %.4g, max %.4g over queries; Frobenius %.4g; max-abs "
@@ -167,25 +158,25 @@ static void print_outcome(const represent_args *a, const masked_outcome *o)
                    represent_fit_method(f), (unsigned long long)f->seed, f->iterations,
                    f->converged ? ", converged" : "", f->kl_mean, f->kl_max, f->fro_error,
                    f->max_abs_error, f->start_kl_mean);
-        } else if (o->fit_skipped != NULL) {
-            printf("  probability-space fit skipped: %s\n", o->fit_skipped);
+        } else if (run->fit_skipped[0] != '\0') {
+            printf("  probability-space fit skipped: %s\n", run->fit_skipped);
         }
     } else if (r->certified) {
         printf("verdict: undecided for head size %zu: at least the proved lower bound %zu, "
                "below the smallest confirmed certificate %zu\n",
-               o->head_size, r->lower, r->upper);
+               run->head_size, r->lower, r->upper);
     } else {
         printf("verdict: undecided for head size %zu: at least the proved lower bound %zu, and "
                "no certificate passed the forward check\n",
-               o->head_size, r->lower);
+               run->head_size, r->lower);
     }
 }
 
 /* ---- JSON ---- */
 
-static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
+static json_t *outcome_json(const represent_args *a, const ar_represent_run_result *o)
 {
-    const ar_masked_result *r = &o->res;
+    const ar_masked_result *r = &o->masked_res;
     json_t *j = json_object();
     json_object_set_new(j, "source", json_string(a->p_file));
     json_object_set_new(j, "n", json_integer((json_int_t)r->n));
@@ -231,11 +222,11 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
         json_decref(g);
     }
     json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
-    json_object_set_new(j, "representable", o->verdict == VERDICT_YES    ? json_true()
-                                            : o->verdict == VERDICT_NO ? json_false()
-                                                                       : json_null());
-    if (o->have_cert) {
-        const ar_certificate *c = &o->cert;
+    json_object_set_new(j, "representable", o->representable == 1   ? json_true()
+                                            : o->representable == 0 ? json_false()
+                                                                    : json_null());
+    if (o->have_certificate) {
+        const ar_certificate *c = &o->certificate;
         json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
                                (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
                                cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
@@ -247,102 +238,37 @@ static json_t *outcome_json(const represent_args *a, const masked_outcome *o)
             json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
         json_object_set_new(j, "certificate", cj);
     }
-    if (o->have_error_bound)
+    if (o->have_logit_error_lower)
         json_object_set_new(j, "logit_error_lower", cli_json_real(o->logit_error_lower));
     if (o->have_fit) {
         json_object_set_new(j, "fit", represent_fit_json(&o->fit));
-    } else if (o->fit_skipped != NULL) {
+    } else if (o->fit_skipped[0] != '\0') {
         json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
     }
+    if (o->biased)
+        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
     return j;
 }
 
 /* ---- the run ---- */
 
-static ar_masked_opts masked_options(const represent_args *a, ar_precision prec, ar_axis axis)
+static void masked_options(const represent_args *a, ar_precision prec, ar_axis axis,
+                           ar_masked_opts *o)
 {
-    ar_masked_opts o;
-    ar_masked_opts_init(&o);
-    o.axis = axis;
-    o.precision = prec;
+    ar_masked_opts_init(o);
+    o->axis = axis;
+    o->precision = prec;
     if (a->tau_seen)
-        o.tau = a->tau;
+        o->tau = a->tau;
     if (a->accuracy_seen)
-        o.accuracy = a->accuracy;
+        o->accuracy = a->accuracy;
     if (a->sum_tol_seen)
-        o.sum_tol = a->sum_tol;
+        o->sum_tol = a->sum_tol;
     if (a->verify_seen)
-        o.verify_seconds = a->verify_seconds;
-    o.smooth = a->smooth;
-    o.seed = a->seed;
-    o.extra_rank = a->extra_rank;
-    return o;
-}
-
-static void decide(const represent_args *a, masked_outcome *o)
-{
-    const ar_masked_result *r = &o->res;
-    o->head_size_given = a->head_size_seen;
-    o->head_size = a->head_size_seen ? a->head_size : (r->certified ? r->upper : r->lower);
-    if (r->certified && o->head_size >= r->upper)
-        o->verdict = VERDICT_YES;
-    else if (o->head_size < r->lower)
-        o->verdict = VERDICT_NO;
-    else
-        o->verdict = VERDICT_UNDECIDED;
-}
-
-static int analyse(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
-                   ar_axis axis, const ar_mask *mask, masked_outcome *o)
-{
-    ar_masked_workspace *ws = NULL;
-    int rc = ar_masked_workspace_alloc(&ws, p.rows);
-    if (rc != AR_OK)
-        return cli_status_error("represent", rc, NULL, NULL);
-    ar_masked_opts mo = masked_options(a, prec, axis);
-    ar_error err = {{0}};
-    if (p.rows >= 1024)
-        fprintf(stderr, "attnrank represent: analysing a %zu x %zu map under a mask...\n",
-                p.rows, p.rows);
-    int code = -1;
-    rc = ar_masked_analyze(ws, p, x, mask, &mo, &o->res, &err);
-    if (rc != AR_OK)
-        code = cli_status_error("represent", rc, &err, a->p_file);
-    if (code < 0) {
-        ar_mask_format(o->res.mask, o->mask_text, sizeof o->mask_text);
-        decide(a, o);
-    }
-    if (code < 0 && o->verdict == VERDICT_YES) {
-        rc = ar_masked_certificate(ws, o->head_size, &o->cert, &err);
-        if (rc != AR_OK)
-            code = cli_status_error("represent", rc, &err, "certificate");
-        else
-            o->have_cert = 1;
-        if (code < 0 && a->weights_out != NULL)
-            code = represent_write_weights(a->weights_out, &o->cert);
-    }
-    if (code < 0 && o->verdict == VERDICT_NO) {
-        o->have_error_bound = ar_masked_logit_error_lower(ws, o->head_size,
-                                                          &o->logit_error_lower) == AR_OK;
-        cli_fit_progress_state st;
-        ar_fit_opts fo = represent_fit_opts(a, &st);
-        if (a->no_fit)
-            o->fit_skipped = "--no-fit";
-        else if (p.rows >= 512)
-            fprintf(stderr, "attnrank represent: fitting a head of size %zu under the mask (at "
-                            "most %zu L-BFGS iterations)...\n",
-                    o->head_size, fo.max_iter);
-        rc = a->no_fit ? AR_OK : ar_masked_fit(ws, o->head_size, &fo, &o->fit, &err);
-        if (rc != AR_OK)
-            code = cli_status_error("represent", rc, &err, "probability-space fit");
-        else
-            o->have_fit = !a->no_fit;
-    }
-    if (code < 0 && ar_mask_copy(&o->mask, o->res.mask) != AR_OK)
-        code = cli_status_error("represent", AR_ENOMEM, NULL, NULL);
-    o->res.mask = code < 0 ? &o->mask : NULL;
-    ar_masked_workspace_free(ws);
-    return code;
+        o->verify_seconds = a->verify_seconds;
+    o->smooth = a->smooth;
+    o->seed = a->seed;
+    o->extra_rank = a->extra_rank;
 }
 
 int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
@@ -355,27 +281,35 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
         return code;
     masked_outcome o;
     memset(&o, 0, sizeof o);
-    o.mask = ar_mask_none();
     if (p.rows < 512)
         cli_set_blas_threads(1);
-    code = analyse(a, p, prec, x, axis, is_auto ? NULL : &mask, &o);
+    ar_represent_run_opts ro;
+    ar_represent_run_opts_init(&ro);
+    masked_options(a, prec, axis, &ro.masked);
+    ro.mask = &mask;
+    ro.infer_mask = is_auto;
+    represent_progress rp;
+    represent_run_opts(a, &ro, &rp);
+    code = represent_run_map(a, p, x, &ro, &o.run);
     ar_mask_free(&mask);
+    const ar_represent_run_result *run = &o.run;
     if (code < 0) {
+        ar_mask_format(run->masked_res.mask, o.mask_text, sizeof o.mask_text);
         if (a->json)
-            code = cli_json_print(outcome_json(a, &o));
+            code = cli_json_print(outcome_json(a, run));
         else {
             print_outcome(a, &o);
+            if (run->biased)
+                represent_print_bias(a, run);
             code = CLI_EXIT_OK;
         }
-        if (code == CLI_EXIT_OK && o.verdict != VERDICT_YES)
+        if (code == CLI_EXIT_OK && run->representable != 1)
             code = CLI_EXIT_FAIL;
-        if (o.verdict != VERDICT_YES && a->weights_out != NULL)
+        if (run->representable != 1 && a->weights_out != NULL)
             fprintf(stderr, "attnrank represent: no weights written: no confirmed certificate of "
                             "head size %zu\n",
-                    o.head_size);
+                    run->head_size);
     }
-    if (o.have_cert)
-        ar_certificate_free(&o.cert);
-    ar_mask_free(&o.mask);
+    ar_represent_run_result_free(&o.run);
     return code;
 }

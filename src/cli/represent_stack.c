@@ -149,6 +149,9 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
         return cli_usage_error("represent", "%s: a stack of %zu maps: --weights-out and --X take "
                                "a single map",
                                a->p_file, arr->count);
+    if (a->bias_text != NULL)
+        return cli_usage_error("represent", "%s: a stack of %zu maps: --bias takes a single map",
+                               a->p_file, arr->count);
     if (arr->rows != arr->cols || arr->rows == 0)
         return cli_usage_error("represent", "%s: maps must be square n x n, got %zu x %zu",
                                a->p_file, arr->rows, arr->cols);

@@ -86,6 +86,8 @@ run_json represent window.npy --mask window:3 --axis row
 run_json represent prefix.npy --mask prefix:2 --axis row
 run_json represent docs.npy --mask docs:4/4 --axis row
 run_json represent sink.npy --mask sink:1+window:3 --axis row
+run_json represent p.npy --bias alibi:0.5
+run_json represent causal.npy --mask causal --axis row --bias alibi-causal:0.25
 run_json softmax-bottleneck next.npy --d 1
 run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done

@@ -55,7 +55,7 @@ def test_heads_config_equals_the_cli(cli, configs, name, mask):
 
 def test_alibi_slopes_and_ranks(configs):
     b = attnrank.heads(config=configs["bloom"], samples=0).positional_bias
-    assert isinstance(b, attnrank.PositionalBias)
+    assert isinstance(b, attnrank.ModelBias)
     assert b.kind == "alibi" and b.n == 2048 and b.head_size == 64
     (kind,) = b.layer_kinds
     assert kind.causal and not kind.bound_only and kind.mask.kind == "causal"

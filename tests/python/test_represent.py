@@ -614,3 +614,76 @@ def test_the_hint_advises_a_precision_only_for_its_values():
     with pytest.raises(attnrank.DomainError,
                        match="every column sums to 1: the map is column-stochastic"):
         attnrank.represent(_row_softmax(32, 4).T, axis="row")
+
+
+# ---- a positional bias (docs/theory/positional-bias.md) --------------------------
+
+def _alibi(n=8, slope=0.5):
+    i = np.arange(n)
+    return -slope * np.abs(i[:, None] - i[None, :])
+
+
+def test_bias_alibi_the_issue_numbers_and_the_cli(cli, tmp_path):
+    # softmax(-0.5 |i - j|) at n = 8: 7 without the bias, 0 with ALiBi 0.5
+    p = _softmax(_alibi(), 0)
+    assert attnrank.represent(p, axis="col").min_head_size == 7
+    got = attnrank.represent(p, axis="col", bias="alibi:0.5")
+    assert got.min_head_size == 0 and got.representable
+    b = got.positional_bias
+    assert (b.kind, b.slope, b.bias_rank, b.reach) == ("alibi", 0.5, 7, 7)
+    assert got.certificate.max_abs < 1e-12  # softmax(S + B) reproduces p
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--bias", "alibi:0.5")
+    # the same bias as an array in p's layout: the same answer, kind "file"
+    arr = attnrank.represent(p, axis="col", bias=_alibi())
+    assert arr.min_head_size == 0 and arr.positional_bias.kind == "file"
+    assert arr.positional_bias.source is None
+    # "none" is no bias: the record is the bias-free one
+    assert attnrank.represent(p, axis="col", bias="none").to_dict() == \
+        attnrank.represent(p, axis="col").to_dict()
+
+
+def test_bias_causal_rank_one_and_the_cli(cli, tmp_path):
+    n = 8
+    i = np.arange(n)
+    s = np.where(i[None, :] <= i[:, None], -0.5 * (i[:, None] - i[None, :]), -np.inf)
+    p = _softmax(s, 1)  # rows as queries
+    got = attnrank.represent(p, axis="row", mask="causal", bias="alibi-causal:0.5")
+    assert isinstance(got, attnrank.MaskedRepresent)
+    assert got.min_head_size == 0 and got.positional_bias.bias_rank == 1
+    assert got.positional_bias.reach == 1
+    assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--axis", "row", "--mask", "causal",
+                                           "--bias", "alibi-causal:0.5")
+
+
+def test_bias_planted_head_and_files(cli, tmp_path):
+    n, rng = 8, _rng(5)
+    s = rng.standard_normal((n, 2)) @ rng.standard_normal((2, n)) + _alibi()
+    p = _softmax(s, 0)
+    np.save(tmp_path / "b.npy", _alibi())
+    got = attnrank.represent(p, axis="col", bias=f"file:{tmp_path / 'b.npy'}")
+    assert got.min_head_size == 2 and got.certificate.kl_max < 1e-10
+    below = attnrank.represent(p, axis="col", bias=_alibi(), head_size=1)
+    assert not below.representable and below.logit_error > 0
+    assert below.fit is None and below.fit_skipped == "a bias is given (the fit takes none)"
+    np.save(tmp_path / "t5.npy", rng.standard_normal(32))
+    t5 = attnrank.represent(p, axis="col", bias=f"t5:{tmp_path / 't5.npy'}")
+    assert t5.positional_bias.kind == "t5" and t5.positional_bias.bias_rank == n - 1
+    # the CLI's sources are file names of its own run: compared without them
+    assert _drop_sources(t5.to_dict()) == _cli_represent(cli, tmp_path, p, "--bias",
+                                                         f"t5:{tmp_path / 't5.npy'}")
+
+
+def test_bias_refused():
+    p = _softmax(_alibi(), 0)
+    with pytest.raises(attnrank.ArgumentError, match="ALiBi slope"):
+        attnrank.represent(p, axis="col", bias="alibi:x")
+    with pytest.raises(attnrank.SizeError, match="bias must be n x n"):
+        attnrank.represent(p, axis="col", bias=np.zeros((7, 7)))
+    with pytest.raises(attnrank.FileError, match="nope.npy"):
+        attnrank.represent(p, axis="col", bias="file:nope.npy")
+    with pytest.raises(attnrank.ArgumentError, match="single map"):
+        attnrank.represent(np.stack([p, p]), axis="col", bias="alibi:0.5")
+    off = p.copy()
+    off[0, 0] += 1e-3  # P' would sum to 1: the check is on p itself
+    with pytest.raises(attnrank.DomainError, match="column-stochastic"):
+        attnrank.represent(off, axis="col", bias="alibi:0.5")

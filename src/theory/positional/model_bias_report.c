@@ -1,6 +1,6 @@
 /* The bias ranks of a model's layer kinds: which mask each kind's ranks are
  * taken under, and the tables (include/attnrank/bias.h,
- * docs/theory/positional-bias.md, sec. 5). */
+ * docs/theory/positional-bias.md, sec. 6). */
 #include "attnrank/bias.h"
 
 #include <stdio.h>
