@@ -25,6 +25,7 @@
 #include "status.h"
 #include "mask.h"
 #include "depthwidth.h"
+#include "model_config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -110,6 +111,34 @@ AR_API int ar_check_verdict_of(ar_check_condition cond, size_t d, size_t heads, 
  * unknown bit; *out is complete only on AR_OK. */
 AR_API int ar_check_evaluate(size_t d, size_t heads, size_t n, const ar_check_opts *opts,
                              ar_check_result *out, ar_error *err);
+
+/* ---- a configuration with a model's config.json ---------------------- */
+
+/* One layer kind a model is judged under. */
+typedef struct ar_check_kind {
+    ar_mask mask;        /* the kind's mask (parametric) */
+    char mask_text[64];  /* its text (ar_mask_format), the mask the verdicts name */
+    char suffix[128];    /* appended to the configuration's label: " [LABEL: MASK]" for the
+                            config's kinds, "" for the caller's mask */
+} ar_check_kind;
+
+typedef struct ar_check_model {
+    size_t count;        /* kinds: 1 with the caller's mask, else the config's (1 or 2) */
+    ar_check_kind kind[AR_MODEL_MAX_KINDS];
+} ar_check_model;
+
+/* The sizes a configuration did not give (each of *d, *heads, *n, *head_size
+ * that is 0), from the config as ar_model_config_layer_sizes fills them, and
+ * the layer kinds it is judged under: one kind without a suffix when the
+ * caller states the mask (mask_given), otherwise one per layer kind of the
+ * config's masks (windowed and global layers, encoder and decoder).
+ * config_name names the config in messages (NULL: "config.json").
+ * AR_EINVAL "NAME: no KEY (or its aliases); give {opt:X}" for a size the
+ * config lacks; the config's mask errors prefixed with its name
+ * (AR_EUNSUPPORTED: an unknown family, give a mask). */
+AR_API int ar_check_model_kinds(const ar_model_config *cfg, const char *config_name,
+                                int mask_given, size_t *d, size_t *heads, size_t *n,
+                                size_t *head_size, ar_check_model *out, ar_error *err);
 
 #ifdef __cplusplus
 }

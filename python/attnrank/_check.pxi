@@ -10,7 +10,7 @@ from attnrank._capi cimport (
     ar_check_condition, AR_CHECK_NO_BOTTLENECK, ar_check_status,
     ar_check_condition_name, ar_check_status_name, ar_check_require_parse,
     ar_check_opts, ar_check_opts_init, ar_check_verdict, ar_check_result,
-    ar_check_evaluate,
+    ar_check_evaluate, ar_check_model, ar_check_model_kinds,
 )
 
 from attnrank._results_check import Check, CheckLaw, CheckReport, CheckVerdict
@@ -120,13 +120,10 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
     layer kind of the model (its sizes fill what is not given)."""
     cdef str fn = "ar_check_evaluate"
     cdef ar_model_config cfg
-    cdef ar_model_masks masks
     cdef ar_error err
     err.msg[0] = 0
     cdef int rc
-    cdef size_t k
     cdef const char *cpath = NULL
-    cdef char ktext[256]
     sizes = {}
     for key, value in (("d", d), ("heads", heads), ("n", n), ("layers", layers)):
         sizes[key] = 0 if value is None else _size(value, key, fn)
@@ -161,20 +158,17 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
     with nogil:
         rc = ar_model_config_read(cpath, &cfg, &err)
     check_status(rc, "ar_model_config_read", &err, f"config {shown}")
-    hs = _config_layer_sizes(&cfg, shown, sizes, hs, fn)
-    base = name if name else shown[:250]
+    shown_c = shown.encode("utf-8", "replace")
     cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"], cl = sizes["layers"]
-    if mask is not None:
-        return [_check_one(cd, ch, cn, hs, cl, mask, strict, bits, law, base, uses)]
-    with nogil:
-        rc = ar_model_masks_from_config(&cfg, &masks, &err)
-    check_status(rc, "ar_model_masks_from_config", &err, f"config {shown}")
+    cdef ar_check_model kinds
+    rc = ar_check_model_kinds(&cfg, shown_c, mask is not None, &cd, &ch, &cn, &hs, &kinds, &err)
+    check_status(rc, "ar_check_model_kinds", &err)
+    base = name if name else shown[:250]
     out = []
-    for k in range(masks.count):
-        ar_mask_format(ar_py_model_mask(&masks, k), ktext, sizeof(ktext))
-        kmask = _text(ktext)
-        label = f"{base} [{_text(ar_py_model_label(&masks, k))}: {kmask}]"
-        out.append(_check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law, label, uses))
+    for k in range(kinds.count):
+        kmask = mask if mask is not None else _text(kinds.kind[k].mask_text)
+        out.append(_check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law,
+                              base + _text(kinds.kind[k].suffix), uses))
     return out
 
 

@@ -7,7 +7,7 @@ from libc.string cimport memcpy
 from attnrank._capi cimport (
     uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis,
     AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack, ar_model_config,
-    ar_model_config_read, ar_model_config_layer_sizes, ar_mask, ar_mask_kind, AR_MASK_NONE,
+    ar_model_config_read, ar_mask, ar_mask_kind, AR_MASK_NONE,
     ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
     ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify, ar_mask_syntax_list,
     ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS, ar_generic_status,
@@ -791,24 +791,6 @@ cdef object _head_config(const ar_head_config *c, bint with_errors, bint masked)
         unbounded=bool(c.unbounded) if masked else None,
         status=_text(ar_generic_status_name(c.status)) if masked else None,
         errors=tuple(errs))
-
-
-cdef size_t _config_layer_sizes(const ar_model_config *cfg, str shown, dict sizes,
-                                size_t head_size, str fn) except? 0:
-    """Fill sizes["d"], ["heads"], ["n"] (0: not given) from the config as
-    ar_model_config_layer_sizes does; returns the head size (0: d / heads).
-    A size the config lacks is an ArgumentError naming it."""
-    cdef size_t d = sizes["d"], h = sizes["heads"], n = sizes["n"], hs = head_size
-    cdef ar_error err
-    err.msg[0] = 0
-    name = shown.encode("utf-8", "replace")
-    rc = ar_model_config_layer_sizes(cfg, name, &d, &h, &n, &hs, &err)
-    sizes["d"], sizes["heads"], sizes["n"] = d, h, n
-    if rc != AR_OK:
-        missing = next((k for k in ("d", "heads", "n") if sizes[k] == 0), "d")
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{_text(err.msg)}; give {missing}")
-    return hs
 
 
 # ---- params --------------------------------------------------------------------

@@ -169,19 +169,9 @@ static int validate_config(check_config *c)
 
 /* ---- config.json ---- */
 
-/* Sizes the configuration does not give, from the model's config.json. */
-static int fill_from_model(check_config *c, const ar_model_config *m)
-{
-    ar_error err = {{0}};
-    if (ar_model_config_layer_sizes(m, c->config, &c->d, &c->heads, &c->n, &c->head_size,
-                                    &err) != AR_OK)
-        return cli_usage_error("check", "%s; give it", err.msg);
-    return -1;
-}
-
 /* A configuration with a config.json: one verdict per layer kind of the
- * model (windowed and global layers, encoder and decoder), each labelled;
- * without one, the configuration as it stands. */
+ * model (ar_check_model_kinds: windowed and global layers, encoder and
+ * decoder), each labelled; without one, the configuration as it stands. */
 static int evaluate_model(check_config *c, check_run *run)
 {
     if (c->config[0] == '\0')
@@ -191,20 +181,18 @@ static int evaluate_model(check_config *c, check_run *run)
     int rc = ar_model_config_read(c->config, &m, &err);
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, c->label);
-    int code = fill_from_model(c, &m);
-    ar_model_masks masks;
-    memset(&masks, 0, sizeof masks);
-    if (code < 0 && c->mask[0] == '\0' && ar_model_masks_from_config(&m, &masks, &err) != AR_OK)
-        code = cli_usage_error("check", "%s: %s", c->config, err.msg);
-    if (code < 0 && c->mask[0] != '\0')
-        masks.count = 1; /* the stated mask */
-    for (size_t k = 0; code < 0 && k < masks.count; k++) {
+    ar_check_model kinds;
+    rc = ar_check_model_kinds(&m, c->config, c->mask[0] != '\0', &c->d, &c->heads, &c->n,
+                              &c->head_size, &kinds, &err);
+    if (rc != AR_OK)
+        return cli_usage_error("check", "%s", ar_error_message(&err, rc, AR_OPTION_STYLE_CLI));
+    int code = -1;
+    for (size_t k = 0; code < 0 && k < kinds.count; k++) {
         check_config one = *c;
-        if (c->mask[0] == '\0')
-            ar_mask_format(&masks.kind[k].mask, one.mask, sizeof one.mask);
-        if (masks.count > 1 || c->mask[0] == '\0')
-            snprintf(one.label + strlen(one.label), sizeof one.label - strlen(one.label),
-                     " [%s: %s]", c->mask[0] ? "mask" : masks.kind[k].label, one.mask);
+        if (kinds.kind[k].mask_text[0] != '\0')
+            snprintf(one.mask, sizeof one.mask, "%s", kinds.kind[k].mask_text);
+        snprintf(one.label + strlen(one.label), sizeof one.label - strlen(one.label), "%s",
+                 kinds.kind[k].suffix);
         code = validate_config(&one);
         if (code < 0)
             code = evaluate_config(&one, run);
