@@ -35,7 +35,7 @@ import os
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
     Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
-    Mask, MaskedCertificate, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
+    Mask, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
     ParamBreakdown, ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
     RepresentSummary, RepresentTolerance, Residual, Smoothing,
 )
@@ -359,7 +359,7 @@ cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, obj
         if res.have_certificate:
             cert_rec = Certificate(
                 head_size=res.certificate.head_size, d=res.certificate.d,
-                max_abs=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
+                max_abs_error=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
                 kl_max=res.certificate.kl_max, logit_max_abs=res.certificate.logit_max_abs,
                 wq=_copy_matrix(&res.certificate.wq) if want_weights else None,
                 wk=_copy_matrix(&res.certificate.wk) if want_weights else None)
@@ -411,7 +411,7 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
         verdict = None if res.representable < 0 else bool(res.representable)
         cert_rec = lower = fit = None
         if res.have_certificate:
-            cert_rec = MaskedCertificate(
+            cert_rec = Certificate(
                 head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
                 kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
                 rounding_ratio=cert.rounding_ratio if r.storage_rule else None,

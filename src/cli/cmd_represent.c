@@ -222,6 +222,21 @@ void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
     ro->bias = a->bias;
 }
 
+json_t *represent_certificate_json(const represent_args *a, const ar_certificate *c,
+                                   int storage_rule)
+{
+    json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
+                           (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
+                           cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
+                           "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
+                           cli_json_real(c->logit_max_abs));
+    if (storage_rule)
+        json_object_set_new(cj, "rounding_ratio", cli_json_real(c->rounding_ratio));
+    if (a->weights_out != NULL)
+        json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
+    return cj;
+}
+
 json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o)
 {
     const ar_bias_spec *s = &a->bias_spec;
@@ -320,17 +335,8 @@ static json_t *outcome_json(const represent_args *a, const ar_represent_run_resu
     json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
     json_object_set_new(j, "representable", json_boolean(o->representable));
     json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
-    if (o->have_certificate) {
-        const ar_certificate *c = &o->certificate;
-        json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
-                               (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs",
-                               cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
-                               "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
-                               cli_json_real(c->logit_max_abs));
-        if (a->weights_out != NULL)
-            json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
-        json_object_set_new(j, "certificate", cj);
-    }
+    if (o->have_certificate)
+        json_object_set_new(j, "certificate", represent_certificate_json(a, &o->certificate, 0));
     if (o->have_logit_error) {
         json_object_set_new(j, "logit_error", cli_json_real(o->logit_error));
         json_object_set_new(j, "logit_error_rel", cli_json_real(o->logit_error_rel));
