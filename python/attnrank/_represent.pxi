@@ -16,6 +16,7 @@ from attnrank._capi cimport (
     AR_HEAD_SIZE_MIN, ar_fit_stop_name, ar_fit_method_name, ar_fit_result,
     ar_target_family_name, ar_family_error, ar_head_config, ar_bottleneck_heads_opts,
     ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report, ar_bottleneck_heads_analyze,
+    ar_bottleneck_heads_check,
     AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE, ar_bert_config, ar_bert_config_init,
     ar_param_count, ar_bert_params, ar_paper_config, ar_paper_configs, ar_masked_opts,
     ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
@@ -932,9 +933,10 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"heads {sizes['heads']} does not divide d {sizes['d']}: the "
                             "standard head size d/h is undefined (give head_size)")
-    if max(sizes.values()) > (1 << 24):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "sizes above 2^24 are not supported")
     cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"]
+    rc = ar_bottleneck_heads_check(cd, ch, cn, &err)
+    if rc != AR_OK:  # the library's limit, in the form this face always raised it
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, _text(err.msg))
     cdef ar_mask one = ar_mask_none()
     cdef bint is_auto = 0
     if config is not None and mask is None:

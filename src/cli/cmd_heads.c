@@ -353,8 +353,10 @@ int cmd_heads(int argc, char **argv)
                                "--heads %zu does not divide --d %zu: the standard head size d/h "
                                "is undefined (give --head-size P)",
                                a.heads, a.d);
-    if (a.n > ((size_t)1 << 24) || a.d > ((size_t)1 << 24) || a.heads > ((size_t)1 << 24))
-        return cli_usage_error("heads", "sizes above 2^24 are not supported");
+    ar_error err = {{0}};
+    int rc = ar_bottleneck_heads_check(a.d, a.heads, a.n, &err);
+    if (rc != AR_OK)
+        return cli_status_error("heads", rc, &err, NULL);
     if (a.mask_text != NULL || a.config == NULL) {
         masks.count = 1;
         masks.kind[0].mask = ar_mask_none();
