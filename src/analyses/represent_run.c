@@ -197,6 +197,24 @@ static int run_masked(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
 
 /* ---- the run ---- */
 
+int ar_represent_run_check(ar_cview p, const ar_represent_run_opts *opts, ar_error *err)
+{
+    if (opts == NULL)
+        return ar_error_set(err, AR_EINVAL, "represent: NULL options");
+    /* A mask says where the zeros are; smoothing lifts them. */
+    if (opts->mask != NULL || opts->infer_mask || opts->represent.smooth > 0.0)
+        return AR_OK;
+    for (size_t j = 0; j < p.cols; j++)
+        for (size_t i = 0; i < p.rows; i++)
+            if (AR_VAT(p, i, j) == 0.0)
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry (%zu, %zu) = 0 is not positive: log P is undefined; "
+                                    "a masked map (causal, window...)? give {opt:mask=auto} or "
+                                    "the mask; zeros that are underflow need {opt:smooth=EPS}",
+                                    i, j);
+    return AR_OK;
+}
+
 static void clear(ar_represent_run_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -242,6 +260,9 @@ int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts 
     if (p.rows == 0 || p.cols == 0)
         return fail(out, AR_REPRESENT_STEP_SETUP,
                     ar_error_set(err, AR_EINVAL, "represent: empty map"));
+    int checked = ar_represent_run_check(p, opts, err);
+    if (checked != AR_OK)
+        return fail(out, AR_REPRESENT_STEP_SETUP, checked);
     out->masked = opts->mask != NULL || opts->infer_mask;
     ar_masked_workspace *mws = NULL;
     ar_represent_workspace *rws = NULL;
