@@ -1526,6 +1526,13 @@ static void test_heads_bert_large(void **state)
     assert_int_equal(ar_bottleneck_heads_analyze(4, 0, 1, &o, &rep, &err), AR_EINVAL);
     assert_int_equal(ar_bottleneck_heads_analyze(4, 1, 0, &o, &rep, &err), AR_EINVAL);
     assert_int_equal(ar_bottleneck_heads_analyze(4, 1, 1, &o, NULL, &err), AR_EINVAL);
+    /* the faces' size limit: 2^24 itself passes, one more is refused in every size */
+    assert_ok(ar_bottleneck_heads_check(AR_HEADS_MAX_SIZE, AR_HEADS_MAX_SIZE, AR_HEADS_MAX_SIZE,
+                                        &err));
+    assert_int_equal(ar_bottleneck_heads_check(AR_HEADS_MAX_SIZE + 1, 1, 1, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "sizes above 2^24 are not supported");
+    assert_int_equal(ar_bottleneck_heads_check(1, AR_HEADS_MAX_SIZE + 1, 1, NULL), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_heads_check(1, 1, AR_HEADS_MAX_SIZE + 1, NULL), AR_EINVAL);
     /* edge sizes n = 1, 2 */
     assert_int_equal(ar_bottleneck_heads_analyze(4, 4, 1, &o, &rep, &err), AR_OK);
     assert_false(rep.standard.bottleneck);

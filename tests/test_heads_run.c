@@ -99,7 +99,7 @@ static void test_size_errors(void **state)
     ar_heads_run_free(&r);
     o.heads = 4;
     o.head_size = 0;
-    o.n = AR_HEADS_SIZE_MAX + 1;
+    o.n = AR_HEADS_MAX_SIZE + 1;
     assert_int_equal(ar_heads_run_analyze(&o, &r, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "above 2^24"));
     /* a mask that does not fit n */

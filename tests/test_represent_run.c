@@ -196,6 +196,32 @@ static void test_causal(void **state)
     ar_matrix_free(&s);
 }
 
+/* An exact zero without a mask: refused before any analysis, the first
+ * one in column-major order named, the options to give as tokens. */
+static void test_zero_refused(void **state)
+{
+    (void)state;
+    ar_matrix p = planted(2, 5);
+    p.data[2 + 3 * p.ld] = 0.0; /* (2, 3) */
+    p.data[5 + 4 * p.ld] = 0.0; /* (5, 4), later in column-major order */
+    ar_represent_run_opts o;
+    opts_col(&o);
+    ar_error err = {{0}};
+    assert_int_equal(ar_represent_run_check(ar_matrix_cview(&p), &o, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "entry (2, 3) = 0 is not positive"));
+    assert_non_null(strstr(err.msg, "{opt:mask=auto}"));
+    ar_represent_run_result r;
+    assert_int_equal(ar_represent_run(ar_matrix_cview(&p), NULL, &o, &r, &err), AR_EDOMAIN);
+    assert_int_equal(r.failed_step, AR_REPRESENT_STEP_SETUP);
+    o.represent.smooth = 1e-9; /* smoothing lifts the zeros */
+    assert_ok(ar_represent_run_check(ar_matrix_cview(&p), &o, &err));
+    o.represent.smooth = 0.0;
+    o.infer_mask = 1; /* a mask says where they are */
+    assert_ok(ar_represent_run_check(ar_matrix_cview(&p), &o, &err));
+    assert_int_equal(ar_represent_run_check(ar_matrix_cview(&p), NULL, &err), AR_EINVAL);
+    ar_matrix_free(&p);
+}
+
 static void test_failures(void **state)
 {
     (void)state;
@@ -384,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_planted_certificate), cmocka_unit_test(test_too_small),
         cmocka_unit_test(test_infeasible_side),     cmocka_unit_test(test_failed_side_rule),
         cmocka_unit_test(test_causal),              cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_zero_refused),
         cmocka_unit_test(test_bias_alibi),          cmocka_unit_test(test_bias_planted),
         cmocka_unit_test(test_bias_causal),         cmocka_unit_test(test_bias_refused),
     };

@@ -509,6 +509,14 @@ typedef struct ar_bottleneck_heads_report {
     int errors_capped;               /* some estimate skipped because n exceeded a cap */
 } ar_bottleneck_heads_report;
 
+/* The largest d, h or n the faces' heads analysis takes (`attnrank heads`,
+ * attnrank.heads): 2^24. */
+#define AR_HEADS_MAX_SIZE ((size_t)1 << 24)
+
+/* AR_EINVAL ("sizes above 2^24 are not supported") when d, h or n exceeds
+ * AR_HEADS_MAX_SIZE; the check the faces run before their analysis. */
+AR_API int ar_bottleneck_heads_check(size_t d, size_t h, size_t n, ar_error *err);
+
 /* Everything above for d, h, n (all >= 1); opts NULL means defaults.
  * AR_EINVAL when h does not divide d and no head size was given (the
  * standard configuration is undefined). */

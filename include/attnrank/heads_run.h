@@ -24,9 +24,6 @@
 extern "C" {
 #endif
 
-/* Sizes above this are refused (AR_EINVAL). */
-#define AR_HEADS_SIZE_MAX ((size_t)1 << 24)
-
 typedef struct ar_heads_run_opts {
     size_t d, heads, n;    /* 0: not given (from the config; required without one) */
     size_t head_size;      /* FixedMultiHead head size; 0: the config's head_dim where it
@@ -55,7 +52,7 @@ typedef struct ar_heads_run {
 } ar_heads_run;
 
 /* Run heads.  AR_EINVAL (err naming the size) for a size missing without a
- * config, missing from the config, or above AR_HEADS_SIZE_MAX, or heads not
+ * config, missing from the config, or above AR_HEADS_MAX_SIZE (bottleneck.h), or heads not
  * dividing d without a head size; ar_mask_check_size's code for a mask that
  * does not fit n (AR_ESIZE: documents summing to another length); the
  * config's mask errors (AR_EUNSUPPORTED for an unknown family: give a

@@ -111,6 +111,13 @@ AR_API ar_represent_side ar_represent_failed_side(const ar_represent_result *res
 /* "key", "query", "both", or NULL for AR_REPRESENT_SIDE_NONE. */
 AR_API const char *ar_represent_side_name(ar_represent_side side);
 
+/* Argument checking before a run: unmasked and without smoothing, an exact
+ * zero of p makes log P undefined and most likely means a masked map;
+ * AR_EDOMAIN names the first one in column-major order and says what to
+ * give (with option tokens, status.h).  AR_OK otherwise; AR_EINVAL for NULL
+ * opts.  ar_represent_run runs it first. */
+AR_API int ar_represent_run_check(ar_cview p, const ar_represent_run_opts *opts, ar_error *err);
+
 /* Run the analysis of p (n x n, any layout) on x (d x n; NULL: any input of
  * full column rank), the certificate when the head size suffices, and the
  * errors and the fit when it does not.  On success out owns its parts

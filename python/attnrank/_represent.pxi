@@ -21,7 +21,7 @@ from attnrank._capi cimport (
     ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
     ar_represent_stack_opts_init, ar_represent_stack_slice, ar_represent_stack_result,
     ar_represent_stack_run, ar_represent_stack_result_free, ar_represent_run_opts,
-    ar_represent_run_opts_init, ar_represent_run_result, ar_represent_run,
+    ar_represent_run_opts_init, ar_represent_run_result, ar_represent_run, ar_represent_run_check,
     ar_represent_run_result_free, ar_represent_side, ar_represent_side_name,
     AR_REPRESENT_SIDE_NONE, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
     ar_option_render, AR_OPTION_STYLE_CLI, ar_bias_spec, AR_BIAS_NONE, AR_BIAS_ALIBI,
@@ -35,7 +35,7 @@ import os
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
     Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
-    Mask, MaskedCertificate, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
+    Mask, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
     ParamBreakdown, ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
     RepresentSummary, RepresentTolerance, Residual, Smoothing,
 )
@@ -238,10 +238,22 @@ cdef object _fit_record(const ar_fit_result *f):
                stop=_text(ar_fit_stop_name(f.stop)), method=_text(ar_fit_method_name(f.method)))
 
 
-def _first_zero(arr):
-    """(i, j) of the first exact zero in column-major order, as the CLI scans."""
-    z = np.argwhere((arr == 0.0).T)
-    return (int(z[0][1]), int(z[0][0])) if z.size else None
+cdef int _refuse_zeros(object arr, const ar_represent_opts *ro, str fn) except -1:
+    """Exact zeros without a mask (the library's check, ar_represent_run_check),
+    raised as DomainError with the message in Python's spelling."""
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
+    o.represent = ro[0]
+    cdef ar_cview pv
+    arr = _views_of(arr, &pv, fn, "p")
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_represent_run_check(pv, &o, &err)
+    if rc != AR_OK:
+        raise DomainError(AR_EDOMAIN, strerror(AR_EDOMAIN), fn, _python_text(err.msg))
+    return 0
 
 
 # ---- represent ---------------------------------------------------------------
@@ -359,7 +371,7 @@ cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, obj
         if res.have_certificate:
             cert_rec = Certificate(
                 head_size=res.certificate.head_size, d=res.certificate.d,
-                max_abs=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
+                max_abs_error=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
                 kl_max=res.certificate.kl_max, logit_max_abs=res.certificate.logit_max_abs,
                 wq=_copy_matrix(&res.certificate.wq) if want_weights else None,
                 wk=_copy_matrix(&res.certificate.wk) if want_weights else None)
@@ -411,7 +423,7 @@ cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
         verdict = None if res.representable < 0 else bool(res.representable)
         cert_rec = lower = fit = None
         if res.have_certificate:
-            cert_rec = MaskedCertificate(
+            cert_rec = Certificate(
                 head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
                 kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
                 rounding_ratio=cert.rounding_ratio if r.storage_rule else None,
@@ -749,14 +761,7 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
             return _represent_masked(arr, xarr, NULL if is_auto else &cmask, &mo, head_size,
                                      certificate, fit, max_iter, "ar_masked_analyze", bp,
                                      bias_info)
-        if not (ro.smooth > 0.0):
-            z = _first_zero(arr)
-            if z is not None:
-                raise DomainError(
-                    AR_EDOMAIN, strerror(AR_EDOMAIN), fn,
-                    f"entry ({z[0]}, {z[1]}) = 0 is not positive: log P is undefined; a "
-                    "masked map (causal, window...)? give mask='auto' or the mask; zeros "
-                    "that are underflow need smooth=EPS")
+        _refuse_zeros(arr, &ro, fn)
         return _represent_plain(arr, xarr, &ro, head_size, certificate, fit, max_iter,
                                 c_seed, fn, bp, bias_info)
     finally:

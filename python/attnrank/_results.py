@@ -203,7 +203,7 @@ __all__ += ["Mask", "RepresentTolerance", "Smoothing", "InputX", "Residual",
             "MaskedTolerance", "InnovationGap", "MaskedRepresent", "RepresentSlice",
             "RepresentSummary", "RepresentStack", "FamilyError", "HeadConfig",
             "Heads", "ModelConfig", "HeadsModel", "ParamBreakdown", "ParamCount",
-            "PaperConfig", "PaperTables"]
+            "PaperConfig", "PaperTables", "PositionalBias"]
 
 
 def _json(v):
@@ -317,36 +317,16 @@ class Residual(_Record):
 
 @dataclass(frozen=True)
 class Certificate(_Record):
-    """W_q, W_k of one head checked by a forward softmax: head_size x d each,
-    W_q the query projection (columns as queries: S = (W_k X)^T (W_q X) /
-    sqrt(K); rows as queries: S = (W_q X)^T (W_k X) / sqrt(K)); max-abs and
-    KL residuals of the forward check.  wq, wk are float64 arrays owned by
-    the record when represent(..., certificate=True), else None (not in
-    to_dict)."""
-
-    head_size: int
-    d: int
-    max_abs: float
-    kl_mean: float
-    kl_max: float
-    logit_max_abs: float
-    wq: Optional[np.ndarray] = None
-    wk: Optional[np.ndarray] = None
-    _NOT_JSON = frozenset({"wq", "wk"})
-
-    def _repr_summary(self) -> str:
-        kept = (f"wq={_r.array_text(self.wq)}, wk={_r.array_text(self.wk)}"
-                if self.wq is not None else "weights not kept")
-        return (f"head_size {self.head_size}, d={self.d}, max_abs={self.max_abs:.3g}, "
-                f"kl_max={self.kl_max:.3g}, {kept}")
-
-
-@dataclass(frozen=True)
-class MaskedCertificate(_Record):
-    """The certificate of a masked analysis (as :class:`Certificate`, checked
-    by the masked forward softmax; the CLI names its error max_abs_error);
-    rounding_ratio under the storage rule only: the largest error in units of
-    the entry's rounding half-width (<= 1: the map rounds to the stored one)."""
+    """W_q, W_k of one head checked by a forward softmax (unmasked or
+    masked): head_size x d each, W_q the query projection (columns as
+    queries: S = (W_k X)^T (W_q X) / sqrt(K); rows as queries: S = (W_q X)^T
+    (W_k X) / sqrt(K)); the max-abs error and KL residuals of the forward
+    check, the logit error; rounding_ratio under the masked storage rule
+    only: the largest error in units of the entry's rounding half-width
+    (<= 1: the map rounds to the stored one).  wq, wk are float64 arrays
+    owned by the record when represent(..., certificate=True), else None
+    (not in to_dict).  ``max_abs`` is the former name of max_abs_error (the
+    unmasked record's until 0.9.0, docs/api-changes.md)."""
 
     head_size: int
     d: int
@@ -360,11 +340,19 @@ class MaskedCertificate(_Record):
     _NOT_JSON = frozenset({"wq", "wk"})
     _OMIT = frozenset({"rounding_ratio"})
 
+    @property
+    def max_abs(self) -> float:
+        return self.max_abs_error
+
     def _repr_summary(self) -> str:
         kept = (f"wq={_r.array_text(self.wq)}, wk={_r.array_text(self.wk)}"
                 if self.wq is not None else "weights not kept")
         return (f"head_size {self.head_size}, d={self.d}, max_abs_error="
                 f"{self.max_abs_error:.3g}, kl_max={self.kl_max:.3g}, {kept}")
+
+
+# The masked record was a second class until 0.9.0; the name stays.
+MaskedCertificate = Certificate
 
 
 @dataclass(frozen=True)
@@ -511,7 +499,7 @@ class MaskedRepresent(_Record):
     formula: Optional[str]
     head_size: int
     representable: Optional[bool]
-    certificate: Optional[MaskedCertificate] = None
+    certificate: Optional[Certificate] = None
     logit_error_lower: Optional[float] = None
     fit: Optional[Fit] = None
     fit_skipped: Optional[str] = None

@@ -39,9 +39,7 @@ static int check_sizes(const ar_heads_run *r, ar_error *err)
                             "{opt:heads=%zu} does not divide {opt:d=%zu}: the standard head size "
                             "d/h is undefined (give {opt:head-size=P})",
                             r->heads, r->d);
-    if (r->n > AR_HEADS_SIZE_MAX || r->d > AR_HEADS_SIZE_MAX || r->heads > AR_HEADS_SIZE_MAX)
-        return ar_error_set(err, AR_EINVAL, "sizes above 2^24 are not supported");
-    return AR_OK;
+    return ar_bottleneck_heads_check(r->d, r->heads, r->n, err);
 }
 
 /* One kind: the caller's mask, or bidirectional with the reason why. */

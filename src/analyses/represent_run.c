@@ -197,11 +197,55 @@ static int run_masked(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
 
 /* ---- the run ---- */
 
+int ar_represent_run_check(ar_cview p, const ar_represent_run_opts *opts, ar_error *err)
+{
+    if (opts == NULL)
+        return ar_error_set(err, AR_EINVAL, "represent: NULL options");
+    /* A mask says where the zeros are; smoothing lifts them. */
+    if (opts->mask != NULL || opts->infer_mask || opts->represent.smooth > 0.0)
+        return AR_OK;
+    for (size_t j = 0; j < p.cols; j++)
+        for (size_t i = 0; i < p.rows; i++)
+            if (AR_VAT(p, i, j) == 0.0)
+                return ar_error_set(err, AR_EDOMAIN,
+                                    "entry (%zu, %zu) = 0 is not positive: log P is undefined; "
+                                    "a masked map (causal, window...)? give {opt:mask=auto} or "
+                                    "the mask; zeros that are underflow need {opt:smooth=EPS}",
+                                    i, j);
+    return AR_OK;
+}
+
 static void clear(ar_represent_run_result *out)
 {
     memset(out, 0, sizeof *out);
     out->mask = ar_mask_none();
     out->masked_res.mask = NULL;
+}
+
+/* The analysis of P; with a bias, of P with it removed, and the checks
+ * that need P and B themselves after it. */
+static int run_target(ar_masked_workspace *mws, ar_represent_workspace *rws, ar_cview p,
+                      const ar_cview *x, const ar_represent_run_opts *opts,
+                      ar_represent_run_result *out, ar_error *err)
+{
+    if (opts->bias == NULL)
+        return out->masked ? run_masked(mws, p, x, opts, out, err)
+                           : run_plain(rws, p, x, opts, out, err);
+    ar_axis axis = out->masked ? opts->masked.axis : opts->represent.axis;
+    ar_matrix unbiased = ar_matrix_empty();
+    int rc = represent_bias_remove(p, *opts->bias, axis, &unbiased, err);
+    if (rc != AR_OK)
+        return fail(out, AR_REPRESENT_STEP_BIAS, rc);
+    ar_cview target = ar_matrix_cview(&unbiased);
+    rc = out->masked ? run_masked(mws, target, x, opts, out, err)
+                     : run_plain(rws, target, x, opts, out, err);
+    if (rc == AR_OK) {
+        progress(opts, AR_REPRESENT_STEP_BIAS, p.rows, out->head_size);
+        rc = represent_bias_finish(p, x, *opts->bias, out, err);
+        rc = rc == AR_OK ? rc : fail(out, AR_REPRESENT_STEP_BIAS, rc);
+    }
+    ar_matrix_free(&unbiased);
+    return rc;
 }
 
 int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts *opts,
@@ -216,6 +260,9 @@ int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts 
     if (p.rows == 0 || p.cols == 0)
         return fail(out, AR_REPRESENT_STEP_SETUP,
                     ar_error_set(err, AR_EINVAL, "represent: empty map"));
+    int checked = ar_represent_run_check(p, opts, err);
+    if (checked != AR_OK)
+        return fail(out, AR_REPRESENT_STEP_SETUP, checked);
     out->masked = opts->mask != NULL || opts->infer_mask;
     ar_masked_workspace *mws = NULL;
     ar_represent_workspace *rws = NULL;
@@ -224,25 +271,8 @@ int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts 
     if (rc != AR_OK)
         rc = fail(out, AR_REPRESENT_STEP_SETUP,
                   ar_error_set(err, rc, "represent: cannot allocate the workspace"));
-    /* With a bias the analyses see P with it removed (the bias-free
-     * criterion on log P - B); P itself returns for the checks after. */
-    ar_matrix unbiased = ar_matrix_empty();
-    ar_cview target = p;
-    ar_axis axis = out->masked ? opts->masked.axis : opts->represent.axis;
-    if (rc == AR_OK && opts->bias != NULL) {
-        rc = represent_bias_remove(p, *opts->bias, axis, &unbiased, err);
-        rc = rc == AR_OK ? rc : fail(out, AR_REPRESENT_STEP_BIAS, rc);
-        target = ar_matrix_cview(&unbiased);
-    }
     if (rc == AR_OK)
-        rc = out->masked ? run_masked(mws, target, x, opts, out, err)
-                         : run_plain(rws, target, x, opts, out, err);
-    if (rc == AR_OK && opts->bias != NULL) {
-        progress(opts, AR_REPRESENT_STEP_BIAS, p.rows, out->head_size);
-        rc = represent_bias_finish(p, x, *opts->bias, out, err);
-        rc = rc == AR_OK ? rc : fail(out, AR_REPRESENT_STEP_BIAS, rc);
-    }
-    ar_matrix_free(&unbiased);
+        rc = run_target(mws, rws, p, x, opts, out, err);
     ar_masked_workspace_free(mws);
     ar_represent_workspace_free(rws);
     if (rc != AR_OK) {

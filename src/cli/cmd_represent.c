@@ -222,6 +222,21 @@ void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
     ro->bias = a->bias;
 }
 
+json_t *represent_certificate_json(const represent_args *a, const ar_certificate *c,
+                                   int storage_rule)
+{
+    json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
+                           (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
+                           cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
+                           "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
+                           cli_json_real(c->logit_max_abs));
+    if (storage_rule)
+        json_object_set_new(cj, "rounding_ratio", cli_json_real(c->rounding_ratio));
+    if (a->weights_out != NULL)
+        json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
+    return cj;
+}
+
 json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o)
 {
     const ar_bias_spec *s = &a->bias_spec;
@@ -320,17 +335,8 @@ static json_t *outcome_json(const represent_args *a, const ar_represent_run_resu
     json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
     json_object_set_new(j, "representable", json_boolean(o->representable));
     json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
-    if (o->have_certificate) {
-        const ar_certificate *c = &o->certificate;
-        json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
-                               (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs",
-                               cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
-                               "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
-                               cli_json_real(c->logit_max_abs));
-        if (a->weights_out != NULL)
-            json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
-        json_object_set_new(j, "certificate", cj);
-    }
+    if (o->have_certificate)
+        json_object_set_new(j, "certificate", represent_certificate_json(a, &o->certificate, 0));
     if (o->have_logit_error) {
         json_object_set_new(j, "logit_error", cli_json_real(o->logit_error));
         json_object_set_new(j, "logit_error_rel", cli_json_real(o->logit_error_rel));
@@ -457,21 +463,6 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
     return axis_auto ? infer_axis(a, parr, ro) : -1;
 }
 
-/* Exact zeros without --mask: most likely a masked (causal) map. */
-static int refuse_masked_zeros(const represent_args *a, ar_cview p)
-{
-    for (size_t j = 0; j < p.cols; j++)
-        for (size_t i = 0; i < p.rows; i++)
-            if (AR_VAT(p, i, j) == 0.0)
-                return cli_usage_error("represent",
-                                       "%s: entry (%zu, %zu) = 0 is not positive: log P is "
-                                       "undefined; a masked map (causal, window...)? give "
-                                       "--mask auto or the mask; zeros that are underflow need "
-                                       "--smooth EPS",
-                                       a->p_file, i, j);
-    return -1;
-}
-
 /* --bias: the spec parsed (none is no bias at all, so the output stays
  * the bias-free one); -1 to continue. */
 static int parse_bias(represent_args *a)
@@ -508,19 +499,20 @@ static int run_one(const represent_args *a, ar_cview p, const ar_cview *x,
 {
     if (a->mask_text != NULL && strcmp(a->mask_text, "none") != 0)
         return represent_masked(a, p, ro->precision, x, ro->axis);
-    int code = -1;
-    if (!(a->smooth > 0.0) && (code = refuse_masked_zeros(a, p)) >= 0)
-        return code;
+    ar_represent_run_opts rro;
+    ar_represent_run_opts_init(&rro);
+    rro.represent = *ro;
+    ar_error err = {{0}};
+    int rc = ar_represent_run_check(p, &rro, &err);
+    if (rc != AR_OK) /* exact zeros without a mask */
+        return cli_status_error("represent", rc, &err, a->p_file);
     if (p.rows < 512)
         cli_set_blas_threads(1); /* small matrices: one BLAS thread is faster */
     ar_represent_run_result out;
     memset(&out, 0, sizeof out);
-    ar_represent_run_opts rro;
-    ar_represent_run_opts_init(&rro);
-    rro.represent = *ro;
     represent_progress rp;
     represent_run_opts(a, &rro, &rp);
-    code = represent_run_map(a, p, x, &rro, &out);
+    int code = represent_run_map(a, p, x, &rro, &out);
     if (code < 0) {
         if (a->json)
             code = cli_json_print(outcome_json(a, &out));

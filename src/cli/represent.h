@@ -52,6 +52,12 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
 int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                     ar_precision prec);
 
+/* The "certificate" object (unmasked and masked alike; rounding_ratio under
+ * the storage rule of the masked analysis, weights_prefix with
+ * --weights-out). */
+json_t *represent_certificate_json(const represent_args *a, const ar_certificate *c,
+                                   int storage_rule);
+
 /* The "positional_bias" object of the JSON output (with --bias only). */
 json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o);
 /* The bias line of the text output (with --bias only). */

@@ -225,19 +225,9 @@ static json_t *outcome_json(const represent_args *a, const ar_represent_run_resu
     json_object_set_new(j, "representable", o->representable == 1   ? json_true()
                                             : o->representable == 0 ? json_false()
                                                                     : json_null());
-    if (o->have_certificate) {
-        const ar_certificate *c = &o->certificate;
-        json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
-                               (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
-                               cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
-                               "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
-                               cli_json_real(c->logit_max_abs));
-        if (r->storage_rule)
-            json_object_set_new(cj, "rounding_ratio", cli_json_real(c->rounding_ratio));
-        if (a->weights_out != NULL)
-            json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
-        json_object_set_new(j, "certificate", cj);
-    }
+    if (o->have_certificate)
+        json_object_set_new(j, "certificate",
+                            represent_certificate_json(a, &o->certificate, r->storage_rule));
     if (o->have_logit_error_lower)
         json_object_set_new(j, "logit_error_lower", cli_json_real(o->logit_error_lower));
     if (o->have_fit) {

@@ -213,7 +213,7 @@ check "full-rank X certificate" $PY -c '
 import json, sys
 r = json.loads(sys.argv[1])
 assert r["representable"] and r["certificate"]["head_size"] == 15 and r["certificate"]["d"] == 20
-assert r["certificate"]["max_abs"] < 1e-9 and r["certificate"]["kl_max"] < 1e-9
+assert r["certificate"]["max_abs_error"] < 1e-9 and r["certificate"]["kl_max"] < 1e-9
 ' "$out"
 # tolerances
 expect 0 "minimal head size: 0" -- "$AR" represent "$TMP/dir.npy" --atol 1e6

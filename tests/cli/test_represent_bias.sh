@@ -38,7 +38,7 @@ r = json.loads(sys.argv[1]); b = r["positional_bias"]
 assert r["min_head_size"] == 0 and r["representable"] is True, r
 assert b == {"kind": "alibi", "slope": 0.5, "bias_rank": 7, "bias_rank_lower": 7,
              "bias_rank_upper": 7, "reach": 7}, b
-assert r["certificate"]["max_abs"] < 1e-12
+assert r["certificate"]["max_abs_error"] < 1e-12
 ' "$out"
 out=$("$AR" represent "$TMP/causal8.npy" --axis row --mask causal --bias alibi-causal:0.5 --json)
 check "causal ALiBi under the causal mask: bias rank 1, the map needs 0" $PY -c '
@@ -54,7 +54,7 @@ import json, sys
 r = json.loads(sys.argv[1]); b = r["positional_bias"]
 assert r["min_head_size"] == 2 and r["representable"] is True, r
 assert b["kind"] == "file" and b["source"].endswith("b8.npy") and b["reach"] == 7, b
-assert r["certificate"]["max_abs"] < 1e-10 and r["certificate"]["kl_max"] < 1e-10
+assert r["certificate"]["max_abs_error"] < 1e-10 and r["certificate"]["kl_max"] < 1e-10
 ' "$out"
 out=$("$AR" represent "$TMP/planted8.npy" --bias file:"$TMP/b8.npy" --head-size 1 --json)
 check "below the size: logit error, no fit with a bias" $PY -c '

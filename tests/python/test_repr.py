@@ -68,7 +68,7 @@ def test_represent_plain_with_certificate_and_fit():
     assert repr(r) == ("<Represent 12x12, axis=row: min_head_size=11, head_size=11, "
                        "representable=True, certificate>")
     c = repr(r.certificate)
-    assert c.startswith("<Certificate head_size 11, d=12, max_abs=")
+    assert c.startswith("<Certificate head_size 11, d=12, max_abs_error=")
     assert c.endswith("wq=array(11x12 float64), wk=array(11x12 float64)>")
     assert {"Represent", "Certificate", "RepresentTolerance", "InputX",
             "Residual"} <= _assert_short(r)
@@ -87,7 +87,7 @@ def test_represent_masked_and_stack():
     assert repr(m).startswith("<MaskedRepresent 12x12, axis=row, mask=causal (given): exact, "
                               "min_head_size=6 [6..6], head_size=6, representable=True")
     assert {"MaskedRepresent", "Mask", "MaskedTolerance", "InnovationGap",
-            "MaskedCertificate"} <= _assert_short(m)
+            "Certificate"} <= _assert_short(m)
     smoothed = attnrank.represent(_causal_map() + 1e-3, axis="row", smooth=1e-6, sum_tol=1.0)
     assert "Smoothing" in _assert_short(smoothed)
     stack = attnrank.represent(np.stack([_row_map(seed=s) for s in range(5)]))

@@ -631,7 +631,7 @@ def test_bias_alibi_the_issue_numbers_and_the_cli(cli, tmp_path):
     assert got.min_head_size == 0 and got.representable
     b = got.positional_bias
     assert (b.kind, b.slope, b.bias_rank, b.reach) == ("alibi", 0.5, 7, 7)
-    assert got.certificate.max_abs < 1e-12  # softmax(S + B) reproduces p
+    assert got.certificate.max_abs_error < 1e-12  # softmax(S + B) reproduces p
     assert got.to_dict() == _cli_represent(cli, tmp_path, p, "--bias", "alibi:0.5")
     # the same bias as an array in p's layout: the same answer, kind "file"
     arr = attnrank.represent(p, axis="col", bias=_alibi())

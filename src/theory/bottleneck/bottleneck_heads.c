@@ -192,6 +192,13 @@ static int estimate_errors(ar_bottleneck_heads_report *rep, int do_fit, ar_error
     return rc;
 }
 
+int ar_bottleneck_heads_check(size_t d, size_t h, size_t n, ar_error *err)
+{
+    if (d > AR_HEADS_MAX_SIZE || h > AR_HEADS_MAX_SIZE || n > AR_HEADS_MAX_SIZE)
+        return ar_error_set(err, AR_EINVAL, "sizes above 2^24 are not supported");
+    return AR_OK;
+}
+
 int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n, const ar_bottleneck_heads_opts *opts,
                                 ar_bottleneck_heads_report *rep, ar_error *err)
 {
