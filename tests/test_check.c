@@ -368,6 +368,95 @@ static void test_errors(void **state)
     assert_int_equal(ar_check_evaluate(768, 12, 512, &o, &r, &err), AR_EINVAL);
 }
 
+static ar_model_config parse_config(const char *json)
+{
+    ar_model_config cfg;
+    ar_error err;
+    assert_int_equal(ar_model_config_parse(json, strlen(json), "m.json", &cfg, &err), AR_OK);
+    return cfg;
+}
+
+/* A configuration with a config.json: sizes filled only where not given,
+ * the layer kinds with their labels, the caller's mask as one kind, the
+ * bias per kind (BLOOM: causal rank 1; none for GPT-2; none without heads
+ * and n), and the messages. */
+static void test_model_kinds(void **state)
+{
+    (void)state;
+    ar_error err;
+    ar_check_model m;
+    ar_model_config gemma = parse_config(
+        "{\"model_type\": \"gemma2\", \"hidden_size\": 3584, \"num_attention_heads\": 16, "
+        "\"head_dim\": 256, \"max_position_embeddings\": 8192, \"sliding_window\": 4096}");
+    size_t d = 0, heads = 0, n = 100, hs = 0;
+    assert_int_equal(ar_check_model_kinds(&gemma, "g.json", NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_OK);
+    assert_int_equal(d, 3584);
+    assert_int_equal(n, 100); /* given: kept */
+    assert_int_equal(hs, 256);
+    assert_int_equal(m.count, 2);
+    assert_string_equal(m.kind[0].mask_text, "window:4096");
+    assert_string_equal(m.kind[0].suffix, " [windowed layers: window:4096]");
+    assert_string_equal(m.kind[1].suffix, " [global layers: causal]");
+    assert_int_equal(m.bias.count, 0);
+    ar_check_model_free(&m);
+    /* the caller's mask: one kind, no text or suffix */
+    ar_mask band;
+    assert_int_equal(ar_mask_parse("band:4", &band, &err), AR_OK);
+    d = heads = n = hs = 0;
+    assert_int_equal(ar_check_model_kinds(&gemma, NULL, &band, &d, &heads, &n, &hs, &m, &err),
+                     AR_OK);
+    assert_int_equal(m.count, 1);
+    assert_string_equal(m.kind[0].suffix, "");
+    assert_string_equal(m.kind[0].mask_text, "");
+    assert_int_equal(m.kind[0].mask.kind, AR_MASK_BAND);
+    ar_check_model_free(&m);
+    /* BLOOM: the bias of its causal kind, at the head size d / heads */
+    ar_model_config bloom = parse_config("{\"model_type\": \"bloom\", \"n_head\": 4, "
+                                         "\"hidden_size\": 64, \"seq_length\": 32}");
+    d = heads = n = hs = 0;
+    assert_int_equal(ar_check_model_kinds(&bloom, NULL, NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_OK);
+    assert_int_equal(m.bias.count, 1);
+    assert_int_equal(m.bias.head_size, 16);
+    assert_int_equal(m.bias.kind[0].head[2].bias_rank, 1);
+    assert_int_equal(m.bias.kind[0].head[2].reach, 17);
+    ar_check_model_free(&m);
+    assert_int_equal(m.bias.count, 0);
+    /* under the caller's band (bidirectional): the bound n - 1 */
+    assert_int_equal(ar_check_model_kinds(&bloom, NULL, &band, &d, &heads, &n, &hs, &m, &err),
+                     AR_OK);
+    assert_true(m.bias.kind[0].bound_only);
+    assert_int_equal(m.bias.kind[0].head[0].bias_rank, 31);
+    ar_check_model_free(&m);
+    ar_mask_free(&band);
+    /* a config without heads and n (allocation checks): no bias, no error */
+    ar_model_config width = parse_config("{\"model_type\": \"bloom\", \"hidden_size\": 64}");
+    d = heads = n = hs = 0;
+    assert_int_equal(ar_check_model_kinds(&width, "w.json", NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_EINVAL);
+    assert_non_null(strstr(err.msg, "w.json: no num_attention_heads"));
+    assert_non_null(strstr(err.msg, "; give {opt:heads}"));
+    ar_check_model_free(&m);
+    heads = 4;
+    n = 8;
+    assert_int_equal(ar_check_model_kinds(&width, "w.json", NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_OK);
+    assert_int_equal(m.bias.count, 1);
+    ar_check_model_free(&m);
+    /* an unknown family names the config */
+    ar_model_config zzz = parse_config("{\"model_type\": \"zzz\", \"hidden_size\": 8, "
+                                       "\"num_attention_heads\": 2, \"max_position_embeddings\": 8}");
+    d = heads = n = hs = 0;
+    assert_int_equal(ar_check_model_kinds(&zzz, "z.json", NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "z.json: "));
+    ar_check_model_free(&m);
+    assert_int_equal(ar_check_model_kinds(NULL, NULL, NULL, &d, &heads, &n, &hs, &m, &err),
+                     AR_EINVAL);
+    ar_check_model_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_near_optimal_threshold),
         cmocka_unit_test(test_evaluate),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_model_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

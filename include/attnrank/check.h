@@ -26,6 +26,7 @@
 #include "mask.h"
 #include "depthwidth.h"
 #include "model_config.h"
+#include "bias.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,20 +126,27 @@ typedef struct ar_check_kind {
 typedef struct ar_check_model {
     size_t count;        /* kinds: 1 with the caller's mask, else the config's (1 or 2) */
     ar_check_kind kind[AR_MODEL_MAX_KINDS];
+    ar_model_bias_report bias; /* the config's positional bias per kind at n and the head size
+                                  (given, or d / heads): kind[k] of the report is kind k here;
+                                  count 0 without a bias, or without heads and n */
 } ar_check_model;
 
 /* The sizes a configuration did not give (each of *d, *heads, *n, *head_size
- * that is 0), from the config as ar_model_config_layer_sizes fills them, and
- * the layer kinds it is judged under: one kind without a suffix when the
- * caller states the mask (mask_given), otherwise one per layer kind of the
- * config's masks (windowed and global layers, encoder and decoder).
- * config_name names the config in messages (NULL: "config.json").
- * AR_EINVAL "NAME: no KEY (or its aliases); give {opt:X}" for a size the
- * config lacks; the config's mask errors prefixed with its name
- * (AR_EUNSUPPORTED: an unknown family, give a mask). */
+ * that is 0), from the config as ar_model_config_layer_sizes fills them, the
+ * layer kinds it is judged under, and the config's positional bias per
+ * kind.  mask NULL: one kind per layer kind of the config's masks
+ * (windowed and global layers, encoder and decoder), each with the label
+ * suffix " [LABEL: MASK]"; otherwise one kind under the caller's mask
+ * (shared, not copied), without suffix or mask text (the caller's text
+ * names it).  config_name names the config in messages (NULL:
+ * "config.json").  AR_EINVAL "NAME: no KEY (or its aliases); give {opt:X}"
+ * for a size the config lacks; the config's mask errors prefixed with its
+ * name (AR_EUNSUPPORTED: an unknown family, give a mask); the bias
+ * report's errors.  Free with ar_check_model_free (also after a failure). */
 AR_API int ar_check_model_kinds(const ar_model_config *cfg, const char *config_name,
-                                int mask_given, size_t *d, size_t *heads, size_t *n,
+                                const ar_mask *mask, size_t *d, size_t *heads, size_t *n,
                                 size_t *head_size, ar_check_model *out, ar_error *err);
+AR_API void ar_check_model_free(ar_check_model *m);
 
 #ifdef __cplusplus
 }

@@ -5,12 +5,14 @@
 
 from collections.abc import Mapping
 
+import dataclasses
+
 from attnrank._capi cimport (
     ar_dw_law, ar_dw_law_paper, ar_dw_fit, ar_dw_fit_table,
     ar_check_condition, AR_CHECK_NO_BOTTLENECK, ar_check_status,
     ar_check_condition_name, ar_check_status_name, ar_check_require_parse,
     ar_check_opts, ar_check_opts_init, ar_check_verdict, ar_check_result,
-    ar_check_evaluate, ar_check_model, ar_check_model_kinds,
+    ar_check_evaluate, ar_check_model, ar_check_model_kinds, ar_check_model_free,
 )
 
 from attnrank._results_check import Check, CheckLaw, CheckReport, CheckVerdict
@@ -161,15 +163,33 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
     shown_c = shown.encode("utf-8", "replace")
     cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"], cl = sizes["layers"]
     cdef ar_check_model kinds
-    rc = ar_check_model_kinds(&cfg, shown_c, mask is not None, &cd, &ch, &cn, &hs, &kinds, &err)
-    check_status(rc, "ar_check_model_kinds", &err)
-    base = name if name else shown[:250]
-    out = []
-    for k in range(kinds.count):
-        kmask = mask if mask is not None else _text(kinds.kind[k].mask_text)
-        out.append(_check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law,
-                              base + _text(kinds.kind[k].suffix), uses))
-    return out
+    cdef ar_mask stated = ar_mask_none()
+    cdef bint is_auto = 0
+    if mask is not None:
+        # a mask that does not parse is reported by the condition that reads it
+        try:
+            _mask_from(mask, AR_AXIS_ROW, 0, 0, "ar_mask_parse", &stated, &is_auto)
+        except (ArgumentError, UnsupportedError):
+            stated = ar_mask_none()
+    try:
+        rc = ar_check_model_kinds(&cfg, shown_c, &stated if mask is not None else NULL, &cd, &ch,
+                                  &cn, &hs, &kinds, &err)
+        check_status(rc, "ar_check_model_kinds", &err)
+        bias = _positional_bias(&kinds.bias)
+        base = name if name else shown[:250]
+        out = []
+        for k in range(kinds.count):
+            kmask = mask if mask is not None else _text(kinds.kind[k].mask_text)
+            one = _check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law,
+                             base + _text(kinds.kind[k].suffix), uses)
+            if bias is not None:
+                one = dataclasses.replace(one, positional_bias=dataclasses.replace(
+                    bias, layer_kinds=(bias.layer_kinds[k],)))
+            out.append(one)
+        return out
+    finally:
+        ar_check_model_free(&kinds)
+        ar_mask_free(&stated)
 
 
 def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None, strict=False,

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from attnrank import _repr as _r
 
+from attnrank._results_bias import ModelBias
 from attnrank._results_theory import DepthWidthFit
 
 __all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
@@ -68,7 +69,12 @@ class Check:
         the mask's text as given (``"none"``: bidirectional);
     conditions
         one :class:`CheckVerdict` per required condition, in the order
-        no-bottleneck, depth-efficient, near-optimal-allocation.
+        no-bottleneck, depth-efficient, near-optimal-allocation;
+    positional_bias
+        with a config that implies ALiBi or T5 buckets, this layer kind's
+        heads (a :class:`attnrank.ModelBias` with one layer kind): bias rank
+        and reach per head.  The gates are unchanged by a bias.  None
+        otherwise.
     """
 
     config: str
@@ -79,6 +85,7 @@ class Check:
     layers: Optional[int]
     mask: str
     conditions: Tuple[CheckVerdict, ...]
+    positional_bias: Optional[ModelBias] = None
 
     @property
     def passed(self) -> bool:
@@ -92,9 +99,12 @@ class Check:
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON of one configuration (an entry of ``configs``)."""
-        return {"config": self.config, "d": self.d, "heads": self.heads, "n": self.n,
-                "head_size": self.head_size, "layers": self.layers, "mask": self.mask,
-                "conditions": [v.to_dict() for v in self.conditions]}
+        d = {"config": self.config, "d": self.d, "heads": self.heads, "n": self.n,
+             "head_size": self.head_size, "layers": self.layers, "mask": self.mask,
+             "conditions": [v.to_dict() for v in self.conditions]}
+        if self.positional_bias is not None:
+            d["positional_bias"] = self.positional_bias.to_dict()
+        return d
 
     def _repr_summary(self) -> str:
         failed = [v.condition for v in self.conditions if not v.holds]

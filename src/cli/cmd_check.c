@@ -4,6 +4,8 @@
  * why each holds or fails, and exits 1 if any fails. */
 #include "cli.h"
 
+#include <stdint.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,8 @@ typedef struct check_config {
     char mask[128];   /* empty: bidirectional */
     int strict;       /* a verdict resting on a conjectural value fails */
     char config[1024];/* a model's config.json: sizes and masks not given otherwise */
+    const ar_model_bias_report *bias; /* the config's positional bias (NULL: none) */
+    size_t bias_kind;                 /* this configuration's layer kind in it */
 } check_config;
 
 /* What every configuration is judged against, and where verdicts go.
@@ -144,6 +148,13 @@ static int evaluate_config(const check_config *c, check_run *run)
                   "head_size", size_or_null(c->head_size_used), "layers",
                   size_or_null(c->layers), "mask", c->mask[0] ? c->mask : "none",
                   "conditions", conds));
+    if (c->bias != NULL && c->bias->count > c->bias_kind) {
+        ar_model_bias_report one = *c->bias; /* this kind alone (shares its tables) */
+        one.count = 1;
+        one.kind[0] = c->bias->kind[c->bias_kind];
+        json_object_set_new(json_array_get(run->configs, json_array_size(run->configs) - 1),
+                            "positional_bias", cli_json_model_bias(&one));
+    }
     return -1;
 }
 
@@ -181,22 +192,32 @@ static int evaluate_model(check_config *c, check_run *run)
     int rc = ar_model_config_read(c->config, &m, &err);
     if (rc != AR_OK)
         return cli_status_error("check", rc, &err, c->label);
+    /* The stated mask, for the bias; a mask that does not parse is
+     * reported by the condition that reads it, as without a config. */
+    ar_mask stated = ar_mask_none();
+    int have_mask = c->mask[0] != '\0';
+    if (have_mask && ar_mask_parse(c->mask, &stated, &err) != AR_OK)
+        stated = ar_mask_none();
     ar_check_model kinds;
-    rc = ar_check_model_kinds(&m, c->config, c->mask[0] != '\0', &c->d, &c->heads, &c->n,
+    rc = ar_check_model_kinds(&m, c->config, have_mask ? &stated : NULL, &c->d, &c->heads, &c->n,
                               &c->head_size, &kinds, &err);
-    if (rc != AR_OK)
-        return cli_usage_error("check", "%s", ar_error_message(&err, rc, AR_OPTION_STYLE_CLI));
     int code = -1;
+    if (rc != AR_OK)
+        code = cli_usage_error("check", "%s", ar_error_message(&err, rc, AR_OPTION_STYLE_CLI));
     for (size_t k = 0; code < 0 && k < kinds.count; k++) {
         check_config one = *c;
         if (kinds.kind[k].mask_text[0] != '\0')
             snprintf(one.mask, sizeof one.mask, "%s", kinds.kind[k].mask_text);
         snprintf(one.label + strlen(one.label), sizeof one.label - strlen(one.label), "%s",
                  kinds.kind[k].suffix);
+        one.bias = &kinds.bias;
+        one.bias_kind = k;
         code = validate_config(&one);
         if (code < 0)
             code = evaluate_config(&one, run);
     }
+    ar_check_model_free(&kinds);
+    ar_mask_free(&stated);
     return code;
 }
 
@@ -364,6 +385,28 @@ static int run_configs(const char *path, const check_config *defaults, check_run
 
 /* ---- output: rendered from the collected verdicts ---- */
 
+/* One line for a configuration's positional bias: the range of its heads'
+ * bias ranks and reaches (the JSON has every head). */
+static void print_bias(json_t *bias)
+{
+    if (bias == NULL)
+        return;
+    json_t *kind = json_array_get(json_object_get(bias, "layer_kinds"), 0), *h;
+    size_t i, lo = SIZE_MAX, hi = 0, reach = 0, known = 1;
+    json_array_foreach(json_object_get(kind, "heads"), i, h) {
+        size_t r = (size_t)json_integer_value(json_object_get(h, "bias_rank"));
+        size_t c = (size_t)json_integer_value(json_object_get(h, "reach"));
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+        reach = c > reach ? c : reach;
+        known &= json_is_true(json_object_get(h, "known"));
+    }
+    printf("  bias  %s: bias rank %zu..%zu per head%s, reach at most %zu (the gates are "
+           "unchanged by a bias)\n",
+           json_string_value(json_object_get(bias, "kind")), lo, hi,
+           known ? "" : " (upper bounds)", reach);
+}
+
 static void print_text(const check_run *run, size_t count)
 {
     size_t i, j;
@@ -383,6 +426,7 @@ static void print_text(const check_run *run, size_t count)
                    json_string_value(json_object_get(cond, "condition")),
                    json_string_value(json_object_get(cond, "why")));
         }
+        print_bias(json_object_get(cfg, "positional_bias"));
     }
     printf("%zu configuration%s, %zu condition%s failed\n", count, count == 1 ? "" : "s",
            run->failures, run->failures == 1 ? "" : "s");

@@ -112,6 +112,7 @@ printf '{"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16,
 run_json heads --config gemma2.json
 printf '{"model_type": "bloom", "n_head": 4, "hidden_size": 64, "seq_length": 32}' >"$TMP/bloom.json"
 run_json heads --config bloom.json --n 32 --samples 0
+run_json check --config bloom.json --n 32 --require no-bottleneck
 $PY -c 'import numpy as np; np.save("'"$TMP"'/stack.npy", np.random.default_rng(1).dirichlet(np.ones(6), size=(2, 6)))'
 run_json represent stack.npy --axis row --head-size 3
 run_json heads --mask causal --d 768 --heads 12 --n 1024

@@ -323,6 +323,16 @@ check "T5 from the config: a bound per stack" test "$(bias_of "$TMP/t5.json" | h
 out=$("$AR" heads --config "$TMP/gpt2.json" --json)
 check "GPT-2: no positional_bias" $PY -c 'import json, sys; assert "positional_bias" not in json.loads(sys.argv[1])' "$out"
 expect 0 "positional bias: alibi" -- "$AR" heads --config "$TMP/bloom.json" --samples 0
+out=$("$AR" check --config "$TMP/t5.json" --require no-bottleneck --json)
+check "check --config T5: a bias table per layer kind" $PY -c '
+import json, sys; c = json.loads(sys.argv[1])["configs"]
+assert [x["positional_bias"]["layer_kinds"][0]["label"] for x in c] == ["encoder self-attention", "decoder self-attention"]
+assert all(len(x["positional_bias"]["layer_kinds"]) == 1 for x in c)
+assert {h["bias_rank"] for x in c for h in x["positional_bias"]["layer_kinds"][0]["heads"]} == {511}
+' "$out"
+expect 1 "bias  alibi: bias rank 1..1 per head, reach at most 65" -- "$AR" check --config "$TMP/bloom.json" --require no-bottleneck
+out=$("$AR" check --config "$TMP/gpt2.json" --require no-bottleneck --json)
+check "check --config GPT-2: no positional_bias" $PY -c 'import json, sys; assert "positional_bias" not in json.loads(sys.argv[1])["configs"][0]' "$out"
 expect 0 "mask assumed from model_type gpt2: causal" -- "$AR" heads --config "$TMP/gpt2.json"
 expect_error 2 "unknown model family (model_type 'mystery'" -- "$AR" heads --config "$TMP/mystery.json"
 expect_error 2 "\"hidden_size\" is not a positive integer" -- "$AR" heads --config "$TMP/badtype.json"

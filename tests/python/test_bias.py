@@ -37,7 +37,9 @@ def configs(tmp_path_factory):
 
 
 def _cli(cli, *args):
-    out = subprocess.run([cli, *args, "--json"], capture_output=True, text=True, check=True)
+    """The CLI's JSON (exit 0, or 1 when a check fails)."""
+    out = subprocess.run([cli, *args, "--json"], capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 
 
@@ -156,3 +158,18 @@ def test_weights_without_bias_has_no_block(tmp_path):
                    capture_output=True)
     r = attnrank.weights(tmp_path / "m")
     assert r.positional_bias is None and "positional_bias" not in r.to_dict()
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("mask", [None, "window:8"])
+def test_check_config_equals_the_cli(cli, configs, name, mask):
+    extra = ["--mask", mask] if mask else []
+    want = _cli(cli, "check", "--config", str(configs[name]), "--require", "no-bottleneck",
+                *extra)
+    got = attnrank.check(config=configs[name], require="no-bottleneck", mask=mask)
+    assert [c.to_dict() for c in got.configs] == python_spelling(want)["configs"]
+    for c in got.configs:
+        if name in ("gpt2",):
+            assert c.positional_bias is None
+        else:
+            assert len(c.positional_bias.layer_kinds) == 1
