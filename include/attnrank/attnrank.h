@@ -28,5 +28,6 @@
 #include "head_scores.h"
 #include "represent_stack.h"
 #include "bias.h"
+#include "circuits.h"
 
 #endif
