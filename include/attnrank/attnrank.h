@@ -29,5 +29,6 @@
 #include "represent_stack.h"
 #include "bias.h"
 #include "circuits.h"
+#include "circuits_model.h"
 
 #endif
