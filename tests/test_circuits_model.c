@@ -176,10 +176,10 @@ static void check_family(int family, const char *path)
     assert_int_equal(r.npairs, 12);
     for (size_t p = 0; p < r.npairs; p++) {
         const ar_circuits_pair *pr = &r.pairs[p];
-        assert_true(r.head[pr->from].layer < r.head[pr->to].layer);
-        const ar_circuit_factor *later = pr->kind == AR_COMPOSITION_V ? &ov[pr->to] : &qk[pr->to];
+        assert_true(r.head[pr->earlier].layer < r.head[pr->later].layer);
+        const ar_circuit_factor *later = pr->kind == AR_COMPOSITION_V ? &ov[pr->later] : &qk[pr->later];
         double cs = 0.0;
-        assert_ok(ar_circuit_composition(later, pr->kind, &ov[pr->from], &cs, NULL, &err));
+        assert_ok(ar_circuit_composition(later, pr->kind, &ov[pr->earlier], &cs, NULL, &err));
         assert_close(pr->score, cs, 1e-14);
         assert_close(pr->scaled, cs * sqrt(6.0), 1e-13);
         assert_int_equal(pr->kind, (ar_composition)(p / 4));

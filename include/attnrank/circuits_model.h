@@ -66,7 +66,7 @@ typedef struct ar_circuits_head {
 } ar_circuits_head;
 
 typedef struct ar_circuits_pair {
-    size_t from, to;           /* indices into the report's heads: from is in an earlier layer */
+    size_t earlier, later;     /* indices into the report's heads; earlier is in an earlier layer */
     ar_composition kind;
     int defined;               /* 0 when a circuit is zero */
     double score;              /* CS (NaN when undefined) */

@@ -250,8 +250,8 @@ static int compositions(ar_circuits_report *rep, const circ_work *w, ar_error *e
                 if (!(rep->head[i].layer < rep->head[j].layer))
                     continue;
                 ar_circuits_pair *p = &rep->pairs[rep->npairs++];
-                p->from = i;
-                p->to = j;
+                p->earlier = i;
+                p->later = j;
                 p->kind = kinds[c].kind;
                 const ar_circuit_factor *later =
                     kinds[c].kind == AR_COMPOSITION_V ? &w->ov[j] : &w->qk[j];

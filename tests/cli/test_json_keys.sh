@@ -89,6 +89,7 @@ run_json represent sink.npy --mask sink:1+window:3 --axis row
 run_json softmax-bottleneck next.npy --d 1
 run_json softmax-bottleneck next.npy --d 2 --bias --no-fit
 for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
+for fam in bert gpt2 llama; do run_json circuits "$fam" --ov --qk --composition q,k,v; done
 run_json seprank --layers 1 --d 2 --n 2 --exact
 run_json seprank --layers 1 --d 2 --n 3 --exact --rational --residual
 run_json seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --positions --exact
