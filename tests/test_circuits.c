@@ -451,6 +451,73 @@ static void test_null_copying(void **state)
     ar_rng_free(rng);
 }
 
+
+/* ---- full circuits ----------------------------------------------------- */
+
+/* U W_O W_V E from the d-sized factors against the dense V x V product:
+ * untied and tied embeddings, d_head above d, a vocabulary below d. */
+static void test_full_circuits(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(31);
+    const size_t shapes[][3] = {{40, 6, 3}, {40, 6, 3}, {30, 5, 7}, {4, 6, 2}}; /* V, d, h */
+    for (size_t t = 0; t < 4; t++) {
+        size_t V = shapes[t][0], d = shapes[t][1], h = shapes[t][2];
+        int tied = t == 1;
+        ar_matrix e = gaussian(d, V, rng), u = gaussian(V, d, rng);
+        ar_matrix v = gaussian(h, d, rng), o = gaussian(d, h, rng);
+        ar_cview ev = ar_matrix_cview(&e);
+        ar_cview uv = tied ? ar_cview_transpose(ev) : ar_matrix_cview(&u);
+        ar_circuit_embed em = ar_circuit_embed_empty();
+        ar_error err;
+        assert_ok(ar_circuit_embed_init(&em, ev, uv, &err));
+        assert_int_equal(em.tied, tied);
+        ar_copying_scores s;
+        double sv[8];
+        assert_ok(ar_circuit_full_ov(&em, ar_matrix_cview(&v), ar_matrix_cview(&o), NULL, &s, sv,
+                                     &err));
+        /* dense: F = U W_O W_V E */
+        ar_matrix ov = product(AR_NO_TRANS, ar_matrix_cview(&o), AR_NO_TRANS, ar_matrix_cview(&v));
+        ar_matrix uo = product(AR_NO_TRANS, uv, AR_NO_TRANS, ar_matrix_cview(&ov));
+        ar_matrix f = product(AR_NO_TRANS, ar_matrix_cview(&uo), AR_NO_TRANS, ev);
+        double se, sn, ss;
+        dense_scores(&f, &se, &sn, &ss);
+        check_rel(s.s_eig, se, 1e-12);
+        check_rel(s.s_nuc, sn, 1e-12);
+        check_rel(s.s_sym, ss, 1e-12);
+        double *sd = calloc(V, sizeof(double));
+        assert_ok(ar_spectrum_svals(ar_matrix_cview(&f), sd));
+        for (size_t i = 0; i < em.k && i < h; i++)
+            check_rel(sv[i], sd[i], 1e-12);
+        assert_true(isnan(s.trace.bound) && !s.trace.sign_certain && isnan(s.z_eig));
+        free(sd);
+        ar_matrix *all[] = {&e, &u, &v, &o, &ov, &uo, &f};
+        for (size_t i = 0; i < 7; i++)
+            ar_matrix_free(all[i]);
+        ar_circuit_embed_free(&em);
+    }
+    /* errors */
+    double x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    ar_cview e23, u32, u22;
+    assert_ok(ar_cview_init_ld(&e23, x, 2, 3, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&u32, x, 3, 2, 3, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&u22, x, 2, 2, 2, AR_COL_MAJOR));
+    ar_circuit_embed em = ar_circuit_embed_empty();
+    ar_error err;
+    assert_int_equal(ar_circuit_embed_init(NULL, e23, u32, &err), AR_EINVAL);
+    assert_int_equal(ar_circuit_embed_init(&em, e23, u22, &err), AR_ESIZE);
+    ar_copying_scores s;
+    assert_int_equal(ar_circuit_full_ov(&em, e23, u32, NULL, &s, NULL, &err), AR_EINVAL);
+    assert_ok(ar_circuit_embed_init(&em, e23, u32, &err)); /* d = 2 */
+    ar_cview v13, o31;
+    assert_ok(ar_cview_init_ld(&v13, x, 1, 3, 1, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&o31, x, 3, 1, 3, AR_COL_MAJOR));
+    assert_int_equal(ar_circuit_full_ov(&em, v13, o31, NULL, &s, NULL, &err), AR_ESIZE);
+    ar_circuit_embed_free(&em);
+    ar_circuit_embed_free(NULL);
+    ar_rng_free(rng);
+}
+
 /* ---- errors ----------------------------------------------------------- */
 
 static void test_errors(void **state)
@@ -532,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_certified_trace),
         cmocka_unit_test(test_null_composition),
         cmocka_unit_test(test_null_copying),
+        cmocka_unit_test(test_full_circuits),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -180,6 +180,46 @@ AR_API double ar_composition_null_rms(size_t d);
 AR_API double ar_copying_null_sd_eig(size_t d_head);
 AR_API double ar_copying_null_sd_nuc(size_t d, size_t d_head);
 
+/* ---- full circuits through the embedding ------------------------------ */
+
+/* The embedding side of full circuits, once per model: E = W_E^T (d x V)
+ * and the unembedding U (V x d).  The full OV circuit of a head is
+ * U W_O W_V E (V x V, rank <= d_head), never formed: with thin QRs
+ * U = Q_U R_U and E^T = Q_E R_E and the d x d core C = E U, its nonzero
+ * eigenvalues are those of W_V C W_O (d_head x d_head), its singular values
+ * those of (R_U W_O)(R_E W_V^T)^T, and the eigenvalues of its symmetric
+ * part follow from the 2 d_head x 2 d_head Gram matrix of
+ * [U W_O, E^T W_V^T] (docs/theory/circuits.md).  Tied embeddings (U a view
+ * of E^T on the same buffer) need one QR, and C is the Gram matrix E E^T. */
+typedef struct ar_circuit_embed {
+    size_t d, vocab;
+    size_t k;        /* min(V, d): rows of R_U and R_E */
+    double *r_u;     /* k x d, column-major, upper triangular */
+    double *r_e;     /* k x d (equal to r_u when tied) */
+    double *c;       /* d x d, E U */
+    double fro_e, fro_u;
+    int tied;
+} ar_circuit_embed;
+
+AR_API ar_circuit_embed ar_circuit_embed_empty(void);
+/* e from emb = E (d x V) and unemb = U (V x d).  AR_EINVAL for NULL e,
+ * invalid or empty views, AR_ESIZE when the shapes do not match,
+ * AR_ENONFINITE, AR_ENOMEM.  Works on one V x d copy at a time. */
+AR_API int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb,
+                                 ar_error *err);
+AR_API void ar_circuit_embed_free(ar_circuit_embed *e);
+
+/* Copying scores of the full OV circuit U W_O W_V E of one head (W_V:
+ * d_head x d, W_O: d x d_head).  s_eig, s_nuc and s_sym as for the OV
+ * circuit; the trace is tr(W_V C W_O).  Not certified: trace.bound is NaN
+ * and sign_certain 0 (the bound of ar_circuit_trace_certified covers the
+ * stored factors of one head, not the products with the embeddings), and
+ * the null-model fields are NaN.  svals: NULL or e->k values (the singular
+ * values of the full circuit, descending; those past d_head are zero). */
+AR_API int ar_circuit_full_ov(const ar_circuit_embed *e, ar_cview w_v, ar_cview w_o,
+                              const ar_circuit_opts *opts, ar_copying_scores *out, double *svals,
+                              ar_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,4 +19,22 @@ void ar_circuit_copy_cm(ar_cview v, double *dst);
  * QR of the m x n column-major a (destroyed). */
 int ar_circuit_qr_r(double *a, size_t m, size_t n, double *r, ar_error *err);
 
+/* Eigenvalues (wr, wi) and their reciprocal conditions (rconde) of the
+ * h x h column-major core c (destroyed), by dgeevx. */
+int ar_circuit_eig_core(double *c, size_t h, double *wr, double *wi, double *rconde,
+                        ar_error *err);
+/* s_eig and its fields in out from the eigenvalues, out->eig_eta and
+ * out->opts (zero_factor, rcond_warn) being set. */
+void ar_circuit_eig_score(const double *wr, const double *wi, const double *rconde, size_t h,
+                          ar_copying_scores *out);
+
+/* c (cr x cc) = op(a) op(b) on column-major buffers with leading dimensions
+ * equal to their rows (a: ar x ac, b: br x bc as stored). */
+int ar_circuit_mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t ac,
+                   const double *b, size_t br, size_t bc, double *c, size_t cr, size_t cc);
+
+/* sum |eig(S)| of S = B J B^T from the 2h x 2h Gram matrix g = B^T B
+ * (destroyed): the eigenvalues of G^(1/2) J G^(1/2). */
+int ar_circuit_sym_gram(double *g, size_t h, double *sum, ar_error *err);
+
 #endif

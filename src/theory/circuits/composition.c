@@ -22,21 +22,6 @@ const char *ar_composition_name(ar_composition kind)
     }
 }
 
-static int mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t ac, const double *b,
-               size_t br, size_t bc, double *c, size_t cr, size_t cc)
-{
-    ar_cview av, bv;
-    ar_view cv;
-    int st = ar_cview_init_ld(&av, a, ar, ac, ar, AR_COL_MAJOR);
-    if (st == AR_OK)
-        st = ar_cview_init_ld(&bv, b, br, bc, br, AR_COL_MAJOR);
-    if (st == AR_OK)
-        st = ar_view_init_ld(&cv, c, cr, cc, cr, AR_COL_MAJOR);
-    if (st == AR_OK)
-        st = ar_matrix_gemm(ta, tb, 1.0, av, bv, 0.0, cv);
-    return st;
-}
-
 int ar_circuit_composition(const ar_circuit_factor *later, ar_composition kind,
                            const ar_circuit_factor *earlier, double *score, int *defined,
                            ar_error *err)
@@ -57,11 +42,11 @@ int ar_circuit_composition(const ar_circuit_factor *later, ar_composition kind,
     double *z = malloc(k2 * k1 * sizeof(double));
     int st = x && y && z ? AR_OK : AR_ENOMEM;
     if (st == AR_OK)
-        st = mul(AR_TRANS, AR_NO_TRANS, outer, d, r2, earlier->a, d, r1, x, r2, r1);
+        st = ar_circuit_mul(AR_TRANS, AR_NO_TRANS, outer, d, r2, earlier->a, d, r1, x, r2, r1);
     if (st == AR_OK)
-        st = mul(AR_NO_TRANS, AR_NO_TRANS, r_left, k2, r2, x, r2, r1, y, k2, r1);
+        st = ar_circuit_mul(AR_NO_TRANS, AR_NO_TRANS, r_left, k2, r2, x, r2, r1, y, k2, r1);
     if (st == AR_OK)
-        st = mul(AR_NO_TRANS, AR_TRANS, y, k2, r1, earlier->rb, k1, r1, z, k2, k1);
+        st = ar_circuit_mul(AR_NO_TRANS, AR_TRANS, y, k2, r1, earlier->rb, k1, r1, z, k2, k1);
     double num = 0.0;
     if (st == AR_OK) {
         ar_cview zv;

@@ -63,17 +63,40 @@ static void resolve(const ar_circuit_opts *given, size_t h, ar_circuit_opts *o)
         o->rcond_warn = AR_CIRCUIT_RCOND_WARN;
 }
 
+int ar_circuit_eig_core(double *c, size_t h, double *wr, double *wi, double *rconde,
+                        ar_error *err)
+{
+    double *vl = malloc(h * h * sizeof(double));
+    double *vr = malloc(h * h * sizeof(double));
+    double *scale = malloc(h * sizeof(double));
+    double *rcondv = malloc(h * sizeof(double));
+    int st = vl && vr && scale && rcondv ? AR_OK : AR_ENOMEM;
+    if (st != AR_OK) {
+        ar_error_set(err, st, "copying scores: out of memory for the %zu x %zu core", h, h);
+    } else {
+        lapack_int ilo = 0, ihi = 0, n = (lapack_int)h;
+        double abnrm = 0.0;
+        lapack_int info = ar_lapack_dgeevx('N', 'V', 'V', 'E', n, c, n, wr, wi, vl, n, vr, n, &ilo,
+                                           &ihi, scale, &abnrm, rconde, rcondv);
+        st = ar_lapack_status(info);
+        if (st != AR_OK)
+            ar_error_set(err, st, "copying scores: dgeevx info %d on the %zu x %zu core", (int)info,
+                         h, h);
+    }
+    free(vl);
+    free(vr);
+    free(scale);
+    free(rcondv);
+    return st;
+}
+
 /* Eigenvalues of the core C = W_V W_O, their reciprocal conditions, and eta. */
 static int core_eigen(ar_cview w_v, ar_cview w_o, double *wr, double *wi, double *rconde,
                       double *eta, ar_error *err)
 {
     size_t h = w_v.rows, d = w_v.cols;
     double *c = malloc(h * h * sizeof(double));
-    double *vl = malloc(h * h * sizeof(double));
-    double *vr = malloc(h * h * sizeof(double));
-    double *scale = malloc(h * sizeof(double));
-    double *rcondv = malloc(h * sizeof(double));
-    int st = c && vl && vr && scale && rcondv ? AR_OK : AR_ENOMEM;
+    int st = c != NULL ? AR_OK : AR_ENOMEM;
     ar_view cv;
     if (st == AR_OK)
         st = ar_view_init_ld(&cv, c, h, h, h, AR_COL_MAJOR);
@@ -86,25 +109,14 @@ static int core_eigen(ar_cview w_v, ar_cview w_o, double *wr, double *wi, double
         double gamma = nd * u / (1.0 - nd * u);
         *eta = gamma * ar_matrix_norm_fro(w_v) * ar_matrix_norm_fro(w_o) +
                (double)h * u * ar_matrix_norm_fro(ar_view_const(cv));
-        lapack_int ilo = 0, ihi = 0, n = (lapack_int)h;
-        double abnrm = 0.0;
-        lapack_int info = ar_lapack_dgeevx('N', 'V', 'V', 'E', n, c, n, wr, wi, vl, n, vr, n, &ilo,
-                                           &ihi, scale, &abnrm, rconde, rcondv);
-        st = ar_lapack_status(info);
-        if (st != AR_OK)
-            ar_error_set(err, st, "copying scores: dgeevx info %d on the %zu x %zu core", (int)info,
-                         h, h);
+        st = ar_circuit_eig_core(c, h, wr, wi, rconde, err);
     }
     free(c);
-    free(vl);
-    free(vr);
-    free(scale);
-    free(rcondv);
     return st;
 }
 
-static void eig_score(const double *wr, const double *wi, const double *rconde, size_t h,
-                      ar_copying_scores *out)
+void ar_circuit_eig_score(const double *wr, const double *wi, const double *rconde, size_t h,
+                          ar_copying_scores *out)
 {
     double re = 0.0, abs_sum = 0.0, min_rc = 1.0;
     size_t kept = 0;
@@ -187,7 +199,7 @@ int ar_circuit_copying(ar_cview w_v, ar_cview w_o, const ar_circuit_opts *opts,
     double *wr = buf, *wi = buf + h, *rc = buf + 2 * h;
     st = core_eigen(w_v, w_o, wr, wi, rc, &out->eig_eta, err);
     if (st == AR_OK) {
-        eig_score(wr, wi, rc, h, out);
+        ar_circuit_eig_score(wr, wi, rc, h, out);
         if (eig_re != NULL)
             memcpy(eig_re, wr, h * sizeof(double));
         if (eig_im != NULL)

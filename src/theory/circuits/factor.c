@@ -38,6 +38,21 @@ int ar_circuit_qr_r(double *a, size_t m, size_t n, double *r, ar_error *err)
     return AR_OK;
 }
 
+int ar_circuit_mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t ac, const double *b,
+               size_t br, size_t bc, double *c, size_t cr, size_t cc)
+{
+    ar_cview av, bv;
+    ar_view cv;
+    int st = ar_cview_init_ld(&av, a, ar, ac, ar, AR_COL_MAJOR);
+    if (st == AR_OK)
+        st = ar_cview_init_ld(&bv, b, br, bc, br, AR_COL_MAJOR);
+    if (st == AR_OK)
+        st = ar_view_init_ld(&cv, c, cr, cc, cr, AR_COL_MAJOR);
+    if (st == AR_OK)
+        st = ar_matrix_gemm(ta, tb, 1.0, av, bv, 0.0, cv);
+    return st;
+}
+
 ar_circuit_factor ar_circuit_factor_empty(void)
 {
     ar_circuit_factor f = {0, 0, 0, NULL, NULL, NULL, NULL, 0.0};
