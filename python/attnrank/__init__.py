@@ -259,7 +259,9 @@ __all__ += [
 # composition of two heads from their factors; circuits -- those of every
 # head of a checkpoint, as ``attnrank circuits`` (docs/theory/circuits.md).
 from attnrank._results_circuits import Circuits, CopyingScores  # noqa: E402
-from attnrank._core import circuits, composition_score, copying_scores  # noqa: E402
+from attnrank._core import (  # noqa: E402
+    circuits, composition_score, copying_scores, full_copying_scores,
+)
 
 __all__ += [
     "Circuits",
@@ -267,4 +269,5 @@ __all__ += [
     "circuits",
     "composition_score",
     "copying_scores",
+    "full_copying_scores",
 ]

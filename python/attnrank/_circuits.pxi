@@ -12,6 +12,8 @@ from attnrank._capi cimport (
     AR_CIRCUITS_COMP_Q, AR_CIRCUITS_COMP_K, AR_CIRCUITS_COMP_V,
     ar_circuits_opts, ar_circuits_opts_init, ar_circuits_head, ar_circuits_pair,
     ar_circuits_report, ar_circuits_analyze_model, ar_circuits_report_free,
+    ar_circuit_embed, ar_circuit_embed_empty, ar_circuit_embed_init, ar_circuit_embed_free,
+    ar_circuit_full_ov, ar_cview_transpose,
 )
 
 from attnrank._results_circuits import Circuits, CopyingScores
@@ -355,3 +357,56 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
             ar_circuits_report_free(&rep)
     finally:
         ar_safetensors_close(st)
+
+
+def full_copying_scores(heads, W_E, W_U=None):
+    """Copying scores of full OV circuits W_U W_O W_V W_E^T (V x V, never
+    formed) of several heads through one embedding (ar_circuit_embed_init
+    once, then ar_circuit_full_ov per head; docs/theory/circuits.md, "Full
+    circuits through the embedding").
+
+    heads
+        a sequence of pairs (W_V, W_O), d_head x d and d x d_head.
+    W_E
+        the token embedding as stored, V x d (E = W_E^T).
+    W_U
+        the unembedding V x d (default None: tied, W_U = W_E).
+
+    Returns a list of :class:`attnrank.CopyingScores`, one per head (not
+    certified: ``trace_bound`` and the z fields are NaN).  Raises SizeError,
+    NonFiniteError and ArgumentError as :func:`copying_scores`.  The GIL is
+    released while the library computes.
+    """
+    cdef str fn = "ar_circuit_full_ov"
+    cdef ar_cview we, wu, vv, vo
+    ae, _ = _circuit_matrix(W_E, fn, "W_E", &we)
+    if W_U is None:
+        wu = we
+    else:
+        au, _ = _circuit_matrix(W_U, fn, "W_U", &wu)
+    cdef ar_circuit_embed emb = ar_circuit_embed_empty()
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    cdef ar_copying_scores s
+    out = []
+    with nogil:  # E = W_E^T: the transposed view, no copy
+        rc = ar_error_printable(&err, ar_circuit_embed_init(&emb, ar_cview_transpose(we), wu, &err))
+    try:
+        check_status(rc, "ar_circuit_embed_init", &err)
+        for pair in heads:
+            try:
+                a, b = pair
+            except (TypeError, ValueError):
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    "heads is a sequence of pairs (W_V, W_O)")
+            keep = (_circuit_matrix(a, fn, "W_V", &vv), _circuit_matrix(b, fn, "W_O", &vo))
+            with nogil:
+                rc = ar_error_printable(&err, ar_circuit_full_ov(&emb, vv, vo, NULL, &s, NULL,
+                                                                 &err))
+            check_status(rc, fn, &err)
+            out.append(_copying_record(&s, None))
+            del keep
+    finally:
+        ar_circuit_embed_free(&emb)
+    return out

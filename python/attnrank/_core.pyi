@@ -239,3 +239,8 @@ def circuits(
     kv_heads: Optional[int] = ...,
     config: Any = ...,
 ) -> Circuits: ...
+def full_copying_scores(
+    heads: Sequence[Tuple[npt.ArrayLike, npt.ArrayLike]],
+    W_E: npt.ArrayLike,
+    W_U: Optional[npt.ArrayLike] = ...,
+) -> list: ...

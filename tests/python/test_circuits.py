@@ -174,3 +174,27 @@ def test_state_dict_equals_the_file(models):
     cfg = json.loads((models["bert"] / "config.json").read_text())
     got = attnrank.circuits(state_dict=tensors, config=cfg, composition="k")
     assert_same(got.to_dict(), attnrank.circuits(models["bert"], composition="k").to_dict())
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_full_circuits_equal_the_dense_product(tied):
+    rng = np.random.default_rng(9)
+    V, d, h = 40, 6, 3
+    we, wu = rng.standard_normal((V, d)), rng.standard_normal((V, d))
+    heads = [(rng.standard_normal((h, d)), rng.standard_normal((d, h))) for _ in range(2)]
+    got = attnrank.full_copying_scores(heads, we, None if tied else wu)
+    for (v, o), s in zip(heads, got):
+        f = (we if tied else wu) @ o @ v @ we.T
+        lam = np.linalg.eigvals(f)
+        lam = lam[np.abs(lam) > 1e-9 * np.abs(lam).max()]
+        tr = np.trace(f)
+        np.testing.assert_allclose(s.s_eig, lam.real.sum() / np.abs(lam).sum(), rtol=1e-12)
+        np.testing.assert_allclose(s.s_nuc, tr / np.linalg.svd(f, compute_uv=False).sum(),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(s.s_sym, tr / np.abs(np.linalg.eigvalsh((f + f.T) / 2)).sum(),
+                                   rtol=1e-12)
+        assert np.isnan(s.trace_bound) and not s.sign_certain
+    with pytest.raises(attnrank.SizeError):
+        attnrank.full_copying_scores([(np.ones((2, 5)), np.ones((5, 2)))], we)
+    with pytest.raises(attnrank.ArgumentError):
+        attnrank.full_copying_scores([np.ones((2, 6))], we)
