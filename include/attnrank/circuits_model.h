@@ -16,6 +16,11 @@
  *          columns of head h)
  *   BERT   layer.{layer}.attention.self.value.weight and
  *          layer.{layer}.attention.output.dense.weight (nn.Linear layouts)
+ * Full circuits (opts.full): W_E is the first tensor whose name ends in
+ * word_embeddings.weight, wte.weight, embed_tokens.weight or
+ * tok_embeddings.weight (as weights.h finds it); the unembedding is
+ * lm_head.weight when stored (V x d, nn.Linear), else W_E (tied).  Both are
+ * read once as float64 (V x d each).
  * Raw stored weights: no LayerNorm folding and no centring (TransformerLens's
  * preprocessing is not applied); biases do not enter the circuits.
  *
@@ -44,6 +49,8 @@ extern "C" {
 typedef struct ar_circuits_opts {
     int ov;                    /* copying scores and OV spectrum (default 1) */
     int qk;                    /* QK spectrum and noise analysis (default 0) */
+    int full;                  /* copying scores of the full OV circuits W_U W_O W_V W_E^T
+                                  (default 0; needs the token embedding, see below) */
     unsigned composition;      /* AR_CIRCUITS_COMP_* bits (default 0: none) */
     int layer_range;           /* 1: only layers layer_first..layer_last */
     size_t layer_first, layer_last;
@@ -63,6 +70,7 @@ typedef struct ar_circuits_head {
     ar_copying_scores copying; /* when opts.ov */
     double *ov_singular_values;/* min(d_head, d) values, descending (when opts.ov) */
     ar_qk_head qk;             /* when opts.qk: spectrum, metrics, both thresholds */
+    ar_copying_scores full;    /* when opts.full: of W_U W_O W_V W_E^T (not certified) */
 } ar_circuits_head;
 
 typedef struct ar_circuits_pair {
@@ -82,8 +90,11 @@ typedef struct ar_circuits_report {
     size_t head_first;         /* first head analysed */
     size_t nheads;             /* nlayers * nsel */
     ar_circuits_head *head;    /* nheads, layer-major */
-    int ov, qk;
+    int ov, qk, full;
     unsigned composition;
+    char *embedding_tensor;    /* when full: the token embedding W_E (V x d) read (owned) */
+    char *unembedding_tensor;  /* lm_head.weight when stored, NULL: tied to W_E */
+    size_t vocab;
     size_t npairs;
     ar_circuits_pair *pairs;   /* per kind (q, k, v order), then earlier, later head */
     double composition_null_rms; /* 1 / sqrt(d) */

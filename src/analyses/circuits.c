@@ -24,7 +24,7 @@ static int check_opts(const ar_circuits_opts *o, ar_error *err)
     if (o->composition > (AR_CIRCUITS_COMP_Q | AR_CIRCUITS_COMP_K | AR_CIRCUITS_COMP_V))
         return ar_error_set(err, AR_EINVAL, "circuits: unknown composition bits 0x%x",
                             o->composition);
-    if (!o->ov && !o->qk && o->composition == 0)
+    if (!o->ov && !o->qk && !o->full && o->composition == 0)
         return ar_error_set(err, AR_EINVAL, "circuits: nothing to compute (no OV, QK or composition)");
     if (o->layer_range && o->layer_first > o->layer_last)
         return ar_error_set(err, AR_EINVAL, "layer range %zu-%zu is empty", o->layer_first,
@@ -40,6 +40,7 @@ typedef struct circ_work {
     ar_matrix wq, wk, wv, wo;
     ar_circuit_factor *ov, *qk; /* nheads each (NULL when not needed) */
     circ_tensors *tensors;      /* nlayers */
+    ar_circuit_embed emb;       /* when opts.full */
     circ_layout lay;
 } circ_work;
 
@@ -58,6 +59,7 @@ static void work_free(circ_work *w, size_t nheads)
     free(w->ov);
     free(w->qk);
     free(w->tensors);
+    ar_circuit_embed_free(&w->emb);
 }
 
 void ar_circuits_report_free(ar_circuits_report *rep)
@@ -71,6 +73,8 @@ void ar_circuits_report_free(ar_circuits_report *rep)
     free(rep->head);
     free(rep->layer_index);
     free(rep->pairs);
+    free(rep->embedding_tensor);
+    free(rep->unembedding_tensor);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -205,6 +209,8 @@ static int head_scores(const ar_safetensors *st, size_t l, size_t hh, const ar_c
             rc = ar_circuit_factor_svals(&f, h->ov_singular_values, err);
         ar_circuit_factor_free(&f);
     }
+    if (rc == AR_OK && o->full)
+        rc = ar_circuit_full_ov(&w->emb, wv, wo, &rep->circuit, &h->full, NULL, err);
     if (rc == AR_OK && o->qk)
         rc = ar_weights_analyze_factors(wq, wk, h->precision, h->layer, hh, NULL,
                                         h->qk.singular_values, &h->qk, err);
@@ -284,6 +290,7 @@ int ar_circuits_analyze_model(const ar_safetensors *st, const ar_model_config *c
         return rc;
     rep->ov = o.ov;
     rep->qk = o.qk;
+    rep->full = o.full;
     rep->composition = o.composition;
     rep->precision = AR_PREC_F64;
     rep->circuit = o.circuit;
@@ -292,14 +299,16 @@ int ar_circuits_analyze_model(const ar_safetensors *st, const ar_model_config *c
     rc = plan(st, cfg, &o, rep, &w, err);
     if (rc == AR_OK)
         rc = alloc_run(&o, rep, &w, err);
+    if (rc == AR_OK && o.full)
+        rc = circ_embed_load(st, rep->d, rep, &w.emb, err);
     rep->composition_null_rms = ar_composition_null_rms(rep->d);
     for (size_t l = 0; rc == AR_OK && l < rep->nlayers; l++)
         for (size_t k = 0; rc == AR_OK && k < rep->nsel; k++)
             rc = head_scores(st, l, rep->head_first + k, &o, rep, &w, err);
     if (rc == AR_OK && o.composition)
         rc = compositions(rep, &w, err);
-    if (rc == AR_OK && o.ov && rep->nheads > 0)
-        rep->circuit = rep->head[0].copying.opts; /* defaults resolved */
+    if (rc == AR_OK && rep->nheads > 0 && (o.ov || o.full))
+        rep->circuit = o.ov ? rep->head[0].copying.opts : rep->head[0].full.opts; /* resolved */
     work_free(&w, rep->nheads);
     if (rc != AR_OK)
         ar_circuits_report_free(rep);

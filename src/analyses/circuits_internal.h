@@ -38,4 +38,9 @@ int circ_read_v(const ar_safetensors *st, const circ_tensors *t, const circ_layo
 int circ_read_o(const ar_safetensors *st, const circ_tensors *t, const circ_layout *lay, size_t h,
                 ar_matrix *w, ar_error *err);
 
+/* The token embedding and unembedding of a checkpoint of width d, factored
+ * into emb; their names and V in rep. */
+int circ_embed_load(const ar_safetensors *st, size_t d, ar_circuits_report *rep,
+                    ar_circuit_embed *emb, ar_error *err);
+
 #endif
