@@ -13,6 +13,8 @@ The Python face of the attnrank C library (docs/python.md):
 - :func:`heads` -- head-size bound of a layer (d, h, n, a mask or a model's
   config.json), as ``attnrank heads --json``;
 - :func:`params` -- BERT-style parameter counts, as ``attnrank params --json``;
+- :func:`copying_scores`, :func:`composition_score`, :func:`circuits` -- OV
+  copying scores and composition scores of heads, as ``attnrank circuits``;
 - :func:`head_scores` -- previous-token, first-token, diagonal and induction
   scores of attention maps (rows as queries by default);
 - :class:`Error` and its subclasses -- one per C status, each also a
@@ -259,4 +261,22 @@ from attnrank._core import head_scores  # noqa: E402
 __all__ += [
     "HeadScores",
     "head_scores",
+]
+
+# ---- circuits ----
+# copying_scores, composition_score -- one head's OV copying scores and the
+# composition of two heads from their factors; circuits -- those of every
+# head of a checkpoint, as ``attnrank circuits`` (docs/theory/circuits.md).
+from attnrank._results_circuits import Circuits, CopyingScores  # noqa: E402
+from attnrank._core import (  # noqa: E402
+    circuits, composition_score, copying_scores, full_copying_scores,
+)
+
+__all__ += [
+    "Circuits",
+    "CopyingScores",
+    "circuits",
+    "composition_score",
+    "copying_scores",
+    "full_copying_scores",
 ]

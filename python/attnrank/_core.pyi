@@ -1,5 +1,5 @@
 # Type stub of the extension module attnrank._core (see _core.pyx).
-from typing import Any, Dict, Literal, Mapping, NoReturn, Optional, Tuple, Union
+from typing import Any, Dict, Literal, Mapping, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -211,3 +211,36 @@ def head_scores(
     tokens: Optional[npt.ArrayLike] = ...,
     period: Optional[int] = ...,
 ) -> HeadScores: ...
+
+# ---- circuits ----
+from attnrank._results_circuits import Circuits, CopyingScores
+
+def copying_scores(
+    W_V: npt.ArrayLike, W_O: npt.ArrayLike, *, precision: Optional[str] = ...
+) -> CopyingScores: ...
+def composition_score(
+    earlier: Tuple[npt.ArrayLike, npt.ArrayLike],
+    later: Tuple[npt.ArrayLike, npt.ArrayLike],
+    *,
+    mode: str,
+) -> float: ...
+def circuits(
+    model_dir: Any = ...,
+    *,
+    state_dict: Optional[Mapping[str, Any]] = ...,
+    ov: Optional[bool] = ...,
+    qk: bool = ...,
+    composition: Union[None, str, Sequence[str]] = ...,
+    layer_range: Any = ...,
+    head_range: Any = ...,
+    precision: Optional[str] = ...,
+    heads: Optional[int] = ...,
+    head_size: Optional[int] = ...,
+    kv_heads: Optional[int] = ...,
+    config: Any = ...,
+) -> Circuits: ...
+def full_copying_scores(
+    heads: Sequence[Tuple[npt.ArrayLike, npt.ArrayLike]],
+    W_E: npt.ArrayLike,
+    W_U: Optional[npt.ArrayLike] = ...,
+) -> list: ...

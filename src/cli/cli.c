@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"represent", cmd_represent, "can one head produce this attention matrix? exact minimal head size"},
     {"softmax-bottleneck", cmd_softmax_bottleneck, "can an output layer of width d express P? (Yang et al. 2018)"},
     {"weights", cmd_weights, "QK-circuit spectra and head-size verdicts of a model's safetensors weights"},
+    {"circuits", cmd_circuits, "OV copying scores, QK spectra and composition scores of a model's heads"},
     {"seprank", cmd_seprank, "separation rank of self-attention by grid tensors (exact and float)"},
     {"depthwidth", cmd_depthwidth, "depth/width allocation from the transition law; refit it"},
     {"collapse", cmd_collapse, "rank collapse of attention across depth (Dong et al. 2021)"},

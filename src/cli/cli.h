@@ -108,5 +108,6 @@ int cmd_depthwidth(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_softmax_bottleneck(int argc, char **argv);
 int cmd_weights(int argc, char **argv);
+int cmd_circuits(int argc, char **argv);
 
 #endif

@@ -237,3 +237,54 @@ lapack_int ar_lapack_dpbtrs(char uplo, lapack_int n, lapack_int kd, lapack_int n
     }
     return LAPACKE_dpbtrs_work(LAPACK_COL_MAJOR, uplo, n, kd, nrhs, ab, ldab, b, ldb);
 }
+
+lapack_int ar_lapack_dgeevx(char balanc, char jobvl, char jobvr, char sense, lapack_int n,
+                            double *a, lapack_int lda, double *wr, double *wi, double *vl,
+                            lapack_int ldvl, double *vr, lapack_int ldvr, lapack_int *ilo,
+                            lapack_int *ihi, double *scale, double *abnrm, double *rconde,
+                            double *rcondv)
+{
+    if (nan_check_on() && ge_has_nan(n, n, a, lda))
+        return -7;
+    double query = 0.0;
+    lapack_int lwork = -1;
+    /* dgeevx's integer workspace: 2n - 2 when condition numbers of the
+     * eigenvectors are asked for (sense V or B), else unused. */
+    size_t niwork = sense == 'N' || sense == 'E' ? 1 : (size_t)(2 * (n > 1 ? n : 1));
+    lapack_int *iwork = malloc(niwork * sizeof *iwork);
+    if (iwork == NULL)
+        return LAPACK_WORK_MEMORY_ERROR;
+    lapack_int info = LAPACKE_dgeevx_work(LAPACK_COL_MAJOR, balanc, jobvl, jobvr, sense, n, a, lda,
+                                          wr, wi, vl, ldvl, vr, ldvr, ilo, ihi, scale, abnrm,
+                                          rconde, rcondv, &query, lwork, iwork);
+    if (info == 0) {
+        double *work = work_for(query, &lwork);
+        if (work != NULL)
+            info = LAPACKE_dgeevx_work(LAPACK_COL_MAJOR, balanc, jobvl, jobvr, sense, n, a, lda, wr,
+                                       wi, vl, ldvl, vr, ldvr, ilo, ihi, scale, abnrm, rconde,
+                                       rcondv, work, lwork, iwork);
+        else
+            info = LAPACK_WORK_MEMORY_ERROR;
+        free(work);
+    }
+    free(iwork);
+    return info;
+}
+
+lapack_int ar_lapack_dsyev(char jobz, char uplo, lapack_int n, double *a, lapack_int lda,
+                           double *w)
+{
+    if (nan_check_on() && po_has_nan(uplo, n, a, lda))
+        return -5;
+    double query = 0.0;
+    lapack_int lwork = -1;
+    lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, lda, w, &query, lwork);
+    if (info != 0)
+        return info;
+    double *work = work_for(query, &lwork);
+    if (work == NULL)
+        return LAPACK_WORK_MEMORY_ERROR;
+    info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, lda, w, work, lwork);
+    free(work);
+    return info;
+}

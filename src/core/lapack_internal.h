@@ -49,5 +49,15 @@ lapack_int ar_lapack_dpotrs(char uplo, lapack_int n, lapack_int nrhs, const doub
 lapack_int ar_lapack_dpbtrf(char uplo, lapack_int n, lapack_int kd, double *ab, lapack_int ldab);
 lapack_int ar_lapack_dpbtrs(char uplo, lapack_int n, lapack_int kd, lapack_int nrhs,
                             const double *ab, lapack_int ldab, double *b, lapack_int ldb);
+/* Eigenvalues of a general matrix with the reciprocal condition numbers of
+ * the eigenvalues (dgeevx; sense 'E' needs jobvl = jobvr = 'V'). */
+lapack_int ar_lapack_dgeevx(char balanc, char jobvl, char jobvr, char sense, lapack_int n,
+                            double *a, lapack_int lda, double *wr, double *wi, double *vl,
+                            lapack_int ldvl, double *vr, lapack_int ldvr, lapack_int *ilo,
+                            lapack_int *ihi, double *scale, double *abnrm, double *rconde,
+                            double *rcondv);
+/* Eigenvalues (ascending) of a symmetric matrix, its triangle uplo (dsyev). */
+lapack_int ar_lapack_dsyev(char jobz, char uplo, lapack_int n, double *a, lapack_int lda,
+                           double *w);
 
 #endif

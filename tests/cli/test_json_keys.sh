@@ -94,6 +94,7 @@ for fam in bert gpt2 llama; do run_json weights "$fam" --n 8; done
 $PY "$here/tests/tools/make_safetensors.py" "$TMP/t5bias" --family bert --layers 1 --heads 2 \
     --d 8 --max-positions 16 --t5-bias >/dev/null
 run_json weights t5bias
+for fam in bert gpt2 llama; do run_json circuits "$fam" --ov --qk --composition q,k,v; done
 run_json seprank --layers 1 --d 2 --n 2 --exact
 run_json seprank --layers 1 --d 2 --n 3 --exact --rational --residual
 run_json seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --positions --exact

@@ -27,6 +27,7 @@ BINDINGS = {
     "collapse": "collapse",
     "softmax_bottleneck": "softmax-bottleneck",
     "weights": "weights",
+    "circuits": "circuits",
 }
 
 NO_KEYWORD = "CLI options without a keyword:"

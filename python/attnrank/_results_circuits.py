@@ -1,0 +1,118 @@
+"""The records of attnrank.copying_scores and attnrank.circuits: one head's
+OV copying scores and the circuits of a checkpoint (attnrank/circuits.h,
+attnrank/circuits_model.h; the definitions are in docs/theory/circuits.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["CopyingScores", "Circuits"]
+
+
+def _plain(x: Any) -> Any:
+    # JSON-ready, as the CLI writes it: NaN (undefined) to None
+    if isinstance(x, np.ndarray):
+        return [_plain(v) for v in x.tolist()]
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+@dataclass(frozen=True)
+class CopyingScores:
+    """Copying scores of one head's OV circuit W_OV = W_O W_V.
+
+    s_eig
+        Re(sum lambda) / sum |lambda| over the nonzero eigenvalues (from the
+        d_head x d_head core W_V W_O); NaN when ``s_eig_defined`` is False:
+        every eigenvalue is zero to its first-order error bound (a nilpotent
+        core), never a number made of round-off;
+    s_nuc, s_sym
+        tr(W_OV) / ||W_OV||_* and tr(S) / sum |eig(S)| with S the symmetric
+        part (NaN only for a zero circuit);
+    z_eig, z_nuc, z_sym
+        each score over its Gaussian-head spread (1.5 / d_head for s_eig,
+        1 / sqrt(d d_head) for the others; leading order);
+    trace, trace_bound, sign_certain
+        tr(W_V W_O) from the stored values, a rigorous bound of its distance
+        from the trace of the unrounded weights at the storage precision,
+        and whether the sign is therefore certain;
+    eigenvalues
+        the d_head eigenvalues of the core (complex), zeros included.
+    """
+
+    d: int
+    head_size: int
+    precision: str
+    s_eig: float
+    s_nuc: float
+    s_sym: float
+    z_eig: float
+    z_nuc: float
+    z_sym: float
+    s_eig_defined: bool
+    nonzero_eigenvalues: int
+    eigenvalue_eta: float
+    min_rcond: float
+    ill_conditioned: bool
+    nuclear_norm: float
+    trace: float
+    trace_bound: float
+    sign_certain: bool
+    eigenvalues: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's ``copying`` block (without the eigenvalues)."""
+        keys = ("s_eig", "s_nuc", "s_sym", "z_eig", "z_nuc", "z_sym", "s_eig_defined",
+                "nonzero_eigenvalues", "eigenvalue_eta", "min_rcond", "ill_conditioned",
+                "nuclear_norm", "trace", "trace_bound", "sign_certain")
+        return {k: _plain(getattr(self, k)) for k in keys}
+
+
+@dataclass(frozen=True)
+class Circuits:
+    """The circuits of a checkpoint, as ``attnrank circuits --json``:
+    ``circuit_heads`` holds one dict per head (``layer``, ``head``,
+    ``kv_head``, ``precision``, ``copying``, ``ov_singular_values``, ``qk``),
+    ``composition`` the composition scores (``modes``, ``null_rms``,
+    ``pairs``) or None.  Iterating gives the heads."""
+
+    family: str
+    weight_preprocessing: str
+    d: int
+    heads: int
+    kv_heads: int
+    head_size: int
+    layers: Tuple[int, ...]
+    precision: str
+    copying_tolerance: Optional[Dict[str, float]]
+    circuit_heads: List[Dict[str, Any]] = field(repr=False)
+    composition: Optional[Dict[str, Any]] = field(repr=False)
+
+    def __iter__(self):
+        return iter(self.circuit_heads)
+
+    def __len__(self) -> int:
+        return len(self.circuit_heads)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON, without ``source``."""
+        out: Dict[str, Any] = {
+            "family": self.family, "weight_preprocessing": self.weight_preprocessing,
+            "d": self.d, "heads": self.heads, "kv_heads": self.kv_heads,
+            "head_size": self.head_size, "layers": list(self.layers),
+            "precision": self.precision}
+        if self.copying_tolerance is not None:
+            out["copying_tolerance"] = _plain(self.copying_tolerance)
+        out["circuit_heads"] = _plain(self.circuit_heads)
+        if self.composition is not None:
+            out["composition"] = _plain(self.composition)
+        return out

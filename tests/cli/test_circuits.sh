@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# CLI tests of `attnrank circuits` on models written by
+# tests/tools/make_safetensors.py (BERT F32, GPT-2 fused F16, LLaMA
+# grouped-query BF16): the scores against numpy's dense products, the
+# selections, the outputs, and one stderr line with exit 2 on bad input.
+source "$(dirname "$0")/lib.sh"
+GEN="$(dirname "$0")/../tools/make_safetensors.py"
+M="$TMP/models"
+$PY "$GEN" "$M/bert" --family bert --layers 2 --heads 4 --d 32 --dtype F32 >/dev/null
+$PY "$GEN" "$M/gpt2" --family gpt2 --layers 2 --heads 4 --d 32 --dtype F16 >/dev/null
+$PY "$GEN" "$M/llama" --family llama --layers 3 --heads 4 --kv-heads 2 --d 32 --dtype BF16 >/dev/null
+
+expect 0 "OV copying scores" -- "$AR" --help
+expect 0 "--composition q,k,v" -- "$AR" circuits --help
+expect 0 "raw stored weights" -- "$AR" circuits "$M/bert"
+
+# Every score equals the dense numpy route (form W_O W_V, then eig/svd) to
+# 1e-10, per family, with the tensor layouts read independently here.
+dense_check() { # FAMILY
+  "$AR" circuits "$M/$1" --ov --composition q,k,v --json >"$TMP/$1.json" || return 1
+  $PY - "$M/$1" "$TMP/$1.json" "$1" <<'PY'
+import json, struct, sys, numpy as np
+path, out, fam = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+raw = open(path + "/model.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n]); base = 8 + n
+def get(name):
+    for k, t in hdr.items():
+        if k.endswith(name):
+            a, b = t["data_offsets"]; buf = raw[base + a:base + b]
+            if t["dtype"] == "BF16":
+                u = np.frombuffer(buf, np.uint16).astype(np.uint32) << 16
+                return u.view(np.float32).astype(np.float64).reshape(t["shape"])
+            return np.frombuffer(buf, {"F32": np.float32, "F16": np.float16}[t["dtype"]]).astype(np.float64).reshape(t["shape"])
+    raise KeyError(name)
+d, H, kv, dh = out["d"], out["heads"], out["kv_heads"], out["head_size"]
+def factors(l, h):
+    g = h // (H // kv)
+    if fam == "gpt2":
+        W = get(f"h.{l}.attn.c_attn.weight"); O = get(f"h.{l}.attn.c_proj.weight")
+        q, k, v = W[:, h*dh:(h+1)*dh].T, W[:, d+g*dh:d+(g+1)*dh].T, W[:, 2*d+g*dh:2*d+(g+1)*dh].T
+        return q, k, v, O[h*dh:(h+1)*dh, :].T
+    names = {"bert": ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"),
+             "llama": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj")}[fam]
+    pre = "layer." if fam == "bert" else "layers."
+    Q, K, V, O = (get(f"{pre}{l}.{nm}.weight") for nm in names)
+    return Q[h*dh:(h+1)*dh], K[g*dh:(g+1)*dh], V[g*dh:(g+1)*dh], O[:, h*dh:(h+1)*dh]
+def close(a, b, what):
+    assert abs(a - b) <= 1e-10 * max(1.0, abs(b)), (what, a, b)
+circ = {}
+for e in out["circuit_heads"]:
+    q, k, v, o = factors(e["layer"], e["head"])
+    M = o @ v; circ[(e["layer"], e["head"])] = (M, q.T @ k)
+    lam = np.linalg.eigvals(v @ o); sv = np.linalg.svd(M, compute_uv=False)
+    S = (M + M.T) / 2; tr = np.trace(M)
+    c = e["copying"]
+    close(c["s_eig"], lam.real.sum() / abs(lam).sum(), "s_eig")
+    close(c["s_nuc"], tr / sv.sum(), "s_nuc")
+    close(c["s_sym"], tr / abs(np.linalg.eigvalsh(S)).sum(), "s_sym")
+    close(c["trace"], tr, "trace")
+    assert c["sign_certain"] == (abs(tr) > c["trace_bound"])
+    for a, b in zip(e["ov_singular_values"], sv): close(a, b, "sv")
+fro = np.linalg.norm
+for p in out["composition"]["pairs"]:
+    M1 = circ[(p["from_layer"], p["from_head"])][0]
+    OV2, QK2 = circ[(p["to_layer"], p["to_head"])]
+    M2 = {"q": QK2.T, "k": QK2, "v": OV2}[p["mode"]]
+    close(p["score"], fro(M2 @ M1) / (fro(M2) * fro(M1)), "composition " + p["mode"])
+    close(p["scaled"], p["score"] * np.sqrt(d), "scaled")
+assert len(out["composition"]["pairs"]) == 3 * H * H * (len(out["layers"]) * (len(out["layers"]) - 1) // 2)
+PY
+}
+for fam in bert gpt2 llama; do check "$fam: scores equal the dense products" dense_check "$fam"; done
+
+check "llama kv groups" $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["kv_heads"] == 2 and r["precision"] == "bfloat16" and r["weight_preprocessing"] == "raw"
+assert [e["kv_head"] for e in r["circuit_heads"][:4]] == [0, 0, 1, 1]
+' "$TMP/llama.json"
+
+# selections and outputs
+out=$("$AR" circuits "$M/llama" --layer-range 1-2 --head-range 2-3 --qk --json)
+check "selection" $PY -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["layers"] == [1, 2] and [(e["layer"], e["head"]) for e in r["circuit_heads"]] == [(1, 2), (1, 3), (2, 2), (2, 3)]
+assert "composition" not in r and "copying" not in r["circuit_heads"][0] and r["circuit_heads"][0]["qk"]["rank"] >= 1
+' "$out"
+expect 0 "" -- "$AR" circuits "$M/gpt2" --csv "$TMP/c.csv"
+check "csv: header and one row per head" test "$(head -1 "$TMP/c.csv")" = \
+  "layer,head,kv_head,precision,s_eig,s_nuc,s_sym,z_eig,z_nuc,z_sym,trace,trace_bound,sign_certain,ill_conditioned,qk_rank"
+check "csv rows" test "$(wc -l <"$TMP/c.csv")" -eq 9
+expect 0 "v-composition, 16 pairs" -- "$AR" circuits "$M/bert" --composition v --top 2
+expect 0 "qk_rank" -- "$AR" circuits "$M/bert" --qk --ov
+a=$("$AR" circuits "$M/gpt2" --json --composition q,k,v --ov); b=$("$AR" circuits "$M/gpt2" --json --composition q,k,v --ov)
+check "reruns are byte-identical" test "$a" = "$b"
+
+# bad input: one line on stderr, exit 2
+expect_error 2 "missing MODEL_DIR_OR_FILE" -- "$AR" circuits
+expect_error 2 "--composition" -- "$AR" circuits "$M/bert" --composition q,x
+expect_error 2 "--composition" -- "$AR" circuits "$M/bert" --composition q,q
+expect_error 2 "--layer-range" -- "$AR" circuits "$M/bert" --layer-range 3-1
+expect_error 2 "--head-range" -- "$AR" circuits "$M/bert" --head-range x
+expect_error 2 "range 7-9" -- "$AR" circuits "$M/bert" --layer-range 7-9
+expect_error 2 "heads 0-3" -- "$AR" circuits "$M/bert" --head-range 5-6
+expect_error 2 "--precision" -- "$AR" circuits "$M/bert" --precision float8
+expect_error 2 "cannot open" -- "$AR" circuits "$TMP/none"
+expect_error 2 "heads" -- "$AR" circuits "$M/bert" --no-config
+expect_error 2 "unknown option" -- "$AR" circuits "$M/bert" --bogus
+finish
