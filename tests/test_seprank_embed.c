@@ -158,6 +158,32 @@ static void test_positions(void **state)
 
 /* r >= d: the same exact rank as the plain measurement, also where no
  * closed form is known (four positions, a residual). */
+/* The record's JSON (json.h): the verdict it reports, a NaN bound as null
+ * or, with AR_JSON_NONFINITE, as "nan"; NULLs refused. */
+static void test_result_json(void **state)
+{
+    (void)state;
+    ar_seprank_config c = embed_cfg(1, 3, 1, 2);
+    c.embedding.positions = 1;
+    ar_seprank_result res;
+    exact_rank(&c, &res);
+    char *text = NULL;
+    ar_error err = {{0}};
+    assert_int_equal(ar_seprank_result_json(&res, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"bound_log_parity\":null"));
+    assert_non_null(strstr(text, ar_seprank_attains_expected(&res) ? "\"attains_expected\":true"
+                                                                   : "\"attains_expected\":false"));
+    assert_int_equal(ar_seprank_best_rank(&res), res.exact_rank);
+    ar_json_free(text);
+    assert_int_equal(ar_seprank_result_json(&res, AR_JSON_NONFINITE, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"bound_log_parity\":\"nan\""));
+    ar_json_free(text);
+    assert_int_equal(ar_seprank_result_json(NULL, 0, &text, &err), AR_EINVAL);
+    assert_int_equal(ar_seprank_result_json(&res, 0, NULL, &err), AR_EINVAL);
+    ar_json_free(NULL);
+    ar_seprank_result_free(&res);
+}
+
 static void test_full_rank_embedding_is_plain(void **state)
 {
     (void)state;
@@ -344,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_two_positions_closed_form),
         cmocka_unit_test(test_vocabulary),
         cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_result_json),
         cmocka_unit_test(test_full_rank_embedding_is_plain),
         cmocka_unit_test(test_float_agrees),
         cmocka_unit_test(test_bounds_with_m),

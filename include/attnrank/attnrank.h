@@ -32,5 +32,6 @@
 #include "bias.h"
 #include "circuits.h"
 #include "circuits_model.h"
+#include "json.h"
 
 #endif

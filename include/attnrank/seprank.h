@@ -356,6 +356,12 @@ AR_API size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_p
 AR_API uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role);
 AR_API int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err);
 AR_API void ar_seprank_result_free(ar_seprank_result *res);
+/* The rank a result compares with its bounds and closed form: the exact rank
+ * when computed, else the float rank. */
+AR_API size_t ar_seprank_best_rank(const ar_seprank_result *res);
+/* 1 when a closed form is known (expected.claim not NONE) and the best rank
+ * equals its value, else 0. */
+AR_API int ar_seprank_attains_expected(const ar_seprank_result *res);
 
 /* The closed form of an embedded configuration (above); out->claim NONE
  * without an embedding or outside the cases listed. */

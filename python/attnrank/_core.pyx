@@ -26,8 +26,10 @@ from attnrank._capi cimport (
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
     ar_cview, ar_cview_init, ar_spectrum_svals_batch,
+    ar_json_free, AR_JSON_NONFINITE,
 )
 
+import json as _jsonlib
 import math
 import operator
 
@@ -81,6 +83,18 @@ cdef str _python_text(const char *text):
     cdef char *p = buf
     ar_option_render(p, AR_OPTION_STYLE_PYTHON)
     return _text(p)
+
+
+cdef object _record_of_json(object cls, int status, char *text, const ar_error *err,
+                            str function):
+    """The record cls built from a result's JSON text (attnrank/json.h,
+    written with AR_JSON_NONFINITE), the one way a converted binding makes
+    its record; the text is released, a failed status raised."""
+    try:
+        check_status(status, function, err)
+        return cls._from_json(_jsonlib.loads(_text(text)))
+    finally:
+        ar_json_free(text)
 
 
 def raise_status(int status, str function, detail=None):

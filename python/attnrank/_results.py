@@ -196,6 +196,7 @@ class SpectrumStack:
 
 import dataclasses as _dc
 import math as _math
+import typing as _typing
 from typing import Optional
 
 __all__ += ["Mask", "RepresentTolerance", "Smoothing", "InputX", "Residual",
@@ -220,9 +221,68 @@ def _json(v):
     return v
 
 
+_NONFINITE = {"nan": _math.nan, "inf": _math.inf, "-inf": -_math.inf}
+
+
+def _real(v):
+    # the library's JSON with AR_JSON_NONFINITE: "nan", "inf", "-inf" for the
+    # values plain JSON writes as null; a null real is NaN
+    if v is None:
+        return _math.nan
+    return _NONFINITE[v] if isinstance(v, str) else float(v)
+
+
+def _value(hint, v):
+    """A JSON value as the field typed by hint holds it."""
+    origin = getattr(hint, "__origin__", None)
+    args = getattr(hint, "__args__", ())
+    if origin is _typing.Union:
+        if v is None and type(None) in args:
+            return None
+        kinds = [a for a in args if a is not type(None)]
+        return _value(kinds[0], v) if len(kinds) == 1 else v
+    if origin in (tuple, _typing.Tuple):
+        return tuple(_value(args[0], x) for x in v)
+    if hint is np.ndarray:
+        return np.array([_real(x) for x in v], dtype=np.float64)
+    if hint is float:
+        return _real(v)
+    if hint is int and isinstance(v, str):
+        return int(v)  # a u64 above INT64_MAX, written as its decimal text
+    if isinstance(hint, type) and _dc.is_dataclass(hint):
+        return _from_json(hint, v)
+    return v
+
+
+def _from_json(cls, d, **extra):
+    """A record of class cls from its JSON object d (the library's record
+    JSON, parsed): each field converted by its type hint (nested records,
+    Optional, tuples, float64 arrays; a key left out is the field's default,
+    else None); extra sets the fields that are not in the JSON (_NOT_JSON)."""
+    hints = _typing.get_type_hints(cls)
+    names = {f.name for f in _dc.fields(cls)}
+    unknown = set(d) - names
+    if unknown:
+        raise ValueError(f"{cls.__name__}: JSON keys without a field: {sorted(unknown)}")
+    kw = {}
+    for f in _dc.fields(cls):
+        if f.name in d:
+            kw[f.name] = _value(hints[f.name], d[f.name])
+        elif f.name in extra:
+            kw[f.name] = extra[f.name]
+        elif f.default is _dc.MISSING and f.default_factory is _dc.MISSING:
+            kw[f.name] = None
+    return cls(**kw)
+
+
 class _Record:
     _OMIT: frozenset = frozenset()
     _NOT_JSON: frozenset = frozenset()
+
+    @classmethod
+    def _from_json(cls, d, **extra):
+        """The record of the library's JSON object d (see _from_json)."""
+        return _from_json(cls, d, **extra)
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON object of this record (see the class docstring)."""

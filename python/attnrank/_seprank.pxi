@@ -3,18 +3,16 @@
 # argument helpers _th_* are shared with _depthwidth.pxi and _collapse.pxi
 # (included after this file).
 
-from libc.math cimport exp, floor, isfinite
+from libc.math cimport isfinite
 
 from attnrank._capi cimport (
-    AR_SEPRANK_MAX_PRIMES, ar_partition, ar_partition_parse, ar_partition_format,
-    ar_seprank_regime_name, AR_SEPRANK_READOUT_RANDOM, AR_SEPRANK_READOUT_ENTRY,
-    AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON, AR_SEPRANK_CLAIM_NONE,
-    ar_seprank_claim_name,
+    AR_SEPRANK_MAX_PRIMES, ar_partition_parse, AR_SEPRANK_READOUT_ENTRY,
+    AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
     ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
-    ar_seprank_result_free,
+    ar_seprank_result_free, ar_seprank_result_json,
 )
 
-from attnrank._results_theory import PrimeRank, Seprank, SeprankEmbedding
+from attnrank._results_theory import Seprank
 
 
 # ---- argument checks shared by the theory bindings (GIL held) ---------------
@@ -92,65 +90,6 @@ cdef bytes _th_partition_text(object partition, str fn):
 
 
 # ---- seprank ---------------------------------------------------------------------
-
-cdef object _seprank_embedding(const ar_seprank_result *r):
-    """The CLI's "embedding" block (only with an embedding)."""
-    cdef const ar_seprank_config *c = &r.config
-    if not c.embedding.enabled:
-        return None
-    known = r.expected.claim != AR_SEPRANK_CLAIM_NONE
-    best = r.exact_rank if r.have_exact else r.float_rank
-    k = (3 ** c.layers - 1) // 2 if c.layers <= 39 else None
-    return SeprankEmbedding(
-        rank=c.embedding.rank, m=r.embed_m, k=k,
-        vocab=c.embedding.vocab if c.embedding.vocab else None,
-        positions=bool(c.embedding.positions),
-        exact_function_rank=bool(r.exact_function_rank),
-        rank_meaning="separation_rank" if r.exact_function_rank else "lower_bound",
-        bounds_claim="proved", bound_log_vocab=r.bound_log_vocab,
-        expected_rank=(<long long>r.expected.value
-                       if known and r.expected.value_log < 40.0 else None),
-        expected_rank_log=r.expected.value_log,
-        expected_claim=_text(ar_seprank_claim_name(r.expected.claim)),
-        expected_formula=_text(r.expected.formula) if known else None,
-        attains_expected=(abs(r.expected.value - best) < 0.5) if known else None)
-
-
-cdef object _seprank_record(const ar_seprank_result *r):
-    cdef const ar_seprank_config *c = &r.config
-    cdef char part[256]
-    cdef double[::1] sv
-    ar_partition_format(&c.partition, part, sizeof(part))
-    float_rank = tol = svals = None
-    if r.have_float:
-        float_rank = r.float_rank
-        tol = Tolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol, precision="float64")
-        svals = np.empty(r.nsv, dtype=np.float64)
-        sv = svals
-        if r.nsv > 0:
-            memcpy(&sv[0], r.singular_values, r.nsv * sizeof(double))
-    exact_rank = primes = agree = rational = None
-    if r.have_exact:
-        exact_rank = r.exact_rank
-        primes = tuple(PrimeRank(prime=r.primes[k], rank=r.prime_ranks[k])
-                       for k in range(r.nprimes))
-        agree = bool(r.primes_agree)
-        rational = r.rational_rank if r.have_rational else None
-    # as the CLI: the nearest integer of exp(bound_log) while it is exact
-    bound = <long long>floor(exp(r.bound_log) + 0.5) if r.bound_log < 40.0 else None
-    return Seprank(
-        layers=c.layers, d=c.d, heads=c.heads, head_size=c.d // c.heads, n=c.n,
-        residual=bool(c.residual), position=c.position,
-        readout=c.entry if c.readout == AR_SEPRANK_READOUT_ENTRY else "seeded",
-        partition=_text(part), templates=c.templates, rows=r.rows, cols=r.cols, seed=r.seed,
-        float_rank=float_rank, tolerance=tol, singular_values=svals,
-        exact_rank=exact_rank, primes=primes, primes_agree=agree, rational_rank=rational,
-        float_undercounts=bool(r.float_undercounts) if (r.have_float and r.have_exact) else None,
-        saturated=bool(r.saturated), bound_log=r.bound_log,
-        bound_log_monomial=r.bound_log_monomial, bound_log_split=r.bound_log_split,
-        bound_log_parity=r.bound_log_parity, bound=bound, l_th=r.l_th,
-        regime=_text(ar_seprank_regime_name(r.regime)), embedding=_seprank_embedding(r))
-
 
 def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=1024,
             residual=False, position=0, entry=None, exact=False, primes=None, rational=False,
@@ -296,7 +235,9 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     with nogil:
         rc = ar_seprank_run(&cfg, &res, &err)
     check_status(rc, fn, &err)
+    cdef char *json_text = NULL
     try:
-        return _seprank_record(&res)
+        rc = ar_seprank_result_json(&res, AR_JSON_NONFINITE, &json_text, &err)
+        return _record_of_json(Seprank, rc, json_text, &err, "ar_seprank_result_json")
     finally:
         ar_seprank_result_free(&res)

@@ -29,6 +29,12 @@ json_t *cli_json_u64(uint64_t v);
 json_t *cli_json_array_doubles(const double *v, size_t n);
 json_t *cli_json_tolerance(const ar_rank_metrics *m);
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m);
+/* The value of a record's JSON text from the library (attnrank/json.h;
+ * rc its status, text released): NULL after a one-line message, with *code
+ * the exit status.  Faces add their input-describing keys to it. */
+json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code);
+/* cli_json_record, then printed as every command prints JSON; the exit status. */
+int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err);
 /* Write JSON to a file atomically. */
 int cli_json_write_file(const char *cmd, const char *path, json_t *value);
 

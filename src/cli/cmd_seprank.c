@@ -61,112 +61,6 @@ static int write_csv(const char *path, const ar_seprank_result *r)
     return rc == AR_OK ? 0 : cli_status_error("seprank", rc, &err, NULL);
 }
 
-/* The rank the comparison uses: exact when computed, else the float rank. */
-static size_t best_rank(const ar_seprank_result *r)
-{
-    return r->have_exact ? r->exact_rank : r->float_rank;
-}
-
-static int attains_expected(const ar_seprank_result *r)
-{
-    return r->expected.claim != AR_SEPRANK_CLAIM_NONE &&
-           fabs(r->expected.value - (double)best_rank(r)) < 0.5;
-}
-
-/* The "embedding" block (only with --embed-rank). */
-static json_t *embedding_json(const ar_seprank_result *r)
-{
-    const ar_seprank_embedding *e = &r->config.embedding;
-    const ar_seprank_expected *x = &r->expected;
-    int known = x->claim != AR_SEPRANK_CLAIM_NONE;
-    json_t *o = json_object();
-    json_object_set_new(o, "rank", json_integer((json_int_t)e->rank));
-    json_object_set_new(o, "m", json_integer((json_int_t)r->embed_m));
-    /* K = (3^L - 1) / 2 while it fits a JSON integer. */
-    json_int_t k = 0;
-    for (size_t l = 0; l < r->config.layers && l < 39; l++)
-        k = 3 * k + 1;
-    json_object_set_new(o, "k", r->config.layers <= 39 ? json_integer(k) : json_null());
-    json_object_set_new(o, "vocab", e->vocab ? json_integer((json_int_t)e->vocab) : json_null());
-    json_object_set_new(o, "positions", json_boolean(e->positions));
-    json_object_set_new(o, "exact_function_rank", json_boolean(r->exact_function_rank));
-    json_object_set_new(o, "rank_meaning", json_string(r->exact_function_rank
-                                                           ? "separation_rank"
-                                                           : "lower_bound"));
-    json_object_set_new(o, "bounds_claim", json_string("proved"));
-    json_object_set_new(o, "bound_log_vocab", cli_json_real(r->bound_log_vocab));
-    json_object_set_new(o, "expected_rank", known && x->value_log < 40.0
-                                                ? json_integer((json_int_t)x->value)
-                                                : json_null());
-    json_object_set_new(o, "expected_rank_log", cli_json_real(x->value_log));
-    json_object_set_new(o, "expected_claim", json_string(ar_seprank_claim_name(x->claim)));
-    json_object_set_new(o, "expected_formula",
-                        known ? json_string(x->formula) : json_null());
-    json_object_set_new(o, "attains_expected",
-                        known ? json_boolean(attains_expected(r)) : json_null());
-    return o;
-}
-
-static json_t *result_json(const ar_seprank_result *r)
-{
-    const ar_seprank_config *c = &r->config;
-    char part[256];
-    ar_partition_format(&c->partition, part, sizeof part);
-    json_t *o = json_object();
-    json_object_set_new(o, "layers", json_integer((json_int_t)c->layers));
-    json_object_set_new(o, "d", json_integer((json_int_t)c->d));
-    json_object_set_new(o, "heads", json_integer((json_int_t)c->heads));
-    json_object_set_new(o, "head_size", json_integer((json_int_t)(c->d / c->heads)));
-    json_object_set_new(o, "n", json_integer((json_int_t)c->n));
-    json_object_set_new(o, "residual", json_boolean(c->residual));
-    json_object_set_new(o, "position", json_integer((json_int_t)c->position));
-    json_object_set_new(o, "readout", c->readout == AR_SEPRANK_READOUT_ENTRY
-                                          ? json_integer((json_int_t)c->entry)
-                                          : json_string("seeded"));
-    json_object_set_new(o, "partition", json_string(part));
-    json_object_set_new(o, "templates", json_integer((json_int_t)c->templates));
-    json_object_set_new(o, "rows", json_integer((json_int_t)r->rows));
-    json_object_set_new(o, "cols", json_integer((json_int_t)r->cols));
-    json_object_set_new(o, "seed", cli_json_u64(r->seed)); /* all 64 bits */
-    if (r->have_float) {
-        json_object_set_new(o, "float_rank", json_integer((json_int_t)r->float_rank));
-        json_object_set_new(o, "tolerance",
-                            json_pack("{s:o, s:o, s:o, s:s}", "threshold",
-                                      cli_json_real(r->threshold), "rtol",
-                                      cli_json_real(r->rtol), "atol", cli_json_real(r->atol),
-                                      "precision", "float64"));
-        json_object_set_new(o, "singular_values",
-                            cli_json_array_doubles(r->singular_values, r->nsv));
-    }
-    if (r->have_exact) {
-        json_object_set_new(o, "exact_rank", json_integer((json_int_t)r->exact_rank));
-        json_t *pr = json_array();
-        for (size_t k = 0; k < r->nprimes; k++)
-            json_array_append_new(pr, json_pack("{s:I, s:I}", "prime", (json_int_t)r->primes[k],
-                                                "rank", (json_int_t)r->prime_ranks[k]));
-        json_object_set_new(o, "primes", pr);
-        json_object_set_new(o, "primes_agree", json_boolean(r->primes_agree));
-        json_object_set_new(o, "rational_rank", r->have_rational
-                                                    ? json_integer((json_int_t)r->rational_rank)
-                                                    : json_null());
-    }
-    if (r->have_float && r->have_exact)
-        json_object_set_new(o, "float_undercounts", json_boolean(r->float_undercounts));
-    json_object_set_new(o, "saturated", json_boolean(r->saturated));
-    json_object_set_new(o, "bound_log", cli_json_real(r->bound_log));
-    json_object_set_new(o, "bound_log_monomial", cli_json_real(r->bound_log_monomial));
-    json_object_set_new(o, "bound_log_split", cli_json_real(r->bound_log_split));
-    json_object_set_new(o, "bound_log_parity", cli_json_real(r->bound_log_parity));
-    json_object_set_new(o, "bound", r->bound_log < 40.0 ? json_integer((json_int_t)floor(
-                                                              exp(r->bound_log) + 0.5))
-                                                        : json_null());
-    json_object_set_new(o, "l_th", cli_json_real(r->l_th));
-    json_object_set_new(o, "regime", json_string(ar_seprank_regime_name(r->regime)));
-    if (c->embedding.enabled)
-        json_object_set_new(o, "embedding", embedding_json(r));
-    return o;
-}
-
 static void print_embedding(const ar_seprank_result *r)
 {
     const ar_seprank_embedding *e = &r->config.embedding;
@@ -183,7 +77,7 @@ static void print_embedding(const ar_seprank_result *r)
     if (r->expected.claim != AR_SEPRANK_CLAIM_NONE)
         printf("expected             %.0f = %s (%s)%s\n", r->expected.value, r->expected.formula,
                ar_seprank_claim_name(r->expected.claim),
-               attains_expected(r) ? ", attained" : ", not attained by this grid");
+               ar_seprank_attains_expected(r) ? ", attained" : ", not attained by this grid");
     else
         printf("expected             no closed form for this configuration\n");
 }
@@ -368,11 +262,14 @@ int cmd_seprank(int argc, char **argv)
     if (rc != AR_OK)
         return cli_status_error("seprank", rc, &err, NULL);
     code = 0;
+    char *text = NULL;
     if (a.csv != NULL)
         code = write_csv(a.csv, &res);
     if (code == 0) {
-        if (a.json)
-            code = cli_json_print(result_json(&res));
+        if (a.json) {
+            rc = ar_seprank_result_json(&res, 0, &text, &err);
+            code = cli_json_print_text("seprank", rc, text, &err);
+        }
         else
             print_text(&res);
     }

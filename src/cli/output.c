@@ -39,33 +39,44 @@ json_t *cli_json_array_doubles(const double *v, size_t n)
     return a;
 }
 
-json_t *cli_json_tolerance(const ar_rank_metrics *m)
-{
-    json_t *o = json_pack("{s:o, s:o, s:o, s:s}", "threshold", cli_json_real(m->threshold),
-                          "rtol", cli_json_real(m->rtol), "atol", cli_json_real(m->atol),
-                          "precision", ar_precision_name(m->precision));
-    /* The relative rule keeps the block as it always was; the storage rule
-     * names itself and adds its certain level and its draws. */
-    if (o != NULL && m->rule == AR_RANK_RULE_STORAGE) {
-        json_object_set_new(o, "rule", json_string(ar_rank_rule_name(m->rule)));
-        json_object_set_new(o, "certain_threshold", cli_json_real(m->certain_threshold));
-        json_object_set_new(o, "certain_rank", json_integer((json_int_t)m->certain_rank));
-        json_object_set_new(o, "seed", json_integer((json_int_t)m->seed));
-        json_object_set_new(o, "draws", json_integer((json_int_t)m->draws));
-    }
-    return o;
-}
-
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
 {
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o}", "rank", (json_int_t)m->rank,
-                     "tolerance", cli_json_tolerance(m), "stable_rank",
-                     cli_json_real(m->stable_rank), "roy_vetterli_rank",
-                     cli_json_real(m->roy_vetterli_rank), "participation_ratio",
-                     cli_json_real(m->participation_ratio), "energy_rank",
-                     (json_int_t)m->energy_rank, "energy_fraction",
-                     cli_json_real(m->energy_fraction), "nuclear_rank",
-                     cli_json_real(m->nuclear_rank));
+    /* the library's record (attnrank/json.h), so the block is written once */
+    char *text = NULL;
+    if (ar_rank_metrics_json(m, 0, &text, NULL) != AR_OK)
+        return NULL;
+    json_t *v = json_loads(text, 0, NULL);
+    ar_json_free(text);
+    return v;
+}
+
+json_t *cli_json_tolerance(const ar_rank_metrics *m)
+{
+    json_t *all = cli_json_rank_metrics(m);
+    json_t *tol = json_incref(json_object_get(all, "tolerance"));
+    json_decref(all);
+    return tol;
+}
+
+json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code)
+{
+    if (rc != AR_OK) {
+        *code = cli_status_error(cmd, rc, err, NULL);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *v = json_loads(text, 0, &jerr);
+    ar_json_free(text);
+    if (v == NULL)
+        *code = cli_status_error(cmd, AR_EFORMAT, NULL, "the library's JSON record");
+    return v;
+}
+
+int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err)
+{
+    int code = 0;
+    json_t *v = cli_json_record(cmd, rc, text, err, &code);
+    return v != NULL ? cli_json_print(v) : code;
 }
 
 static int json_to_atomic(const char *buffer, size_t size, void *data)

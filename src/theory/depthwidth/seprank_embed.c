@@ -189,3 +189,14 @@ done:
     ar_matrix_free(&z);
     return rc;
 }
+
+size_t ar_seprank_best_rank(const ar_seprank_result *res)
+{
+    return res->have_exact ? res->exact_rank : res->float_rank;
+}
+
+int ar_seprank_attains_expected(const ar_seprank_result *res)
+{
+    return res->expected.claim != AR_SEPRANK_CLAIM_NONE &&
+           fabs(res->expected.value - (double)ar_seprank_best_rank(res)) < 0.5;
+}

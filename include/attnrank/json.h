@@ -1,0 +1,50 @@
+/* Result records as JSON: the one schema of the records' keys.
+ *
+ * Each function writes one result as the object the CLI prints with
+ * --json (same keys, same order, same numbers) and the Python face builds
+ * its record from (docs/architecture.md, "One schema"): compact text, reals
+ * with 17 significant digits, in *text, to be released with ar_json_free.
+ * A real that is not finite is null; with AR_JSON_NONFINITE in flags it is
+ * the string "nan", "inf" or "-inf" instead (for a reader that keeps IEEE
+ * values; the CLI passes 0).  An unsigned 64-bit seed above INT64_MAX is a
+ * decimal string.  AR_EINVAL for a NULL argument, AR_ENOMEM when the text
+ * cannot be allocated (*text NULL).  The input-describing keys of a face
+ * (a file name) are not part of the records; a face adds them. */
+#ifndef ATTNRANK_JSON_H
+#define ATTNRANK_JSON_H
+
+#include "export.h"
+#include "status.h"
+#include "rank.h"
+#include "seprank.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* flags: non-finite reals as "nan", "inf", "-inf" rather than null */
+#define AR_JSON_NONFINITE 1u
+
+/* Release a text of the functions below (NULL: nothing). */
+AR_API void ar_json_free(char *text);
+
+/* rank, tolerance {threshold, rtol, atol, precision[, rule,
+ * certain_threshold, certain_rank, seed, draws]}, stable_rank,
+ * roy_vetterli_rank, participation_ratio, energy_rank, energy_fraction,
+ * nuclear_rank. */
+AR_API int ar_rank_metrics_json(const ar_rank_metrics *m, unsigned flags, char **text,
+                                ar_error *err);
+
+/* `attnrank seprank --json`: the network, the grid, the seed, the float
+ * block (float_rank, tolerance, singular_values) with the float
+ * evaluation, the exact block (exact_rank, primes, primes_agree,
+ * rational_rank) with the exact one, float_undercounts with both, the
+ * bounds, l_th, regime, and with an embedding its "embedding" block. */
+AR_API int ar_seprank_result_json(const ar_seprank_result *r, unsigned flags, char **text,
+                                  ar_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,105 @@
+"""One schema for every result record (docs/architecture.md, "One schema"):
+the library writes each record's JSON (attnrank/json.h), the CLI prints it
+and the Python records are built from it.  Here: the fields of each record
+class are the JSON keys in their order (so the two cannot drift), and
+to_dict() equals the CLI's --json on inputs that reach every optional
+block."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import attnrank
+from attnrank._results import Tolerance, _from_json
+from theory_cli import flags as _flags, run_json as _cli
+
+# The tolerance block's storage-rule keys (left out under the relative rule).
+_TOLERANCE_OPTIONAL = frozenset({"rule", "certain_threshold", "certain_rank", "seed", "draws"})
+
+
+def _optional(cls):
+    return _TOLERANCE_OPTIONAL if cls is Tolerance else getattr(cls, "_OMIT", frozenset())
+
+
+def _record_class(hint):
+    """The record class a field's type hint holds (directly, in Optional or
+    in a tuple), or None for plain values."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return hint
+    for arg in getattr(hint, "__args__", ()):
+        found = _record_class(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def assert_fields_are_keys(cls, obj, where="record"):
+    """The JSON keys of obj are the fields of cls in order (without
+    _NOT_JSON, and without the optional fields obj leaves out), recursively
+    for the nested records."""
+    import typing
+    hints = typing.get_type_hints(cls)
+    not_json = getattr(cls, "_NOT_JSON", frozenset())
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in not_json]
+    expected = [n for n in names if n in obj or n not in _optional(cls)]
+    assert list(obj) == expected, f"{where} ({cls.__name__})"
+    for name in expected:
+        sub = _record_class(hints[name])
+        value = obj[name]
+        if sub is None or value is None:
+            continue
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            assert_fields_are_keys(sub, item, f"{where}.{name}[{i}]")
+
+
+# ---- seprank ----------------------------------------------------------------------
+
+SEPRANK_FULL = ["--layers", 1, "--d", 4, "--embed-rank", 2, "--vocab", 3, "--positions",
+                "--exact"]
+
+
+def test_seprank_fields_are_the_keys(cli):
+    assert_fields_are_keys(attnrank.Seprank, _cli(cli, "seprank", *SEPRANK_FULL))
+
+
+SEPRANK_CASES = [
+    ((1, 4), {"embed_rank": 2}),
+    ((2, 3), {"embed_rank": 2, "vocab": 4, "exact": True}),
+    ((1, 3), {"embed_rank": 5, "positions": True}),
+    ((1, 27), {"templates": 2}),
+    ((5, 2), {"templates": 2}),
+    ((1, 2), {"n": 3, "residual": True, "exact": True}),
+    ((1, 2), {"seed": 2 ** 63}),
+]
+
+
+@pytest.mark.parametrize("args,kw", SEPRANK_CASES)
+def test_seprank_equals_the_cli(cli, args, kw):
+    got = attnrank.seprank(*args, **kw)
+    want = _cli(cli, "seprank", "--layers", args[0], "--d", args[1], *_flags(kw))
+    assert got.to_dict() == want
+
+
+def test_seprank_record_from_json_keeps_ieee_values():
+    # NaN bounds stay NaN (the CLI's null), tuples of records, float64 arrays
+    r = attnrank.seprank(1, 4, embed_rank=2, vocab=3, positions=True, exact=True)
+    assert math.isnan(r.bound_log_parity) and r.to_dict()["bound_log_parity"] is None
+    assert isinstance(r.primes, tuple) and isinstance(r.primes[0], attnrank.PrimeRank)
+    assert r.singular_values.dtype == np.float64 and isinstance(r.tolerance, Tolerance)
+    assert r.tolerance.rule == "relative"
+    assert isinstance(r.embedding, attnrank.SeprankEmbedding)
+    assert r.seed == 0 and attnrank.seprank(1, 2, seed=2 ** 64 - 1).seed == 2 ** 64 - 1
+
+
+# ---- the builder itself -------------------------------------------------------------
+
+def test_from_json_converts_by_type_hint():
+    rec = _from_json(attnrank.PrimeRank, {"prime": 7, "rank": 2})
+    assert rec == attnrank.PrimeRank(prime=7, rank=2)
+    tol = _from_json(Tolerance, {"threshold": "inf", "rtol": "-inf", "atol": "nan",
+                                 "precision": "float64"})
+    assert tol.threshold == math.inf and tol.rtol == -math.inf and math.isnan(tol.atol)
+    with pytest.raises(ValueError, match="without a field"):
+        _from_json(attnrank.PrimeRank, {"prime": 7, "rank": 2, "extra": 1})
