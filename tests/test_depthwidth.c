@@ -332,6 +332,51 @@ static void test_embedding_crossover(void **state)
     assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e), AR_EDOMAIN);
 }
 
+/* The workflow (depthwidth_run.h): each mode as its own function computes it,
+ * the embedding crossover of the mode's width, the refusals; its JSON
+ * record (json.h). */
+static void test_run_modes(void **state)
+{
+    (void)state;
+    ar_dw_law law = ar_dw_law_paper();
+    ar_dw_request q;
+    ar_dw_result r;
+    ar_error err = {{0}};
+    ar_dw_request_init(&q);
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_EINVAL); /* the fit mode needs a fit */
+    q.mode = AR_DW_MODE_OPTIMUM;
+    q.params = 1e9;
+    q.embed_rank = 64;
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_OK);
+    ar_dw_optimum o;
+    assert_int_equal(ar_dw_optimal(&law, 1e9, &o), AR_OK);
+    assert_true(r.optimum.layers == o.layers && r.l_th == o.l_th && r.have_embedding);
+    assert_true(r.embedding.d == o.d && r.embedding.effective_d == 64.0);
+    q.mode = AR_DW_MODE_TRANSITION_LAYERS;
+    q.d = 768;
+    q.embed_rank = 0;
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_OK);
+    double l = 0.0;
+    assert_int_equal(ar_dw_transition_layers(&law, 768.0, &l), AR_OK);
+    assert_true(r.transition_layers == l && !r.have_embedding);
+    char *text = NULL;
+    assert_int_equal(ar_dw_result_json(&r, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "{\"mode\":\"transition_layers\",\"law\":{\"intercept\":"));
+    assert_non_null(strstr(text, "\"source\":\"paper\"},\"d\":768,"));
+    ar_json_free(text);
+    q.mode = AR_DW_MODE_VERDICT;
+    q.layers = 0;
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_EINVAL);
+    q.layers = 12;
+    q.law.slope = 0.0;
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "no verdict under this law"));
+    q.mode = (ar_dw_mode)99;
+    assert_int_equal(ar_dw_run(&q, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_dw_run(NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_dw_result_json(NULL, 0, &text, &err), AR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_fit_errors),         cmocka_unit_test(test_fit_table),
         cmocka_unit_test(test_null_law_is_paper),
         cmocka_unit_test(test_embedding_crossover),
+        cmocka_unit_test(test_run_modes),
     };
     return cmocka_run_group_tests_name("depthwidth", tests, NULL, NULL);
 }

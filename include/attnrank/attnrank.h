@@ -32,6 +32,7 @@
 #include "bias.h"
 #include "circuits.h"
 #include "circuits_model.h"
+#include "depthwidth_run.h"
 #include "json.h"
 
 #endif

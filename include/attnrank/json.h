@@ -17,6 +17,7 @@
 #include "status.h"
 #include "rank.h"
 #include "seprank.h"
+#include "depthwidth_run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,13 @@ AR_API int ar_rank_metrics_json(const ar_rank_metrics *m, unsigned flags, char *
  * bounds, l_th, regime, and with an embedding its "embedding" block. */
 AR_API int ar_seprank_result_json(const ar_seprank_result *r, unsigned flags, char **text,
                                   ar_error *err);
+
+/* `attnrank depthwidth --json` without the fit's "file" (the CLI adds
+ * it): the fit mode's record is the refit (points .. chi2_red, then mode
+ * "fit"); every other mode's starts with mode, law {intercept, slope,
+ * params_coeff, source} and, with a refit, fit, then the mode's values,
+ * l_th and, with an embedding rank, "embedding". */
+AR_API int ar_dw_result_json(const ar_dw_result *r, unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -85,16 +85,21 @@ cdef str _python_text(const char *text):
     return _text(p)
 
 
-cdef object _record_of_json(object cls, int status, char *text, const ar_error *err,
-                            str function):
-    """The record cls built from a result's JSON text (attnrank/json.h,
-    written with AR_JSON_NONFINITE), the one way a converted binding makes
-    its record; the text is released, a failed status raised."""
+cdef object _json_of(int status, char *text, const ar_error *err, str function):
+    """The parsed JSON text of a result (attnrank/json.h, written with
+    AR_JSON_NONFINITE); the text is released, a failed status raised."""
     try:
         check_status(status, function, err)
-        return cls._from_json(_jsonlib.loads(_text(text)))
+        return _jsonlib.loads(_text(text))
     finally:
         ar_json_free(text)
+
+
+cdef object _record_of_json(object cls, int status, char *text, const ar_error *err,
+                            str function):
+    """The record cls built from a result's JSON text, the one way a
+    converted binding makes its record (_Record._from_json)."""
+    return cls._from_json(_json_of(status, text, err, function))
 
 
 def raise_status(int status, str function, detail=None):

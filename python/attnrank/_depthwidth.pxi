@@ -2,29 +2,57 @@
 # depth/width allocation by the transition law ln d_x = a + b L and its
 # refit from transition points (the Python face of ``attnrank depthwidth``).
 
+import dataclasses
 import json as _json_mod
 from collections.abc import Mapping as _Mapping
 from numbers import Real as _Real
 
 from attnrank._capi cimport (
-    ar_dw_law, ar_dw_law_paper, ar_dw_transition_d,
-    ar_dw_transition_layers, ar_dw_l_th, ar_dw_optimum, ar_dw_optimal, ar_dw_verdict,
-    ar_dw_verdict_of, ar_dw_verdict_name, ar_dw_fit, ar_dw_fit_table, ar_dw_embedding,
-    ar_dw_embedding_of,
+    ar_dw_fit, ar_dw_fit_table, ar_dw_request, ar_dw_request_init, ar_dw_result, ar_dw_run,
+    ar_dw_result_json, AR_DW_MODE_FIT, AR_DW_MODE_OPTIMUM, AR_DW_MODE_TRANSITION_D,
+    AR_DW_MODE_TRANSITION_LAYERS, AR_DW_MODE_VERDICT,
 )
 
 from attnrank._convert import as_real_array
 from attnrank._errors import FileError, FormatError
 from attnrank._results_theory import (
-    DepthWidthEmbedding, DepthWidthFit, DepthWidthLaw, DepthWidthOptimum, DepthWidthTransitionDepth,
-    DepthWidthTransitionWidth, DepthWidthVerdict,
+    DepthWidthFit, DepthWidthOptimum, DepthWidthTransitionDepth, DepthWidthTransitionWidth,
+    DepthWidthVerdict,
 )
+
+# The record class of each mode (the JSON's "mode").
+_DW_RECORDS = {"fit": DepthWidthFit, "optimum": DepthWidthOptimum,
+               "transition_d": DepthWidthTransitionWidth,
+               "transition_layers": DepthWidthTransitionDepth, "verdict": DepthWidthVerdict}
 
 
 cdef object _dw_fit_record(const ar_dw_fit *f, object mode):
-    return DepthWidthFit(points=f.npoints, weighted=bool(f.weighted), intercept=f.intercept,
-                         slope=f.slope, intercept_err=f.intercept_err, slope_err=f.slope_err,
-                         covariance=f.cov, r2=f.r2, chi2=f.chi2, chi2_red=f.chi2_red, mode=mode)
+    """The DepthWidthFit of a refit, from the fit mode's JSON (mode "fit",
+    or None: the refit inside another record, check's)."""
+    cdef ar_dw_request q
+    ar_dw_request_init(&q)
+    q.fit = f[0]
+    q.have_fit = 1
+    rec = _dw_record(&q, "fit")
+    return rec if mode == "fit" else dataclasses.replace(rec, mode=mode)
+
+
+cdef object _dw_record(ar_dw_request *q, object source):
+    """ar_dw_run on the request (law source the text source), as the record
+    of its mode."""
+    cdef bytes src = source.encode("utf-8", "replace")
+    q.law_source = src
+    cdef ar_dw_result r
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_dw_run(q, &r, &err)
+    check_status(rc, "ar_dw_run", &err)
+    cdef char *text = NULL
+    rc = ar_dw_result_json(&r, AR_JSON_NONFINITE, &text, &err)
+    d = _json_of(rc, text, &err, "ar_dw_result_json")
+    return _DW_RECORDS[d["mode"]]._from_json(d)
 
 
 cdef int _dw_fit_points(object points, ar_dw_fit *out, str fn) except -1:
@@ -145,21 +173,6 @@ cdef tuple _dw_read_law(object law, str fn):
     return a, b, c, source
 
 
-cdef object _dw_embedding(const ar_dw_law *law, object embed_rank, double d, double layers,
-                          str fn):
-    """The crossover block of a mode with embed_rank (None without)."""
-    if embed_rank is None:
-        return None
-    cdef size_t r = _th_count(embed_rank, "embed_rank", fn, 1)
-    cdef ar_dw_embedding e
-    check_status(ar_dw_embedding_of(law, d, <double>r, layers, &e), "ar_dw_embedding_of", NULL,
-                 "embedding crossover")
-    return DepthWidthEmbedding(
-        embed_rank=r, compared_d=e.d, effective_d=e.effective_d,
-        width_capped=bool(e.width_capped), crossover_layers=e.crossover_layers, l_th=e.l_th,
-        depth_efficient=bool(e.depth_efficient) if e.have_layers else None, claim="derived")
-
-
 def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercept=None,
                slope=None, tolerance=0.15, embed_rank=None):
     """Allocation by the fitted transition law ln(d_x) = A + B L (default the
@@ -256,67 +269,31 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "fit, law and intercept/slope each set the law: give one")
 
-    cdef ar_dw_law lw = ar_dw_law_paper()
-    cdef ar_dw_fit f
+    cdef ar_dw_request q
+    ar_dw_request_init(&q)
     source = "paper"
-    fit_rec = None
     if fit is not None:
-        _dw_fit_points(fit, &f, "ar_dw_fit_table")
-        lw.intercept = f.intercept
-        lw.slope = f.slope
+        _dw_fit_points(fit, &q.fit, "ar_dw_fit_table")
+        q.have_fit = 1
+        q.law.intercept = q.fit.intercept
+        q.law.slope = q.fit.slope
         source = "fit"
-        if not has_params and not has_size:
-            return _dw_fit_record(&f, "fit")
-        fit_rec = _dw_fit_record(&f, None)
     elif law is not None:
-        a, b, c, source = _dw_read_law(law, fn)
-        lw.intercept = a
-        lw.slope = b
-        lw.params_coeff = c
+        q.law.intercept, q.law.slope, q.law.params_coeff, source = _dw_read_law(law, fn)
     elif given:
         if intercept is not None:
-            lw.intercept = _th_finite(intercept, "intercept", fn)
+            q.law.intercept = _th_finite(intercept, "intercept", fn)
         if slope is not None:
-            lw.slope = _th_finite(slope, "slope", fn)
+            q.law.slope = _th_finite(slope, "slope", fn)
         source = "given"
-    law_rec = DepthWidthLaw(intercept=lw.intercept, slope=lw.slope,
-                            params_coeff=lw.params_coeff, source=source)
-
-    cdef ar_dw_optimum o
-    cdef ar_dw_verdict v
-    cdef double out = 0.0
-    cdef int rc
-    if has_params:
-        with nogil:
-            rc = ar_dw_optimal(&lw, budget, &o)
-        check_status(rc, "ar_dw_optimal", NULL, f"params {params!r}: no optimum under this law")
-        return DepthWidthOptimum(mode="optimum", law=law_rec, fit=fit_rec, total_params=o.params,
-                                 optimal_layers=o.layers, optimal_d=o.d, l_th=o.l_th,
-                                 embedding=_dw_embedding(&lw, embed_rank, o.d, o.layers, fn))
-    if layers is not None and d is not None:
-        with nogil:
-            rc = ar_dw_verdict_of(&lw, <double>nl, <double>nd, tol, &v)
-        check_status(rc, "ar_dw_verdict_of", NULL, "no verdict under this law")
-        return DepthWidthVerdict(
-            mode="verdict", law=law_rec, fit=fit_rec, layers=nl, d=nd, total_params=v.params,
-            transition_layers=v.transition_layers, transition_d=v.transition_d,
-            optimal_layers=v.optimal_layers, optimal_d=v.optimal_d, depth_ratio=v.depth_ratio,
-            verdict=_text(ar_dw_verdict_name(&v)), depth_efficient=bool(v.depth_efficient),
-            near_optimal=bool(v.near_optimal), tolerance=v.tolerance, l_th=v.l_th,
-            embedding=_dw_embedding(&lw, embed_rank, <double>nd, <double>nl, fn))
-    if layers is not None:
-        with nogil:
-            rc = ar_dw_transition_d(&lw, <double>nl, &out)
-        check_status(rc, "ar_dw_transition_d", NULL, "transition width")
-        return DepthWidthTransitionWidth(mode="transition_d", law=law_rec, fit=fit_rec,
-                                         layers=nl, transition_d=out, l_th=ar_dw_l_th(out),
-                                         embedding=_dw_embedding(&lw, embed_rank, out,
-                                                                 <double>nl, fn))
-    with nogil:
-        rc = ar_dw_transition_layers(&lw, <double>nd, &out)
-    check_status(rc, "ar_dw_transition_layers", NULL,
-                 f"transition depth undefined (slope {lw.slope!r})")
-    return DepthWidthTransitionDepth(mode="transition_layers", law=law_rec, fit=fit_rec, d=nd,
-                                     transition_layers=out, l_th=ar_dw_l_th(<double>nd),
-                                     embedding=_dw_embedding(&lw, embed_rank, <double>nd,
-                                                             math.nan, fn))
+    q.params = budget
+    q.layers = nl
+    q.d = nd
+    q.tolerance = tol
+    if embed_rank is not None:
+        q.embed_rank = _th_count(embed_rank, "embed_rank", fn, 1)
+    q.mode = (AR_DW_MODE_OPTIMUM if has_params else
+              AR_DW_MODE_VERDICT if layers is not None and d is not None else
+              AR_DW_MODE_TRANSITION_D if layers is not None else
+              AR_DW_MODE_TRANSITION_LAYERS if d is not None else AR_DW_MODE_FIT)
+    return _dw_record(&q, source)

@@ -33,6 +33,9 @@ json_t *cli_json_rank_metrics(const ar_rank_metrics *m);
  * rc its status, text released): NULL after a one-line message, with *code
  * the exit status.  Faces add their input-describing keys to it. */
 json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code);
+/* A new object {key: value, then obj's keys in order} (value and obj
+ * released; NULL when out of memory): a face's key before a record's. */
+json_t *cli_json_prepend(const char *key, json_t *value, json_t *obj);
 /* cli_json_record, then printed as every command prints JSON; the exit status. */
 int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err);
 /* Write JSON to a file atomically. */

@@ -42,165 +42,101 @@ typedef struct dw_args {
     cli_law applied; /* the law every mode uses, with its source */
 } dw_args;
 
-/* With --embed-rank: the crossover of the width d compared with R (layers
- * NaN when no depth is judged), as JSON into o or as text. */
-static int embedding_out(const dw_args *a, const ar_dw_law *law, double d, double layers,
-                         json_t *o)
+/* With --embed-rank: the crossover of the mode's width with R. */
+static void print_embedding(const ar_dw_result *r)
 {
-    if (!a->embed_seen)
-        return 0;
-    ar_dw_embedding e;
-    int rc = ar_dw_embedding_of(law, d, (double)a->embed_rank, layers, &e);
-    if (rc != AR_OK)
-        return cli_status_error("depthwidth", rc, NULL, "embedding crossover");
-    if (o != NULL) {
-        json_t *j = json_object();
-        json_object_set_new(j, "embed_rank", json_integer((json_int_t)a->embed_rank));
-        json_object_set_new(j, "compared_d", cli_json_real(e.d));
-        json_object_set_new(j, "effective_d", cli_json_real(e.effective_d));
-        json_object_set_new(j, "width_capped", json_boolean(e.width_capped));
-        json_object_set_new(j, "crossover_layers", cli_json_real(e.crossover_layers));
-        json_object_set_new(j, "l_th", cli_json_real(e.l_th));
-        json_object_set_new(j, "depth_efficient",
-                            e.have_layers ? json_boolean(e.depth_efficient) : json_null());
-        json_object_set_new(j, "claim", json_string("derived"));
-        json_object_set_new(o, "embedding", j);
-        return 0;
-    }
+    if (!r->have_embedding)
+        return;
+    const ar_dw_embedding *e = &r->embedding;
     printf("embedding rank       %zu: effective width min(%.0f, %zu) = %.0f%s (derived)\n",
-           a->embed_rank, e.d, a->embed_rank, e.effective_d,
-           e.width_capped ? ", the width above it buys no separation rank" : "");
+           r->req.embed_rank, e->d, r->req.embed_rank, e->effective_d,
+           e->width_capped ? ", the width above it buys no separation rank" : "");
     printf("crossover_layers     %.2f  (transition depth of the effective width)%s\n",
-           e.crossover_layers,
-           !e.have_layers ? ""
-           : e.depth_efficient ? "; the depth is below it"
-                               : "; the depth is past it at every width");
-    return 0;
+           e->crossover_layers,
+           !e->have_layers ? ""
+           : e->depth_efficient ? "; the depth is below it"
+                                : "; the depth is past it at every width");
 }
 
-/* The "law" object of every mode; with a refit, also the fit's "fit". */
-static json_t *mode_json(const dw_args *a, const char *mode)
+static void print_optimum(const ar_dw_result *r)
 {
-    json_t *o = json_pack("{s:s, s:o}", "mode", mode, "law", cli_law_json(&a->applied));
-    if (a->applied.have_fit)
-        json_object_set_new(o, "fit", cli_law_fit_json(&a->applied));
-    return o;
-}
-
-static int do_optimum(const dw_args *a, const ar_dw_law *law)
-{
-    ar_dw_optimum o;
-    int rc = ar_dw_optimal(law, a->params, &o);
-    if (rc != AR_OK)
-        return cli_usage_error("depthwidth", "--params %g: no optimum under this law (%s)",
-                               a->params, ar_strerror(rc));
-    if (a->json) {
-        json_t *j = mode_json(a, "optimum");
-        json_object_set_new(j, "total_params", cli_json_real(o.params));
-        json_object_set_new(j, "optimal_layers", cli_json_real(o.layers));
-        json_object_set_new(j, "optimal_d", cli_json_real(o.d));
-        json_object_set_new(j, "l_th", cli_json_real(o.l_th));
-        rc = embedding_out(a, law, o.d, o.layers, j);
-        return rc ? (json_decref(j), rc) : cli_json_print(j);
-    }
-    printf("budget               %.4g parameters (N = %g L d^2)\n", o.params, law->params_coeff);
-    printf("optimal_layers       %.2f  (L* on the transition line ln d = %g + %g L)\n", o.layers,
+    const ar_dw_optimum *o = &r->optimum;
+    const ar_dw_law *law = &r->req.law;
+    printf("budget               %.4g parameters (N = %g L d^2)\n", o->params, law->params_coeff);
+    printf("optimal_layers       %.2f  (L* on the transition line ln d = %g + %g L)\n", o->layers,
            law->intercept, law->slope);
-    printf("optimal_d            %.0f\n", o.d);
+    printf("optimal_d            %.0f\n", o->d);
     printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold, for comparison)\n",
-           o.l_th);
-    return embedding_out(a, law, o.d, o.layers, NULL);
+           o->l_th);
 }
 
-static int do_transition_d(const dw_args *a, const ar_dw_law *law)
+static void print_transition_d(const ar_dw_result *r)
 {
-    double d = 0.0;
-    int rc = ar_dw_transition_d(law, (double)a->layers, &d);
-    if (rc != AR_OK)
-        return cli_status_error("depthwidth", rc, NULL, "transition width");
-    if (a->json) {
-        json_t *j = mode_json(a, "transition_d");
-        json_object_set_new(j, "layers", json_integer((json_int_t)a->layers));
-        json_object_set_new(j, "transition_d", cli_json_real(d));
-        json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th(d)));
-        rc = embedding_out(a, law, d, (double)a->layers, j);
-        return rc ? (json_decref(j), rc) : cli_json_print(j);
-    }
-    printf("transition_d         %.1f  for L = %zu (ln d = %g + %g L)\n", d, a->layers,
-           law->intercept, law->slope);
-    printf("L_th = log_3(d)      %.2f\n", ar_dw_l_th(d));
-    return embedding_out(a, law, d, (double)a->layers, NULL);
+    const ar_dw_law *law = &r->req.law;
+    printf("transition_d         %.1f  for L = %zu (ln d = %g + %g L)\n", r->transition_d,
+           r->req.layers, law->intercept, law->slope);
+    printf("L_th = log_3(d)      %.2f\n", r->l_th);
 }
 
-static int do_transition_layers(const dw_args *a, const ar_dw_law *law)
+static void print_transition_layers(const ar_dw_result *r)
 {
-    double l = 0.0;
-    int rc = ar_dw_transition_layers(law, (double)a->d, &l);
-    if (rc != AR_OK)
-        return cli_usage_error("depthwidth", "transition depth undefined (slope %g)", law->slope);
-    if (a->json) {
-        json_t *j = mode_json(a, "transition_layers");
-        json_object_set_new(j, "d", json_integer((json_int_t)a->d));
-        json_object_set_new(j, "transition_layers", cli_json_real(l));
-        json_object_set_new(j, "l_th", cli_json_real(ar_dw_l_th((double)a->d)));
-        rc = embedding_out(a, law, (double)a->d, NAN, j);
-        return rc ? (json_decref(j), rc) : cli_json_print(j);
-    }
-    printf("transition_layers    %.2f  for d = %zu%s\n", l, a->d,
+    double l = r->transition_layers;
+    printf("transition_layers    %.2f  for d = %zu%s\n", l, r->req.d,
            l < 0 ? " (negative: this width is past the transition at every depth)" : "");
-    printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n",
-           ar_dw_l_th((double)a->d));
-    return embedding_out(a, law, (double)a->d, NAN, NULL);
+    printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n", r->l_th);
 }
 
-static int do_verdict(const dw_args *a, const ar_dw_law *law)
+static void print_verdict(const ar_dw_result *r)
 {
-    ar_dw_verdict v;
-    int rc = ar_dw_verdict_of(law, (double)a->layers, (double)a->d, a->tolerance, &v);
-    if (rc != AR_OK)
-        return cli_usage_error("depthwidth", "no verdict under this law (%s)", ar_strerror(rc));
-    if (a->json) {
-        json_t *o = mode_json(a, "verdict");
-        json_object_set_new(o, "layers", json_integer((json_int_t)a->layers));
-        json_object_set_new(o, "d", json_integer((json_int_t)a->d));
-        json_object_set_new(o, "total_params", cli_json_real(v.params));
-        json_object_set_new(o, "transition_layers", cli_json_real(v.transition_layers));
-        json_object_set_new(o, "transition_d", cli_json_real(v.transition_d));
-        json_object_set_new(o, "optimal_layers", cli_json_real(v.optimal_layers));
-        json_object_set_new(o, "optimal_d", cli_json_real(v.optimal_d));
-        json_object_set_new(o, "depth_ratio", cli_json_real(v.depth_ratio));
-        json_object_set_new(o, "verdict", json_string(ar_dw_verdict_name(&v)));
-        json_object_set_new(o, "depth_efficient", json_boolean(v.depth_efficient));
-        json_object_set_new(o, "near_optimal", json_boolean(v.near_optimal));
-        json_object_set_new(o, "tolerance", cli_json_real(v.tolerance));
-        json_object_set_new(o, "l_th", cli_json_real(v.l_th));
-        rc = embedding_out(a, law, (double)a->d, (double)a->layers, o);
-        return rc ? (json_decref(o), rc) : cli_json_print(o);
-    }
-    printf("network              L = %zu, d = %zu, %.4g parameters (%g L d^2)\n", a->layers, a->d,
-           v.params, law->params_coeff);
-    printf("verdict              %s (%s)\n", ar_dw_verdict_name(&v),
-           v.depth_efficient ? "not deeper than the transition depth of its width"
-                             : "too deep for its width: extra layers would pay more as width");
-    printf("transition_layers    %.2f  for d = %zu\n", v.transition_layers, a->d);
-    printf("transition_d         %.1f  for L = %zu\n", v.transition_d, a->layers);
+    const ar_dw_verdict *v = &r->verdict;
+    printf("network              L = %zu, d = %zu, %.4g parameters (%g L d^2)\n", r->req.layers,
+           r->req.d, v->params, r->req.law.params_coeff);
+    printf("verdict              %s (%s)\n", ar_dw_verdict_name(v),
+           v->depth_efficient ? "not deeper than the transition depth of its width"
+                              : "too deep for its width: extra layers would pay more as width");
+    printf("transition_layers    %.2f  for d = %zu\n", v->transition_layers, r->req.d);
+    printf("transition_d         %.1f  for L = %zu\n", v->transition_d, r->req.layers);
     printf("optimal for its size L* = %.2f, d = %.0f; L / L* = %.3f: %s %.0f%% of the optimal depth\n",
-           v.optimal_layers, v.optimal_d, v.depth_ratio, v.near_optimal ? "within" : "NOT within",
-           100.0 * v.tolerance);
-    printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n", v.l_th);
-    return embedding_out(a, law, (double)a->d, (double)a->layers, NULL);
+           v->optimal_layers, v->optimal_d, v->depth_ratio, v->near_optimal ? "within" : "NOT within",
+           100.0 * v->tolerance);
+    printf("L_th = log_3(d)      %.2f  (theory's asymptotic threshold)\n", v->l_th);
 }
 
-/* --fit alone: the refit itself (flat JSON, as before --fit combined). */
-static int do_fit(const dw_args *a)
+static void print_text(const dw_args *a, const ar_dw_result *r)
 {
-    if (a->json) {
-        json_t *o = cli_law_fit_json(&a->applied);
-        json_object_set_new(o, "mode", json_string("fit"));
-        return cli_json_print(o);
+    if (r->req.mode == AR_DW_MODE_FIT) {
+        cli_law_print_fit(&a->applied);
+        return;
     }
-    cli_law_print_fit(&a->applied);
-    return 0;
+    if (a->applied.have_fit) {
+        cli_law_print_fit(&a->applied);
+        printf("\napplying the refit law:\n");
+    }
+    switch (r->req.mode) {
+    case AR_DW_MODE_OPTIMUM: print_optimum(r); break;
+    case AR_DW_MODE_TRANSITION_D: print_transition_d(r); break;
+    case AR_DW_MODE_TRANSITION_LAYERS: print_transition_layers(r); break;
+    default: print_verdict(r); break;
+    }
+    print_embedding(r);
+}
+
+/* The library's record with the refit's input file first in its "fit". */
+static int print_json(const dw_args *a, const ar_dw_result *r)
+{
+    char *text = NULL;
+    ar_error err = {{0}};
+    int code = 0;
+    int rc = ar_dw_result_json(r, 0, &text, &err);
+    json_t *o = cli_json_record("depthwidth", rc, text, &err, &code);
+    if (o == NULL)
+        return code;
+    if (r->req.mode == AR_DW_MODE_FIT)
+        o = cli_json_prepend("file", json_string(a->applied.fit_file), o);
+    else if (r->req.have_fit)
+        json_object_set_new(o, "fit", cli_json_prepend("file", json_string(a->applied.fit_file),
+                                                       json_incref(json_object_get(o, "fit"))));
+    return cli_json_print(o);
 }
 
 /* The law the modes apply: paper, --fit, --law or --intercept/--slope. */
@@ -269,16 +205,29 @@ int cmd_depthwidth(int argc, char **argv)
     code = resolve_law(&a);
     if (code >= 0)
         return code;
-    if (modes == 0)
-        return do_fit(&a);
-    const ar_dw_law *law = &a.applied.law;
-    if (a.applied.have_fit && !a.json) {
-        cli_law_print_fit(&a.applied);
-        printf("\napplying the refit law:\n");
-    }
-    if (a.params_seen)
-        return do_optimum(&a, law);
-    if (a.layers_seen && a.d_seen)
-        return do_verdict(&a, law);
-    return a.layers_seen ? do_transition_d(&a, law) : do_transition_layers(&a, law);
+    ar_dw_request q;
+    ar_dw_request_init(&q);
+    q.mode = modes == 0 ? AR_DW_MODE_FIT
+             : a.params_seen ? AR_DW_MODE_OPTIMUM
+             : a.layers_seen && a.d_seen ? AR_DW_MODE_VERDICT
+             : a.layers_seen ? AR_DW_MODE_TRANSITION_D
+                             : AR_DW_MODE_TRANSITION_LAYERS;
+    q.law = a.applied.law;
+    q.law_source = a.applied.source;
+    q.have_fit = a.applied.have_fit;
+    q.fit = a.applied.fit;
+    q.params = a.params;
+    q.layers = a.layers;
+    q.d = a.d;
+    q.tolerance = a.tolerance;
+    q.embed_rank = a.embed_seen ? a.embed_rank : 0;
+    ar_dw_result r;
+    ar_error err = {{0}};
+    int rc = ar_dw_run(&q, &r, &err);
+    if (rc != AR_OK)
+        return cli_status_error("depthwidth", rc, &err, NULL);
+    if (a.json)
+        return print_json(&a, &r);
+    print_text(&a, &r);
+    return 0;
 }

@@ -72,6 +72,18 @@ json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err
     return v;
 }
 
+json_t *cli_json_prepend(const char *key, json_t *value, json_t *obj)
+{
+    json_t *o = json_object();
+    if (o == NULL || obj == NULL || value == NULL || json_object_set_new(o, key, value) != 0 ||
+        json_object_update(o, obj) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(obj);
+    return o;
+}
+
 int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err)
 {
     int code = 0;

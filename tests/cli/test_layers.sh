@@ -27,7 +27,7 @@ declare -A allowed=(
 )
 # layer -> the public headers of the layers above it
 theory_public='bottleneck|masked|multihead|seprank|depthwidth|collapse|softmax_bottleneck'
-analyses_public='weights|check|json'
+analyses_public='weights|check|json|depthwidth_run'
 declare -A forbidden_public=(
   [core]="$theory_public|$analyses_public"
   [io]="$theory_public|$analyses_public"

@@ -103,3 +103,49 @@ def test_from_json_converts_by_type_hint():
     assert tol.threshold == math.inf and tol.rtol == -math.inf and math.isnan(tol.atol)
     with pytest.raises(ValueError, match="without a field"):
         _from_json(attnrank.PrimeRank, {"prime": 7, "rank": 2, "extra": 1})
+
+
+# ---- depthwidth -------------------------------------------------------------------
+
+def _without_file(d):
+    # the CLI's "file" of a refit names its input: a face-only key, not the record's
+    d = {k: v for k, v in d.items() if k != "file"}
+    if isinstance(d.get("fit"), dict):
+        d["fit"] = _without_file(d["fit"])
+    return d
+
+
+_POINTS = [[6, 215.0, 5.0], [12, 300.0, 8.0], [24, 585.0, 20.0], [48, 2215.0, 60.0]]
+
+DEPTHWIDTH_MODES = [
+    (attnrank.DepthWidthOptimum, ["--params", "1e9"], {"params": 1e9}),
+    (attnrank.DepthWidthTransitionWidth, ["--layers", 12], {"layers": 12}),
+    (attnrank.DepthWidthTransitionDepth, ["--d", 768], {"d": 768}),
+    (attnrank.DepthWidthVerdict, ["--layers", 12, "--d", 768], {"layers": 12, "d": 768}),
+]
+
+
+@pytest.fixture
+def points_csv(tmp_path):
+    path = tmp_path / "points.csv"
+    path.write_text("depth,width,error\n" + "\n".join(",".join(map(str, p)) for p in _POINTS)
+                    + "\n")
+    return path
+
+
+@pytest.mark.parametrize("cls,args,kw", DEPTHWIDTH_MODES)
+def test_depthwidth_fields_are_the_keys(cli, points_csv, cls, args, kw):
+    # every optional block: a refit law and the embedding crossover
+    want = _without_file(_cli(cli, "depthwidth", "--fit", points_csv, "--embed-rank", 100,
+                              *args))
+    assert_fields_are_keys(cls, want)
+    got = attnrank.depthwidth(**kw, fit=_POINTS, embed_rank=100)
+    assert type(got) is cls and got.to_dict() == want
+
+
+def test_depthwidth_fit_fields_are_the_keys(cli, points_csv):
+    want = _without_file(_cli(cli, "depthwidth", "--fit", points_csv))
+    assert_fields_are_keys(attnrank.DepthWidthFit, want)
+    assert attnrank.depthwidth_fit(_POINTS).to_dict() == want
+    two = attnrank.depthwidth_fit(_POINTS[:2])
+    assert math.isnan(two.chi2_red) and two.to_dict()["chi2_red"] is None

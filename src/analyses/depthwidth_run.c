@@ -1,0 +1,91 @@
+/* The depthwidth workflow (attnrank/depthwidth_run.h): one mode of the law,
+ * with the embedding crossover. */
+#include "attnrank/depthwidth_run.h"
+
+#include <math.h>
+#include <string.h>
+
+void ar_dw_request_init(ar_dw_request *req)
+{
+    if (req == NULL)
+        return;
+    memset(req, 0, sizeof *req);
+    req->mode = AR_DW_MODE_FIT;
+    req->law = ar_dw_law_paper();
+    req->law_source = "paper";
+    req->tolerance = AR_DW_DEFAULT_TOLERANCE;
+}
+
+/* The mode's values; *width and *layers the width compared with an
+ * embedding rank and the depth judged (NaN: none). */
+static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, double *layers,
+                    ar_error *err)
+{
+    const ar_dw_law *law = &q->law;
+    int rc;
+    switch (q->mode) {
+    case AR_DW_MODE_OPTIMUM:
+        rc = ar_dw_optimal(law, q->params, &out->optimum);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "{opt:params=%g}: no optimum under this law (%s)",
+                                q->params, ar_strerror(rc));
+        out->l_th = out->optimum.l_th;
+        *width = out->optimum.d;
+        *layers = out->optimum.layers;
+        return AR_OK;
+    case AR_DW_MODE_TRANSITION_D:
+        rc = ar_dw_transition_d(law, (double)q->layers, &out->transition_d);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "transition width: %s", ar_strerror(rc));
+        out->l_th = ar_dw_l_th(out->transition_d);
+        *width = out->transition_d;
+        *layers = (double)q->layers;
+        return AR_OK;
+    case AR_DW_MODE_TRANSITION_LAYERS:
+        rc = ar_dw_transition_layers(law, (double)q->d, &out->transition_layers);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "transition depth undefined (slope %g)", law->slope);
+        out->l_th = ar_dw_l_th((double)q->d);
+        *width = (double)q->d;
+        *layers = NAN;
+        return AR_OK;
+    case AR_DW_MODE_VERDICT:
+        rc = ar_dw_verdict_of(law, (double)q->layers, (double)q->d, q->tolerance, &out->verdict);
+        if (rc != AR_OK)
+            return ar_error_set(err, rc, "no verdict under this law (%s)", ar_strerror(rc));
+        out->l_th = out->verdict.l_th;
+        *width = (double)q->d;
+        *layers = (double)q->layers;
+        return AR_OK;
+    default:
+        return ar_error_set(err, AR_EINVAL, "depthwidth: unknown mode %d", (int)q->mode);
+    }
+}
+
+int ar_dw_run(const ar_dw_request *req, ar_dw_result *out, ar_error *err)
+{
+    if (req == NULL || out == NULL)
+        return ar_error_set(err, AR_EINVAL, "depthwidth: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->req = *req;
+    if (out->req.law_source == NULL)
+        out->req.law_source = req->have_fit ? "fit" : "paper";
+    if (req->mode == AR_DW_MODE_FIT)
+        return req->have_fit ? AR_OK
+                             : ar_error_set(err, AR_EINVAL, "depthwidth: the fit mode needs a fit");
+    if ((req->mode == AR_DW_MODE_TRANSITION_D || req->mode == AR_DW_MODE_VERDICT) &&
+        req->layers == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:layers} must be >= 1");
+    if ((req->mode == AR_DW_MODE_TRANSITION_LAYERS || req->mode == AR_DW_MODE_VERDICT) &&
+        req->d == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:d} must be >= 1");
+    double width = NAN, layers = NAN;
+    int rc = run_mode(req, out, &width, &layers, err);
+    if (rc != AR_OK || req->embed_rank == 0)
+        return rc;
+    rc = ar_dw_embedding_of(&req->law, width, (double)req->embed_rank, layers, &out->embedding);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "embedding crossover: %s", ar_strerror(rc));
+    out->have_embedding = 1;
+    return AR_OK;
+}
