@@ -446,6 +446,43 @@ static void test_errors(void **state)
     ar_collapse_result_free(NULL);
 }
 
+/* The record's JSON (json.h): the variant, the bound's block only with its
+ * constants, an infinite bound as null or "inf". */
+static void test_result_json(void **state)
+{
+    (void)state;
+    ar_collapse_opts o;
+    ar_collapse_opts_init(&o);
+    o.layers = 700;
+    o.n = o.d = 4;
+    o.heads = 1;
+    o.have_bound = 1;
+    o.gamma = o.beta = 100.0;
+    ar_collapse_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_collapse_run(&o, &r, &err), AR_OK);
+    assert_true(isinf(r.depths[700].bound_log));
+    char *text = NULL;
+    assert_int_equal(ar_collapse_result_json(&r, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "{\"variant\":\"pure attention\",\"layers\":700,"));
+    assert_non_null(strstr(text, "\"bound_log\":null}]}"));
+    ar_json_free(text);
+    assert_int_equal(ar_collapse_result_json(&r, AR_JSON_NONFINITE, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"bound_log\":\"inf\"}]}"));
+    ar_json_free(text);
+    ar_collapse_result_free(&r);
+    o.layers = 1;
+    o.have_bound = 0;
+    o.skip = 1;
+    assert_int_equal(ar_collapse_run(&o, &r, &err), AR_OK);
+    assert_int_equal(ar_collapse_result_json(&r, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"variant\":\"attention, skip\""));
+    assert_null(strstr(text, "\"bound\""));
+    ar_json_free(text);
+    ar_collapse_result_free(&r);
+    assert_int_equal(ar_collapse_result_json(NULL, 0, &text, &err), AR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_edge_sizes),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_result_json),
     };
     return cmocka_run_group_tests_name("collapse", tests, NULL, NULL);
 }

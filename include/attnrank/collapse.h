@@ -138,6 +138,9 @@ typedef struct ar_collapse_result {
 } ar_collapse_result;
 
 AR_API void ar_collapse_result_free(ar_collapse_result *r);
+/* The network's name: "pure attention", "attention, skip", "attention+mlp,
+ * no skip" or "attention+mlp, skip". */
+AR_API const char *ar_collapse_variant_name(const ar_collapse_opts *opts);
 
 /* Run the network of opts (NULL: defaults) on an input with N(0, 1)
  * entries drawn from the seed and measure every depth 0..layers.  r is

@@ -18,6 +18,7 @@
 #include "rank.h"
 #include "seprank.h"
 #include "depthwidth_run.h"
+#include "collapse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,13 @@ AR_API int ar_seprank_result_json(const ar_seprank_result *r, unsigned flags, ch
  * params_coeff, source} and, with a refit, fit, then the mode's values,
  * l_th and, with an embedding rank, "embedding". */
 AR_API int ar_dw_result_json(const ar_dw_result *r, unsigned flags, char **text, ar_error *err);
+
+/* `attnrank collapse --json`: the network (variant .. seed), axis,
+ * residual, decay_fit, bound (only with gamma and beta) and one object per
+ * depth (norms, ratio, the rank metrics, singular_values, bound_log with
+ * the bound). */
+AR_API int ar_collapse_result_json(const ar_collapse_result *r, unsigned flags, char **text,
+                                   ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,56 +3,14 @@
 # Python face of ``attnrank collapse``).
 
 from attnrank._capi cimport (
-    ar_collapse_norms, ar_collapse_opts, ar_collapse_opts_init, ar_collapse_check,
-    ar_collapse_depth, ar_collapse_result, ar_collapse_result_free, ar_collapse_run,
+    ar_collapse_opts, ar_collapse_opts_init, ar_collapse_check, ar_collapse_result,
+    ar_collapse_result_free, ar_collapse_run, ar_collapse_result_json,
 )
 
-from attnrank._results_theory import Collapse, CollapseBound, CollapseDecayFit, CollapseDepth
+from attnrank._results_theory import Collapse
 
 # The CLI's limit on --layers (a depth's record holds min(n, d) values).
 _COLLAPSE_MAX_LAYERS = 100000
-
-
-cdef str _collapse_variant(const ar_collapse_opts *o):
-    if o.skip:
-        return "attention+mlp, skip" if o.mlp else "attention, skip"
-    return "attention+mlp, no skip" if o.mlp else "pure attention"
-
-
-cdef object _collapse_depth(const ar_collapse_result *r, const ar_collapse_depth *dp):
-    svals = np.empty(r.nsv, dtype=np.float64)
-    cdef double[::1] sv = svals
-    if r.nsv > 0:
-        memcpy(&sv[0], dp.singular_values, r.nsv * sizeof(double))
-    m = _metrics_fields(&dp.rank)
-    del m["rows"], m["cols"]
-    cdef const ar_collapse_norms *nm = &dp.norms
-    return CollapseDepth(
-        depth=dp.depth, norm_fro=nm.norm_fro, res_fro=nm.res_fro, rel_res_fro=nm.rel_res_fro,
-        norm_1inf=nm.norm_1inf, res_1inf=nm.res_1inf, rel_res_1inf=nm.rel_res_1inf,
-        ratio=dp.ratio, singular_values=svals,
-        bound_log=dp.bound_log if r.opts.have_bound else None, **m)
-
-
-cdef object _collapse_record(const ar_collapse_result *r):
-    cdef const ar_collapse_opts *o = &r.opts
-    fit = CollapseDecayFit(floor=o.fit_floor, last_depth=r.fit_last,
-                           geometric_slope=r.geometric_slope,
-                           geometric_factor=r.geometric_factor, order=r.order,
-                           order_log_c=r.order_log_c, order_pairs=r.order_pairs)
-    bound = None
-    if o.have_bound:
-        bound = CollapseBound(gamma=o.gamma, beta=o.beta, worst_margin_log=r.worst_bound_margin)
-    depths = []
-    cdef size_t l
-    for l in range(r.count):
-        depths.append(_collapse_depth(r, &r.depths[l]))
-    return Collapse(
-        variant=_collapse_variant(o), layers=o.layers, n=o.n, d=o.d, heads=o.heads,
-        head_size=r.head_size, skip=bool(o.skip), mlp=bool(o.mlp),
-        mlp_width=o.mlp_width if o.mlp else 0, seed=o.seed, axis="row",
-        residual="X - 1 x^T, x = column means (Frobenius minimiser)",
-        decay_fit=fit, bound=bound, depths=tuple(depths))
 
 
 def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed=0,
@@ -160,7 +118,9 @@ def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed
     with nogil:
         rc = ar_collapse_run(&o, &r, &err)
     check_status(rc, fn, &err)
+    cdef char *text = NULL
     try:
-        return _collapse_record(&r)
+        rc = ar_collapse_result_json(&r, AR_JSON_NONFINITE, &text, &err)
+        return _record_of_json(Collapse, rc, text, &err, "ar_collapse_result_json")
     finally:
         ar_collapse_result_free(&r)

@@ -77,13 +77,6 @@ static ar_collapse_opts opts_from_args(const collapse_args *a)
     return o;
 }
 
-static const char *variant_name(const ar_collapse_opts *o)
-{
-    if (o->skip)
-        return o->mlp ? "attention+mlp, skip" : "attention, skip";
-    return o->mlp ? "attention+mlp, no skip" : "pure attention";
-}
-
 static int write_csv(const char *path, const ar_collapse_result *r)
 {
     ar_atomic_file *af;
@@ -106,58 +99,10 @@ static int write_csv(const char *path, const ar_collapse_result *r)
     return rc == AR_OK ? 0 : cli_status_error("collapse", rc, &err, NULL);
 }
 
-static json_t *depth_json(const ar_collapse_result *r, const ar_collapse_depth *dp)
-{
-    const ar_collapse_norms *nm = &dp->norms;
-    json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "depth",
-                          (json_int_t)dp->depth, "norm_fro", cli_json_real(nm->norm_fro),
-                          "res_fro", cli_json_real(nm->res_fro), "rel_res_fro",
-                          cli_json_real(nm->rel_res_fro), "norm_1inf",
-                          cli_json_real(nm->norm_1inf), "res_1inf", cli_json_real(nm->res_1inf),
-                          "rel_res_1inf", cli_json_real(nm->rel_res_1inf), "ratio",
-                          cli_json_real(dp->ratio));
-    json_t *metrics = cli_json_rank_metrics(&dp->rank);
-    json_object_update(o, metrics);
-    json_decref(metrics);
-    json_object_set_new(o, "singular_values", cli_json_array_doubles(dp->singular_values, r->nsv));
-    if (r->opts.have_bound)
-        json_object_set_new(o, "bound_log", cli_json_real(dp->bound_log));
-    return o;
-}
-
-static int print_json(const ar_collapse_result *r)
-{
-    const ar_collapse_opts *o = &r->opts;
-    json_t *depths = json_array();
-    for (size_t l = 0; l < r->count; l++)
-        json_array_append_new(depths, depth_json(r, &r->depths[l]));
-    json_t *fit = json_pack("{s:o, s:I, s:o, s:o, s:o, s:o, s:I}", "floor",
-                            cli_json_real(o->fit_floor), "last_depth", (json_int_t)r->fit_last,
-                            "geometric_slope", cli_json_real(r->geometric_slope),
-                            "geometric_factor", cli_json_real(r->geometric_factor), "order",
-                            cli_json_real(r->order), "order_log_c", cli_json_real(r->order_log_c),
-                            "order_pairs", (json_int_t)r->order_pairs);
-    json_t *root = json_pack(
-        "{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I, s:o, s:s, s:s}", "variant",
-        variant_name(o), "layers", (json_int_t)o->layers, "n", (json_int_t)o->n, "d",
-        (json_int_t)o->d, "heads", (json_int_t)o->heads, "head_size",
-        (json_int_t)r->head_size, "skip", o->skip, "mlp", o->mlp, "mlp_width",
-        (json_int_t)(o->mlp ? o->mlp_width : 0), "seed", cli_json_u64(o->seed), "axis", "row",
-        "residual", "X - 1 x^T, x = column means (Frobenius minimiser)");
-    json_object_set_new(root, "decay_fit", fit);
-    if (o->have_bound)
-        json_object_set_new(root, "bound",
-                            json_pack("{s:o, s:o, s:o}", "gamma", cli_json_real(o->gamma), "beta",
-                                      cli_json_real(o->beta), "worst_margin_log",
-                                      cli_json_real(r->worst_bound_margin)));
-    json_object_set_new(root, "depths", depths);
-    return cli_json_print(root);
-}
-
 static void print_text(const ar_collapse_result *r, size_t show)
 {
     const ar_collapse_opts *o = &r->opts;
-    printf("rank collapse: %s; n=%zu d=%zu heads=%zu (head size %zu)", variant_name(o), o->n,
+    printf("rank collapse: %s; n=%zu d=%zu heads=%zu (head size %zu)", ar_collapse_variant_name(o), o->n,
            o->d, o->heads, r->head_size);
     if (o->mlp)
         printf(" mlp width %zu", o->mlp_width);
@@ -246,8 +191,11 @@ int cmd_collapse(int argc, char **argv)
     if (a.csv != NULL)
         code = write_csv(a.csv, &r);
     if (code == 0) {
-        if (a.json)
-            code = print_json(&r);
+        if (a.json) {
+            char *text = NULL;
+            rc = ar_collapse_result_json(&r, 0, &text, &err);
+            code = cli_json_print_text("collapse", rc, text, &err);
+        }
         else
             print_text(&r, a.show);
     }

@@ -149,3 +149,36 @@ def test_depthwidth_fit_fields_are_the_keys(cli, points_csv):
     assert attnrank.depthwidth_fit(_POINTS).to_dict() == want
     two = attnrank.depthwidth_fit(_POINTS[:2])
     assert math.isnan(two.chi2_red) and two.to_dict()["chi2_red"] is None
+
+
+# ---- collapse ---------------------------------------------------------------------
+
+COLLAPSE_CASES = [
+    ((3, 8, 8, 2), {"gamma": 1, "beta": 0.5}),
+    ((2, 8, 8, 2), {"skip": True, "mlp": True, "mlp_width": 5, "seed": 2 ** 64 - 1}),
+    ((2, 1, 4, 1), {}),
+    ((3, 4, 4, 1), {"rtol": 1e-3, "atol": 1e-9, "fit_floor": 1e-6}),
+]
+
+
+def _collapse_cli(cli, args, kw):
+    return _cli(cli, "collapse", "--layers", args[0], "--n", args[1], "--d", args[2],
+                "--heads", args[3], *_flags(kw))
+
+
+def test_collapse_fields_are_the_keys(cli):
+    args, kw = COLLAPSE_CASES[0]
+    assert_fields_are_keys(attnrank.Collapse, _collapse_cli(cli, args, kw))
+
+
+@pytest.mark.parametrize("args,kw", COLLAPSE_CASES)
+def test_collapse_equals_the_cli(cli, args, kw):
+    assert attnrank.collapse(*args, **kw).to_dict() == _collapse_cli(cli, args, kw)
+
+
+def test_collapse_keeps_infinite_bounds():
+    # 3^L overflows: the log bound is +inf, the CLI's null, and the record keeps inf
+    c = attnrank.collapse(700, 4, 4, 1, gamma=100, beta=100)
+    assert c.depths[-1].bound_log == math.inf
+    assert c.to_dict()["depths"][-1]["bound_log"] is None
+    assert math.isnan(c.depths[0].ratio)

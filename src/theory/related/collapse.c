@@ -542,3 +542,10 @@ int ar_collapse_run_from(const ar_collapse_opts *opts, ar_cview x0, ar_collapse_
     ar_colmajor_release(&c);
     return rc;
 }
+
+const char *ar_collapse_variant_name(const ar_collapse_opts *o)
+{
+    if (o->skip)
+        return o->mlp ? "attention+mlp, skip" : "attention, skip";
+    return o->mlp ? "attention+mlp, no skip" : "pure attention";
+}
