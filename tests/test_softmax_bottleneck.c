@@ -548,6 +548,34 @@ static void test_input_errors(void **state)
     ar_sbn_workspace_free(NULL);
 }
 
+/* The record's JSON (json.h): "fit" null without the fit, the fit's seed
+ * above INT64_MAX as its decimal text; NULLs refused. */
+static void test_result_json(void **state)
+{
+    (void)state;
+    ar_rng *rng = ar_rng_alloc(7);
+    ar_matrix z = planted_logits_flat(6, 9, 2, 0, rng);
+    ar_matrix p = row_softmax(&z);
+    ar_sbn_result res;
+    analyse(&p, AR_PREC_F64, 2, 0, 0, &res);
+    char *text = NULL;
+    ar_error err = {{0}};
+    assert_ok(ar_sbn_result_json(&res, 0, &text, &err));
+    assert_non_null(strstr(text, "{\"contexts\":6,\"vocab\":9,\"d\":2,\"bias\":false,"));
+    assert_non_null(strstr(text, "\"fit\":null}"));
+    ar_json_free(text);
+    res.fit_computed = 1;
+    res.fit.seed = UINT64_MAX;
+    assert_ok(ar_sbn_result_json(&res, 0, &text, &err));
+    assert_non_null(strstr(text, "\"seed\":\"18446744073709551615\""));
+    ar_json_free(text);
+    ar_sbn_result_free(&res);
+    assert_int_equal(ar_sbn_result_json(NULL, 0, &text, &err), AR_EINVAL);
+    ar_matrix_free(&z);
+    ar_matrix_free(&p);
+    ar_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_shared_fit),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_result_json),
     };
     return cmocka_run_group_tests_name("softmax_bottleneck", tests, NULL, NULL);
 }

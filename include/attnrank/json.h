@@ -19,6 +19,7 @@
 #include "seprank.h"
 #include "depthwidth_run.h"
 #include "collapse.h"
+#include "softmax_bottleneck.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +59,12 @@ AR_API int ar_dw_result_json(const ar_dw_result *r, unsigned flags, char **text,
  * the bound). */
 AR_API int ar_collapse_result_json(const ar_collapse_result *r, unsigned flags, char **text,
                                    ar_error *err);
+
+/* `attnrank softmax-bottleneck --json` without its "source" (the file,
+ * the CLI's): sizes, tolerance, ranks, required_d, sufficient, yang, the
+ * logit errors, log_norm, singular_values, fit (null when not run). */
+AR_API int ar_sbn_result_json(const ar_sbn_result *r, unsigned flags, char **text,
+                              ar_error *err);
 
 #ifdef __cplusplus
 }

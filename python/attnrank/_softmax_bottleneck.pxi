@@ -4,15 +4,13 @@
 from libc.string cimport memset
 
 from attnrank._capi cimport (
-    ar_sbn_opts, ar_sbn_opts_init, ar_sbn_fit, ar_sbn_result, ar_sbn_result_free,
+    ar_sbn_opts, ar_sbn_opts_init, ar_sbn_result, ar_sbn_result_free, ar_sbn_result_json,
     ar_sbn_logit_error, ar_sbn_workspace, ar_sbn_workspace_alloc, ar_sbn_workspace_free,
     ar_sbn_analyze,
 )
 
 from attnrank._convert import as_real_array, require_matrix
-from attnrank._results_weights import (
-    SoftmaxBottleneck, SoftmaxBottleneckFit, SoftmaxBottleneckTolerance, YangCondition,
-)
+from attnrank._results_weights import SoftmaxBottleneck
 
 
 cdef object _u64_arg(object value, str name, str fn):
@@ -37,42 +35,20 @@ cdef double _finite_nonneg(object value, str name, str fn) except? -1.0:
     return v
 
 
-cdef object _sbn_fit_record(const ar_sbn_fit *f):
-    return SoftmaxBottleneckFit(
-        d=f.d, bias=bool(f.bias), seed=f.seed, jitter=f.jitter, kl_mean=f.kl_mean,
-        kl_max=f.kl_max, fro_error=f.fro_error, max_abs_error=f.max_abs_error,
-        start_kl_mean=f.start_kl_mean, start_kept=bool(f.start_kept),
-        iterations=f.iterations, converged=bool(f.converged), grad_norm=f.grad_norm,
-        gsl_status=f.gsl_status)
-
-
 cdef object _sbn_record(const ar_sbn_result *r):
-    svals = np.empty(r.nsv, dtype=np.float64)
+    """The record of the library's JSON, with the Eckart-Young error at
+    every width (not in the JSON: the CLI's --csv) beside it."""
     errors = np.empty(r.nsv + 1, dtype=np.float64)
-    cdef double[::1] sv = svals
     cdef double[::1] ev = errors
     cdef size_t k
-    for k in range(r.nsv):
-        sv[k] = r.singular_values[k]
     for k in range(r.nsv + 1):
         ev[k] = ar_sbn_logit_error(r, k)
-    return SoftmaxBottleneck(
-        contexts=r.n_contexts, vocab=r.vocab, d=r.d, bias=bool(r.bias), axis="row",
-        tolerance=SoftmaxBottleneckTolerance(
-            threshold=r.threshold, rtol=r.rtol, atol=r.atol,
-            precision=_text(ar_precision_name(r.precision)), relative_to="sigma_1(log P)",
-            sum_tol=r.sum_tol, max_row_defect=r.max_row_defect),
-        rank_log=r.rank_log, rank_centred=r.rank_centred,
-        rank_double_centred=r.rank_double_centred,
-        ones_in_rowspace=r.ones_in_rowspace == 1, required_d=r.required_d,
-        sufficient=bool(r.sufficient),
-        yang=YangCondition(condition="rank(log P) - 1 > d", applies=not r.bias,
-                           proves_failure=bool(r.yang_fails),
-                           silent_but_fails=bool(r.yang_silent_but_fails),
-                           wrong_with_bias=bool(r.yang_wrong_with_bias)),
-        logit_error=r.logit_error, logit_error_rel=r.logit_error_rel, log_norm=r.log_norm,
-        singular_values=svals, fit=_sbn_fit_record(&r.fit) if r.fit_computed else None,
-        logit_errors=errors, centred_norm=r.centred_norm)
+    cdef char *text = NULL
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc = ar_sbn_result_json(r, AR_JSON_NONFINITE, &text, &err)
+    return SoftmaxBottleneck._from_json(_json_of(rc, text, &err, "ar_sbn_result_json"),
+                                        logit_errors=errors, centred_norm=r.centred_norm)
 
 
 def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,

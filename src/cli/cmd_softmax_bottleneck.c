@@ -65,45 +65,15 @@ static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
     return -1;
 }
 
-static json_t *fit_json(const ar_sbn_fit *f)
-{
-    return json_pack("{s:I, s:b, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:I, s:b, s:o, s:i}",
-                     "d", (json_int_t)f->d, "bias", f->bias, "seed", (json_int_t)f->seed,
-                     "jitter", cli_json_real(f->jitter), "kl_mean", cli_json_real(f->kl_mean),
-                     "kl_max", cli_json_real(f->kl_max), "fro_error",
-                     cli_json_real(f->fro_error), "max_abs_error",
-                     cli_json_real(f->max_abs_error), "start_kl_mean",
-                     cli_json_real(f->start_kl_mean), "start_kept", f->start_kept,
-                     "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                     "grad_norm", cli_json_real(f->grad_norm), "gsl_status", f->gsl_status);
-}
-
+/* The library's record with the input file first, as "source". */
 static int print_json(const char *file, const ar_sbn_result *r)
 {
-    json_t *tol = json_pack("{s:o, s:o, s:o, s:s, s:s, s:o, s:o}", "threshold",
-                            cli_json_real(r->threshold), "rtol", cli_json_real(r->rtol), "atol",
-                            cli_json_real(r->atol), "precision", ar_precision_name(r->precision),
-                            "relative_to", "sigma_1(log P)", "sum_tol",
-                            cli_json_real(r->sum_tol), "max_row_defect",
-                            cli_json_real(r->max_row_defect));
-    json_t *yang = json_pack("{s:s, s:b, s:b, s:b, s:b}", "condition", "rank(log P) - 1 > d",
-                             "applies", !r->bias, "proves_failure", r->yang_fails,
-                             "silent_but_fails", r->yang_silent_but_fails, "wrong_with_bias",
-                             r->yang_wrong_with_bias);
-    json_t *root = json_pack(
-        "{s:s, s:I, s:I, s:I, s:b, s:s, s:o, s:I, s:I, s:I, s:b, s:I, s:b, s:o, s:o, s:o, s:o}",
-        "source", file, "contexts", (json_int_t)r->n_contexts, "vocab", (json_int_t)r->vocab,
-        "d", (json_int_t)r->d, "bias", r->bias, "axis", "row", "tolerance", tol, "rank_log",
-        (json_int_t)r->rank_log, "rank_centred", (json_int_t)r->rank_centred,
-        "rank_double_centred", (json_int_t)r->rank_double_centred, "ones_in_rowspace",
-        r->ones_in_rowspace == 1, "required_d", (json_int_t)r->required_d, "sufficient",
-        r->sufficient, "yang", yang, "logit_error", cli_json_real(r->logit_error),
-        "logit_error_rel", cli_json_real(r->logit_error_rel), "log_norm",
-        cli_json_real(r->log_norm));
-    json_object_set_new(root, "singular_values",
-                        cli_json_array_doubles(r->singular_values, r->nsv));
-    json_object_set_new(root, "fit", r->fit_computed ? fit_json(&r->fit) : json_null());
-    return cli_json_print(root);
+    char *text = NULL;
+    ar_error err = {{0}};
+    int code = 0;
+    int rc = ar_sbn_result_json(r, 0, &text, &err);
+    json_t *o = cli_json_record("softmax-bottleneck", rc, text, &err, &code);
+    return o != NULL ? cli_json_print(cli_json_prepend("source", json_string(file), o)) : code;
 }
 
 static void print_text(const char *file, const ar_sbn_result *r, size_t show)

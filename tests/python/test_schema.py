@@ -182,3 +182,36 @@ def test_collapse_keeps_infinite_bounds():
     assert c.depths[-1].bound_log == math.inf
     assert c.to_dict()["depths"][-1]["bound_log"] is None
     assert math.isnan(c.depths[0].ratio)
+
+
+# ---- softmax-bottleneck -------------------------------------------------------------
+
+def _next_word(rng, n, v, k):
+    logits = rng.standard_normal((n, k)) @ rng.standard_normal((k, v)) + rng.standard_normal(v)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
+SBN_CASES = [
+    {"d": 2},
+    {"d": 3, "bias": True, "no_fit": True},
+    {"d": 1, "seed": 2 ** 64 - 1, "max_iter": 3, "jitter": 0.1},  # a seed above INT64_MAX
+    {"d": 9, "rtol": 1e-6, "atol": 1e-9, "sum_tol": 1e-3},
+]
+
+
+@pytest.mark.parametrize("kw", SBN_CASES)
+def test_softmax_bottleneck_equals_the_cli(cli, tmp_path, kw):
+    p = _next_word(np.random.default_rng(3), 6, 10, 3)
+    path = tmp_path / "p.npy"
+    np.save(path, p)
+    want = _cli(cli, "softmax-bottleneck", path, *_flags(kw))
+    assert want.pop("source") == str(path)  # the face's key, first
+    if "no_fit" in kw:
+        kw = dict(kw, fit=False)
+        del kw["no_fit"]
+    got = attnrank.softmax_bottleneck(p, **kw)
+    assert got.to_dict() == want
+    assert_fields_are_keys(attnrank.SoftmaxBottleneck, want)
+    if want["fit"] is not None:
+        assert got.fit.seed == kw.get("seed", 0)
