@@ -67,8 +67,10 @@ json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err
     json_error_t jerr;
     json_t *v = json_loads(text, 0, &jerr);
     ar_json_free(text);
-    if (v == NULL)
-        *code = cli_status_error(cmd, AR_EFORMAT, NULL, "the library's JSON record");
+    if (v == NULL) { /* the library wrote what jansson cannot read: a bug */
+        cli_status_error(cmd, AR_EFORMAT, NULL, "the library's JSON record");
+        *code = CLI_EXIT_INTERNAL;
+    }
     return v;
 }
 
