@@ -377,6 +377,71 @@ static void test_run_modes(void **state)
     assert_int_equal(ar_dw_result_json(NULL, 0, &text, &err), AR_EINVAL);
 }
 
+/* The law reader behind --law and law=: top level or under "law",
+ * params_coeff looked up the same way, a null hides the nested key, and
+ * each refusal says what a law needs. */
+static int parse_law(const char *text, ar_dw_law *law, ar_error *err)
+{
+    return ar_dw_law_parse_json(text, strlen(text), law, err);
+}
+
+static void test_law_json(void **state)
+{
+    (void)state;
+    ar_dw_law law;
+    ar_error err;
+    assert_int_equal(parse_law("{\"intercept\": 5, \"slope\": 0.25}", &law, &err), AR_OK);
+    assert_true(law.intercept == 5.0 && law.slope == 0.25 &&
+                law.params_coeff == AR_DW_PAPER_PARAMS_COEFF);
+    assert_int_equal(parse_law("{\"mode\": \"optimum\", \"law\": {\"intercept\": 1.5, "
+                               "\"slope\": -0.5, \"params_coeff\": 10}}", &law, &err), AR_OK);
+    assert_true(law.intercept == 1.5 && law.slope == -0.5 && law.params_coeff == 10.0);
+    assert_int_equal(parse_law("{\"law\": {\"intercept\": 1, \"slope\": 2}, \"params_coeff\": 7}",
+                               &law, &err), AR_OK);
+    assert_true(law.params_coeff == 7.0);
+    const char *bad[] = {
+        "{\"intercept\": 1}", "{\"intercept\": null, \"slope\": 1, \"law\": {\"intercept\": 5}}",
+        "{\"intercept\": 1, \"slope\": true}", "{\"intercept\": 1, \"slope\": \"0.1\"}",
+        "{\"intercept\": 1, \"slope\": 1, \"params_coeff\": 0}",
+        "{\"intercept\": 1, \"slope\": 1, \"params_coeff\": null}", "[1, 2]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(parse_law(bad[i], &law, &err), AR_EFORMAT);
+        assert_non_null(strstr(err.msg, "needs numbers \"intercept\" and \"slope\""));
+    }
+    assert_int_equal(parse_law("nope", &law, &err), AR_EFORMAT);
+    assert_non_null(strstr(err.msg, "line 1: not a JSON law file"));
+    assert_int_equal(ar_dw_law_parse_json(NULL, 0, &law, &err), AR_EINVAL);
+    assert_int_equal(ar_dw_law_parse_json("{}", 2, NULL, &err), AR_EINVAL);
+    /* length-delimited: the text need not end in a NUL */
+    assert_int_equal(ar_dw_law_parse_json("{\"intercept\": 2, \"slope\": 3}xyz", 28, &law, &err),
+                     AR_OK);
+    assert_true(law.intercept == 2.0 && law.slope == 3.0);
+}
+
+static void test_law_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/attnrank_law_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs("{\"intercept\": 4, \"slope\": 0.5}\n", fp);
+    fclose(fp);
+    ar_dw_law law;
+    ar_error err;
+    assert_int_equal(ar_dw_law_read_file(path, &law, &err), AR_OK);
+    assert_true(law.intercept == 4.0 && law.slope == 0.5);
+    fp = fopen(path, "w");
+    fputs("{\"slope\": 0.5}", fp);
+    fclose(fp);
+    assert_int_equal(ar_dw_law_read_file(path, &law, &err), AR_EFORMAT);
+    assert_true(strncmp(err.msg, path, strlen(path)) == 0);
+    remove(path);
+    assert_int_equal(ar_dw_law_read_file(path, &law, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "cannot open"));
+    assert_int_equal(ar_dw_law_read_file(NULL, &law, &err), AR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_null_law_is_paper),
         cmocka_unit_test(test_embedding_crossover),
         cmocka_unit_test(test_run_modes),
+        cmocka_unit_test(test_law_json),
+        cmocka_unit_test(test_law_file),
     };
     return cmocka_run_group_tests_name("depthwidth", tests, NULL, NULL);
 }

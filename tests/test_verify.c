@@ -1,58 +1,90 @@
 /* Every registered verify check passes on its instance and fails when its
- * premise is deliberately broken, so no check is one that cannot fail. */
+ * premise is deliberately broken, so no check is one that cannot fail; the
+ * registry's accessors, suites and runner (include/attnrank/verify.h). */
 #include "testutil.h"
 
-#include "cli/verify.h"
+#include <string.h>
+#include "attnrank/verify.h"
 
 static void test_each_check_passes_and_can_fail(void **state)
 {
     (void)state;
-    assert_true(verify_ncheck > 0);
-    for (size_t t = 0; t < 3 * verify_ncheck; t++) { /* three base seeds each */
-        const verify_check *c = &verify_checks[t % verify_ncheck];
-        verify_ctx ctx = {verify_check_seed(t / verify_ncheck, c->name), 0, 0};
-        verify_result good = {0}, bad = {0};
+    size_t n = ar_verify_count();
+    assert_true(n > 0);
+    for (size_t t = 0; t < 3 * n; t++) { /* three base seeds each */
+        const ar_verify_check *c = ar_verify_get(t % n);
+        ar_verify_ctx ctx = {ar_verify_check_seed(t / n, c->name), 0, 0};
+        ar_verify_result good = {0}, bad = {0};
         c->run(&ctx, &good);
-        if (!verify_passed(&good))
+        if (!ar_verify_passed(&good))
             fail_msg("%s/%s fails on its own instance: measured %g, expected %g (error %d)",
                      c->suite, c->name, good.measured, good.expected, good.error);
         ctx.corrupt = 1;
         c->run(&ctx, &bad);
-        if (verify_passed(&bad))
+        if (ar_verify_passed(&bad))
             fail_msg("%s/%s still passes with its premise broken: measured %g", c->suite,
                      c->name, bad.measured);
     }
 }
 
+/* ar_verify_run is the check on its derived seed: the same measurement. */
+static void test_run_is_the_check_on_its_seed(void **state)
+{
+    (void)state;
+    const ar_verify_check *c = ar_verify_get(0);
+    ar_verify_ctx ctx = {ar_verify_check_seed(5, c->name), 0, 0};
+    ar_verify_result direct = {0}, run;
+    memset(&run, 0x5a, sizeof run); /* the runner clears it */
+    c->run(&ctx, &direct);
+    assert_int_equal(ar_verify_run(c, 5, 0, &run), ar_verify_passed(&direct));
+    assert_true(run.measured == direct.measured);
+    assert_string_equal(run.instance, direct.instance);
+    assert_string_equal(run.detail, direct.detail);
+    assert_int_equal(ar_verify_run(NULL, 0, 0, &run), 0);
+    assert_int_equal(ar_verify_run(c, 0, 0, NULL), 0);
+}
+
 static void test_registry_is_well_formed(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < verify_ncheck; i++) {
-        assert_non_null(verify_checks[i].run);
-        assert_true(strlen(verify_checks[i].statement) > 10);
+    size_t n = ar_verify_count();
+    for (size_t i = 0; i < n; i++) {
+        const ar_verify_check *c = ar_verify_get(i);
+        assert_non_null(c->run);
+        assert_true(strlen(c->statement) > 10);
+        assert_true(ar_verify_suite_known(c->suite));
+        assert_true(ar_verify_in_suite(c, c->suite));
+        assert_true(ar_verify_in_suite(c, "all"));
         for (size_t j = 0; j < i; j++) /* names are unique: they seed the checks */
-            assert_true(strcmp(verify_checks[i].name, verify_checks[j].name) != 0);
+            assert_true(strcmp(c->name, ar_verify_get(j)->name) != 0);
     }
+    assert_null(ar_verify_get(n));
+    assert_true(ar_verify_suite_known("all"));
+    assert_false(ar_verify_suite_known("nope"));
+    assert_false(ar_verify_suite_known(NULL));
+    assert_false(ar_verify_in_suite(ar_verify_get(0), "nope"));
+    assert_false(ar_verify_in_suite(NULL, "all"));
     /* seeds depend on the name and the base seed, not on the order */
-    assert_true(verify_check_seed(0, "a") != verify_check_seed(0, "b"));
-    assert_true(verify_check_seed(0, "a") != verify_check_seed(1, "a"));
-    verify_result r = {0};
-    r.relation = VERIFY_LE;
+    assert_true(ar_verify_check_seed(0, "a") != ar_verify_check_seed(0, "b"));
+    assert_true(ar_verify_check_seed(0, "a") != ar_verify_check_seed(1, "a"));
+    ar_verify_result r = {0};
+    r.relation = AR_VERIFY_LE;
     r.measured = 1.0;
     r.expected = 0.5;
     r.tolerance = 0.5;
-    assert_true(verify_passed(&r));
+    assert_true(ar_verify_passed(&r));
     r.measured = NAN;
-    assert_false(verify_passed(&r));
+    assert_false(ar_verify_passed(&r));
     r.measured = 0.0;
     r.error = AR_ENOCONV;
-    assert_false(verify_passed(&r));
+    assert_false(ar_verify_passed(&r));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_is_well_formed),
+        cmocka_unit_test(test_run_is_the_check_on_its_seed),
         cmocka_unit_test(test_each_check_passes_and_can_fail),
     };
     return cmocka_run_group_tests_name("verify", tests, NULL, NULL);

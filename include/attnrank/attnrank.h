@@ -29,6 +29,8 @@
 #include "represent_stack.h"
 #include "heads_run.h"
 #include "represent_run.h"
+#include "spectrum_run.h"
+#include "verify.h"
 #include "bias.h"
 #include "circuits.h"
 #include "circuits_model.h"

@@ -42,6 +42,18 @@ typedef struct ar_dw_law {
 /* The paper's law: a = 5.039, b = 0.0555, c = 12. */
 AR_API ar_dw_law ar_dw_law_paper(void);
 
+/* A law from JSON text (len bytes, no terminator needed): finite numbers
+ * "intercept" and "slope" at the top level or under "law" (what
+ * `depthwidth --fit --json` and every depthwidth mode print), and an
+ * optional positive "params_coeff" looked up the same way (default 12).
+ * A null is a value, not a number, and hides the key under "law".
+ * AR_EFORMAT for text that is not JSON (err: "line L: not a JSON law
+ * file: ...") or lacks the numbers; AR_EINVAL for NULL pointers. */
+AR_API int ar_dw_law_parse_json(const char *text, size_t len, ar_dw_law *law, ar_error *err);
+/* The same from a file: AR_EIO when it cannot be opened, else as
+ * ar_dw_law_parse_json; every message starts with the path. */
+AR_API int ar_dw_law_read_file(const char *path, ar_dw_law *law, ar_error *err);
+
 /* Transition width for a depth: exp(a + b L) (law NULL: the paper's).  AR_EINVAL on a bad law or L < 0. */
 AR_API int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d);
 /* Transition depth for a width: (ln d - a) / b (may be negative for narrow

@@ -25,7 +25,7 @@ from attnrank._capi cimport (
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
-    ar_cview, ar_cview_init, ar_spectrum_svals_batch,
+    ar_cview, ar_cview_init, ar_spectrum_svals_batch, ar_spectrum_run_stack,
     ar_json_free, AR_JSON_NONFINITE,
 )
 

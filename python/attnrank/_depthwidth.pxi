@@ -4,17 +4,15 @@
 
 import dataclasses
 import json as _json_mod
-from collections.abc import Mapping as _Mapping
-from numbers import Real as _Real
 
 from attnrank._capi cimport (
     ar_dw_fit, ar_dw_fit_table, ar_dw_request, ar_dw_request_init, ar_dw_result, ar_dw_run,
     ar_dw_result_json, AR_DW_MODE_FIT, AR_DW_MODE_OPTIMUM, AR_DW_MODE_TRANSITION_D,
     AR_DW_MODE_TRANSITION_LAYERS, AR_DW_MODE_VERDICT,
+    ar_dw_law, ar_dw_law_parse_json, ar_dw_law_read_file,
 )
 
 from attnrank._convert import as_real_array
-from attnrank._errors import FileError, FormatError
 from attnrank._results_theory import (
     DepthWidthFit, DepthWidthOptimum, DepthWidthTransitionDepth, DepthWidthTransitionWidth,
     DepthWidthVerdict,
@@ -99,78 +97,39 @@ def depthwidth_fit(points):
     return _dw_fit_record(&f, "fit")
 
 
-cdef bint _dw_json_number(object v):
-    # jansson's json_is_number: integers and reals, not booleans (numpy's
-    # numbers too, for mappings built in Python)
-    return isinstance(v, _Real) and not isinstance(v, (bool, np.bool_))
-
-
-_DW_ABSENT = object()
-
-
-cdef object _dw_law_value(object root, str key):
-    """The value under key in root, or in root["law"] (a mode's output);
-    _DW_ABSENT when neither has the key (a JSON null is a value)."""
-    if key in root:
-        return root[key]
-    inner = root.get("law")
-    if isinstance(inner, _Mapping) and key in inner:
-        return inner[key]
-    return _DW_ABSENT
-
-
-cdef object _dw_law_number(object root, str key):
-    """The finite number under key in root (or root["law"]), None otherwise,
-    as the CLI reads a law file."""
-    v = _dw_law_value(root, key)
-    if not _dw_json_number(v):
-        return None
-    try:
-        x = float(v)
-    except OverflowError:
-        return None
-    return x if math.isfinite(x) else None
+cdef object _dw_json_default(object v):
+    # numpy's scalars in a mapping built in Python serialise as their values
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"{type(v).__name__} is not a JSON value")
 
 
 cdef tuple _dw_read_law(object law, str fn):
     """(intercept, slope, params_coeff, source) of a law given as a JSON
     file's path, a mapping or a record with to_dict() (a fit, a law, a
-    mode's record).  A file's bad content is a FormatError, a bad mapping
+    mode's record), read by the library's reader (ar_dw_law_parse_json, as
+    the CLI's --law).  A file's bad content is a FormatError, a bad mapping
     an ArgumentError."""
-    source = "given"
-    what = type(law).__name__
-    from_file = isinstance(law, (str, os.PathLike))
-    if from_file:
-        source = what = os.fspath(law)
-        try:
-            with open(law, "rb") as fh:
-                root = _json_mod.load(fh)
-        except OSError as exc:
-            raise FileError(AR_EIO, strerror(AR_EIO), fn, f"law file {source!r}: {exc}") from exc
-        except ValueError as exc:
-            raise FormatError(AR_EFORMAT, strerror(AR_EFORMAT), fn,
-                              f"{source}: not a JSON law file: {exc}") from exc
-    elif hasattr(law, "to_dict"):
-        root = law.to_dict()
-    else:
-        root = law
-    a = b = None
-    c = 12.0
-    if isinstance(root, _Mapping):
-        a = _dw_law_number(root, "intercept")
-        b = _dw_law_number(root, "slope")
-    ok = a is not None and b is not None
-    # as the CLI: params_coeff, when present (at the top level or under "law")
-    if ok and _dw_law_value(root, "params_coeff") is not _DW_ABSENT:
-        c = _dw_law_number(root, "params_coeff")
-        ok = c is not None and c > 0.0
-    if not ok:
-        cls, status = (FormatError, AR_EFORMAT) if from_file else (ArgumentError, AR_EINVAL)
-        raise cls(status, strerror(status), fn,
-                  f"law {what}: needs numbers \"intercept\" and \"slope\" (and an optional "
-                  "positive \"params_coeff\"), as depthwidth_fit(...).to_dict() or "
-                  "`depthwidth --fit --json` writes")
-    return a, b, c, source
+    cdef ar_dw_law out
+    cdef ar_error err
+    cdef bytes text, path
+    cdef int rc
+    if isinstance(law, (str, os.PathLike)):
+        source = os.fspath(law)
+        path = os.fsencode(law)
+        rc = ar_dw_law_read_file(path, &out, &err)
+        check_status(rc, fn, &err)
+        return out.intercept, out.slope, out.params_coeff, source
+    root = law.to_dict() if hasattr(law, "to_dict") else law
+    try:
+        text = _json_mod.dumps(root, allow_nan=False, default=_dw_json_default).encode()
+    except (TypeError, ValueError):
+        text = b"{}"  # not JSON (NaN, an object): the reader names what a law needs
+    rc = ar_dw_law_parse_json(text, len(text), &out, &err)
+    if rc == AR_EFORMAT:
+        rc = AR_EINVAL  # a mapping's content is an argument, not a file's format
+    check_status(rc, fn, &err, f"law {type(law).__name__}")
+    return out.intercept, out.slope, out.params_coeff, "given"
 
 
 def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercept=None,

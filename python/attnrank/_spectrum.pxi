@@ -59,7 +59,7 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     """Singular values, numerical rank (with the threshold used) and the rank
     metrics of docs/theory/spectra.md (stable rank, Roy-Vetterli rank,
     participation ratio, energy rank, nuclear rank) of a matrix or of a
-    stack of matrices (ar_spectrum_svals_batch + ar_rank_metrics_compute), as
+    stack of matrices (ar_spectrum_run_stack), as
     ``attnrank spectrum --json``.
 
     a
@@ -105,7 +105,7 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     layer, e.g. with :mod:`attnrank.torch`, and pass them); ``--distributed``,
     ``--block`` and ``--grid`` run ScaLAPACK under mpirun (CLI only).
     """
-    cdef str fn = "ar_spectrum_svals_batch"
+    cdef str fn = "ar_spectrum_run_stack"
     arr, stored = as_matrix_stack(a, fn, "a")
     prec = stored if precision is None else precision
     cdef size_t rows = arr.shape[-2], cols = arr.shape[-1]
@@ -132,6 +132,7 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
     cdef ar_rank_opts opts = _rank_opts(rtol, atol, prec, energy_fraction, fn)
     opts.seed = _th_seed(seed, fn)
     cdef ar_rank_metrics *metrics = NULL
+    cdef ar_error err
     cdef int rc = AR_OK
     cdef size_t t
     try:
@@ -147,15 +148,11 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
         if metrics == NULL:
             raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} results")
         with nogil:
-            rc = ar_spectrum_svals_batch(views, count, &out[0], nthreads, &failed)
-            t = 0
-            while rc == AR_OK and t < count:
-                rc = ar_rank_metrics_stored(views[t], &out[t * k], k, &opts, &metrics[t])
-                failed = t
-                t += 1
+            rc = ar_spectrum_run_stack(views, count, &opts, nthreads, &out[0], metrics, &failed,
+                                       &err)
         if rc != AR_OK:
             where = list(np.unravel_index(failed, lead)) if lead else []
-            check_status(rc, fn, NULL, f"matrix {[int(i) for i in where]} of a" if lead else None)
+            check_status(rc, fn, &err, f"matrix {[int(i) for i in where]} of a" if lead else None)
         flat = sv.reshape(count, k)
         indices = itertools.product(*[range(n) for n in lead])
         matrices = tuple(Spectrum(index=index, singular_values=flat[t],

@@ -252,52 +252,42 @@ static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const 
     it->expected_rank = -1;
 }
 
-/* Reject a stack with any NaN/Inf before the (parallel) SVDs, naming the
- * first bad element. */
-static int check_stack_finite(const spectrum_args *args, const ar_array *arr)
-{
-    for (size_t t = 0; t < arr->count; t++) {
-        ar_cview a = ar_array_slice(arr, t);
-        size_t bi = 0, bj = 0;
-        if (ar_matrix_check_finite(a, &bi, &bj) != AR_OK) {
-            spectrum_item tmp = {0};
-            label_slice(arr, t, &tmp, args->file);
-            return cli_usage_error("spectrum", "%s: non-finite value %g at row %zu, column %zu",
-                                   tmp.label, AR_VAT(a, bi, bj), bi, bj);
-        }
-    }
-    return -1;
-}
-
-/* Spectra of every slice (parallel over slices), then metrics per slice.
- * The items' singular values point into one block, *svals (the caller
- * frees it after the report): no allocation per matrix. */
+/* Spectra and metrics of every slice (parallel over slices, in the
+ * library).  The items' singular values point into one block, *svals (the
+ * caller frees it after the report): no allocation per matrix. */
 static int analyse_stack(const spectrum_args *args, const ar_array *arr, const ar_rank_opts *opts,
                          spectrum_item *items, double **svals)
 {
     size_t k = arr->rows < arr->cols ? arr->rows : arr->cols;
     ar_cview *mats = calloc(arr->count, sizeof *mats);
+    ar_rank_metrics *metrics = calloc(arr->count, sizeof *metrics);
     double *s = malloc(arr->count * k * sizeof *s);
     *svals = s;
-    int rc = (mats && s) ? AR_OK : AR_ENOMEM;
-    for (size_t t = 0; rc == AR_OK && t < arr->count; t++)
+    if (mats == NULL || metrics == NULL || s == NULL) {
+        free(mats);
+        free(metrics);
+        return cli_status_error("spectrum", AR_ENOMEM, NULL, args->file);
+    }
+    for (size_t t = 0; t < arr->count; t++)
         mats[t] = ar_array_slice(arr, t);
-    size_t threads = args->threads;
-    if (rc == AR_OK && arr->count > 1 && threads != 1)
+    if (arr->count > 1 && args->threads != 1)
         cli_set_blas_threads(1); /* one BLAS thread per matrix, matrices in parallel */
     size_t failed = 0;
-    if (rc == AR_OK)
-        rc = ar_spectrum_svals_batch(mats, arr->count, s, threads, &failed);
+    ar_error err = {{0}};
+    int rc = ar_spectrum_run_stack(mats, arr->count, opts, args->threads, s, metrics, &failed,
+                                   &err);
     for (size_t t = 0; rc == AR_OK && t < arr->count; t++) {
         items[t].rows = arr->rows;
         items[t].cols = arr->cols;
         items[t].k = k;
         items[t].s = s + t * k;
         items[t].s_borrowed = 1;
-        rc = ar_rank_metrics_stored(mats[t], items[t].s, k, opts, &items[t].metrics);
-        failed = t;
+        items[t].metrics = metrics[t];
     }
     free(mats);
+    free(metrics);
+    if (rc == AR_ENONFINITE)
+        return cli_usage_error("spectrum", "%s: %s", items[failed].label, err.msg);
     return rc == AR_OK ? -1 : cli_status_error("spectrum", rc, NULL, items[failed].label);
 }
 
@@ -318,8 +308,6 @@ static int run_file(const spectrum_args *args)
     spectrum_item *items = NULL;
     if (code < 0 && (arr.rows == 0 || arr.cols == 0 || arr.count == 0))
         code = cli_usage_error("spectrum", "%s: empty matrix", args->file);
-    if (code < 0)
-        code = check_stack_finite(args, &arr);
     if (code < 0) {
         items = calloc(arr.count, sizeof *items);
         if (items == NULL)

@@ -1,6 +1,5 @@
 /* attnrank verify: re-measure the toolkit's theoretical claims as a report. */
 #include "cli.h"
-#include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +16,9 @@ static const cli_command_doc verify_doc = {
     "Exit status: 0 all checks pass, 1 a check fails, 2 usage error.",
 };
 
-static const char *relation_text(verify_relation rel)
+static const char *relation_text(ar_verify_relation rel)
 {
-    return rel == VERIFY_EQ ? "==" : rel == VERIFY_LE ? "<=" : ">=";
-}
-
-static int suite_known(const char *suite)
-{
-    if (strcmp(suite, "all") == 0)
-        return 1;
-    for (size_t i = 0; i < verify_ncheck; i++)
-        if (strcmp(verify_checks[i].suite, suite) == 0)
-            return 1;
-    return 0;
+    return rel == AR_VERIFY_EQ ? "==" : rel == AR_VERIFY_LE ? "<=" : ">=";
 }
 
 static double now_seconds(void)
@@ -40,15 +29,15 @@ static double now_seconds(void)
 }
 
 typedef struct verify_run {
-    const verify_check *check;
-    verify_result result;
+    const ar_verify_check *check;
+    ar_verify_result result;
     int passed;
     double seconds;
 } verify_run;
 
 static void format_verdict(const verify_run *v, char *buf, size_t len)
 {
-    const verify_result *r = &v->result;
+    const ar_verify_result *r = &v->result;
     if (r->error != 0)
         snprintf(buf, len, "error: %s", ar_strerror(r->error));
     else
@@ -98,7 +87,7 @@ static int write_junit(const char *path, const verify_run *runs, size_t count, s
 
 static json_t *run_json(const verify_run *v, int timings)
 {
-    const verify_result *r = &v->result;
+    const ar_verify_result *r = &v->result;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b}", "suite",
                           v->check->suite, "name", v->check->name, "statement",
                           v->check->statement, "instance", r->instance, "measured",
@@ -116,9 +105,10 @@ static json_t *run_json(const verify_run *v, int timings)
 
 static void print_list(void)
 {
-    for (size_t i = 0; i < verify_ncheck; i++)
-        printf("%-20s %-28s %s\n", verify_checks[i].suite, verify_checks[i].name,
-               verify_checks[i].statement);
+    for (size_t i = 0; i < ar_verify_count(); i++) {
+        const ar_verify_check *c = ar_verify_get(i);
+        printf("%-20s %-28s %s\n", c->suite, c->name, c->statement);
+    }
 }
 
 int cmd_verify(int argc, char **argv)
@@ -143,27 +133,25 @@ int cmd_verify(int argc, char **argv)
         return code;
     if (quick && full)
         return cli_usage_error("verify", "--quick and --full exclude each other");
-    if (!suite_known(suite))
+    if (!ar_verify_suite_known(suite))
         return cli_usage_error("verify", "--suite: unknown suite '%s' (see --list)", suite);
     if (list) {
         print_list();
         return 0;
     }
-    verify_run *runs = calloc(verify_ncheck, sizeof *runs);
+    verify_run *runs = calloc(ar_verify_count(), sizeof *runs);
     if (runs == NULL)
         return cli_status_error("verify", AR_ENOMEM, NULL, NULL);
     size_t count = 0, failed = 0;
-    for (size_t i = 0; i < verify_ncheck; i++) {
-        const verify_check *c = &verify_checks[i];
-        if (strcmp(suite, "all") != 0 && strcmp(suite, c->suite) != 0)
+    for (size_t i = 0; i < ar_verify_count(); i++) {
+        const ar_verify_check *c = ar_verify_get(i);
+        if (!ar_verify_in_suite(c, suite))
             continue;
-        verify_ctx ctx = {verify_check_seed(seed, c->name), full, 0};
         verify_run *v = &runs[count++];
         v->check = c;
         double t0 = now_seconds();
-        c->run(&ctx, &v->result);
+        v->passed = ar_verify_run(c, seed, full, &v->result);
         v->seconds = now_seconds() - t0;
-        v->passed = verify_passed(&v->result);
         failed += !v->passed;
         if (!json) {
             char verdict[256];

@@ -42,48 +42,12 @@ int cli_law_fit(const char *cmd, const char *path, cli_law *law)
     return -1;
 }
 
-/* The value under key in obj, or in obj["law"] (a mode's output); NULL when
- * absent from both. */
-static json_t *law_value(json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL && json_is_object(json_object_get(obj, "law")))
-        v = json_object_get(json_object_get(obj, "law"), key);
-    return v;
-}
-
-/* A finite number under key in obj (or obj["law"]); 0 when absent. */
-static int law_number(json_t *obj, const char *key, double *out)
-{
-    json_t *v = law_value(obj, key);
-    if (!json_is_number(v))
-        return 0;
-    *out = json_number_value(v);
-    return isfinite(*out);
-}
-
 int cli_law_read(const char *cmd, const char *path, cli_law *law)
 {
-    json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
-    if (root == NULL)
-        return cli_usage_error(cmd, "%s: line %d: not a JSON law file: %s", path, jerr.line,
-                               jerr.text);
-    double a = 0.0, b = 0.0, c = AR_DW_PAPER_PARAMS_COEFF;
-    int ok = json_is_object(root) && law_number(root, "intercept", &a) &&
-             law_number(root, "slope", &b);
-    /* looked up as the other two: a mode's output keeps its law's coefficient */
-    if (ok && law_value(root, "params_coeff") != NULL)
-        ok = law_number(root, "params_coeff", &c) && c > 0.0;
-    json_decref(root);
-    if (!ok)
-        return cli_usage_error(cmd,
-                               "%s: needs numbers \"intercept\" and \"slope\" (and an optional "
-                               "positive \"params_coeff\"), as `depthwidth --fit --json` writes",
-                               path);
-    law->law.intercept = a;
-    law->law.slope = b;
-    law->law.params_coeff = c;
+    ar_error err = {{0}};
+    int rc = ar_dw_law_read_file(path, &law->law, &err);
+    if (rc != AR_OK)
+        return cli_status_error(cmd, rc, &err, NULL);
     law->source = path;
     return -1;
 }

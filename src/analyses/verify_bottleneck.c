@@ -1,5 +1,5 @@
 /* verify checks of the low-rank bottleneck (docs/theory/low-rank-bottleneck.md). */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static int min_head_size_of(ar_target_family fam, size_t n, size_t rank, uint64_
 /* Theorem 1 (d >= n): the certificate's W_q, W_k reproduce a random P.
  * The forward pass is recomputed here, independently of the library's own
  * check; the corrupted run nudges one weight. */
-int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
+int vcheck_theorem1_construction(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = ctx->full ? 128 : 32;
     ar_matrix p = ar_matrix_empty(), x = ar_matrix_empty(), s = ar_matrix_empty();
@@ -77,7 +77,7 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
     r->measured =
         rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&s), ar_matrix_cview(&p)) : NAN;
     r->expected = 1e-9;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "Dirichlet P, n=%zu, head size %zu, seed %llu", n,
              cert.head_size, (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "max |softmax(S) - P| of an independent forward pass");
@@ -93,7 +93,7 @@ int vcheck_theorem1_construction(const verify_ctx *ctx, verify_result *r)
 /* Theorem 1, second half: d = 1, n = 2, X = [1 0] cannot reach
  * P = [[0.5, 0.75], [0.5, 0.25]] (the query side forces column 2 uniform).
  * The corrupted run uses X = [0 1], on which P is reachable. */
-int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
+int vcheck_witness_unreachable(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     double pd[4] = {0.5, 0.5, 0.75, 0.25};
     double xd[2] = {ctx->corrupt ? 0.0 : 1.0, ctx->corrupt ? 1.0 : 0.0};
@@ -109,7 +109,7 @@ int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
         rc = ar_represent_analyze(ws, p, &xv, NULL, &res, NULL);
     r->measured = rc == AR_OK ? res.residual_rel : NAN;
     r->expected = 0.1;
-    r->relation = VERIFY_GE;
+    r->relation = AR_VERIFY_GE;
     snprintf(r->instance, sizeof r->instance, "d=1, n=2, X=[%g %g], P=[[0.5,0.75],[0.5,0.25]]",
              xd[0], xd[1]);
     snprintf(r->detail, sizeof r->detail, "relative residual of the forced logits (infeasible when > tol)");
@@ -120,7 +120,7 @@ int vcheck_witness_unreachable(const verify_ctx *ctx, verify_result *r)
 
 /* Exact threshold: generic (Dirichlet) targets need head size n - 1; the
  * corrupted run draws planted rank-3 logits instead. */
-int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r)
+int vcheck_exact_threshold(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = ctx->full ? 96 : 24, worst = n, seeds = ctx->full ? 8 : 3;
     int rc = AR_OK;
@@ -135,7 +135,7 @@ int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r)
     worst = lo;
     r->measured = (double)worst;
     r->expected = (double)(n - 1);
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "%zu Dirichlet targets, n=%zu, seeds %llu+", seeds, n,
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "minimal head sizes in [%zu, %zu]", lo, hi);
@@ -145,14 +145,14 @@ int vcheck_exact_threshold(const verify_ctx *ctx, verify_result *r)
 
 /* Minimal head size equals a planted logit rank; the corrupted run adds a
  * generic target's logits (Dirichlet), so the rank is n - 1. */
-int vcheck_planted_rank(const verify_ctx *ctx, verify_result *r)
+int vcheck_planted_rank(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = ctx->full ? 128 : 40, rank = 5, m = 0;
     int rc = min_head_size_of(ctx->corrupt ? AR_TARGET_DIRICHLET : AR_TARGET_LOWRANK_LOGITS, n,
                               rank, ctx->seed, &m);
     r->measured = (double)m;
     r->expected = (double)rank;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "softmax of rank-%zu logits, n=%zu, seed %llu", rank,
              n, (unsigned long long)ctx->seed);
     r->error = rc;
@@ -163,7 +163,7 @@ int vcheck_planted_rank(const verify_ctx *ctx, verify_result *r)
  * equals ||Pi log P - (its rank-k truncation)||_F computed here from a full
  * SVD.  The corrupted run truncates log P without centring, which is not
  * the optimum over the column shifts. */
-int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
+int vcheck_eckart_young(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = ctx->full ? 64 : 20, k = n / 4;
     ar_matrix p = ar_matrix_empty(), l = ar_matrix_empty(), u = ar_matrix_empty(),
@@ -204,7 +204,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
     r->measured = fabs(lib - direct) / (direct > 0 ? direct : 1.0);
     r->expected = 0.0;
     r->tolerance = 1e-10;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "Dirichlet P, n=%zu, k=%zu, seed %llu", n, k,
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "relative gap: library %.10g, direct %.10g", lib,
@@ -222,7 +222,7 @@ int vcheck_eckart_young(const verify_ctx *ctx, verify_result *r)
 /* The fifteen BERT configurations of the paper's Tables 1-3A within 0.5%.
  * The corrupted run uses FFN width 4d for every d (the paper used 4096 at
  * d = 512). */
-int vcheck_paper_params(const verify_ctx *ctx, verify_result *r)
+int vcheck_paper_params(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     const ar_paper_config *cfgs = NULL;
     size_t count = ar_paper_configs(&cfgs);
@@ -240,7 +240,7 @@ int vcheck_paper_params(const verify_ctx *ctx, verify_result *r)
     }
     r->measured = 100.0 * worst;
     r->expected = 0.5;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "%zu configurations of Tables 1, 2A, 2B, 3A", count);
     snprintf(r->detail, sizeof r->detail, "largest deviation from the printed counts, percent");
     r->error = rc;
@@ -254,7 +254,7 @@ int vcheck_paper_params(const verify_ctx *ctx, verify_result *r)
  * exactly when both halves hold.  The corrupted run fits on one input,
  * where the standard layer can match g_V (too few outputs to expose the
  * rank of the scores), so the separation disappears. */
-int vcheck_theorem2_separation(const verify_ctx *ctx, verify_result *r)
+int vcheck_theorem2_separation(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     /* quick: head size 1 against 2 (d=2, h=2, n=4), m=6; in 60 seeds the
      * standard error was >= 0.014 and the fixed fit <= 3e-13, in < 1 s */
@@ -288,7 +288,7 @@ int vcheck_theorem2_separation(const verify_ctx *ctx, verify_result *r)
     else
         r->measured = NAN;
     r->expected = 1.0;
-    r->relation = VERIFY_GE;
+    r->relation = AR_VERIFY_GE;
     snprintf(r->instance, sizeof r->instance,
              "g_V: d=%zu, h=%zu heads of size d_p=%zu > d/h=%zu, n=%zu, m=%zu inputs, seed %llu", d,
              h, dp, d / h, n, m, (unsigned long long)ctx->seed);

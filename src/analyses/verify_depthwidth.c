@@ -1,6 +1,6 @@
 /* verify checks of the depth-to-width interplay (docs/theory/depth-width.md): the
  * allocation law and the separation rank of self-attention by grid tensors. */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
  * values the law implies (215, 300, 585, 2215; docs/theory/depth-width.md),
  * within 2%.  The corrupted
  * run perturbs the slope to 0.06. */
-int vcheck_dw_transition_widths(const verify_ctx *ctx, verify_result *r)
+int vcheck_dw_transition_widths(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     const double layers[] = {6, 12, 24, 48}, want[] = {215, 300, 585, 2215};
     ar_dw_law law = ar_dw_law_paper();
@@ -29,7 +29,7 @@ int vcheck_dw_transition_widths(const verify_ctx *ctx, verify_result *r)
     }
     r->measured = 100.0 * worst;
     r->expected = 2.0;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "ln d = %.4g + %.4g L at L = 6, 12, 24, 48",
              law.intercept, law.slope);
     snprintf(r->detail, sizeof r->detail, "largest deviation from 215/300/585/2215, percent");
@@ -39,7 +39,7 @@ int vcheck_dw_transition_widths(const verify_ctx *ctx, verify_result *r)
 
 /* 175B parameters: optimal depth ~80 and width ~13.5K (within 2% each).
  * The corrupted run asks for 17.5B. */
-int vcheck_dw_optimum_175b(const verify_ctx *ctx, verify_result *r)
+int vcheck_dw_optimum_175b(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_optimum opt;
@@ -48,7 +48,7 @@ int vcheck_dw_optimum_175b(const verify_ctx *ctx, verify_result *r)
     double dl = fabs(opt.layers - 80.0) / 80.0, dd = fabs(opt.d - 13500.0) / 13500.0;
     r->measured = rc == AR_OK ? 100.0 * (dl > dd ? dl : dd) : NAN;
     r->expected = 2.0;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "budget %.3g parameters (N = 12 L d^2)", params);
     if (rc == AR_OK)
         snprintf(r->detail, sizeof r->detail, "L* = %.2f, d* = %.0f; percent off (80, 13.5K)",
@@ -60,7 +60,7 @@ int vcheck_dw_optimum_175b(const verify_ctx *ctx, verify_result *r)
 /* GPT-3 (L = 96, d = 12288) is deeper than the transition depth of its
  * width: measured transition depth <= 96.  The corrupted run judges a width
  * of 40000, whose transition depth is past 96. */
-int vcheck_dw_gpt3_too_deep(const verify_ctx *ctx, verify_result *r)
+int vcheck_dw_gpt3_too_deep(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_verdict v;
@@ -68,7 +68,7 @@ int vcheck_dw_gpt3_too_deep(const verify_ctx *ctx, verify_result *r)
     int rc = ar_dw_verdict_of(&law, 96.0, d, -1.0, &v);
     r->measured = rc == AR_OK ? v.transition_layers : NAN;
     r->expected = 96.0;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "L = 96, d = %.0f", d);
     if (rc == AR_OK)
         snprintf(r->detail, sizeof r->detail, "%s; optimal depth for its size %.1f",
@@ -97,7 +97,7 @@ static ar_seprank_config exact_instance(size_t layers, size_t d, size_t heads, s
 
 /* N = 2 closed form: the exact grid rank is C(d + (3^L - 1)/2, d) for heads
  * of size >= 2.  The corrupted run uses heads of size 1, which lose rank. */
-int vcheck_seprank_closed_form(const verify_ctx *ctx, verify_result *r)
+int vcheck_seprank_closed_form(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t layers = 2, d = 4, heads = ctx->corrupt ? 4 : 2;
     double closed = exp(ar_seprank_lnchoose((double)d + (pow(3.0, (double)layers) - 1) / 2, (double)d));
@@ -106,7 +106,7 @@ int vcheck_seprank_closed_form(const verify_ctx *ctx, verify_result *r)
     int rc = ar_seprank_run(&c, &res, NULL);
     r->measured = rc == AR_OK ? (double)res.exact_rank : NAN;
     r->expected = round(closed);
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "L=%zu, d=%zu, H=%zu, N=2, M=%zu, seed %llu", layers,
              d, heads, c.templates, (unsigned long long)ctx->seed);
     if (rc == AR_OK) {
@@ -121,7 +121,7 @@ int vcheck_seprank_closed_form(const verify_ctx *ctx, verify_result *r)
 /* The exact rank never exceeds the monomial-count bound (here N = 4,
  * partition {0,1}/{2,3}).  The corrupted run compares with the bound of a
  * network one layer shallower. */
-int vcheck_seprank_below_bound(const verify_ctx *ctx, verify_result *r)
+int vcheck_seprank_below_bound(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t layers = 2, d = 2;
     ar_seprank_config c = exact_instance(layers, d, 1, 0, ctx->seed);
@@ -139,7 +139,7 @@ int vcheck_seprank_below_bound(const verify_ctx *ctx, verify_result *r)
         ar_seprank_result_free(&res);
     }
     r->expected = bound;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "L=%zu, d=%zu, N=4, half partition, seed %llu",
              layers, d, (unsigned long long)ctx->seed);
     r->error = rc;
@@ -148,7 +148,7 @@ int vcheck_seprank_below_bound(const verify_ctx *ctx, verify_result *r)
 
 /* On a well-conditioned small network (L = 1) float and exact ranks agree;
  * the corrupted run takes L = 3, where floating point under-counts. */
-int vcheck_seprank_exact_vs_float(const verify_ctx *ctx, verify_result *r)
+int vcheck_seprank_exact_vs_float(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t layers = ctx->corrupt ? 3 : 1, d = ctx->corrupt ? 2 : 5;
     ar_seprank_config c = exact_instance(layers, d, 1, 0, ctx->seed);
@@ -162,7 +162,7 @@ int vcheck_seprank_exact_vs_float(const verify_ctx *ctx, verify_result *r)
                  res.cols, res.threshold);
         ar_seprank_result_free(&res);
     }
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "L=%zu, d=%zu, N=2, seed %llu", layers, d,
              (unsigned long long)ctx->seed);
     r->error = rc;

@@ -1,5 +1,5 @@
 /* verify checks of masked attention (docs/theory/masked-attention.md). */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,7 +103,7 @@ static int run_masked(const ar_matrix *s, const char *mask_text, double bump, ma
 /* Generic causal maps at n = 40 and 41: the largest |h* - floor(n/2)| and
  * the largest forward residual of their certificates.  self_attention
  * replaces the logits by 3 I (which needs n - 1); bump nudges a weight. */
-static int causal_pair(const verify_ctx *ctx, int self_attention, double bump, double *gap,
+static int causal_pair(const ar_verify_ctx *ctx, int self_attention, double bump, double *gap,
                        double *forward)
 {
     const size_t sizes[2] = {40, 41};
@@ -131,13 +131,13 @@ static int causal_pair(const verify_ctx *ctx, int self_attention, double bump, d
 
 /* Causal generic maps at n = 40 and 41 need exactly floor(n/2); the
  * corrupted run uses self-attention logits (3 I), which need n - 1. */
-int vcheck_masked_causal_generic(const verify_ctx *ctx, verify_result *r)
+int vcheck_masked_causal_generic(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     double gap, forward;
     int rc = causal_pair(ctx, ctx->corrupt, 0.0, &gap, &forward);
     r->measured = rc == AR_OK ? gap : NAN;
     r->expected = 0.0;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "Gaussian causal logits, n = 40 and 41, seed %llu",
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "largest |exact h* - floor(n/2)|");
@@ -147,13 +147,13 @@ int vcheck_masked_causal_generic(const verify_ctx *ctx, verify_result *r)
 
 /* The certificate of a generic causal map reproduces it to 1e-10 in an
  * independent forward pass; the corrupted run nudges one weight. */
-int vcheck_masked_causal_certificate(const verify_ctx *ctx, verify_result *r)
+int vcheck_masked_causal_certificate(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     double gap, forward;
     int rc = causal_pair(ctx, 0, ctx->corrupt ? 1e-3 : 0.0, &gap, &forward);
     r->measured = rc == AR_OK ? forward : NAN;
     r->expected = 1e-10;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     snprintf(r->instance, sizeof r->instance, "Gaussian causal logits, n = 40 and 41, seed %llu",
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail,
@@ -164,7 +164,7 @@ int vcheck_masked_causal_certificate(const verify_ctx *ctx, verify_result *r)
 
 /* A causal map of planted rank 5 needs exactly 5; the corrupted run adds
  * 0.5 I to the logits. */
-int vcheck_masked_planted(const verify_ctx *ctx, verify_result *r)
+int vcheck_masked_planted(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = ctx->full ? 96 : 48, rank = 5;
     ar_matrix s = ar_matrix_empty();
@@ -176,7 +176,7 @@ int vcheck_masked_planted(const verify_ctx *ctx, verify_result *r)
         rc = run_masked(&s, "causal", 0.0, &m);
     r->measured = rc == AR_OK && m.res.exact ? (double)m.res.min_head_size : NAN;
     r->expected = (double)rank;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "causal, n = %zu, logits of rank %zu, seed %llu", n,
              rank, (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "exact minimal head size");
@@ -188,7 +188,7 @@ int vcheck_masked_planted(const verify_ctx *ctx, verify_result *r)
 /* Prefix-LM and documents: prefix:8 at n = 40 needs max(7, 20) = 20, and
  * docs:10/25/29 needs max floor(n_k/2) = 14; the sum of the deviations is
  * 0.  The corrupted run analyses the prefix map as prefix:30. */
-int vcheck_masked_prefix_documents(const verify_ctx *ctx, verify_result *r)
+int vcheck_masked_prefix_documents(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     ar_matrix s = ar_matrix_empty(), sd = ar_matrix_empty();
     int rc = draw_logits(40, 0, ctx->seed, &s);
@@ -204,7 +204,7 @@ int vcheck_masked_prefix_documents(const verify_ctx *ctx, verify_result *r)
         dev = fabs((double)a.res.min_head_size - 20.0) + fabs((double)b.res.min_head_size - 14.0);
     r->measured = dev;
     r->expected = 0.0;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance,
              "Gaussian logits: prefix:8 at n = 40, docs:10/25/29 at n = 64, seed %llu",
              (unsigned long long)ctx->seed);
@@ -218,7 +218,7 @@ int vcheck_masked_prefix_documents(const verify_ctx *ctx, verify_result *r)
 /* A sliding window: the instance's proved lower bound equals the generic
  * value floor(w/2) = 4 (w = 8, n = 48), and a certificate is confirmed.
  * The corrupted run draws the map under window:10 (lower bound 5). */
-int vcheck_masked_window_lower(const verify_ctx *ctx, verify_result *r)
+int vcheck_masked_window_lower(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = 48;
     ar_matrix s = ar_matrix_empty();
@@ -228,7 +228,7 @@ int vcheck_masked_window_lower(const verify_ctx *ctx, verify_result *r)
         rc = run_masked(&s, ctx->corrupt ? "window:10" : "window:8", 0.0, &m);
     r->measured = rc == AR_OK && m.res.certified ? (double)m.res.lower : NAN;
     r->expected = 4.0;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "window:8, n = %zu, Gaussian logits, seed %llu", n,
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail,

@@ -1,6 +1,6 @@
 /* verify checks of rank collapse (docs/theory/rank-collapse.md) and the softmax bottleneck
  * (docs/theory/softmax-bottleneck.md). */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include "attnrank/collapse.h"
 #include "attnrank/softmax_bottleneck.h"
 
-static ar_collapse_opts collapse_instance(const verify_ctx *ctx, int skip)
+static ar_collapse_opts collapse_instance(const ar_verify_ctx *ctx, int skip)
 {
     ar_collapse_opts o;
     ar_collapse_opts_init(&o);
@@ -27,14 +27,14 @@ static ar_collapse_opts collapse_instance(const verify_ctx *ctx, int skip)
 /* Pure attention collapses doubly exponentially: the fitted order k of
  * r_{l+1} ~ c r_l^k is well above 1 (the bound's form has k = 3).  The
  * corrupted run adds skip connections, which decay at most geometrically. */
-int vcheck_collapse_no_skip(const verify_ctx *ctx, verify_result *r)
+int vcheck_collapse_no_skip(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     ar_collapse_opts o = collapse_instance(ctx, ctx->corrupt);
     ar_collapse_result res = {0};
     int rc = ar_collapse_run(&o, &res, NULL);
     r->measured = rc == AR_OK ? res.order : NAN;
     r->expected = 2.0;
-    r->relation = VERIFY_GE;
+    r->relation = AR_VERIFY_GE;
     snprintf(r->instance, sizeof r->instance, "n=%zu, d=%zu, H=%zu, L=%zu, %s, seed %llu", o.n,
              o.d, o.heads, o.layers, o.skip ? "with skips" : "pure attention",
              (unsigned long long)ctx->seed);
@@ -49,7 +49,7 @@ int vcheck_collapse_no_skip(const verify_ctx *ctx, verify_result *r)
 
 /* Skip connections prevent collapse: the representation keeps full rank
  * min(n, d) at the last depth.  The corrupted run drops the skips. */
-int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r)
+int vcheck_collapse_skip(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     ar_collapse_opts o = collapse_instance(ctx, !ctx->corrupt);
     ar_collapse_result res = {0};
@@ -57,7 +57,7 @@ int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r)
     const ar_collapse_depth *last = rc == AR_OK ? &res.depths[res.count - 1] : NULL;
     r->measured = last ? (double)last->rank.rank : NAN;
     r->expected = (double)(o.n < o.d ? o.n : o.d);
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "n=%zu, d=%zu, H=%zu, L=%zu, %s, seed %llu", o.n,
              o.d, o.heads, o.layers, o.skip ? "with skips" : "pure attention",
              (unsigned long long)ctx->seed);
@@ -72,7 +72,7 @@ int vcheck_collapse_skip(const verify_ctx *ctx, verify_result *r)
 /* The residual of an input that is already rank one, X = 1 x^T, is exactly
  * zero (x = column means is the Frobenius minimiser).  The corrupted run
  * nudges one entry. */
-int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
+int vcheck_collapse_rank_one(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = 17, d = 9;
     ar_matrix x = ar_matrix_empty(), res = ar_matrix_empty();
@@ -95,7 +95,7 @@ int vcheck_collapse_rank_one(const verify_ctx *ctx, verify_result *r)
                                        ar_matrix_norm_fro(ar_matrix_cview(&x)) : NAN;
     r->expected = 0.0;
     r->tolerance = 4.0 * (double)n * DBL_EPSILON;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "X = 1 x^T, %zu x %zu, seed %llu", n, d,
              (unsigned long long)ctx->seed);
     r->error = rc;
@@ -154,7 +154,7 @@ static int sbn_required(const ar_matrix *p, int bias, ar_sbn_result *res)
 /* A planted factorisation H W^T of width k needs exactly k without a bias.
  * The corrupted run adds a per-word bias to the planted logits: without a
  * bias term in the model it then needs k + 1. */
-int vcheck_sbn_planted(const verify_ctx *ctx, verify_result *r)
+int vcheck_sbn_planted(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t nctx = ctx->full ? 60 : 24, vocab = ctx->full ? 200 : 40, k = 6;
     ar_matrix p = ar_matrix_empty();
@@ -164,7 +164,7 @@ int vcheck_sbn_planted(const verify_ctx *ctx, verify_result *r)
         rc = sbn_required(&p, 0, &res);
     r->measured = rc == AR_OK ? (double)res.required_d : NAN;
     r->expected = (double)k;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "N=%zu, V=%zu, planted width %zu%s, seed %llu",
              nctx, vocab, k, ctx->corrupt ? " plus a word bias" : "",
              (unsigned long long)ctx->seed);
@@ -176,7 +176,7 @@ int vcheck_sbn_planted(const verify_ctx *ctx, verify_result *r)
 
 /* With a per-word bias in the model, the planted H W^T + 1 b^T needs exactly
  * k (doubly centred rank).  The corrupted run analyses without the bias. */
-int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r)
+int vcheck_sbn_planted_bias(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t nctx = 24, vocab = 40, k = 6;
     ar_matrix p = ar_matrix_empty();
@@ -186,7 +186,7 @@ int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r)
         rc = sbn_required(&p, !ctx->corrupt, &res);
     r->measured = rc == AR_OK ? (double)res.required_d : NAN;
     r->expected = (double)k;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance,
              "N=%zu, V=%zu, planted width %zu plus word bias, model %s bias, seed %llu", nctx,
              vocab, k, ctx->corrupt ? "without" : "with", (unsigned long long)ctx->seed);
@@ -200,7 +200,7 @@ int vcheck_sbn_planted_bias(const verify_ctx *ctx, verify_result *r)
  * necessary: generic N = 5, V = 12 needs d = 5 (docs/theory/softmax-bottleneck.md).  Measured:
  * the required width of generic logits (planted width V, so generic).  The
  * corrupted run plants width 3. */
-int vcheck_sbn_yang_counterexample(const verify_ctx *ctx, verify_result *r)
+int vcheck_sbn_yang_counterexample(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t nctx = 5, vocab = 12;
     ar_matrix p = ar_matrix_empty();
@@ -210,7 +210,7 @@ int vcheck_sbn_yang_counterexample(const verify_ctx *ctx, verify_result *r)
         rc = sbn_required(&p, 0, &res);
     r->measured = rc == AR_OK ? (double)res.required_d : NAN;
     r->expected = 5.0;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "generic logits, N=%zu, V=%zu, seed %llu", nctx,
              vocab, (unsigned long long)ctx->seed);
     if (rc == AR_OK)

@@ -1,5 +1,5 @@
 /* verify checks of the spectrum core and attention construction. */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include "attnrank/attnrank.h"
 
 /* ||A - U S V^T||_F / (||A||_F max(m, n) eps) of a Gaussian matrix. */
-int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
+int vcheck_svd_residual(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t m = ctx->full ? 700 : 150, n = ctx->full ? 500 : 110, k = n;
     ar_rng *rng = ar_rng_alloc(ctx->seed);
@@ -40,7 +40,7 @@ int vcheck_svd_residual(const verify_ctx *ctx, verify_result *r)
     snprintf(r->instance, sizeof r->instance, "Gaussian %zu x %zu, seed %llu", m, n,
              (unsigned long long)ctx->seed);
     r->expected = 10.0;
-    r->relation = VERIFY_LE;
+    r->relation = AR_VERIFY_LE;
     r->error = rc;
     free(s);
     ar_matrix_free(&a);
@@ -90,7 +90,7 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
 }
 
 /* Numerical rank of one head's logits equals min(d_p, d, n). */
-int vcheck_logit_rank(const verify_ctx *ctx, verify_result *r)
+int vcheck_logit_rank(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t d = 48, n = ctx->full ? 300 : 80, dp = ctx->corrupt ? 60 : 12;
     double *sv = NULL, thr = 0.0;
@@ -101,7 +101,7 @@ int vcheck_logit_rank(const verify_ctx *ctx, verify_result *r)
     /* The corrupted instance uses d_p = 60 > d but still claims 12. */
     r->measured = (double)rank;
     r->expected = 12.0;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "d=%zu, n=%zu, d_p=%zu, seed %llu", d, n, dp,
              (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "dense SVD, threshold %.3g", thr);
@@ -112,7 +112,7 @@ int vcheck_logit_rank(const verify_ctx *ctx, verify_result *r)
 
 /* A rank-8 head exported in float32 reads rank 8 with float32's epsilon in the
  * tolerance (docs/theory/spectra.md), not ~n as float64's epsilon would say. */
-int vcheck_float32_tolerance(const verify_ctx *ctx, verify_result *r)
+int vcheck_float32_tolerance(const ar_verify_ctx *ctx, ar_verify_result *r)
 {
     size_t n = 128, dp = 8, d = 64;
     double *sv = NULL, thr = 0.0;
@@ -125,7 +125,7 @@ int vcheck_float32_tolerance(const verify_ctx *ctx, verify_result *r)
         rc = ar_rank_numerical(sv, n, n, n, &o, &rank, &thr);
     r->measured = (double)rank;
     r->expected = (double)dp;
-    r->relation = VERIFY_EQ;
+    r->relation = AR_VERIFY_EQ;
     snprintf(r->instance, sizeof r->instance, "n=%zu, d_p=%zu, logits stored as float32, seed %llu",
              n, dp, (unsigned long long)ctx->seed);
     snprintf(r->detail, sizeof r->detail, "rtol = n * eps(%s), threshold %.3g",

@@ -1,11 +1,12 @@
 /* The table of checks run by `attnrank verify`, in report order. */
-#include "verify.h"
+#include "verify_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "attnrank/random.h"
 
-const verify_check verify_checks[] = {
+static const ar_verify_check verify_checks[] = {
     {"core", "svd_residual",
      "the thin SVD reconstructs A: ||A - U S V^T||_F / (||A||_F max(m,n) eps) <= 10",
      vcheck_svd_residual},
@@ -99,21 +100,56 @@ const verify_check verify_checks[] = {
      vcheck_sbn_yang_counterexample},
 };
 
-const size_t verify_ncheck = sizeof verify_checks / sizeof verify_checks[0];
+static const size_t verify_ncheck = sizeof verify_checks / sizeof verify_checks[0];
 
-int verify_passed(const verify_result *r)
+size_t ar_verify_count(void)
+{
+    return verify_ncheck;
+}
+
+const ar_verify_check *ar_verify_get(size_t i)
+{
+    return i < verify_ncheck ? &verify_checks[i] : NULL;
+}
+
+int ar_verify_in_suite(const ar_verify_check *c, const char *suite)
+{
+    return c != NULL && suite != NULL && (strcmp(suite, "all") == 0 || strcmp(suite, c->suite) == 0);
+}
+
+int ar_verify_suite_known(const char *suite)
+{
+    if (suite != NULL && strcmp(suite, "all") == 0)
+        return 1;
+    for (size_t i = 0; i < verify_ncheck; i++)
+        if (ar_verify_in_suite(&verify_checks[i], suite))
+            return 1;
+    return 0;
+}
+
+int ar_verify_run(const ar_verify_check *c, uint64_t base, int full, ar_verify_result *r)
+{
+    if (c == NULL || r == NULL)
+        return 0;
+    memset(r, 0, sizeof *r);
+    ar_verify_ctx ctx = {ar_verify_check_seed(base, c->name), full, 0};
+    c->run(&ctx, r);
+    return ar_verify_passed(r);
+}
+
+int ar_verify_passed(const ar_verify_result *r)
 {
     if (r->error != 0 || isnan(r->measured))
         return 0;
     switch (r->relation) {
-    case VERIFY_EQ: return fabs(r->measured - r->expected) <= r->tolerance;
-    case VERIFY_LE: return r->measured <= r->expected + r->tolerance;
-    case VERIFY_GE: return r->measured >= r->expected - r->tolerance;
+    case AR_VERIFY_EQ: return fabs(r->measured - r->expected) <= r->tolerance;
+    case AR_VERIFY_LE: return r->measured <= r->expected + r->tolerance;
+    case AR_VERIFY_GE: return r->measured >= r->expected - r->tolerance;
     }
     return 0;
 }
 
-uint64_t verify_check_seed(uint64_t base, const char *name)
+uint64_t ar_verify_check_seed(uint64_t base, const char *name)
 {
     /* FNV-1a of the name, then the project's seed mixer. */
     uint64_t h = 1469598103934665603ULL;
