@@ -39,7 +39,7 @@ static int law_of(json_t *root, ar_dw_law *law, ar_error *err)
     if (!ok)
         return ar_error_set(err, AR_EFORMAT,
                             "needs numbers \"intercept\" and \"slope\" (and an optional positive "
-                            "\"params_coeff\"), as `depthwidth --fit --json` writes");
+                            "\"params_coeff\"), as the JSON of a refit has them");
     law->intercept = a;
     law->slope = b;
     law->params_coeff = c;
