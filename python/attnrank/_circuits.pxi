@@ -204,6 +204,8 @@ cdef list _circuit_heads(const ar_circuits_report *r):
             e["qk"] = {"singular_values": [h.qk.singular_values[j] for j in range(k)],
                        "rank": h.qk.metrics.rank, "certain_rank": h.qk.noise.certain_rank,
                        "default_rank": h.qk.noise.default_rank}
+        if r.full:
+            e["full_copying"] = _copying_record(&h.full, None).to_dict()
         out.append(e)
     return out
 
@@ -225,9 +227,9 @@ cdef object _composition_block(const ar_circuits_report *r):
     return {"modes": modes, "null_rms": r.composition_null_rms, "pairs": pairs}
 
 
-def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=None,
-             layer_range=None, head_range=None, precision=None, heads=None, head_size=None,
-             kv_heads=None, config=True):
+def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
+             composition=None, layer_range=None, head_range=None, precision=None, heads=None,
+             head_size=None, kv_heads=None, config=True):
     """Circuits of every head of a trained model (safetensors, the naming
     conventions of ``attnrank weights``: GPT-2, LLaMA with grouped-query
     attention, BERT), from the factors, never the d x d products, as
@@ -245,6 +247,12 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
         on unless qk or composition is given).
     qk
         the QK circuit spectra and ranks, as :func:`weights` computes them.
+    full
+        the copying scores of the full OV circuits W_U W_O W_V W_E^T (V x V,
+        never formed) per head (``"full_copying"``, not certified: its z
+        fields and ``trace_bound`` are None), and ``full_circuits`` naming
+        the embedding, the unembedding (``"tied"`` without lm_head.weight)
+        and V.  FormatError when no token embedding is stored.
     composition
         composition modes, "q,k,v" or a subset ("v", ["q", "k"]): every head
         of an earlier layer into every head of a later layer.
@@ -291,6 +299,7 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
     cdef ar_circuits_opts o
     ar_circuits_opts_init(&o)
     o.qk = 1 if qk else 0
+    o.full = 1 if full else 0
     if composition is not None:
         o.composition = _composition_bits(composition, fn)
     o.ov = 1 if (ov or (ov is None and not qk and o.composition == 0)) else 0
@@ -347,12 +356,18 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
                        "rcond_warn": rep.circuit.rcond_warn,
                        "null_sd_eig": ar_copying_null_sd_eig(rep.head_dim),
                        "null_sd_nuc": ar_copying_null_sd_nuc(rep.d, rep.head_dim)}
+            fullc = None
+            if rep.full:
+                fullc = {"embedding": _text(rep.embedding_tensor),
+                         "unembedding": (_text(rep.unembedding_tensor)
+                                         if rep.unembedding_tensor != NULL else "tied"),
+                         "vocab": rep.vocab}
             return Circuits(
                 family=_text(ar_weights_family_name(rep.family)), weight_preprocessing="raw",
                 d=rep.d, heads=rep.heads, kv_heads=rep.kv_heads, head_size=rep.head_dim,
                 layers=tuple(rep.layer_index[i] for i in range(rep.nlayers)),
                 precision=_text(ar_precision_name(rep.precision)), copying_tolerance=tol,
-                circuit_heads=_circuit_heads(&rep), composition=_composition_block(&rep))
+                full_circuits=fullc, circuit_heads=_circuit_heads(&rep), composition=_composition_block(&rep))
         finally:
             ar_circuits_report_free(&rep)
     finally:

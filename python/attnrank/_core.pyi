@@ -230,6 +230,7 @@ def circuits(
     state_dict: Optional[Mapping[str, Any]] = ...,
     ov: Optional[bool] = ...,
     qk: bool = ...,
+    full: bool = ...,
     composition: Union[None, str, Sequence[str]] = ...,
     layer_range: Any = ...,
     head_range: Any = ...,

@@ -11,12 +11,12 @@
 typedef struct circuits_args {
     const char *model, *composition, *layer_range, *head_range, *csv, *precision;
     size_t heads, head_size, kv_heads, top;
-    int ov, qk, json, no_config;
+    int ov, qk, full, json, no_config;
 } circuits_args;
 
 static const cli_command_doc circuits_doc = {
     "circuits",
-    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--composition q,k,v]\n"
+    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v]\n"
     "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]",
     "Circuits of every head of a trained model (safetensors, the naming conventions\n"
     "of `attnrank weights`: GPT-2, LLaMA with grouped-query attention, BERT), from\n"
@@ -27,7 +27,10 @@ static const cli_command_doc circuits_doc = {
     "when ill-conditioned), s_nuc = tr / nuclear norm and s_sym = tr(S) / sum |eig S|\n"
     "(S the symmetric part), z = score / its Gaussian-head spread, and whether the\n"
     "sign of tr(W_V W_O) is certain under one rounding per stored weight. --qk: the QK\n"
-    "circuit's spectrum and ranks as `weights` computes them. --composition q,k,v:\n"
+    "circuit's spectrum and ranks as `weights` computes them. --full: the same\n"
+    "scores of the full OV circuit W_U W_O W_V W_E^T (V x V, never formed; needs the\n"
+    "token embedding; the unembedding is lm_head.weight, else tied to it; not\n"
+    "certified). --composition q,k,v:\n"
     "||M_2 M_1||_F / (||M_2||_F ||M_1||_F) for every head of an earlier layer (M_1 its\n"
     "OV) into a head of a later layer (M_2 its QK^T, QK or OV, TransformerLens's\n"
     "scores), printed as CS sqrt(d), whose null root mean square is 1. Raw stored\n"
@@ -89,6 +92,7 @@ static int build_opts(const circuits_args *a, ar_circuits_opts *o)
     o->head_dim = a->head_size;
     o->kv_heads = a->kv_heads;
     o->qk = a->qk;
+    o->full = a->full;
     if (a->composition != NULL && parse_composition(a->composition, &o->composition) != 0)
         return cli_usage_error("circuits", "--composition: expected a list of q, k, v such as "
                                "q,k,v, got '%s'", a->composition);
@@ -145,6 +149,8 @@ static int analyze_path(const char *path, int read_config, const ar_circuits_opt
 
 /* ---- JSON ---- */
 
+/* The same keys for the full circuits, whose z figures and trace bound are
+ * null (not certified). */
 static json_t *copying_json(const ar_copying_scores *s)
 {
     json_t *o = json_object();
@@ -184,6 +190,8 @@ static json_t *head_json(const ar_circuits_report *r, const ar_circuits_head *h)
                                       (json_int_t)h->qk.metrics.rank, "certain_rank",
                                       (json_int_t)h->qk.noise.certain_rank, "default_rank",
                                       (json_int_t)h->qk.noise.default_rank));
+    if (r->full)
+        json_object_set_new(o, "full_copying", copying_json(&h->full));
     return o;
 }
 
@@ -230,6 +238,12 @@ static json_t *report_json(const char *model, const ar_circuits_report *r)
                                       cli_json_real(ar_copying_null_sd_eig(r->head_dim)),
                                       "null_sd_nuc",
                                       cli_json_real(ar_copying_null_sd_nuc(r->d, r->head_dim))));
+    if (r->full)
+        json_object_set_new(o, "full_circuits",
+                            json_pack("{s:s, s:s, s:I}", "embedding", r->embedding_tensor,
+                                      "unembedding",
+                                      r->unembedding_tensor ? r->unembedding_tensor : "tied",
+                                      "vocab", (json_int_t)r->vocab));
     json_object_set_new(o, "circuit_heads", heads);
     if (r->composition)
         json_object_set_new(o, "composition", composition_json(r));
@@ -253,6 +267,8 @@ static void print_heads(const ar_circuits_report *r)
         printf(" %7s %7s %7s %7s %7s  %s", "s_eig", "s_nuc", "s_sym", "z_eig", "z_nuc", "sign");
     if (r->qk)
         printf("  %7s %7s", "qk_rank", "certain");
+    if (r->full)
+        printf("  %7s %7s %7s", "f_eig", "f_nuc", "f_sym");
     printf("\n");
     for (size_t i = 0; i < r->nheads; i++) {
         const ar_circuits_head *h = &r->head[i];
@@ -270,6 +286,15 @@ static void print_heads(const ar_circuits_report *r)
         }
         if (r->qk)
             printf("  %7zu %7zu", h->qk.metrics.rank, h->qk.noise.certain_rank);
+        if (r->full) {
+            const ar_copying_scores *f = &h->full;
+            printf(" ");
+            print_score(f->s_eig, f->eig_defined);
+            print_score(f->s_nuc, f->nuc_defined);
+            print_score(f->s_sym, f->sym_defined);
+            if (f->ill_conditioned)
+                printf(" (full eigenvalues ill-conditioned)");
+        }
         printf("\n");
     }
 }
@@ -321,7 +346,13 @@ static int print_text(const char *model, const ar_circuits_report *r, size_t top
         printf("copying scores of W_O W_V; z = score / Gaussian-head spread (s_eig %.4g, s_nuc "
                "and s_sym %.4g); sign: of tr(W_V W_O), certain at storage precision or not\n",
                ar_copying_null_sd_eig(r->head_dim), ar_copying_null_sd_nuc(r->d, r->head_dim));
-    if (r->ov || r->qk)
+    if (r->full)
+        printf("full OV circuits W_U W_O W_V W_E^T (f_*; not certified): embedding '%s', "
+               "unembedding %s%s%s, V = %zu\n",
+               r->embedding_tensor, r->unembedding_tensor ? "'" : "",
+               r->unembedding_tensor ? r->unembedding_tensor : "tied", r->unembedding_tensor ? "'" : "",
+               r->vocab);
+    if (r->ov || r->qk || r->full)
         print_heads(r);
     return r->composition ? print_composition(r, top) : CLI_EXIT_OK;
 }
@@ -344,7 +375,8 @@ static int write_csv(const char *path, const ar_circuits_report *r)
     if (rc != AR_OK)
         return cli_status_error("circuits", rc, &err, NULL);
     ar_atomic_printf(af, "layer,head,kv_head,precision,s_eig,s_nuc,s_sym,z_eig,z_nuc,z_sym,"
-                         "trace,trace_bound,sign_certain,ill_conditioned,qk_rank\n");
+                         "trace,trace_bound,sign_certain,ill_conditioned,qk_rank,full_s_eig,"
+                         "full_s_nuc,full_s_sym,full_trace,full_ill_conditioned\n");
     for (size_t i = 0; i < r->nheads; i++) {
         const ar_circuits_head *h = &r->head[i];
         const ar_copying_scores *s = &h->copying;
@@ -361,6 +393,12 @@ static int write_csv(const char *path, const ar_circuits_report *r)
         csv_value(af, s->trace.sign_certain, r->ov);
         csv_value(af, s->ill_conditioned, r->ov);
         csv_value(af, (double)h->qk.metrics.rank, r->qk);
+        const ar_copying_scores *f = &h->full;
+        csv_value(af, f->s_eig, r->full && f->eig_defined);
+        csv_value(af, f->s_nuc, r->full && f->nuc_defined);
+        csv_value(af, f->s_sym, r->full && f->sym_defined);
+        csv_value(af, f->trace.trace, r->full);
+        csv_value(af, f->ill_conditioned, r->full);
         ar_atomic_printf(af, "\n");
     }
     rc = ar_atomic_commit(af, &err);
@@ -377,6 +415,9 @@ int cmd_circuits(int argc, char **argv)
          "copying scores of the OV circuits (the default when neither --qk nor --composition)",
          0, NULL},
         {"--qk", CLI_SWITCH, &a.qk, NULL, "the QK circuit spectra and ranks (as `weights`)", 0, NULL},
+        {"--full", CLI_SWITCH, &a.full, NULL,
+         "copying scores of the full OV circuits W_U W_O W_V W_E^T (needs the token embedding)",
+         0, NULL},
         {"--composition", CLI_STRING, &a.composition, "q,k,v",
          "composition scores of these kinds between heads of earlier and later layers", 0, NULL},
         {"--layer-range", CLI_STRING, &a.layer_range, "A-B", "analyse layers A..B only", 0, NULL},
