@@ -2,6 +2,7 @@
  * a model's heads (include/attnrank/circuits_model.h).  Parsing and
  * formatting only: the analysis is ar_circuits_analyze_model. */
 #include "cli.h"
+#include "heatmap.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 typedef struct circuits_args {
     const char *model, *composition, *layer_range, *head_range, *csv, *precision;
+    const char *heatmap, *heatmap_score, *heatmap_composition;
     size_t heads, head_size, kv_heads, top;
     int ov, qk, full, json, no_config;
 } circuits_args;
@@ -17,7 +19,8 @@ typedef struct circuits_args {
 static const cli_command_doc circuits_doc = {
     "circuits",
     "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v]\n"
-    "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]",
+    "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]\n"
+    "       [--heatmap FILE.png [--heatmap-score S]] [--heatmap-composition FILE.png]",
     "Circuits of every head of a trained model (safetensors, the naming conventions\n"
     "of `attnrank weights`: GPT-2, LLaMA with grouped-query attention, BERT), from\n"
     "the factors, never the d x d products (docs/theory/circuits.md). --ov (the\n"
@@ -34,7 +37,10 @@ static const cli_command_doc circuits_doc = {
     "||M_2 M_1||_F / (||M_2||_F ||M_1||_F) for every head of an earlier layer (M_1 its\n"
     "OV) into a head of a later layer (M_2 its QK^T, QK or OV, TransformerLens's\n"
     "scores), printed as CS sqrt(d), whose null root mean square is 1. Raw stored\n"
-    "weights: no LayerNorm folding or centring.",
+    "weights: no LayerNorm folding or centring. --heatmap (gnuplot, PNG): layer x\n"
+    "head of a copying score (--heatmap-score, default eig); --heatmap-composition:\n"
+    "per mode, CS sqrt(d) of every later head (rows) reading every earlier head\n"
+    "(columns), heads in layer-major order, blank where not a pair.",
 };
 
 static int parse_index(const char *s, const char **end, size_t *out)
@@ -85,7 +91,43 @@ static int parse_composition(const char *text, unsigned *bits)
     return *bits != 0 ? 0 : -1;
 }
 
-static int build_opts(const circuits_args *a, ar_circuits_opts *o)
+/* The copying score of the --heatmap. */
+typedef enum heat_score { HEAT_EIG, HEAT_NUC, HEAT_SYM, HEAT_FULL_EIG, HEAT_FULL_NUC,
+                          HEAT_FULL_SYM, HEAT_NSCORES } heat_score;
+static const char *const heat_names[HEAT_NSCORES] = {"eig", "nuc", "sym", "full-eig", "full-nuc",
+                                                     "full-sym"};
+
+static int parse_heat_score(const char *text, heat_score *out)
+{
+    for (int i = 0; i < HEAT_NSCORES; i++)
+        if (strcmp(text, heat_names[i]) == 0) {
+            *out = (heat_score)i;
+            return 0;
+        }
+    return -1;
+}
+
+static double heat_value(const ar_circuits_head *h, heat_score k)
+{
+    const ar_copying_scores *s = k >= HEAT_FULL_EIG ? &h->full : &h->copying;
+    switch (k % 3) {
+    case 0:
+        return s->eig_defined ? s->s_eig : NAN;
+    case 1:
+        return s->nuc_defined ? s->s_nuc : NAN;
+    default:
+        return s->sym_defined ? s->s_sym : NAN;
+    }
+}
+
+static int check_plot_path(const char *opt, const char *path)
+{
+    if (path != NULL && strchr(path, '\'') != NULL)
+        return cli_usage_error("circuits", "%s: a path with a single quote is not supported", opt);
+    return -1;
+}
+
+static int build_opts(const circuits_args *a, ar_circuits_opts *o, heat_score *score)
 {
     ar_circuits_opts_init(o);
     o->heads = a->heads;
@@ -97,6 +139,20 @@ static int build_opts(const circuits_args *a, ar_circuits_opts *o)
         return cli_usage_error("circuits", "--composition: expected a list of q, k, v such as "
                                "q,k,v, got '%s'", a->composition);
     o->ov = a->ov || (!a->qk && o->composition == 0);
+    if (parse_heat_score(a->heatmap_score, score) != 0)
+        return cli_usage_error("circuits", "--heatmap-score: expected eig, nuc, sym, full-eig, "
+                               "full-nuc or full-sym, got '%s'", a->heatmap_score);
+    if (*score >= HEAT_FULL_EIG && !a->full && a->heatmap != NULL)
+        return cli_usage_error("circuits", "--heatmap-score %s needs --full", a->heatmap_score);
+    if (a->heatmap != NULL && *score < HEAT_FULL_EIG)
+        o->ov = 1; /* the map's scores */
+    if (a->heatmap_composition != NULL && o->composition == 0)
+        return cli_usage_error("circuits", "--heatmap-composition needs --composition");
+    int code = check_plot_path("--heatmap", a->heatmap);
+    if (code < 0)
+        code = check_plot_path("--heatmap-composition", a->heatmap_composition);
+    if (code >= 0)
+        return code;
     if (a->layer_range != NULL) {
         if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
             return cli_usage_error("circuits", "--layer-range: expected A-B with A <= B, got '%s'",
@@ -405,11 +461,107 @@ static int write_csv(const char *path, const ar_circuits_report *r)
     return rc == AR_OK ? -1 : cli_status_error("circuits", rc, &err, NULL);
 }
 
+/* ---- heat maps (heatmap.h) ---- */
+
+static int write_copying_heatmap(const char *path, const ar_circuits_report *r, heat_score k)
+{
+    double *v = malloc((r->nheads > 0 ? r->nheads : 1) * sizeof(double));
+    if (v == NULL) {
+        fprintf(stderr, "attnrank circuits: out of memory for the heat map\n");
+        return CLI_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < r->nheads; i++)
+        v[i] = heat_value(&r->head[i], k);
+    char title[256], label[64];
+    snprintf(title, sizeof title, "%s copying score s_%s per head (d = %zu, head size %zu, %s "
+             "weights; blank: undefined)", k >= HEAT_FULL_EIG ? "full OV circuit" : "OV circuit",
+             heat_names[k % 3], r->d, r->head_dim, "raw");
+    snprintf(label, sizeof label, "s_%s", heat_names[k % 3]);
+    cli_heat_grid g = {title, label, r->nlayers, r->nsel, r->layer_index, r->head_first, v,
+                       -1.0, 1.0, "defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')"};
+    int code = cli_gnuplot_png("circuits", path, cli_heat_grid_script, &g);
+    free(v);
+    return code;
+}
+
+typedef struct composition_plot {
+    const ar_circuits_report *r;
+    double *grid; /* nheads^2 scratch */
+} composition_plot;
+
+/* One panel per mode: later head (y) x earlier head (x), flat layer-major. */
+static void composition_script(FILE *fp, const char *out, const void *ctx)
+{
+    const ar_circuits_report *r = ((const composition_plot *)ctx)->r;
+    double *grid = ((const composition_plot *)ctx)->grid;
+    size_t n = r->nheads, nk = 0;
+    double top = 0.0;
+    for (size_t p = 0; p < r->npairs; p++)
+        if (isfinite(r->pairs[p].scaled) && r->pairs[p].scaled > top)
+            top = r->pairs[p].scaled;
+    for (int c = 0; c < 3; c++)
+        nk += (r->composition >> c) & 1u;
+    fprintf(fp, "set terminal pngcairo size %zu,%zu font ',10'\n", 80 + 560 * nk,
+                (size_t)560);
+    fprintf(fp, "set output '%s'\n", out);
+    fprintf(fp, "set multiplot layout 1,%zu title \"composition scores CS sqrt(d) (null root mean "
+                "square 1; d = %zu, raw weights; blank: not a pair)\" noenhanced\n", nk, r->d);
+    size_t step = (r->nlayers + 15) / 16; /* at most 16 layer tics */
+    for (const char *axis = "x"; axis != NULL; axis = axis[0] == 'x' ? "y" : NULL) {
+        fprintf(fp, "set %stics (", axis);
+        for (size_t l = 0; l < r->nlayers; l += step)
+            fprintf(fp, "%s\"L%zu\" %g", l > 0 ? ", " : "", r->layer_index[l],
+                    (double)(l * r->nsel) - 0.5); /* at the first head's edge */
+        fprintf(fp, ")\n");
+    }
+    fprintf(fp, "set xrange [-0.5:%g]\nset yrange [%g:-0.5]\n", (double)n - 0.5, (double)n - 0.5);
+    fprintf(fp, "set xlabel 'earlier head (writes)'\nset ylabel 'later head (reads)'\n");
+    fprintf(fp, "set cbrange [0:%g]\nset palette rgbformulae 33,13,10\nunset key\nset tics out\n",
+            top > 0.0 ? top : 1.0);
+    fprintf(fp, "set size square\nset grid xtics ytics front lc rgb 'gray40'\n");
+    for (int c = 0; c < 3; c++) {
+        if (!(r->composition & (1u << c)))
+            continue;
+        /* the whole n x n grid (an image needs one), NaN where no pair */
+        for (size_t i = 0; i < n * n; i++)
+            grid[i] = NAN;
+        for (size_t p = 0; p < r->npairs; p++)
+            if (r->pairs[p].kind == (ar_composition)c)
+                grid[r->pairs[p].later * n + r->pairs[p].earlier] = r->pairs[p].scaled;
+        fprintf(fp, "$%s << EOD\n", ar_composition_name((ar_composition)c));
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < n; i++) {
+                if (isfinite(grid[j * n + i]))
+                    fprintf(fp, "%zu %zu %.9g\n", i, j, grid[j * n + i]);
+                else
+                    fprintf(fp, "%zu %zu NaN\n", i, j);
+            }
+        fprintf(fp, "EOD\n");
+        fprintf(fp, "set title '%s-composition'\n", ar_composition_name((ar_composition)c));
+        fprintf(fp, "plot $%s using 1:2:3 with image\n", ar_composition_name((ar_composition)c));
+    }
+    fprintf(fp, "unset multiplot\n");
+}
+
+static int write_composition_heatmap(const char *path, const ar_circuits_report *r)
+{
+    composition_plot c = {r, malloc((r->nheads * r->nheads > 0 ? r->nheads * r->nheads : 1) *
+                                    sizeof(double))};
+    if (c.grid == NULL) {
+        fprintf(stderr, "attnrank circuits: out of memory for the heat map\n");
+        return CLI_EXIT_INTERNAL;
+    }
+    int code = cli_gnuplot_png("circuits", path, composition_script, &c);
+    free(c.grid);
+    return code;
+}
+
 int cmd_circuits(int argc, char **argv)
 {
     circuits_args a;
     memset(&a, 0, sizeof a);
     a.top = 10;
+    a.heatmap_score = "eig";
     const cli_option opts[] = {
         {"--ov", CLI_SWITCH, &a.ov, NULL,
          "copying scores of the OV circuits (the default when neither --qk nor --composition)",
@@ -437,6 +589,14 @@ int cmd_circuits(int argc, char **argv)
          NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the full report as JSON", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE", "write one row per head", 0, NULL},
+        {"--heatmap", CLI_STRING, &a.heatmap, "FILE.png",
+         "gnuplot heat map of a copying score, layer x head (PNG; implies --ov)", 0, NULL},
+        {"--heatmap-score", CLI_STRING, &a.heatmap_score, "S",
+         "the score of --heatmap: eig (default), nuc, sym, or full-eig, full-nuc, full-sym "
+         "(with --full)", 0, NULL},
+        {"--heatmap-composition", CLI_STRING, &a.heatmap_composition, "FILE.png",
+         "gnuplot heat maps of the composition scores, later x earlier head per mode (PNG)", 0,
+         NULL},
     };
     const char *pos[1] = {NULL};
     size_t npos = 0;
@@ -448,7 +608,8 @@ int cmd_circuits(int argc, char **argv)
         return cli_usage_error("circuits", "missing MODEL_DIR_OR_FILE (see --help)");
     a.model = pos[0];
     ar_circuits_opts o;
-    code = build_opts(&a, &o);
+    heat_score score = HEAT_EIG;
+    code = build_opts(&a, &o, &score);
     if (code >= 0)
         return code;
     cli_set_blas_threads(1); /* many small factorisations: one BLAS thread each */
@@ -458,6 +619,10 @@ int cmd_circuits(int argc, char **argv)
     if (rc != AR_OK)
         return cli_status_error("circuits", rc, &err, NULL);
     code = a.csv != NULL ? write_csv(a.csv, &r) : -1;
+    if (code < 0 && a.heatmap != NULL)
+        code = write_copying_heatmap(a.heatmap, &r, score);
+    if (code < 0 && a.heatmap_composition != NULL)
+        code = write_composition_heatmap(a.heatmap_composition, &r);
     if (code < 0)
         code = a.json ? cli_json_print(report_json(a.model, &r)) : print_text(a.model, &r, a.top);
     ar_circuits_report_free(&r);

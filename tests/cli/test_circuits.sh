@@ -145,7 +145,26 @@ expect 0 "qk_rank" -- "$AR" circuits "$M/bert" --qk --ov
 a=$("$AR" circuits "$M/gpt2" --json --composition q,k,v --ov); b=$("$AR" circuits "$M/gpt2" --json --composition q,k,v --ov)
 check "reruns are byte-identical" test "$a" = "$b"
 
+# heat maps (gnuplot PNG) or a warning without gnuplot
+if command -v gnuplot >/dev/null; then
+  expect 0 "" -- "$AR" circuits "$M/llama" --composition q,k,v --heatmap "$TMP/copy.png" \
+    --heatmap-composition "$TMP/comp.png"
+  for f in copy comp; do
+    check "$f heat map is a non-empty PNG" $PY -c 'import sys; b = open(sys.argv[1], "rb").read(); assert len(b) > 1000 and b[:8] == b"\x89PNG\r\n\x1a\n"' "$TMP/$f.png"
+  done
+  expect 0 "" -- "$AR" circuits "$M/gpt2t" --full --heatmap "$TMP/full.png" --heatmap-score full-sym
+  check "full-circuit heat map" test -s "$TMP/full.png"
+fi
+out=$(PATH=/nonexistent "$AR" circuits "$M/bert" --heatmap "$TMP/none.png" 2>&1)
+check "no gnuplot: warning" grep -q "gnuplot not found, heat map" <<<"$out"
+check "no gnuplot: no file" test ! -e "$TMP/none.png"
+check "no temp files left" test -z "$(ls "$TMP" | grep '\.tmp\.')"
+
 # bad input: one line on stderr, exit 2
+expect_error 2 "--heatmap-score: expected eig" -- "$AR" circuits "$M/bert" --heatmap "$TMP/x.png" --heatmap-score trace
+expect_error 2 "needs --full" -- "$AR" circuits "$M/bert" --heatmap "$TMP/x.png" --heatmap-score full-eig
+expect_error 2 "--heatmap-composition needs --composition" -- "$AR" circuits "$M/bert" --heatmap-composition "$TMP/x.png"
+expect_error 2 "single quote" -- "$AR" circuits "$M/bert" --heatmap "$TMP/x'.png"
 expect_error 2 "missing MODEL_DIR_OR_FILE" -- "$AR" circuits
 expect_error 2 "--composition" -- "$AR" circuits "$M/bert" --composition q,x
 expect_error 2 "--composition" -- "$AR" circuits "$M/bert" --composition q,q
