@@ -228,14 +228,14 @@ cdef object _composition_block(const ar_circuits_report *r):
 
 
 def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
-             composition=None, layer_range=None, head_range=None, precision=None, heads=None,
-             head_size=None, kv_heads=None, config=True):
+             composition=None, tl=False, layer_range=None, head_range=None, precision=None,
+             heads=None, head_size=None, kv_heads=None, config=True):
     """Circuits of every head of a trained model (safetensors, the naming
     conventions of ``attnrank weights``: GPT-2, LLaMA with grouped-query
     attention, BERT), from the factors, never the d x d products, as
     ``attnrank circuits MODEL --json`` (attnrank/circuits_model.h,
-    docs/theory/circuits.md).  Raw stored weights: no LayerNorm folding
-    or centring.
+    docs/theory/circuits.md).  Raw stored weights by default: no LayerNorm
+    folding or centring (``tl=True`` applies TransformerLens's).
 
     model_dir
         the model: a directory, a .safetensors file or an index (as
@@ -256,6 +256,17 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     composition
         composition modes, "q,k,v" or a subset ("v", ["q", "k"]): every head
         of an earlier layer into every head of a later layer.
+    tl
+        TransformerLens's default preprocessing (``--tl``; from_pretrained's
+        fold_ln, center_writing_weights, center_unembed): the pre-attention
+        norm's gain folded into W_Q, W_K, W_V and the final one into the
+        unembedding; for LayerNorm models (GPT-2) the reading weights, W_O,
+        W_E and the unembedding also centred over d; the unembedding centred
+        over the vocabulary.  ``weight_preprocessing`` is then "tl" and
+        ``weights_centred`` says whether the centring over d applied
+        (False for RMSNorm).  The traces are then not certified.
+        UnsupportedError for BERT (post-LayerNorm), FormatError when a gain
+        is not stored.
     layer_range
         analyse layers A..B only: "A-B", "A", an integer or a pair.
     head_range
@@ -300,6 +311,7 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     ar_circuits_opts_init(&o)
     o.qk = 1 if qk else 0
     o.full = 1 if full else 0
+    o.tl = 1 if tl else 0
     if composition is not None:
         o.composition = _composition_bits(composition, fn)
     o.ov = 1 if (ov or (ov is None and not qk and o.composition == 0)) else 0
@@ -363,7 +375,9 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
                                          if rep.unembedding_tensor != NULL else "tied"),
                          "vocab": rep.vocab}
             return Circuits(
-                family=_text(ar_weights_family_name(rep.family)), weight_preprocessing="raw",
+                family=_text(ar_weights_family_name(rep.family)),
+                weight_preprocessing="tl" if rep.tl else "raw",
+                weights_centred=bool(rep.tl_centred) if rep.tl else None,
                 d=rep.d, heads=rep.heads, kv_heads=rep.kv_heads, head_size=rep.head_dim,
                 layers=tuple(rep.layer_index[i] for i in range(rep.nlayers)),
                 precision=_text(ar_precision_name(rep.precision)), copying_tolerance=tol,

@@ -232,6 +232,7 @@ def circuits(
     qk: bool = ...,
     full: bool = ...,
     composition: Union[None, str, Sequence[str]] = ...,
+    tl: bool = ...,
     layer_range: Any = ...,
     head_range: Any = ...,
     precision: Optional[str] = ...,

@@ -95,6 +95,7 @@ class Circuits:
     head_size: int
     layers: Tuple[int, ...]
     precision: str
+    weights_centred: Optional[bool]
     copying_tolerance: Optional[Dict[str, float]]
     full_circuits: Optional[Dict[str, Any]]
     circuit_heads: List[Dict[str, Any]] = field(repr=False)
@@ -113,6 +114,8 @@ class Circuits:
             "d": self.d, "heads": self.heads, "kv_heads": self.kv_heads,
             "head_size": self.head_size, "layers": list(self.layers),
             "precision": self.precision}
+        if self.weights_centred is not None:
+            out["weights_centred"] = self.weights_centred
         if self.copying_tolerance is not None:
             out["copying_tolerance"] = _plain(self.copying_tolerance)
         if self.full_circuits is not None:

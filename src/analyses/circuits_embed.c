@@ -23,6 +23,31 @@ static const ar_st_tensor *find_any(const ar_safetensors *st, const char *const 
     return NULL;
 }
 
+/* TransformerLens's preprocessing of W_E (V x d) and the unembedding U
+ * (V x d; empty: tied, then a copy of W_E, for it is no longer tied after):
+ * W_E <- W_E P and U <- P_V U diag(g_f) P with centring, U <- P_V U diag(g_f)
+ * without. */
+static int tl_embeddings(const ar_safetensors *st, const ar_circuits_report *rep, ar_matrix *we,
+                         ar_matrix *wu, ar_error *err)
+{
+    size_t d = we->cols;
+    double *g = malloc(d * sizeof(double));
+    int rc = g != NULL ? AR_OK : ar_error_set(err, AR_ENOMEM, "out of memory");
+    if (rc == AR_OK)
+        rc = circ_tl_final_gain(st, rep->family, d, g, err);
+    if (rc == AR_OK && wu->data == NULL && ar_matrix_clone(wu, ar_matrix_cview(we)) != AR_OK)
+        rc = ar_error_set(err, AR_ENOMEM, "out of memory for a copy of the %zu x %zu embedding",
+                          we->rows, d);
+    if (rc == AR_OK) {
+        circ_tl_reading(wu, g, rep->tl_centred); /* U reads the final norm's output */
+        circ_tl_writing(wu);                     /* centre_unembed: over the vocabulary */
+        if (rep->tl_centred)
+            circ_tl_reading(we, NULL, 1);        /* W_E writes the residual stream */
+    }
+    free(g);
+    return rc;
+}
+
 int circ_embed_load(const ar_safetensors *st, size_t d, ar_circuits_report *rep,
                     ar_circuit_embed *emb, ar_error *err)
 {
@@ -47,9 +72,11 @@ int circ_embed_load(const ar_safetensors *st, size_t d, ar_circuits_report *rep,
                               ar_safetensors_file_path(st, tu->file), tu->name, wu.rows, wu.cols,
                               we.rows, d);
     }
+    if (rc == AR_OK && rep->tl)
+        rc = tl_embeddings(st, rep, &we, &wu, err);
     if (rc == AR_OK) {
         ar_cview e = ar_cview_transpose(ar_matrix_cview(&we)); /* E = W_E^T, d x V */
-        ar_cview u = tu != NULL ? ar_matrix_cview(&wu) : ar_matrix_cview(&we);
+        ar_cview u = wu.data != NULL ? ar_matrix_cview(&wu) : ar_matrix_cview(&we);
         rc = ar_circuit_embed_init(emb, e, u, err);
     }
     ar_matrix_free(&we); /* the factors are all that is kept */

@@ -13,12 +13,12 @@ typedef struct circuits_args {
     const char *model, *composition, *layer_range, *head_range, *csv, *precision;
     const char *heatmap, *heatmap_score, *heatmap_composition;
     size_t heads, head_size, kv_heads, top;
-    int ov, qk, full, json, no_config;
+    int ov, qk, full, tl, json, no_config;
 } circuits_args;
 
 static const cli_command_doc circuits_doc = {
     "circuits",
-    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v]\n"
+    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v] [--tl]\n"
     "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]\n"
     "       [--heatmap FILE.png [--heatmap-score S]] [--heatmap-composition FILE.png]",
     "Circuits of every head of a trained model (safetensors, the naming conventions\n"
@@ -37,7 +37,12 @@ static const cli_command_doc circuits_doc = {
     "||M_2 M_1||_F / (||M_2||_F ||M_1||_F) for every head of an earlier layer (M_1 its\n"
     "OV) into a head of a later layer (M_2 its QK^T, QK or OV, TransformerLens's\n"
     "scores), printed as CS sqrt(d), whose null root mean square is 1. Raw stored\n"
-    "weights: no LayerNorm folding or centring. --heatmap (gnuplot, PNG): layer x\n"
+    "weights by default: no LayerNorm folding or centring; --tl applies\n"
+    "TransformerLens's default preprocessing (fold the pre-attention norm's gain into\n"
+    "W_Q, W_K, W_V and the final one into the unembedding; with LayerNorm (GPT-2)\n"
+    "also centre the reading weights, W_O, W_E and the unembedding over d; centre\n"
+    "the unembedding over the vocabulary; refused for post-LN BERT; the trace is\n"
+    "then not certified). --heatmap (gnuplot, PNG): layer x\n"
     "head of a copying score (--heatmap-score, default eig); --heatmap-composition:\n"
     "per mode, CS sqrt(d) of every later head (rows) reading every earlier head\n"
     "(columns), heads in layer-major order, blank where not a pair.",
@@ -135,6 +140,7 @@ static int build_opts(const circuits_args *a, ar_circuits_opts *o, heat_score *s
     o->kv_heads = a->kv_heads;
     o->qk = a->qk;
     o->full = a->full;
+    o->tl = a->tl;
     if (a->composition != NULL && parse_composition(a->composition, &o->composition) != 0)
         return cli_usage_error("circuits", "--composition: expected a list of q, k, v such as "
                                "q,k,v, got '%s'", a->composition);
@@ -274,6 +280,11 @@ static json_t *composition_json(const ar_circuits_report *r)
                      cli_json_real(r->composition_null_rms), "pairs", pairs);
 }
 
+static const char *preprocessing(const ar_circuits_report *r)
+{
+    return r->tl ? "tl" : "raw";
+}
+
 static json_t *report_json(const char *model, const ar_circuits_report *r)
 {
     json_t *layers = json_array(), *heads = json_array();
@@ -282,10 +293,13 @@ static json_t *report_json(const char *model, const ar_circuits_report *r)
     for (size_t i = 0; i < r->nheads; i++)
         json_array_append_new(heads, head_json(r, &r->head[i]));
     json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:s}", "source", model,
-                          "family", ar_weights_family_name(r->family), "weight_preprocessing", "raw",
+                          "family", ar_weights_family_name(r->family), "weight_preprocessing",
+                          preprocessing(r),
                           "d", (json_int_t)r->d, "heads", (json_int_t)r->heads, "kv_heads",
                           (json_int_t)r->kv_heads, "head_size", (json_int_t)r->head_dim, "layers",
                           layers, "precision", ar_precision_name(r->precision));
+    if (r->tl)
+        json_object_set_new(o, "weights_centred", json_boolean(r->tl_centred));
     if (r->ov)
         json_object_set_new(o, "copying_tolerance",
                             json_pack("{s:o, s:o, s:o, s:o}", "zero_factor",
@@ -397,7 +411,16 @@ static int print_text(const char *model, const ar_circuits_report *r, size_t top
     printf("%s: %s, d = %zu, %zu heads (%zu key/value heads) of size %zu, %zu layers, %s\n",
            model, ar_weights_family_name(r->family), r->d, r->heads, r->kv_heads, r->head_dim,
            r->nlayers, ar_precision_name(r->precision));
-    printf("raw stored weights (no LayerNorm folding, no centring)\n");
+    if (!r->tl)
+        printf("raw stored weights (no LayerNorm folding, no centring)\n");
+    else if (r->tl_centred)
+        printf("TransformerLens preprocessing (--tl): LayerNorm gains folded into W_Q, W_K, W_V "
+               "and the unembedding; reading and writing weights centred over d; unembedding "
+               "centred over the vocabulary; signs not certified\n");
+    else
+        printf("TransformerLens preprocessing (--tl): RMSNorm gains folded into W_Q, W_K, W_V "
+               "and the unembedding, no centring over d; unembedding centred over the "
+               "vocabulary; signs not certified\n");
     if (r->ov)
         printf("copying scores of W_O W_V; z = score / Gaussian-head spread (s_eig %.4g, s_nuc "
                "and s_sym %.4g); sign: of tr(W_V W_O), certain at storage precision or not\n",
@@ -475,7 +498,7 @@ static int write_copying_heatmap(const char *path, const ar_circuits_report *r, 
     char title[256], label[64];
     snprintf(title, sizeof title, "%s copying score s_%s per head (d = %zu, head size %zu, %s "
              "weights; blank: undefined)", k >= HEAT_FULL_EIG ? "full OV circuit" : "OV circuit",
-             heat_names[k % 3], r->d, r->head_dim, "raw");
+             heat_names[k % 3], r->d, r->head_dim, preprocessing(r));
     snprintf(label, sizeof label, "s_%s", heat_names[k % 3]);
     cli_heat_grid g = {title, label, r->nlayers, r->nsel, r->layer_index, r->head_first, v,
                        -1.0, 1.0, "defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')"};
@@ -505,7 +528,8 @@ static void composition_script(FILE *fp, const char *out, const void *ctx)
                 (size_t)560);
     fprintf(fp, "set output '%s'\n", out);
     fprintf(fp, "set multiplot layout 1,%zu title \"composition scores CS sqrt(d) (null root mean "
-                "square 1; d = %zu, raw weights; blank: not a pair)\" noenhanced\n", nk, r->d);
+                "square 1; d = %zu, %s weights; blank: not a pair)\" noenhanced\n", nk, r->d,
+                preprocessing(r));
     size_t step = (r->nlayers + 15) / 16; /* at most 16 layer tics */
     for (const char *axis = "x"; axis != NULL; axis = axis[0] == 'x' ? "y" : NULL) {
         fprintf(fp, "set %stics (", axis);
@@ -585,6 +609,9 @@ int cmd_circuits(int argc, char **argv)
          "head size (default: config head_dim, else rows / heads)", 1, NULL},
         {"--kv-heads", CLI_SIZE, &a.kv_heads, "K",
          "key/value heads (default: config, else value rows / head size)", 1, NULL},
+        {"--tl", CLI_SWITCH, &a.tl, NULL,
+         "TransformerLens's default preprocessing (fold norms, centre; default: raw weights)", 0,
+         NULL},
         {"--no-config", CLI_SWITCH, &a.no_config, NULL, "ignore config.json beside the model", 0,
          NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the full report as JSON", 0, NULL},

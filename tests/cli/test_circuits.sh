@@ -121,6 +121,64 @@ expect 0 "unembedding tied, V = 48" -- "$AR" circuits "$M/gpt2t" --full
 expect 0 "f_eig" -- "$AR" circuits "$M/gpt2t" --full --head-range 0
 expect_error 2 "full circuits need the token embedding" -- "$AR" circuits "$M/gpt2" --full
 
+# --tl: TransformerLens's preprocessing applied here to the dense matrices
+# (P = I - 11^T/d, P_V over the vocabulary): GPT-2 (LayerNorm: fold and
+# centre) and LLaMA (RMSNorm: fold; the unembedding centred over V only).
+$PY "$GEN" "$M/gpt2n" --family gpt2 --layers 2 --heads 4 --d 16 --vocab 48 --embed tied --norms --dtype F32 >/dev/null
+$PY "$GEN" "$M/llaman" --family llama --layers 2 --heads 4 --kv-heads 2 --d 16 --vocab 48 --embed untied --norms --dtype BF16 >/dev/null
+tl_check() { # MODEL FAMILY
+  "$AR" circuits "$M/$1" --tl --ov --full --qk --composition q,k,v --json >"$TMP/$1.tl.json" || return 1
+  PYTHONPATH="$TMP" $PY - "$M/$1" "$TMP/$1.tl.json" "$2" <<'PY'
+import json, sys, numpy as np
+from stored import get, factors, close
+path, out, fam = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+d = out["d"]; ln = fam == "gpt2"
+assert out["weight_preprocessing"] == "tl" and out["weights_centred"] == ln
+P = np.eye(d) - np.ones((d, d)) / d
+def gain(l):
+    return get(path, f"h.{l}.ln_1.weight" if ln else f"layers.{l}.input_layernorm.weight")
+we = get(path, out["full_circuits"]["embedding"])
+wu = we if out["full_circuits"]["unembedding"] == "tied" else get(path, "lm_head.weight")
+gf = get(path, "ln_f.weight" if ln else "model.norm.weight")
+V = we.shape[0]; PV = np.eye(V) - np.ones((V, V)) / V
+U = PV @ wu @ np.diag(gf) @ (P if ln else np.eye(d))
+E = ((we @ P) if ln else we).T
+circ = {}
+for e in out["circuit_heads"]:
+    q, k, v, o = factors(path, fam, out, e["layer"], e["head"])
+    G = np.diag(gain(e["layer"])) @ (P if ln else np.eye(d))
+    q, k, v = q @ G, k @ G, v @ G
+    if ln: o = P @ o
+    M = o @ v; circ[(e["layer"], e["head"])] = (M, q.T @ k)
+    lam = np.linalg.eigvals(v @ o); tr = np.trace(M)
+    c = e["copying"]
+    close(c["s_eig"], lam.real.sum() / abs(lam).sum(), "s_eig", 1e-12)
+    close(c["s_nuc"], tr / np.linalg.svd(M, compute_uv=False).sum(), "s_nuc", 1e-12)
+    close(c["s_sym"], tr / abs(np.linalg.eigvalsh((M + M.T) / 2)).sum(), "s_sym", 1e-12)
+    assert c["trace_bound"] is None and not c["sign_certain"]
+    for a, b in zip(e["qk"]["singular_values"], np.linalg.svd(q.T @ k, compute_uv=False)):
+        close(a, b, "qk sv", 1e-12)
+    f = U @ o @ v @ E
+    lam = np.linalg.eigvals(f); lam = lam[abs(lam) > 1e-9 * abs(lam).max()]; tr = np.trace(f)
+    c = e["full_copying"]
+    close(c["s_eig"], lam.real.sum() / abs(lam).sum(), "full s_eig", 1e-12)
+    close(c["s_nuc"], tr / np.linalg.svd(f, compute_uv=False).sum(), "full s_nuc", 1e-12)
+    close(c["s_sym"], tr / abs(np.linalg.eigvalsh((f + f.T) / 2)).sum(), "full s_sym", 1e-12)
+fro = np.linalg.norm
+for p in out["composition"]["pairs"]:
+    M1 = circ[(p["from_layer"], p["from_head"])][0]
+    OV2, QK2 = circ[(p["to_layer"], p["to_head"])]
+    M2 = {"q": QK2.T, "k": QK2, "v": OV2}[p["mode"]]
+    close(p["score"], fro(M2 @ M1) / (fro(M2) * fro(M1)), "composition " + p["mode"], 1e-12)
+PY
+}
+check "gpt2 --tl equals numpy's preprocessing of the dense matrices" tl_check gpt2n gpt2
+check "llama --tl equals numpy's preprocessing of the dense matrices" tl_check llaman llama
+expect 0 "TransformerLens preprocessing (--tl): LayerNorm" -- "$AR" circuits "$M/gpt2n" --tl
+expect 0 "RMSNorm gains folded" -- "$AR" circuits "$M/llaman" --tl
+expect_error 2 "BERT is post-LayerNorm" -- "$AR" circuits "$M/bert" --tl
+expect_error 2 "needs the LayerNorm gain 'h.0.ln_1.weight'" -- "$AR" circuits "$M/gpt2t" --tl
+
 check "llama kv groups" $PY -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -132,8 +132,9 @@ def assert_same(a, b, where="$"):
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("circuit_models")
     out = {}
-    for fam, extra in (("gpt2", ["--dtype", "F16", "--embed", "tied"]),
-                       ("llama", ["--kv-heads", "2", "--dtype", "BF16", "--embed", "untied"]),
+    for fam, extra in (("gpt2", ["--dtype", "F16", "--embed", "tied", "--norms"]),
+                       ("llama", ["--kv-heads", "2", "--dtype", "BF16", "--embed", "untied",
+                                  "--norms"]),
                        ("bert", ["--dtype", "F32"])):
         path = root / fam
         subprocess.run([sys.executable, GEN, str(path), "--family", fam, "--layers", "2",
@@ -219,6 +220,48 @@ def test_full_circuits_of_a_checkpoint_equal_the_dense_product(models, fam, unem
             c["s_sym"], tr / np.abs(np.linalg.eigvalsh((f + f.T) / 2)).sum(), rtol=1e-12)
         np.testing.assert_allclose(c["trace"], tr, rtol=1e-12)
         assert c["trace_bound"] is None and not c["sign_certain"]
+
+
+@pytest.mark.parametrize("fam", ["gpt2", "llama"])
+def test_tl_equals_the_cli(cli, models, fam):
+    got = attnrank.circuits(models[fam], tl=True, full=True, composition="k", ov=True)
+    out = subprocess.run([cli, "circuits", str(models[fam]), "--tl", "--full", "--composition",
+                          "k", "--ov", "--json"], capture_output=True, text=True, check=True)
+    want = json.loads(out.stdout)
+    want.pop("source")
+    assert want["weight_preprocessing"] == "tl" and want["weights_centred"] == (fam == "gpt2")
+    assert_same(got.to_dict(), want)
+
+
+@pytest.mark.parametrize("fam", ["gpt2", "llama"])
+def test_tl_equals_numpy_preprocessing(models, fam):
+    """TransformerLens's fold_ln / center_writing_weights on the dense
+    factors: W_V diag(g) P and P W_O with LayerNorm, W_V diag(g) with RMSNorm."""
+    r = attnrank.circuits(models[fam], tl=True)
+    t = stored(models[fam], decode_bf16=True)
+    d = r.d
+    centre = np.eye(d) - np.ones((d, d)) / d if fam == "gpt2" else np.eye(d)
+    for e in r:
+        _, _, v, o = dense_factors(t, fam, r, e["layer"], e["head"])
+        g = t[f"h.{e['layer']}.ln_1.weight" if fam == "gpt2" else
+              f"model.layers.{e['layer']}.input_layernorm.weight"].astype(np.float64)
+        v, o = v @ np.diag(g) @ centre, centre @ o
+        m = o @ v
+        lam = np.linalg.eigvals(v @ o)
+        c = e["copying"]
+        np.testing.assert_allclose(c["s_eig"], lam.real.sum() / np.abs(lam).sum(), rtol=1e-12)
+        np.testing.assert_allclose(c["s_nuc"], np.trace(m) / np.linalg.svd(m, compute_uv=False).sum(),
+                                   rtol=1e-12)
+        assert c["trace_bound"] is None and not c["sign_certain"]
+
+
+def test_tl_refusals(models):
+    with pytest.raises(attnrank.UnsupportedError, match="post-LayerNorm"):
+        attnrank.circuits(models["bert"], tl=True)
+    t = {k: v for k, v in stored(models["gpt2"]).items() if "ln_1" not in k}
+    cfg = json.loads((models["gpt2"] / "config.json").read_text())
+    with pytest.raises(attnrank.FormatError, match="LayerNorm gain"):
+        attnrank.circuits(state_dict=t, config=cfg, tl=True)
 
 
 def test_full_circuits_need_the_token_embedding(models):
