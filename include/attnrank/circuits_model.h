@@ -19,8 +19,11 @@
  * Full circuits (opts.full): W_E is the first tensor whose name ends in
  * word_embeddings.weight, wte.weight, embed_tokens.weight or
  * tok_embeddings.weight (as weights.h finds it); the unembedding is
- * lm_head.weight when stored (V x d, nn.Linear), else W_E (tied).  Both are
- * read once as float64 (V x d each).
+ * lm_head.weight when stored (V x d, nn.Linear), else W_E (tied).  With raw
+ * weights and V >= d they are read in row blocks of the stored dtype into
+ * their Gram matrices (and E U), never as V x d float64; opts.tl, V < d or
+ * a Gram matrix that is not numerically positive definite read them once as
+ * float64 (V x d each).
  * Raw stored weights by default: no LayerNorm folding and no centring;
  * biases never enter the circuits.  opts.tl applies TransformerLens's
  * default preprocessing (from_pretrained: fold_ln, center_writing_weights,

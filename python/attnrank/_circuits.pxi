@@ -288,7 +288,9 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     CLI options without a keyword: ``--no-config`` (use ``config=False``),
     ``--json`` (use the record's ``.to_dict()``), ``--csv FILE`` (one row
     per head: iterate the record), ``--top N`` (the text output's strongest
-    pairs: sort ``.composition["pairs"]`` by ``scaled``).
+    pairs: sort ``.composition["pairs"]`` by ``scaled``), ``--heatmap FILE``,
+    ``--heatmap-score S`` and ``--heatmap-composition FILE`` (the CLI's gnuplot
+    heat maps: plot the heads' scores or the pairs yourself).
 
     Returns a :class:`attnrank.Circuits`; ``.to_dict()`` equals the CLI's
     JSON without ``source``.  Raises FileError, FormatError,

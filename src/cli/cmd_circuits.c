@@ -18,8 +18,8 @@ typedef struct circuits_args {
 
 static const cli_command_doc circuits_doc = {
     "circuits",
-    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v] [--tl]\n"
-    "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]\n"
+    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v]\n"
+    "       [--tl] [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]\n"
     "       [--heatmap FILE.png [--heatmap-score S]] [--heatmap-composition FILE.png]",
     "Circuits of every head of a trained model (safetensors, the naming conventions\n"
     "of `attnrank weights`: GPT-2, LLaMA with grouped-query attention, BERT), from\n"

@@ -114,6 +114,11 @@ for e, row in zip(out["circuit_heads"], rows):
         assert float(row["full_" + key]) == c[key], (key, row)
 PY
 }
+# V = 1100 spans three row blocks of the Gram route; V = 8 < d takes the QR route
+$PY "$GEN" "$M/gpt2big" --family gpt2 --layers 1 --heads 2 --d 16 --vocab 1100 --embed untied --dtype F16 >/dev/null
+$PY "$GEN" "$M/llamasmall" --family llama --layers 1 --heads 4 --kv-heads 2 --d 16 --vocab 8 --embed tied --dtype F32 >/dev/null
+check "gpt2, untied, V 1100: full circuits equal the dense products" full_check gpt2big gpt2 lm_head.weight
+check "llama, tied, V 8 < d: full circuits equal the dense products" full_check llamasmall llama tied
 check "gpt2, tied: full circuits equal the dense products" full_check gpt2t gpt2 tied
 check "llama, untied: full circuits equal the dense products" full_check llamau llama lm_head.weight
 check "bert, tied: full circuits equal the dense products" full_check bert bert tied

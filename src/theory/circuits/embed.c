@@ -145,6 +145,44 @@ static int factor(ar_cview a, const char *name, int transposed, size_t k, double
     return r_factor(a, name, transposed, r, fro, err);
 }
 
+int ar_circuit_embed_from_gram(ar_circuit_embed *e, size_t d, size_t vocab, const double *g_u,
+                               const double *g_e, const double *c, int *ok, ar_error *err)
+{
+    *ok = 0;
+    *e = ar_circuit_embed_empty();
+    if (d == 0 || vocab < d)
+        return AR_OK;
+    double tu = 0.0, te = 0.0;
+    for (size_t j = 0; j < d; j++) {
+        tu += g_u[j + j * d];
+        te += (g_e != NULL ? g_e : g_u)[j + j * d];
+    }
+    if (!isfinite(tu) || !isfinite(te))
+        return AR_OK; /* the caller's entry-by-entry route names the culprit */
+    e->d = d;
+    e->vocab = vocab;
+    e->k = d;
+    e->tied = g_e == NULL;
+    e->r_u = malloc(d * d * sizeof(double));
+    e->r_e = e->tied ? e->r_u : malloc(d * d * sizeof(double));
+    e->c = malloc(d * d * sizeof(double));
+    int st = e->r_u && e->r_e && e->c ? AR_OK : ar_error_set(err, AR_ENOMEM, "embedding: out of memory");
+    int ok_u = 0, ok_e = 1;
+    if (st == AR_OK)
+        st = cholesky(g_u, d, e->r_u, &ok_u, err);
+    if (st == AR_OK && !e->tied)
+        st = cholesky(g_e, d, e->r_e, &ok_e, err);
+    if (st == AR_OK)
+        memcpy(e->c, c != NULL ? c : g_u, d * d * sizeof(double));
+    e->fro_u = sqrt(tu);
+    e->fro_e = sqrt(te);
+    e->gram = 1;
+    *ok = st == AR_OK && ok_u && ok_e;
+    if (!*ok)
+        ar_circuit_embed_free(e);
+    return st;
+}
+
 int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb, ar_error *err)
 {
     if (e == NULL)
