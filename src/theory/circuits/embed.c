@@ -145,6 +145,20 @@ static int factor(ar_cview a, const char *name, int transposed, size_t k, double
     return r_factor(a, name, transposed, r, fro, err);
 }
 
+/* The sizes of e and its buffers: R_U, R_E (k x d, one when tied), C. */
+static int alloc_factors(ar_circuit_embed *e, size_t d, size_t vocab, size_t k, int tied,
+                         ar_error *err)
+{
+    e->d = d;
+    e->vocab = vocab;
+    e->k = k;
+    e->tied = tied;
+    e->r_u = malloc(k * d * sizeof(double));
+    e->r_e = tied ? e->r_u : malloc(k * d * sizeof(double));
+    e->c = malloc(d * d * sizeof(double));
+    return e->r_u && e->r_e && e->c ? AR_OK : ar_error_set(err, AR_ENOMEM, "embedding: out of memory");
+}
+
 int ar_circuit_embed_from_gram(ar_circuit_embed *e, size_t d, size_t vocab, const double *g_u,
                                const double *g_e, const double *c, int *ok, ar_error *err)
 {
@@ -159,14 +173,7 @@ int ar_circuit_embed_from_gram(ar_circuit_embed *e, size_t d, size_t vocab, cons
     }
     if (!isfinite(tu) || !isfinite(te))
         return AR_OK; /* the caller's entry-by-entry route names the culprit */
-    e->d = d;
-    e->vocab = vocab;
-    e->k = d;
-    e->tied = g_e == NULL;
-    e->r_u = malloc(d * d * sizeof(double));
-    e->r_e = e->tied ? e->r_u : malloc(d * d * sizeof(double));
-    e->c = malloc(d * d * sizeof(double));
-    int st = e->r_u && e->r_e && e->c ? AR_OK : ar_error_set(err, AR_ENOMEM, "embedding: out of memory");
+    int st = alloc_factors(e, d, vocab, d, g_e == NULL, err);
     int ok_u = 0, ok_e = 1;
     if (st == AR_OK)
         st = cholesky(g_u, d, e->r_u, &ok_u, err);
@@ -198,16 +205,10 @@ int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb, ar_
                             "%zu, got %zu x %zu", emb.rows, emb.cols, emb.cols, emb.rows,
                             unemb.rows, unemb.cols);
     size_t d = emb.rows, v = emb.cols, k = v < d ? v : d;
-    e->d = d;
-    e->vocab = v;
-    e->k = k;
     /* tied: U is E^T on the same memory (U(i, j) = E(j, i)) */
-    e->tied = unemb.data == emb.data && unemb.row_stride == emb.col_stride &&
-              unemb.col_stride == emb.row_stride;
-    e->r_u = malloc(k * d * sizeof(double));
-    e->r_e = e->tied ? e->r_u : malloc(k * d * sizeof(double));
-    e->c = malloc(d * d * sizeof(double));
-    int st = e->r_u && e->r_e && e->c ? AR_OK : ar_error_set(err, AR_ENOMEM, "embedding: out of memory");
+    int tied = unemb.data == emb.data && unemb.row_stride == emb.col_stride &&
+               unemb.col_stride == emb.row_stride;
+    int st = alloc_factors(e, d, v, k, tied, err);
     /* tied: C = E E^T is the Gram matrix of U = E^T, a by-product of its factor */
     int by_gram = 0, e_gram = 0;
     if (st == AR_OK)
