@@ -21,7 +21,8 @@ Each route runs in its own process (peak memory = its ru_maxrss).  The numpy
 routes run on a sample of heads or pairs and are scaled to the full count
 (their cost per head is constant); attnrank's run on everything.  Weights
 are Gaussian (sigma 0.02), seed 0.  Run from a build tree:
-  PYTHONPATH=build/python /usr/bin/python3 -P bench/circuits.py [--quick]
+  PYTHONPATH=build/python /usr/bin/python3 -P bench/circuits.py [--quick] [--repeats N]
+      [--routes ov,composition,full]
 """
 
 import argparse
@@ -81,7 +82,8 @@ def route_composition(engine, sample, model):
 def route_full(engine, sample, vocab):
     import attnrank
     rng = np.random.default_rng(2)
-    we = rng.standard_normal((vocab, D)) * 0.02
+    we = rng.standard_normal((vocab, D))
+    we *= 0.02  # in place: a temporary V x d copy would set both routes' peak
     hs = heads(rng, H * L)
     t = time.perf_counter()
     if engine == "attnrank":
@@ -123,6 +125,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="V 5000 and smaller samples")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--routes", default="ov,composition,full",
+                    help="the routes run (comma-separated), each interleaved with numpy's")
     ap.add_argument("--only", choices=["ov", "composition", "full"])
     ap.add_argument("--engine", choices=["attnrank", "numpy"])
     ap.add_argument("--sample", type=int, default=4)
@@ -134,12 +138,14 @@ def main():
     vocab = 5000 if args.quick else V
     tmp = tempfile.mkdtemp()
     model = os.path.join(tmp, "gpt2")
-    make_model(model)
+    routes = [r for r in ("ov", "composition", "full") if r in args.routes.split(",")]
+    if "composition" in routes:
+        make_model(model)
     samples = {"ov": 4 if args.quick else 8, "composition": 20 if args.quick else 60,
                "full": 2 if args.quick else 6}
     results = []
     for _ in range(args.repeats):  # interleaved: the machine is shared
-        for route in ("ov", "composition", "full"):
+        for route in routes:
             for engine in ("attnrank", "numpy"):
                 cmd = [sys.executable, "-P", __file__, "--only", route, "--engine", engine,
                        "--sample", str(samples[route]), "--vocab", str(vocab), "--model", model]
@@ -147,7 +153,7 @@ def main():
                                      env=os.environ)
                 results.append(json.loads(out.stdout))
                 print(out.stdout.strip(), flush=True)
-    for route in ("ov", "composition", "full"):
+    for route in routes:
         ours = sorted(r["scaled_seconds"] for r in results
                       if r["route"] == route and r["engine"] == "attnrank")
         theirs = sorted(r["scaled_seconds"] for r in results

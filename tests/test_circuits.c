@@ -455,16 +455,25 @@ static void test_null_copying(void **state)
 /* ---- full circuits ----------------------------------------------------- */
 
 /* U W_O W_V E from the d-sized factors against the dense V x V product:
- * untied and tied embeddings, d_head above d, a vocabulary below d. */
+ * untied and tied embeddings (Gram route), d_head above d, a vocabulary
+ * below d and a tied W_E of rank 4 < d (QR route: the Gram matrix is not
+ * numerically definite). */
 static void test_full_circuits(void **state)
 {
     (void)state;
     ar_rng *rng = ar_rng_alloc(31);
-    const size_t shapes[][3] = {{40, 6, 3}, {40, 6, 3}, {30, 5, 7}, {4, 6, 2}}; /* V, d, h */
-    for (size_t t = 0; t < 4; t++) {
+    const size_t shapes[][3] = {{40, 6, 3}, {40, 6, 3}, {30, 5, 7}, {4, 6, 2}, {40, 6, 3}};
+    for (size_t t = 0; t < 5; t++) { /* V, d, h */
         size_t V = shapes[t][0], d = shapes[t][1], h = shapes[t][2];
-        int tied = t == 1;
+        int tied = t == 1 || t == 4;
         ar_matrix e = gaussian(d, V, rng), u = gaussian(V, d, rng);
+        if (t == 4) { /* E = A B, A d x 4 */
+            ar_matrix a = gaussian(d, 4, rng), b = gaussian(4, V, rng);
+            ar_matrix_free(&e);
+            e = product(AR_NO_TRANS, ar_matrix_cview(&a), AR_NO_TRANS, ar_matrix_cview(&b));
+            ar_matrix_free(&a);
+            ar_matrix_free(&b);
+        }
         ar_matrix v = gaussian(h, d, rng), o = gaussian(d, h, rng);
         ar_cview ev = ar_matrix_cview(&e);
         ar_cview uv = tied ? ar_cview_transpose(ev) : ar_matrix_cview(&u);
@@ -472,6 +481,7 @@ static void test_full_circuits(void **state)
         ar_error err;
         assert_ok(ar_circuit_embed_init(&em, ev, uv, &err));
         assert_int_equal(em.tied, tied);
+        assert_int_equal(em.gram, t <= 2);
         ar_copying_scores s;
         double sv[8];
         assert_ok(ar_circuit_full_ov(&em, ar_matrix_cview(&v), ar_matrix_cview(&o), NULL, &s, sv,
@@ -515,6 +525,27 @@ static void test_full_circuits(void **state)
     assert_int_equal(ar_circuit_full_ov(&em, v13, o31, NULL, &s, NULL, &err), AR_ESIZE);
     ar_circuit_embed_free(&em);
     ar_circuit_embed_free(NULL);
+    /* non-finite entries are named (Gram route: E tied, E = U^T; and an
+     * untied U); a huge finite entry overflows the Gram matrix and takes
+     * the QR route instead */
+    double y[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, z[12];
+    memcpy(z, y, sizeof z);
+    ar_cview e26, u62, w62;
+    assert_ok(ar_cview_init_ld(&e26, y, 2, 6, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&w62, z, 6, 2, 6, AR_COL_MAJOR));
+    u62 = ar_cview_transpose(e26);
+    y[7] = NAN; /* E(1, 3) */
+    assert_int_equal(ar_circuit_embed_init(&em, e26, u62, &err), AR_ENONFINITE);
+    assert_non_null(strstr(err.msg, "U(3, 1)"));
+    y[7] = 8.0;
+    z[4] = INFINITY; /* U(4, 0) */
+    assert_int_equal(ar_circuit_embed_init(&em, e26, w62, &err), AR_ENONFINITE);
+    assert_non_null(strstr(err.msg, "U(4, 0)"));
+    z[4] = 5.0;
+    y[3] = 1e200;
+    assert_ok(ar_circuit_embed_init(&em, e26, u62, &err));
+    assert_false(em.gram);
+    ar_circuit_embed_free(&em);
     ar_rng_free(rng);
 }
 

@@ -189,8 +189,12 @@ AR_API double ar_copying_null_sd_nuc(size_t d, size_t d_head);
  * eigenvalues are those of W_V C W_O (d_head x d_head), its singular values
  * those of (R_U W_O)(R_E W_V^T)^T, and the eigenvalues of its symmetric
  * part follow from the 2 d_head x 2 d_head Gram matrix of
- * [U W_O, E^T W_V^T] (docs/theory/circuits.md).  Tied embeddings (U a view
- * of E^T on the same buffer) need one QR, and C is the Gram matrix E E^T. */
+ * [U W_O, E^T W_V^T] (docs/theory/circuits.md).  R_U and R_E are the
+ * Cholesky factors of U^T U and E E^T (dsyrk on the caller's buffers, no
+ * V x d copy) when V >= d and these are numerically positive definite,
+ * else the thin QRs' (any R with the same R^T R gives the same scores).
+ * Tied embeddings (U a view of E^T on the same buffer) need one factor, and
+ * C is the Gram matrix E E^T. */
 typedef struct ar_circuit_embed {
     size_t d, vocab;
     size_t k;        /* min(V, d): rows of R_U and R_E */
@@ -199,12 +203,15 @@ typedef struct ar_circuit_embed {
     double *c;       /* d x d, E U */
     double fro_e, fro_u;
     int tied;
+    int gram;        /* R_U (and R_E) came from the Cholesky factor of the Gram matrix
+                        (1), not a thin QR (0: V < d or not numerically definite) */
 } ar_circuit_embed;
 
 AR_API ar_circuit_embed ar_circuit_embed_empty(void);
 /* e from emb = E (d x V) and unemb = U (V x d).  AR_EINVAL for NULL e,
  * invalid or empty views, AR_ESIZE when the shapes do not match,
- * AR_ENONFINITE, AR_ENOMEM.  Works on one V x d copy at a time. */
+ * AR_ENONFINITE, AR_ENOMEM.  No V x d copy when the views are row- or
+ * column-major (else, and for the QR, one copy at a time). */
 AR_API int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb,
                                  ar_error *err);
 AR_API void ar_circuit_embed_free(ar_circuit_embed *e);

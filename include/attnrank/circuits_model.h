@@ -19,10 +19,30 @@
  * Full circuits (opts.full): W_E is the first tensor whose name ends in
  * word_embeddings.weight, wte.weight, embed_tokens.weight or
  * tok_embeddings.weight (as weights.h finds it); the unembedding is
- * lm_head.weight when stored (V x d, nn.Linear), else W_E (tied).  Both are
- * read once as float64 (V x d each).
- * Raw stored weights: no LayerNorm folding and no centring (TransformerLens's
- * preprocessing is not applied); biases do not enter the circuits.
+ * lm_head.weight when stored (V x d, nn.Linear), else W_E (tied).  With raw
+ * weights and V >= d they are read in row blocks of the stored dtype into
+ * their Gram matrices (and E U), never as V x d float64; opts.tl, V < d or
+ * a Gram matrix that is not numerically positive definite read them once as
+ * float64 (V x d each).
+ * Raw stored weights by default: no LayerNorm folding and no centring;
+ * biases never enter the circuits.  opts.tl applies TransformerLens's
+ * default preprocessing (from_pretrained: fold_ln, center_writing_weights,
+ * center_unembed) to the factors as they are read, with P = I - 1 1^T / d
+ * and P_V = I - 1 1^T / V:
+ *   GPT-2 (LayerNorm)  W_Q, W_K, W_V <- W diag(g) P, g = h.{layer}.ln_1.weight;
+ *                      W_O <- P W_O; W_E <- W_E P (E <- P E);
+ *                      U <- P_V U diag(g_f) P, g_f = ln_f.weight
+ *   LLaMA (RMSNorm)    W_Q, W_K, W_V <- W diag(g),
+ *                      g = layers.{layer}.input_layernorm.weight; W_O and W_E
+ *                      as stored; U <- P_V U diag(g_f), g_f = norm.weight
+ *                      (TransformerLens centres the unembedding over the
+ *                      vocabulary whatever the normalisation)
+ *   BERT (post-LN)     refused (AR_EUNSUPPORTED): there is no LayerNorm
+ *                      before the head to fold.
+ * A tied unembedding is no longer tied after it.  The processed factors are
+ * not stored values, so the trace of the copying scores is not certified
+ * (trace.bound NaN, sign_certain 0); the QK noise analysis judges them as if
+ * stored at the storage precision.
  *
  * Memory: the factors of every selected head are kept (2 d d_head doubles
  * per circuit) so that each pair costs O(d d_head^2). */
@@ -57,6 +77,7 @@ typedef struct ar_circuits_opts {
     int head_range;            /* 1: only heads head_first..head_last of each layer */
     size_t head_first, head_last;
     size_t heads, head_dim, kv_heads; /* overrides of config.json / shapes (0: auto) */
+    int tl;                    /* TransformerLens's preprocessing (above; default 0: raw) */
     int precision_given;       /* 1: judge rounding as if stored in precision */
     ar_precision precision;
     ar_circuit_opts circuit;   /* zero test and condition warning of the copying scores */
@@ -91,6 +112,9 @@ typedef struct ar_circuits_report {
     size_t nheads;             /* nlayers * nsel */
     ar_circuits_head *head;    /* nheads, layer-major */
     int ov, qk, full;
+    int tl;                    /* TransformerLens's preprocessing applied */
+    int tl_centred;            /* ... with its centring (LayerNorm models; 0: RMSNorm, fold only
+                                  and the unembedding centred over the vocabulary) */
     unsigned composition;
     char *embedding_tensor;    /* when full: the token embedding W_E (V x d) read (owned) */
     char *unembedding_tensor;  /* lm_head.weight when stored, NULL: tied to W_E */

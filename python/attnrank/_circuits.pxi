@@ -204,6 +204,8 @@ cdef list _circuit_heads(const ar_circuits_report *r):
             e["qk"] = {"singular_values": [h.qk.singular_values[j] for j in range(k)],
                        "rank": h.qk.metrics.rank, "certain_rank": h.qk.noise.certain_rank,
                        "default_rank": h.qk.noise.default_rank}
+        if r.full:
+            e["full_copying"] = _copying_record(&h.full, None).to_dict()
         out.append(e)
     return out
 
@@ -225,15 +227,15 @@ cdef object _composition_block(const ar_circuits_report *r):
     return {"modes": modes, "null_rms": r.composition_null_rms, "pairs": pairs}
 
 
-def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=None,
-             layer_range=None, head_range=None, precision=None, heads=None, head_size=None,
-             kv_heads=None, config=True):
+def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
+             composition=None, tl=False, layer_range=None, head_range=None, precision=None,
+             heads=None, head_size=None, kv_heads=None, config=True):
     """Circuits of every head of a trained model (safetensors, the naming
     conventions of ``attnrank weights``: GPT-2, LLaMA with grouped-query
     attention, BERT), from the factors, never the d x d products, as
     ``attnrank circuits MODEL --json`` (attnrank/circuits_model.h,
-    docs/theory/circuits.md).  Raw stored weights: no LayerNorm folding
-    or centring.
+    docs/theory/circuits.md).  Raw stored weights by default: no LayerNorm
+    folding or centring (``tl=True`` applies TransformerLens's).
 
     model_dir
         the model: a directory, a .safetensors file or an index (as
@@ -245,9 +247,26 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
         on unless qk or composition is given).
     qk
         the QK circuit spectra and ranks, as :func:`weights` computes them.
+    full
+        the copying scores of the full OV circuits W_U W_O W_V W_E^T (V x V,
+        never formed) per head (``"full_copying"``, not certified: its z
+        fields and ``trace_bound`` are None), and ``full_circuits`` naming
+        the embedding, the unembedding (``"tied"`` without lm_head.weight)
+        and V.  FormatError when no token embedding is stored.
     composition
         composition modes, "q,k,v" or a subset ("v", ["q", "k"]): every head
         of an earlier layer into every head of a later layer.
+    tl
+        TransformerLens's default preprocessing (``--tl``; from_pretrained's
+        fold_ln, center_writing_weights, center_unembed): the pre-attention
+        norm's gain folded into W_Q, W_K, W_V and the final one into the
+        unembedding; for LayerNorm models (GPT-2) the reading weights, W_O,
+        W_E and the unembedding also centred over d; the unembedding centred
+        over the vocabulary.  ``weight_preprocessing`` is then "tl" and
+        ``weights_centred`` says whether the centring over d applied
+        (False for RMSNorm).  The traces are then not certified.
+        UnsupportedError for BERT (post-LayerNorm), FormatError when a gain
+        is not stored.
     layer_range
         analyse layers A..B only: "A-B", "A", an integer or a pair.
     head_range
@@ -269,7 +288,9 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
     CLI options without a keyword: ``--no-config`` (use ``config=False``),
     ``--json`` (use the record's ``.to_dict()``), ``--csv FILE`` (one row
     per head: iterate the record), ``--top N`` (the text output's strongest
-    pairs: sort ``.composition["pairs"]`` by ``scaled``).
+    pairs: sort ``.composition["pairs"]`` by ``scaled``), ``--heatmap FILE``,
+    ``--heatmap-score S`` and ``--heatmap-composition FILE`` (the CLI's gnuplot
+    heat maps: plot the heads' scores or the pairs yourself).
 
     Returns a :class:`attnrank.Circuits`; ``.to_dict()`` equals the CLI's
     JSON without ``source``.  Raises FileError, FormatError,
@@ -291,6 +312,8 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
     cdef ar_circuits_opts o
     ar_circuits_opts_init(&o)
     o.qk = 1 if qk else 0
+    o.full = 1 if full else 0
+    o.tl = 1 if tl else 0
     if composition is not None:
         o.composition = _composition_bits(composition, fn)
     o.ov = 1 if (ov or (ov is None and not qk and o.composition == 0)) else 0
@@ -347,12 +370,20 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, composition=
                        "rcond_warn": rep.circuit.rcond_warn,
                        "null_sd_eig": ar_copying_null_sd_eig(rep.head_dim),
                        "null_sd_nuc": ar_copying_null_sd_nuc(rep.d, rep.head_dim)}
+            fullc = None
+            if rep.full:
+                fullc = {"embedding": _text(rep.embedding_tensor),
+                         "unembedding": (_text(rep.unembedding_tensor)
+                                         if rep.unembedding_tensor != NULL else "tied"),
+                         "vocab": rep.vocab}
             return Circuits(
-                family=_text(ar_weights_family_name(rep.family)), weight_preprocessing="raw",
+                family=_text(ar_weights_family_name(rep.family)),
+                weight_preprocessing="tl" if rep.tl else "raw",
+                weights_centred=bool(rep.tl_centred) if rep.tl else None,
                 d=rep.d, heads=rep.heads, kv_heads=rep.kv_heads, head_size=rep.head_dim,
                 layers=tuple(rep.layer_index[i] for i in range(rep.nlayers)),
                 precision=_text(ar_precision_name(rep.precision)), copying_tolerance=tol,
-                circuit_heads=_circuit_heads(&rep), composition=_composition_block(&rep))
+                full_circuits=fullc, circuit_heads=_circuit_heads(&rep), composition=_composition_block(&rep))
         finally:
             ar_circuits_report_free(&rep)
     finally:

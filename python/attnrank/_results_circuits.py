@@ -81,7 +81,9 @@ class CopyingScores:
 class Circuits:
     """The circuits of a checkpoint, as ``attnrank circuits --json``:
     ``circuit_heads`` holds one dict per head (``layer``, ``head``,
-    ``kv_head``, ``precision``, ``copying``, ``ov_singular_values``, ``qk``),
+    ``kv_head``, ``precision``, ``copying``, ``ov_singular_values``, ``qk``,
+    ``full_copying``), ``full_circuits`` the embedding, unembedding (or
+    ``"tied"``) and V of the full circuits (or None),
     ``composition`` the composition scores (``modes``, ``null_rms``,
     ``pairs``) or None.  Iterating gives the heads."""
 
@@ -93,7 +95,9 @@ class Circuits:
     head_size: int
     layers: Tuple[int, ...]
     precision: str
+    weights_centred: Optional[bool]
     copying_tolerance: Optional[Dict[str, float]]
+    full_circuits: Optional[Dict[str, Any]]
     circuit_heads: List[Dict[str, Any]] = field(repr=False)
     composition: Optional[Dict[str, Any]] = field(repr=False)
 
@@ -110,8 +114,12 @@ class Circuits:
             "d": self.d, "heads": self.heads, "kv_heads": self.kv_heads,
             "head_size": self.head_size, "layers": list(self.layers),
             "precision": self.precision}
+        if self.weights_centred is not None:
+            out["weights_centred"] = self.weights_centred
         if self.copying_tolerance is not None:
             out["copying_tolerance"] = _plain(self.copying_tolerance)
+        if self.full_circuits is not None:
+            out["full_circuits"] = dict(self.full_circuits)
         out["circuit_heads"] = _plain(self.circuit_heads)
         if self.composition is not None:
             out["composition"] = _plain(self.composition)

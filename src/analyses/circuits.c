@@ -41,6 +41,7 @@ typedef struct circ_work {
     ar_circuit_factor *ov, *qk; /* nheads each (NULL when not needed) */
     circ_tensors *tensors;      /* nlayers */
     ar_circuit_embed emb;       /* when opts.full */
+    double *gamma;              /* d: the layer's norm gain (opts.tl) */
     circ_layout lay;
 } circ_work;
 
@@ -59,6 +60,7 @@ static void work_free(circ_work *w, size_t nheads)
     free(w->ov);
     free(w->qk);
     free(w->tensors);
+    free(w->gamma);
     ar_circuit_embed_free(&w->emb);
 }
 
@@ -100,6 +102,8 @@ static int plan(const ar_safetensors *st, const ar_model_config *cfg, const ar_c
     int rc = ar_weights_detect_family(st, &rep->family, err);
     layer_match *m = NULL;
     size_t found = 0;
+    if (rc == AR_OK && o->tl)
+        rc = circ_tl_family(rep->family, &rep->tl_centred, err);
     if (rc == AR_OK)
         rc = ar_weights_find_layers(st, ar_weights_family_q_pattern(rep->family), &m, &found, err);
     if (rc != AR_OK)
@@ -115,6 +119,8 @@ static int plan(const ar_safetensors *st, const ar_model_config *cfg, const ar_c
             continue;
         size_t l = rep->nlayers;
         rc = circ_find_tensors(st, rep->family, &m[i], &w->tensors[l], err);
+        if (rc == AR_OK && o->tl)
+            rc = circ_tl_find_gain(st, rep->family, &m[i], &w->tensors[l], err);
         if (rc == AR_OK)
             rc = l == 0 ? circ_resolve_layout(st, &w->tensors[0], cfg, o, &w->lay, err)
                         : circ_check_shapes(st, &w->tensors[l], &w->lay, err);
@@ -162,6 +168,8 @@ static int alloc_run(const ar_circuits_opts *o, ar_circuits_report *rep, circ_wo
              ar_matrix_alloc(&w->wk, lay->head_dim, lay->d) == AR_OK &&
              ar_matrix_alloc(&w->wv, lay->head_dim, lay->d) == AR_OK &&
              ar_matrix_alloc(&w->wo, lay->d, lay->head_dim) == AR_OK;
+    if (ok && o->tl)
+        ok = (w->gamma = malloc(lay->d * sizeof(double))) != NULL;
     if (!ok) {
         free(ov_s);
         free(qk_s);
@@ -196,12 +204,26 @@ static int head_scores(const ar_safetensors *st, size_t l, size_t hh, const ar_c
         rc = circ_read_k(st, t, &w->lay, g, &w->wk, err);
     if (rc != AR_OK)
         return rc;
+    if (o->tl) { /* w->gamma holds this layer's gain */
+        circ_tl_reading(&w->wv, w->gamma, rep->tl_centred);
+        if (need_qk) {
+            circ_tl_reading(&w->wq, w->gamma, rep->tl_centred);
+            circ_tl_reading(&w->wk, w->gamma, rep->tl_centred);
+        }
+        if (rep->tl_centred)
+            circ_tl_writing(&w->wo);
+    }
     ar_cview wv = ar_matrix_cview(&w->wv), wo = ar_matrix_cview(&w->wo);
     ar_cview wq = ar_matrix_cview(&w->wq), wk = ar_matrix_cview(&w->wk);
     if (o->ov) {
         ar_circuit_opts co = rep->circuit;
         co.storage = h->precision;
         rc = ar_circuit_copying(wv, wo, &co, &h->copying, NULL, NULL, err);
+        if (rc == AR_OK && o->tl) { /* processed factors are not stored values */
+            ar_circuit_trace *tr = &h->copying.trace;
+            tr->bound = tr->storage_part = tr->arith_part = NAN;
+            tr->sign_certain = 0;
+        }
         ar_circuit_factor f = ar_circuit_factor_empty();
         if (rc == AR_OK)
             rc = ar_circuit_factor_ov(&f, wv, wo, err);
@@ -291,6 +313,7 @@ int ar_circuits_analyze_model(const ar_safetensors *st, const ar_model_config *c
     rep->ov = o.ov;
     rep->qk = o.qk;
     rep->full = o.full;
+    rep->tl = o.tl;
     rep->composition = o.composition;
     rep->precision = AR_PREC_F64;
     rep->circuit = o.circuit;
@@ -302,9 +325,12 @@ int ar_circuits_analyze_model(const ar_safetensors *st, const ar_model_config *c
     if (rc == AR_OK && o.full)
         rc = circ_embed_load(st, rep->d, rep, &w.emb, err);
     rep->composition_null_rms = ar_composition_null_rms(rep->d);
-    for (size_t l = 0; rc == AR_OK && l < rep->nlayers; l++)
+    for (size_t l = 0; rc == AR_OK && l < rep->nlayers; l++) {
+        if (o.tl)
+            rc = circ_tl_read_gain(st, w.tensors[l].ln, rep->d, w.gamma, err);
         for (size_t k = 0; rc == AR_OK && k < rep->nsel; k++)
             rc = head_scores(st, l, rep->head_first + k, &o, rep, &w, err);
+    }
     if (rc == AR_OK && o.composition)
         rc = compositions(rep, &w, err);
     if (rc == AR_OK && rep->nheads > 0 && (o.ov || o.full))

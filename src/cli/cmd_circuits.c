@@ -2,6 +2,7 @@
  * a model's heads (include/attnrank/circuits_model.h).  Parsing and
  * formatting only: the analysis is ar_circuits_analyze_model. */
 #include "cli.h"
+#include "heatmap.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,14 +11,16 @@
 
 typedef struct circuits_args {
     const char *model, *composition, *layer_range, *head_range, *csv, *precision;
+    const char *heatmap, *heatmap_score, *heatmap_composition;
     size_t heads, head_size, kv_heads, top;
-    int ov, qk, json, no_config;
+    int ov, qk, full, tl, json, no_config;
 } circuits_args;
 
 static const cli_command_doc circuits_doc = {
     "circuits",
-    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--composition q,k,v]\n"
-    "       [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]",
+    "attnrank circuits MODEL_DIR_OR_FILE [--ov] [--qk] [--full] [--composition q,k,v]\n"
+    "       [--tl] [--layer-range A-B] [--head-range A-B] [--json] [--csv FILE]\n"
+    "       [--heatmap FILE.png [--heatmap-score S]] [--heatmap-composition FILE.png]",
     "Circuits of every head of a trained model (safetensors, the naming conventions\n"
     "of `attnrank weights`: GPT-2, LLaMA with grouped-query attention, BERT), from\n"
     "the factors, never the d x d products (docs/theory/circuits.md). --ov (the\n"
@@ -27,11 +30,22 @@ static const cli_command_doc circuits_doc = {
     "when ill-conditioned), s_nuc = tr / nuclear norm and s_sym = tr(S) / sum |eig S|\n"
     "(S the symmetric part), z = score / its Gaussian-head spread, and whether the\n"
     "sign of tr(W_V W_O) is certain under one rounding per stored weight. --qk: the QK\n"
-    "circuit's spectrum and ranks as `weights` computes them. --composition q,k,v:\n"
+    "circuit's spectrum and ranks as `weights` computes them. --full: the same\n"
+    "scores of the full OV circuit W_U W_O W_V W_E^T (V x V, never formed; needs the\n"
+    "token embedding; the unembedding is lm_head.weight, else tied to it; not\n"
+    "certified). --composition q,k,v:\n"
     "||M_2 M_1||_F / (||M_2||_F ||M_1||_F) for every head of an earlier layer (M_1 its\n"
     "OV) into a head of a later layer (M_2 its QK^T, QK or OV, TransformerLens's\n"
     "scores), printed as CS sqrt(d), whose null root mean square is 1. Raw stored\n"
-    "weights: no LayerNorm folding or centring.",
+    "weights by default: no LayerNorm folding or centring; --tl applies\n"
+    "TransformerLens's default preprocessing (fold the pre-attention norm's gain into\n"
+    "W_Q, W_K, W_V and the final one into the unembedding; with LayerNorm (GPT-2)\n"
+    "also centre the reading weights, W_O, W_E and the unembedding over d; centre\n"
+    "the unembedding over the vocabulary; refused for post-LN BERT; the trace is\n"
+    "then not certified). --heatmap (gnuplot, PNG): layer x\n"
+    "head of a copying score (--heatmap-score, default eig); --heatmap-composition:\n"
+    "per mode, CS sqrt(d) of every later head (rows) reading every earlier head\n"
+    "(columns), heads in layer-major order, blank where not a pair.",
 };
 
 static int parse_index(const char *s, const char **end, size_t *out)
@@ -82,17 +96,69 @@ static int parse_composition(const char *text, unsigned *bits)
     return *bits != 0 ? 0 : -1;
 }
 
-static int build_opts(const circuits_args *a, ar_circuits_opts *o)
+/* The copying score of the --heatmap. */
+typedef enum heat_score { HEAT_EIG, HEAT_NUC, HEAT_SYM, HEAT_FULL_EIG, HEAT_FULL_NUC,
+                          HEAT_FULL_SYM, HEAT_NSCORES } heat_score;
+static const char *const heat_names[HEAT_NSCORES] = {"eig", "nuc", "sym", "full-eig", "full-nuc",
+                                                     "full-sym"};
+
+static int parse_heat_score(const char *text, heat_score *out)
+{
+    for (int i = 0; i < HEAT_NSCORES; i++)
+        if (strcmp(text, heat_names[i]) == 0) {
+            *out = (heat_score)i;
+            return 0;
+        }
+    return -1;
+}
+
+static double heat_value(const ar_circuits_head *h, heat_score k)
+{
+    const ar_copying_scores *s = k >= HEAT_FULL_EIG ? &h->full : &h->copying;
+    switch (k % 3) {
+    case 0:
+        return s->eig_defined ? s->s_eig : NAN;
+    case 1:
+        return s->nuc_defined ? s->s_nuc : NAN;
+    default:
+        return s->sym_defined ? s->s_sym : NAN;
+    }
+}
+
+static int check_plot_path(const char *opt, const char *path)
+{
+    if (path != NULL && strchr(path, '\'') != NULL)
+        return cli_usage_error("circuits", "%s: a path with a single quote is not supported", opt);
+    return -1;
+}
+
+static int build_opts(const circuits_args *a, ar_circuits_opts *o, heat_score *score)
 {
     ar_circuits_opts_init(o);
     o->heads = a->heads;
     o->head_dim = a->head_size;
     o->kv_heads = a->kv_heads;
     o->qk = a->qk;
+    o->full = a->full;
+    o->tl = a->tl;
     if (a->composition != NULL && parse_composition(a->composition, &o->composition) != 0)
         return cli_usage_error("circuits", "--composition: expected a list of q, k, v such as "
                                "q,k,v, got '%s'", a->composition);
     o->ov = a->ov || (!a->qk && o->composition == 0);
+    if (parse_heat_score(a->heatmap_score, score) != 0)
+        return cli_usage_error("circuits", "--heatmap-score: expected eig, nuc, sym, full-eig, "
+                               "full-nuc or full-sym, got '%s'", a->heatmap_score);
+    if (*score >= HEAT_FULL_EIG && !a->full && a->heatmap != NULL)
+        return cli_usage_error("circuits", "--heatmap-score %s needs --full", a->heatmap_score);
+    if (a->heatmap != NULL && *score < HEAT_FULL_EIG)
+        o->ov = 1; /* the map's scores */
+    if (a->heatmap_composition != NULL && o->composition == 0)
+        return cli_usage_error("circuits", "--heatmap-composition needs --composition");
+    int code = check_plot_path("--heatmap", a->heatmap);
+    if (code < 0)
+        code = check_plot_path("--heatmap-composition", a->heatmap_composition);
+    if (code >= 0)
+        return code;
     if (a->layer_range != NULL) {
         if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
             return cli_usage_error("circuits", "--layer-range: expected A-B with A <= B, got '%s'",
@@ -145,6 +211,8 @@ static int analyze_path(const char *path, int read_config, const ar_circuits_opt
 
 /* ---- JSON ---- */
 
+/* The same keys for the full circuits, whose z figures and trace bound are
+ * null (not certified). */
 static json_t *copying_json(const ar_copying_scores *s)
 {
     json_t *o = json_object();
@@ -184,6 +252,8 @@ static json_t *head_json(const ar_circuits_report *r, const ar_circuits_head *h)
                                       (json_int_t)h->qk.metrics.rank, "certain_rank",
                                       (json_int_t)h->qk.noise.certain_rank, "default_rank",
                                       (json_int_t)h->qk.noise.default_rank));
+    if (r->full)
+        json_object_set_new(o, "full_copying", copying_json(&h->full));
     return o;
 }
 
@@ -210,6 +280,11 @@ static json_t *composition_json(const ar_circuits_report *r)
                      cli_json_real(r->composition_null_rms), "pairs", pairs);
 }
 
+static const char *preprocessing(const ar_circuits_report *r)
+{
+    return r->tl ? "tl" : "raw";
+}
+
 static json_t *report_json(const char *model, const ar_circuits_report *r)
 {
     json_t *layers = json_array(), *heads = json_array();
@@ -218,10 +293,13 @@ static json_t *report_json(const char *model, const ar_circuits_report *r)
     for (size_t i = 0; i < r->nheads; i++)
         json_array_append_new(heads, head_json(r, &r->head[i]));
     json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:s}", "source", model,
-                          "family", ar_weights_family_name(r->family), "weight_preprocessing", "raw",
+                          "family", ar_weights_family_name(r->family), "weight_preprocessing",
+                          preprocessing(r),
                           "d", (json_int_t)r->d, "heads", (json_int_t)r->heads, "kv_heads",
                           (json_int_t)r->kv_heads, "head_size", (json_int_t)r->head_dim, "layers",
                           layers, "precision", ar_precision_name(r->precision));
+    if (r->tl)
+        json_object_set_new(o, "weights_centred", json_boolean(r->tl_centred));
     if (r->ov)
         json_object_set_new(o, "copying_tolerance",
                             json_pack("{s:o, s:o, s:o, s:o}", "zero_factor",
@@ -230,6 +308,12 @@ static json_t *report_json(const char *model, const ar_circuits_report *r)
                                       cli_json_real(ar_copying_null_sd_eig(r->head_dim)),
                                       "null_sd_nuc",
                                       cli_json_real(ar_copying_null_sd_nuc(r->d, r->head_dim))));
+    if (r->full)
+        json_object_set_new(o, "full_circuits",
+                            json_pack("{s:s, s:s, s:I}", "embedding", r->embedding_tensor,
+                                      "unembedding",
+                                      r->unembedding_tensor ? r->unembedding_tensor : "tied",
+                                      "vocab", (json_int_t)r->vocab));
     json_object_set_new(o, "circuit_heads", heads);
     if (r->composition)
         json_object_set_new(o, "composition", composition_json(r));
@@ -253,6 +337,8 @@ static void print_heads(const ar_circuits_report *r)
         printf(" %7s %7s %7s %7s %7s  %s", "s_eig", "s_nuc", "s_sym", "z_eig", "z_nuc", "sign");
     if (r->qk)
         printf("  %7s %7s", "qk_rank", "certain");
+    if (r->full)
+        printf("  %7s %7s %7s", "f_eig", "f_nuc", "f_sym");
     printf("\n");
     for (size_t i = 0; i < r->nheads; i++) {
         const ar_circuits_head *h = &r->head[i];
@@ -270,6 +356,15 @@ static void print_heads(const ar_circuits_report *r)
         }
         if (r->qk)
             printf("  %7zu %7zu", h->qk.metrics.rank, h->qk.noise.certain_rank);
+        if (r->full) {
+            const ar_copying_scores *f = &h->full;
+            printf(" ");
+            print_score(f->s_eig, f->eig_defined);
+            print_score(f->s_nuc, f->nuc_defined);
+            print_score(f->s_sym, f->sym_defined);
+            if (f->ill_conditioned)
+                printf(" (full eigenvalues ill-conditioned)");
+        }
         printf("\n");
     }
 }
@@ -316,12 +411,27 @@ static int print_text(const char *model, const ar_circuits_report *r, size_t top
     printf("%s: %s, d = %zu, %zu heads (%zu key/value heads) of size %zu, %zu layers, %s\n",
            model, ar_weights_family_name(r->family), r->d, r->heads, r->kv_heads, r->head_dim,
            r->nlayers, ar_precision_name(r->precision));
-    printf("raw stored weights (no LayerNorm folding, no centring)\n");
+    if (!r->tl)
+        printf("raw stored weights (no LayerNorm folding, no centring)\n");
+    else if (r->tl_centred)
+        printf("TransformerLens preprocessing (--tl): LayerNorm gains folded into W_Q, W_K, W_V "
+               "and the unembedding; reading and writing weights centred over d; unembedding "
+               "centred over the vocabulary; signs not certified\n");
+    else
+        printf("TransformerLens preprocessing (--tl): RMSNorm gains folded into W_Q, W_K, W_V "
+               "and the unembedding, no centring over d; unembedding centred over the "
+               "vocabulary; signs not certified\n");
     if (r->ov)
         printf("copying scores of W_O W_V; z = score / Gaussian-head spread (s_eig %.4g, s_nuc "
                "and s_sym %.4g); sign: of tr(W_V W_O), certain at storage precision or not\n",
                ar_copying_null_sd_eig(r->head_dim), ar_copying_null_sd_nuc(r->d, r->head_dim));
-    if (r->ov || r->qk)
+    if (r->full)
+        printf("full OV circuits W_U W_O W_V W_E^T (f_*; not certified): embedding '%s', "
+               "unembedding %s%s%s, V = %zu\n",
+               r->embedding_tensor, r->unembedding_tensor ? "'" : "",
+               r->unembedding_tensor ? r->unembedding_tensor : "tied", r->unembedding_tensor ? "'" : "",
+               r->vocab);
+    if (r->ov || r->qk || r->full)
         print_heads(r);
     return r->composition ? print_composition(r, top) : CLI_EXIT_OK;
 }
@@ -344,7 +454,8 @@ static int write_csv(const char *path, const ar_circuits_report *r)
     if (rc != AR_OK)
         return cli_status_error("circuits", rc, &err, NULL);
     ar_atomic_printf(af, "layer,head,kv_head,precision,s_eig,s_nuc,s_sym,z_eig,z_nuc,z_sym,"
-                         "trace,trace_bound,sign_certain,ill_conditioned,qk_rank\n");
+                         "trace,trace_bound,sign_certain,ill_conditioned,qk_rank,full_s_eig,"
+                         "full_s_nuc,full_s_sym,full_trace,full_ill_conditioned\n");
     for (size_t i = 0; i < r->nheads; i++) {
         const ar_circuits_head *h = &r->head[i];
         const ar_copying_scores *s = &h->copying;
@@ -361,10 +472,112 @@ static int write_csv(const char *path, const ar_circuits_report *r)
         csv_value(af, s->trace.sign_certain, r->ov);
         csv_value(af, s->ill_conditioned, r->ov);
         csv_value(af, (double)h->qk.metrics.rank, r->qk);
+        const ar_copying_scores *f = &h->full;
+        csv_value(af, f->s_eig, r->full && f->eig_defined);
+        csv_value(af, f->s_nuc, r->full && f->nuc_defined);
+        csv_value(af, f->s_sym, r->full && f->sym_defined);
+        csv_value(af, f->trace.trace, r->full);
+        csv_value(af, f->ill_conditioned, r->full);
         ar_atomic_printf(af, "\n");
     }
     rc = ar_atomic_commit(af, &err);
     return rc == AR_OK ? -1 : cli_status_error("circuits", rc, &err, NULL);
+}
+
+/* ---- heat maps (heatmap.h) ---- */
+
+static int write_copying_heatmap(const char *path, const ar_circuits_report *r, heat_score k)
+{
+    double *v = malloc((r->nheads > 0 ? r->nheads : 1) * sizeof(double));
+    if (v == NULL) {
+        fprintf(stderr, "attnrank circuits: out of memory for the heat map\n");
+        return CLI_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < r->nheads; i++)
+        v[i] = heat_value(&r->head[i], k);
+    char title[256], label[64];
+    snprintf(title, sizeof title, "%s copying score s_%s per head (d = %zu, head size %zu, %s "
+             "weights; blank: undefined)", k >= HEAT_FULL_EIG ? "full OV circuit" : "OV circuit",
+             heat_names[k % 3], r->d, r->head_dim, preprocessing(r));
+    snprintf(label, sizeof label, "s_%s", heat_names[k % 3]);
+    cli_heat_grid g = {title, label, r->nlayers, r->nsel, r->layer_index, r->head_first, v,
+                       -1.0, 1.0, "defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')"};
+    int code = cli_gnuplot_png("circuits", path, cli_heat_grid_script, &g);
+    free(v);
+    return code;
+}
+
+typedef struct composition_plot {
+    const ar_circuits_report *r;
+    double *grid; /* nheads^2 scratch */
+} composition_plot;
+
+/* One panel per mode: later head (y) x earlier head (x), flat layer-major. */
+static void composition_script(FILE *fp, const char *out, const void *ctx)
+{
+    const ar_circuits_report *r = ((const composition_plot *)ctx)->r;
+    double *grid = ((const composition_plot *)ctx)->grid;
+    size_t n = r->nheads, nk = 0;
+    double top = 0.0;
+    for (size_t p = 0; p < r->npairs; p++)
+        if (isfinite(r->pairs[p].scaled) && r->pairs[p].scaled > top)
+            top = r->pairs[p].scaled;
+    for (int c = 0; c < 3; c++)
+        nk += (r->composition >> c) & 1u;
+    fprintf(fp, "set terminal pngcairo size %zu,%zu font ',10'\n", 80 + 560 * nk,
+                (size_t)560);
+    fprintf(fp, "set output '%s'\n", out);
+    fprintf(fp, "set multiplot layout 1,%zu title \"composition scores CS sqrt(d) (null root mean "
+                "square 1; d = %zu, %s weights; blank: not a pair)\" noenhanced\n", nk, r->d,
+                preprocessing(r));
+    size_t step = (r->nlayers + 15) / 16; /* at most 16 layer tics */
+    for (const char *axis = "x"; axis != NULL; axis = axis[0] == 'x' ? "y" : NULL) {
+        fprintf(fp, "set %stics (", axis);
+        for (size_t l = 0; l < r->nlayers; l += step)
+            fprintf(fp, "%s\"L%zu\" %g", l > 0 ? ", " : "", r->layer_index[l],
+                    (double)(l * r->nsel) - 0.5); /* at the first head's edge */
+        fprintf(fp, ")\n");
+    }
+    fprintf(fp, "set xrange [-0.5:%g]\nset yrange [%g:-0.5]\n", (double)n - 0.5, (double)n - 0.5);
+    fprintf(fp, "set xlabel 'earlier head (writes)'\nset ylabel 'later head (reads)'\n");
+    fprintf(fp, "set cbrange [0:%g]\nset palette rgbformulae 33,13,10\nunset key\nset tics out\n",
+            top > 0.0 ? top : 1.0);
+    fprintf(fp, "set size square\nset grid xtics ytics front lc rgb 'gray40'\n");
+    for (int c = 0; c < 3; c++) {
+        if (!(r->composition & (1u << c)))
+            continue;
+        /* the whole n x n grid (an image needs one), NaN where no pair */
+        for (size_t i = 0; i < n * n; i++)
+            grid[i] = NAN;
+        for (size_t p = 0; p < r->npairs; p++)
+            if (r->pairs[p].kind == (ar_composition)c)
+                grid[r->pairs[p].later * n + r->pairs[p].earlier] = r->pairs[p].scaled;
+        fprintf(fp, "$%s << EOD\n", ar_composition_name((ar_composition)c));
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < n; i++) {
+                if (isfinite(grid[j * n + i]))
+                    fprintf(fp, "%zu %zu %.9g\n", i, j, grid[j * n + i]);
+                else
+                    fprintf(fp, "%zu %zu NaN\n", i, j);
+            }
+        fprintf(fp, "EOD\n");
+        fprintf(fp, "set title '%s-composition'\n", ar_composition_name((ar_composition)c));
+        fprintf(fp, "plot $%s using 1:2:3 with image\n", ar_composition_name((ar_composition)c));
+    }
+    fprintf(fp, "unset multiplot\n");
+}
+
+static int write_composition_heatmap(const char *path, const ar_circuits_report *r)
+{
+    composition_plot c = {r, malloc((r->nheads * r->nheads > 0 ? r->nheads * r->nheads : 1) *
+                                    sizeof(double))};
+    if (c.grid == NULL) {
+        fprintf(stderr, "attnrank circuits: out of memory for the heat map\n");
+        return CLI_EXIT_INTERNAL;
+    }
+    int code = cli_gnuplot_png("circuits", path, composition_script, &c);
+    free(c.grid);
+    return code;
 }
 
 int cmd_circuits(int argc, char **argv)
@@ -372,11 +585,15 @@ int cmd_circuits(int argc, char **argv)
     circuits_args a;
     memset(&a, 0, sizeof a);
     a.top = 10;
+    a.heatmap_score = "eig";
     const cli_option opts[] = {
         {"--ov", CLI_SWITCH, &a.ov, NULL,
          "copying scores of the OV circuits (the default when neither --qk nor --composition)",
          0, NULL},
         {"--qk", CLI_SWITCH, &a.qk, NULL, "the QK circuit spectra and ranks (as `weights`)", 0, NULL},
+        {"--full", CLI_SWITCH, &a.full, NULL,
+         "copying scores of the full OV circuits W_U W_O W_V W_E^T (needs the token embedding)",
+         0, NULL},
         {"--composition", CLI_STRING, &a.composition, "q,k,v",
          "composition scores of these kinds between heads of earlier and later layers", 0, NULL},
         {"--layer-range", CLI_STRING, &a.layer_range, "A-B", "analyse layers A..B only", 0, NULL},
@@ -392,10 +609,21 @@ int cmd_circuits(int argc, char **argv)
          "head size (default: config head_dim, else rows / heads)", 1, NULL},
         {"--kv-heads", CLI_SIZE, &a.kv_heads, "K",
          "key/value heads (default: config, else value rows / head size)", 1, NULL},
+        {"--tl", CLI_SWITCH, &a.tl, NULL,
+         "TransformerLens's default preprocessing (fold norms, centre; default: raw weights)", 0,
+         NULL},
         {"--no-config", CLI_SWITCH, &a.no_config, NULL, "ignore config.json beside the model", 0,
          NULL},
         {"--json", CLI_SWITCH, &a.json, NULL, "print the full report as JSON", 0, NULL},
         {"--csv", CLI_STRING, &a.csv, "FILE", "write one row per head", 0, NULL},
+        {"--heatmap", CLI_STRING, &a.heatmap, "FILE.png",
+         "gnuplot heat map of a copying score, layer x head (PNG; implies --ov)", 0, NULL},
+        {"--heatmap-score", CLI_STRING, &a.heatmap_score, "S",
+         "the score of --heatmap: eig (default), nuc, sym, or full-eig, full-nuc, full-sym "
+         "(with --full)", 0, NULL},
+        {"--heatmap-composition", CLI_STRING, &a.heatmap_composition, "FILE.png",
+         "gnuplot heat maps of the composition scores, later x earlier head per mode (PNG)", 0,
+         NULL},
     };
     const char *pos[1] = {NULL};
     size_t npos = 0;
@@ -407,7 +635,8 @@ int cmd_circuits(int argc, char **argv)
         return cli_usage_error("circuits", "missing MODEL_DIR_OR_FILE (see --help)");
     a.model = pos[0];
     ar_circuits_opts o;
-    code = build_opts(&a, &o);
+    heat_score score = HEAT_EIG;
+    code = build_opts(&a, &o, &score);
     if (code >= 0)
         return code;
     cli_set_blas_threads(1); /* many small factorisations: one BLAS thread each */
@@ -417,6 +646,10 @@ int cmd_circuits(int argc, char **argv)
     if (rc != AR_OK)
         return cli_status_error("circuits", rc, &err, NULL);
     code = a.csv != NULL ? write_csv(a.csv, &r) : -1;
+    if (code < 0 && a.heatmap != NULL)
+        code = write_copying_heatmap(a.heatmap, &r, score);
+    if (code < 0 && a.heatmap_composition != NULL)
+        code = write_composition_heatmap(a.heatmap_composition, &r);
     if (code < 0)
         code = a.json ? cli_json_print(report_json(a.model, &r)) : print_text(a.model, &r, a.top);
     ar_circuits_report_free(&r);

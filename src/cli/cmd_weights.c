@@ -1,15 +1,12 @@
 /* attnrank weights: QK-circuit spectra and head-size verdicts of a trained
  * model read from safetensors (include/attnrank/weights.h). */
 #include "cli.h"
+#include "heatmap.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct weights_args {
     const char *model;
@@ -699,100 +696,34 @@ static int write_csv(const char *path, const ar_weights_report *r)
     return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
 }
 
-/* The gnuplot script, data inline ($grid datablock), output into tmp. */
-static void write_heatmap_script(FILE *fp, const ar_weights_report *r, heat_metric metric,
-                                 const char *out)
-{
-    /* every metric lies in [0, min(d_head, d)]: one colour scale for all */
-    double top = (double)(r->head_dim < r->d ? r->head_dim : r->d);
-    fprintf(fp, "set terminal pngcairo size 900,%zu font ',10'\n",
-            (size_t)(300 + 18 * (r->nlayers < 60 ? r->nlayers : 60)));
-    fprintf(fp, "set output '%s'\n", out);
-    fprintf(fp, "$grid << EOD\n");
-    for (size_t l = 0; l < r->nlayers; l++)
-        for (size_t k = 0; k < r->heads; k++) {
-            const ar_qk_head *h = ar_weights_head(r, l, k);
-            fprintf(fp, "%zu %zu %.9g\n", k, h->layer, heat_value(&h->metrics, metric));
-        }
-    fprintf(fp, "EOD\n");
-    fprintf(fp, "set title \"QK circuit W_q^T W_k: %s per head (d = %zu, head size %zu, %s)\" "
-                "noenhanced\n",
-            heat_titles[metric], r->d, r->head_dim, ar_precision_name(r->precision));
-    fprintf(fp, "set xlabel 'head'\nset ylabel 'layer'\n");
-    fprintf(fp, "set xrange [-0.5:%g]\n", (double)r->heads - 0.5);
-    /* layer 0 on top, as in a matrix; integer tics while they fit */
-    fprintf(fp, "set yrange [%g:%g]\n", (double)r->layer_index[r->nlayers - 1] + 0.5,
-            (double)r->layer_index[0] - 0.5);
-    if (r->heads <= 32)
-        fprintf(fp, "set xtics 1\n");
-    if (r->nlayers <= 48)
-        fprintf(fp, "set ytics 1\n");
-    fprintf(fp, "set cbrange [0:%g]\nset cblabel \"%s\" noenhanced\n", top, heat_titles[metric]);
-    fprintf(fp, "set palette rgbformulae 33,13,10\nunset key\nset tics out\n");
-    fprintf(fp, "plot $grid using 1:2:3 with image\n");
-}
-
-/* gnuplot reads the script on stdin; its stdout goes to our stderr. */
-static int run_gnuplot(const ar_weights_report *r, heat_metric metric, const char *out)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(fds[0], 0);
-        dup2(2, 1);
-        close(fds[0]);
-        close(fds[1]);
-        execlp("gnuplot", "gnuplot", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[0]);
-    struct sigaction ign, old;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &old); /* a dying gnuplot must not kill us */
-    FILE *fp = fdopen(fds[1], "w");
-    int bad = fp == NULL;
-    if (fp != NULL) {
-        write_heatmap_script(fp, r, metric, out);
-        bad = fclose(fp) != 0;
-    } else {
-        close(fds[1]);
-    }
-    sigaction(SIGPIPE, &old, NULL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return !bad && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
+/* The layer x head image of one metric (heatmap.h). */
 static int write_heatmap(const char *path, const ar_weights_report *r, heat_metric metric)
 {
-    if (!cli_have_program("gnuplot")) {
-        fprintf(stderr, "attnrank weights: warning: gnuplot not found, heat map %s skipped\n",
-                path);
-        return -1;
-    }
-    ar_atomic_file *af;
-    ar_error err = {{0}};
-    int rc = ar_atomic_open(&af, path, &err);
-    if (rc != AR_OK)
-        return cli_status_error("weights", rc, &err, NULL);
-    const char *tmp = ar_atomic_tmp_path(af);
-    if (strchr(tmp, '\'') != NULL || run_gnuplot(r, metric, tmp) != 0) {
-        ar_atomic_abort(af);
-        fprintf(stderr, "attnrank weights: gnuplot failed to render the heat map %s\n", path);
+    size_t n = r->nlayers * r->heads;
+    double *v = malloc((n > 0 ? n : 1) * sizeof(double));
+    size_t *rows = malloc((r->nlayers > 0 ? r->nlayers : 1) * sizeof(size_t));
+    if (v == NULL || rows == NULL) {
+        free(v);
+        free(rows);
+        fprintf(stderr, "attnrank weights: out of memory for the heat map\n");
         return CLI_EXIT_INTERNAL;
     }
-    rc = ar_atomic_commit(af, &err); /* gnuplot wrote the file; commit renames it */
-    return rc == AR_OK ? -1 : cli_status_error("weights", rc, &err, NULL);
+    for (size_t l = 0; l < r->nlayers; l++) {
+        rows[l] = r->layer_index[l];
+        for (size_t k = 0; k < r->heads; k++)
+            v[l * r->heads + k] = heat_value(&ar_weights_head(r, l, k)->metrics, metric);
+    }
+    char title[256];
+    snprintf(title, sizeof title, "QK circuit W_q^T W_k: %s per head (d = %zu, head size %zu, %s)",
+             heat_titles[metric], r->d, r->head_dim, ar_precision_name(r->precision));
+    /* every metric lies in [0, min(d_head, d)]: one colour scale for all */
+    cli_heat_grid g = {title, heat_titles[metric], r->nlayers, r->heads, rows, 0, v, 0.0,
+                       (double)(r->head_dim < r->d ? r->head_dim : r->d),
+                       "rgbformulae 33,13,10"};
+    int code = cli_gnuplot_png("weights", path, cli_heat_grid_script, &g);
+    free(v);
+    free(rows);
+    return code;
 }
 
 /* ------------------------------------------------------------------ */

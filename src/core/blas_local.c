@@ -42,6 +42,14 @@ extern void dgemm_(const char *transa, const char *transb, const int *m, const i
                    const double *b, const int *ldb, const double *beta, double *c,
                    const int *ldc, size_t transa_len, size_t transb_len);
 
+extern void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+                   const double *alpha, const double *a, const int *lda, const double *beta,
+                   double *c, const int *ldc, size_t uplo_len, size_t trans_len);
+extern void dtrmm_(const char *side, const char *uplo, const char *transa, const char *diag,
+                   const int *m, const int *n, const double *alpha, const double *a,
+                   const int *lda, double *b, const int *ldb, size_t side_len, size_t uplo_len,
+                   size_t transa_len, size_t diag_len);
+
 AR_LOCAL double cblas_ddot(const int n, const double *x, const int incx, const double *y,
                            const int incy);
 AR_LOCAL double cblas_dnrm2(const int n, const double *x, const int incx);
@@ -59,6 +67,13 @@ AR_LOCAL void cblas_dgemm(const int order, const int transa, const int transb, c
                           const int n, const int k, const double alpha, const double *a,
                           const int lda, const double *b, const int ldb, const double beta,
                           double *c, const int ldc);
+
+AR_LOCAL void cblas_dsyrk(const int order, const int uplo, const int trans, const int n,
+                          const int k, const double alpha, const double *a, const int lda,
+                          const double beta, double *c, const int ldc);
+AR_LOCAL void cblas_dtrmm(const int order, const int side, const int uplo, const int transa,
+                          const int diag, const int m, const int n, const double alpha,
+                          const double *a, const int lda, double *b, const int ldb);
 
 static char trans_char(int t)
 {
@@ -122,4 +137,33 @@ void cblas_dgemm(const int order, const int transa, const int transb, const int 
         dgemm_(&tb, &ta, &n, &m, &k, &alpha, b, &ldb, a, &lda, &beta, c, &ldc, 1, 1);
     else
         dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+}
+
+/* CblasUpper 121, CblasLower 122; CblasLeft 141, CblasRight 142; CblasUnit 132. */
+void cblas_dsyrk(const int order, const int uplo, const int trans, const int n, const int k,
+                 const double alpha, const double *a, const int lda, const double beta, double *c,
+                 const int ldc)
+{
+    /* row-major: C^T = C is column-major with the other triangle, and the
+     * row-major A is the column-major A^T */
+    const int up = (uplo == 121) == (order != ROW_MAJOR);
+    const int nt = (trans == NO_TRANS) == (order != ROW_MAJOR);
+    const char u = up ? 'U' : 'L', t = nt ? 'N' : 'T';
+    dsyrk_(&u, &t, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+}
+
+void cblas_dtrmm(const int order, const int side, const int uplo, const int transa,
+                 const int diag, const int m, const int n, const double alpha, const double *a,
+                 const int lda, double *b, const int ldb)
+{
+    /* row-major: B^T := B^T op(A)^T on the other side, with the column-major
+     * A^T of the other triangle */
+    const int row = order == ROW_MAJOR;
+    const char s = (side == 141) != row ? 'L' : 'R';
+    const char u = (uplo == 121) != row ? 'U' : 'L';
+    const char t = trans_char(transa), dg = diag == 132 ? 'U' : 'N';
+    if (row)
+        dtrmm_(&s, &u, &t, &dg, &n, &m, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+    else
+        dtrmm_(&s, &u, &t, &dg, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
 }

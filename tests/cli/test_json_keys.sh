@@ -95,6 +95,10 @@ $PY "$here/tests/tools/make_safetensors.py" "$TMP/t5bias" --family bert --layers
     --d 8 --max-positions 16 --t5-bias >/dev/null
 run_json weights t5bias
 for fam in bert gpt2 llama; do run_json circuits "$fam" --ov --qk --composition q,k,v; done
+run_json circuits bert --full
+$PY "$here/tests/tools/make_safetensors.py" "$TMP/gpt2n" --family gpt2 --layers 1 --heads 4 \
+    --d 16 --embed tied --norms >/dev/null
+run_json circuits gpt2n --tl --full
 run_json seprank --layers 1 --d 2 --n 2 --exact
 run_json seprank --layers 1 --d 2 --n 3 --exact --rational --residual
 run_json seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --positions --exact

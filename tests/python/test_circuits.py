@@ -132,7 +132,9 @@ def assert_same(a, b, where="$"):
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("circuit_models")
     out = {}
-    for fam, extra in (("gpt2", ["--dtype", "F16"]), ("llama", ["--kv-heads", "2", "--dtype", "BF16"]),
+    for fam, extra in (("gpt2", ["--dtype", "F16", "--embed", "tied", "--norms"]),
+                       ("llama", ["--kv-heads", "2", "--dtype", "BF16", "--embed", "untied",
+                                  "--norms"]),
                        ("bert", ["--dtype", "F32"])):
         path = root / fam
         subprocess.run([sys.executable, GEN, str(path), "--family", fam, "--layers", "2",
@@ -147,6 +149,7 @@ def models(tmp_path_factory):
     ({"ov": True, "qk": True, "composition": "q,k,v"}, ["--ov", "--qk", "--composition", "q,k,v"]),
     ({"composition": ["v"], "layer_range": "0-1", "head_range": (1, 2)},
      ["--composition", "v", "--layer-range", "0-1", "--head-range", "1-2"]),
+    ({"full": True, "head_range": "1-2"}, ["--full", "--head-range", "1-2"]),
 ])
 def test_equals_the_cli(cli, models, fam, kw, flags):
     got = attnrank.circuits(models[fam], **kw)
@@ -158,9 +161,10 @@ def test_equals_the_cli(cli, models, fam, kw, flags):
     assert_same(got.to_dict(), want)
 
 
-def test_state_dict_equals_the_file(models):
-    path = models["bert"] / "model.safetensors"
-    raw = path.read_bytes()
+def stored(model, decode_bf16=False):
+    """The tensors of model/model.safetensors as numpy arrays (BF16 decoded
+    to float64 when asked, else not readable)."""
+    raw = (model / "model.safetensors").read_bytes()
     n = int.from_bytes(raw[:8], "little")
     hdr = json.loads(raw[8:8 + n])
     tensors = {}
@@ -168,9 +172,107 @@ def test_state_dict_equals_the_file(models):
         if name == "__metadata__":
             continue
         a, b = t["data_offsets"]
+        buf = raw[8 + n + a:8 + n + b]
+        if t["dtype"] == "BF16" and decode_bf16:
+            u = np.frombuffer(buf, np.uint16).astype(np.uint32) << 16
+            tensors[name] = u.view(np.float32).astype(np.float64).reshape(t["shape"])
+            continue
         dtype = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64,
                  "I32": np.int32}[t["dtype"]]
-        tensors[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype).reshape(t["shape"])
+        tensors[name] = np.frombuffer(buf, dtype).reshape(t["shape"])
+    return tensors
+
+
+def dense_factors(t, fam, r, layer, head):
+    """(W_Q, W_K, W_V, W_O) of one head in float64, column convention."""
+    d, dh = r.d, r.head_size
+    g = head // (r.heads // r.kv_heads)
+    rows, krows = slice(head * dh, (head + 1) * dh), slice(g * dh, (g + 1) * dh)
+    if fam == "gpt2":
+        w = t[f"h.{layer}.attn.c_attn.weight"].astype(np.float64)
+        o = t[f"h.{layer}.attn.c_proj.weight"].astype(np.float64)
+        return (w[:, rows].T, w[:, d:][:, krows].T, w[:, 2 * d:][:, krows].T, o[rows, :].T)
+    p = f"model.layers.{layer}.self_attn."
+    q, k, v, o = (t[p + n + "_proj.weight"].astype(np.float64) for n in "qkvo")
+    return q[rows], k[krows], v[krows], o[:, rows]
+
+
+@pytest.mark.parametrize("fam, unembedding", [("gpt2", None), ("llama", "lm_head.weight")])
+def test_full_circuits_of_a_checkpoint_equal_the_dense_product(models, fam, unembedding):
+    r = attnrank.circuits(models[fam], full=True)
+    t = stored(models[fam], decode_bf16=True)
+    emb = {"gpt2": "wte.weight", "llama": "model.embed_tokens.weight"}[fam]
+    assert r.full_circuits == {"embedding": emb, "unembedding": unembedding or "tied",
+                               "vocab": t[emb].shape[0]}
+    we = t[emb].astype(np.float64)
+    wu = we if unembedding is None else t[unembedding].astype(np.float64)
+    for e in r:
+        _, _, v, o = dense_factors(t, fam, r, e["layer"], e["head"])
+        f = wu @ o @ v @ we.T
+        lam = np.linalg.eigvals(f)
+        lam = lam[np.abs(lam) > 1e-9 * np.abs(lam).max()]
+        tr = np.trace(f)
+        c = e["full_copying"]
+        np.testing.assert_allclose(c["s_eig"], lam.real.sum() / np.abs(lam).sum(), rtol=1e-12)
+        np.testing.assert_allclose(c["s_nuc"], tr / np.linalg.svd(f, compute_uv=False).sum(),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            c["s_sym"], tr / np.abs(np.linalg.eigvalsh((f + f.T) / 2)).sum(), rtol=1e-12)
+        np.testing.assert_allclose(c["trace"], tr, rtol=1e-12)
+        assert c["trace_bound"] is None and not c["sign_certain"]
+
+
+@pytest.mark.parametrize("fam", ["gpt2", "llama"])
+def test_tl_equals_the_cli(cli, models, fam):
+    got = attnrank.circuits(models[fam], tl=True, full=True, composition="k", ov=True)
+    out = subprocess.run([cli, "circuits", str(models[fam]), "--tl", "--full", "--composition",
+                          "k", "--ov", "--json"], capture_output=True, text=True, check=True)
+    want = json.loads(out.stdout)
+    want.pop("source")
+    assert want["weight_preprocessing"] == "tl" and want["weights_centred"] == (fam == "gpt2")
+    assert_same(got.to_dict(), want)
+
+
+@pytest.mark.parametrize("fam", ["gpt2", "llama"])
+def test_tl_equals_numpy_preprocessing(models, fam):
+    """TransformerLens's fold_ln / center_writing_weights on the dense
+    factors: W_V diag(g) P and P W_O with LayerNorm, W_V diag(g) with RMSNorm."""
+    r = attnrank.circuits(models[fam], tl=True)
+    t = stored(models[fam], decode_bf16=True)
+    d = r.d
+    centre = np.eye(d) - np.ones((d, d)) / d if fam == "gpt2" else np.eye(d)
+    for e in r:
+        _, _, v, o = dense_factors(t, fam, r, e["layer"], e["head"])
+        g = t[f"h.{e['layer']}.ln_1.weight" if fam == "gpt2" else
+              f"model.layers.{e['layer']}.input_layernorm.weight"].astype(np.float64)
+        v, o = v @ np.diag(g) @ centre, centre @ o
+        m = o @ v
+        lam = np.linalg.eigvals(v @ o)
+        c = e["copying"]
+        np.testing.assert_allclose(c["s_eig"], lam.real.sum() / np.abs(lam).sum(), rtol=1e-12)
+        np.testing.assert_allclose(c["s_nuc"], np.trace(m) / np.linalg.svd(m, compute_uv=False).sum(),
+                                   rtol=1e-12)
+        assert c["trace_bound"] is None and not c["sign_certain"]
+
+
+def test_tl_refusals(models):
+    with pytest.raises(attnrank.UnsupportedError, match="post-LayerNorm"):
+        attnrank.circuits(models["bert"], tl=True)
+    t = {k: v for k, v in stored(models["gpt2"]).items() if "ln_1" not in k}
+    cfg = json.loads((models["gpt2"] / "config.json").read_text())
+    with pytest.raises(attnrank.FormatError, match="LayerNorm gain"):
+        attnrank.circuits(state_dict=t, config=cfg, tl=True)
+
+
+def test_full_circuits_need_the_token_embedding(models):
+    t = {k: v for k, v in stored(models["gpt2"]).items() if k != "wte.weight"}
+    cfg = json.loads((models["gpt2"] / "config.json").read_text())
+    with pytest.raises(attnrank.FormatError, match="token embedding"):
+        attnrank.circuits(state_dict=t, config=cfg, full=True)
+
+
+def test_state_dict_equals_the_file(models):
+    tensors = stored(models["bert"])
     cfg = json.loads((models["bert"] / "config.json").read_text())
     got = attnrank.circuits(state_dict=tensors, config=cfg, composition="k")
     assert_same(got.to_dict(), attnrank.circuits(models["bert"], composition="k").to_dict())

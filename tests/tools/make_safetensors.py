@@ -22,6 +22,12 @@ beside the model (not read by attnrank).
   /usr/bin/python3 make_safetensors.py OUT_DIR --family bert --layers 2 \
       --heads 4 --d 32 --dtype F16 [--kv-heads 2] [--shards 3] [--full]
   /usr/bin/python3 make_safetensors.py OUT_DIR --bad     (malformed files)
+
+--embed tied|untied (GPT-2, LLaMA) adds the token embedding (wte.weight,
+model.embed_tokens.weight; V = --vocab) and, untied, lm_head.weight [V, d];
+--norms adds the pre-LN gains with seeded values away from 1 (GPT-2
+h.L.ln_1.{weight,bias} and ln_f.weight, LLaMA
+model.layers.L.input_layernorm.weight and model.norm.weight).
 """
 import argparse
 import json
@@ -124,12 +130,28 @@ def make_model(args):
             tensors += [(p + "attn.c_attn.weight", fused, args.dtype),
                         (p + "attn.c_attn.bias", rng.standard_normal(3 * d), args.dtype),
                         (p + "attn.c_proj.weight", wo.T, args.dtype)]
+            if args.norms:
+                tensors += [(p + "ln_1.weight", 1 + 0.5 * rng.standard_normal(d), args.dtype),
+                            (p + "ln_1.bias", 0.1 * rng.standard_normal(d), args.dtype)]
         else:
             p = "model.layers.%d.self_attn." % layer
             tensors += [(p + "q_proj.weight", wq, args.dtype),
                         (p + "k_proj.weight", wk, args.dtype),
                         (p + "v_proj.weight", wv, args.dtype),
                         (p + "o_proj.weight", wo, args.dtype)]
+            if args.norms:
+                tensors.append(("model.layers.%d.input_layernorm.weight" % layer,
+                                1 + 0.5 * rng.standard_normal(d), args.dtype))
+    if fam != "bert" and args.embed != "none":
+        erng = np.random.default_rng(args.seed + 11)
+        tensors.append(("wte.weight" if fam == "gpt2" else "model.embed_tokens.weight",
+                        erng.standard_normal((args.vocab, d)) * 0.1, args.dtype))
+        if args.embed == "untied":
+            tensors.append(("lm_head.weight", erng.standard_normal((args.vocab, d)) * 0.1,
+                            args.dtype))
+    if fam != "bert" and args.norms:
+        tensors.append(("ln_f.weight" if fam == "gpt2" else "model.norm.weight",
+                        1 + 0.5 * rng.standard_normal(d), args.dtype))
     return tensors, expected
 
 
@@ -273,6 +295,10 @@ def main():
     ap.add_argument("--ffn", type=int, default=0)
     ap.add_argument("--rank", type=int, default=0, help="plant this rank in every head")
     ap.add_argument("--full", action="store_true", help="BERT: add FFN and LayerNorm weights")
+    ap.add_argument("--embed", choices=["none", "tied", "untied"], default="none",
+                    help="GPT-2, LLaMA: store the token embedding (and lm_head when untied)")
+    ap.add_argument("--norms", action="store_true",
+                    help="GPT-2, LLaMA: store the pre-LN gains (ln_1/ln_f, input_layernorm/norm)")
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--no-config", action="store_true")
     ap.add_argument("--alibi", action="store_true", help="config.json: alibi true")

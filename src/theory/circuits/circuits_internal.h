@@ -37,4 +37,13 @@ int ar_circuit_mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t 
  * (destroyed): the eigenvalues of G^(1/2) J G^(1/2). */
 int ar_circuit_sym_gram(double *g, size_t h, double *sum, ar_error *err);
 
+/* e from Gram matrices accumulated by the caller (the checkpoint route reads
+ * the embeddings in row blocks): g_u = U^T U, g_e = E E^T (NULL: tied) and
+ * c = E U (NULL: tied, then c = g_u), d x d column-major with both
+ * triangles, V = vocab.  *ok = 0 and e empty when V < d, a diagonal is not
+ * finite or a Gram matrix is not numerically positive definite: the caller
+ * then reads the matrices and calls ar_circuit_embed_init (its QR route). */
+int ar_circuit_embed_from_gram(ar_circuit_embed *e, size_t d, size_t vocab, const double *g_u,
+                               const double *g_e, const double *c, int *ok, ar_error *err);
+
 #endif

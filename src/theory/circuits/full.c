@@ -13,41 +13,41 @@
 #include "circuits_internal.h"
 #include "core/lapack_internal.h"
 
+#include <cblas.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* sum |eig(G^(1/2) J G^(1/2))| for the 2h x 2h Gram matrix g (destroyed). */
+/* sum |eig(G^(1/2) J G^(1/2))| for the 2h x 2h Gram matrix g (destroyed).
+ * With G = V diag(w) V^T and X = V diag(sqrt w), G^(1/2) J G^(1/2) =
+ * V (X^T J X) V^T has the eigenvalues of the symmetric X^T J X
+ * = (A + A^T) / 2, A = X_1^T X_2 with X_1, X_2 the top and bottom h rows of
+ * X: one product instead of forming the square root. */
 int ar_circuit_sym_gram(double *g, size_t h, double *sum, ar_error *err)
 {
     size_t n = 2 * h;
     double *w = malloc(n * sizeof(double));
-    double *root = malloc(n * n * sizeof(double));
-    double *t = malloc(n * n * sizeof(double));
-    int st = w && root && t ? AR_OK : ar_error_set(err, AR_ENOMEM, "full circuit: out of memory");
+    double *a = malloc(n * n * sizeof(double));
+    int st = w && a ? AR_OK : ar_error_set(err, AR_ENOMEM, "full circuit: out of memory");
     if (st == AR_OK && (st = ar_lapack_status(ar_lapack_dsyev('V', 'U', (lapack_int)n, g,
                                                               (lapack_int)n, w))) != AR_OK)
         ar_error_set(err, st, "full circuit: dsyev of the Gram matrix failed");
     if (st == AR_OK) {
-        /* root = V diag(sqrt(max(w, 0))) V^T; a Gram matrix is PSD, negative
+        /* X = V diag(sqrt(max(w, 0))) in place: a Gram matrix is PSD, negative
          * eigenvalues are round-off */
+        for (size_t l = 0; l < n; l++) {
+            double r = sqrt(fmax(w[l], 0.0));
+            for (size_t i = 0; i < n; i++)
+                g[i + l * n] *= r;
+        }
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)n, (int)n, (int)h, 1.0, g,
+                    (int)n, g + h, (int)n, 0.0, a, (int)n);
         for (size_t j = 0; j < n; j++)
-            for (size_t i = 0; i < n; i++) {
-                double s = 0.0;
-                for (size_t l = 0; l < n; l++)
-                    s += g[i + l * n] * sqrt(fmax(w[l], 0.0)) * g[j + l * n];
-                root[i + j * n] = s;
-            }
-        /* t = root J root, J = [[0, I/2], [I/2, 0]]: (root J)_{il} = root_{i, l +- h} / 2 */
-        for (size_t j = 0; j < n; j++)
-            for (size_t i = 0; i < n; i++) {
-                double s = 0.0;
-                for (size_t l = 0; l < n; l++)
-                    s += root[i + (l < h ? l + h : l - h) * n] * root[l + j * n];
-                t[i + j * n] = 0.5 * s;
-            }
-        if ((st = ar_lapack_status(ar_lapack_dsyev('N', 'U', (lapack_int)n, t, (lapack_int)n,
+            for (size_t i = 0; i <= j; i++)
+                a[i + j * n] = 0.5 * (a[i + j * n] + a[j + i * n]); /* the upper triangle */
+        if ((st = ar_lapack_status(ar_lapack_dsyev('N', 'U', (lapack_int)n, a, (lapack_int)n,
                                                    w))) != AR_OK)
             ar_error_set(err, st, "full circuit: dsyev of the symmetric core failed");
     }
@@ -58,8 +58,7 @@ int ar_circuit_sym_gram(double *g, size_t h, double *sum, ar_error *err)
         *sum = s;
     }
     free(w);
-    free(root);
-    free(t);
+    free(a);
     return st;
 }
 
@@ -99,17 +98,32 @@ static int work_alloc(full_work *w, size_t d, size_t k, size_t h)
                                                                                   : AR_ENOMEM;
 }
 
-/* The products: P, Q, C W_O, the core, and the Gram matrix (core copied
- * before the eigensolver destroys it). */
+/* out (k x h) = R x for the k x d upper-triangular r and x (d x h): dtrmm
+ * in place when R is square (half the flops of a product), else a product. */
+static int tri_mul(const double *r, size_t k, size_t d, const double *x, size_t h, double *out)
+{
+    if (k != d || d > INT_MAX || h > INT_MAX)
+        return ar_circuit_mul(AR_NO_TRANS, AR_NO_TRANS, r, k, d, x, d, h, out, k, h);
+    memcpy(out, x, d * h * sizeof(double));
+    cblas_dtrmm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, (int)d, (int)h,
+                1.0, r, (int)d, out, (int)d);
+    return AR_OK;
+}
+
+/* The products: P, Q, the core, and the Gram matrix (core copied before the
+ * eigensolver destroys it).  Tied, R_U = R_E = R with R^T R = E E^T = C, so
+ * the core W_V C W_O is Q^T P (h x h from k x h) and C W_O is not needed. */
 static int products(const ar_circuit_embed *e, full_work *w, size_t h)
 {
     size_t d = e->d, k = e->k, n = 2 * h;
-    int st = ar_circuit_mul(AR_NO_TRANS, AR_NO_TRANS, e->r_u, k, d, w->wo, d, h, w->p, k, h);
+    int st = tri_mul(e->r_u, k, d, w->wo, h, w->p);
     if (st == AR_OK)
-        st = ar_circuit_mul(AR_NO_TRANS, AR_NO_TRANS, e->r_e, k, d, w->wvt, d, h, w->q, k, h);
-    if (st == AR_OK)
+        st = tri_mul(e->r_e, k, d, w->wvt, h, w->q);
+    if (st == AR_OK && e->tied)
+        st = ar_circuit_mul(AR_TRANS, AR_NO_TRANS, w->q, k, h, w->p, k, h, w->core, h, h);
+    if (st == AR_OK && !e->tied)
         st = ar_circuit_mul(AR_NO_TRANS, AR_NO_TRANS, e->c, d, d, w->wo, d, h, w->cwo, d, h);
-    if (st == AR_OK) /* core = W_V (C W_O) = (W_V^T)^T (C W_O) */
+    if (st == AR_OK && !e->tied) /* core = W_V (C W_O) = (W_V^T)^T (C W_O) */
         st = ar_circuit_mul(AR_TRANS, AR_NO_TRANS, w->wvt, d, h, w->cwo, d, h, w->core, h, h);
     double *ptp = malloc(h * h * sizeof(double)), *qtq = malloc(h * h * sizeof(double));
     if (st == AR_OK && (ptp == NULL || qtq == NULL))
