@@ -4,6 +4,8 @@
 #include "testutil.h"
 
 #include <string.h>
+#include <jansson.h>
+#include "attnrank/json.h"
 #include "attnrank/verify.h"
 
 static void test_each_check_passes_and_can_fail(void **state)
@@ -80,11 +82,79 @@ static void test_registry_is_well_formed(void **state)
     assert_false(ar_verify_passed(&r));
 }
 
+/* A suite runs exactly its checks in registry order, reports each through
+ * the callback as it finishes, and counts the verdicts. */
+typedef struct seen {
+    size_t calls;
+    const ar_verify_check *last;
+} seen;
+
+static void note(const ar_verify_outcome *o, void *user)
+{
+    seen *s = user;
+    s->calls++;
+    s->last = o->check;
+}
+
+static void test_run_suite(void **state)
+{
+    (void)state;
+    seen s = {0, NULL};
+    ar_verify_report rep;
+    ar_error err;
+    assert_int_equal(ar_verify_run_suite("core", 2, 0, note, &s, &rep, &err), AR_OK);
+    size_t want = 0;
+    for (size_t i = 0; i < ar_verify_count(); i++)
+        want += ar_verify_in_suite(ar_verify_get(i), "core");
+    assert_int_equal(rep.count, want);
+    assert_int_equal(s.calls, want);
+    assert_ptr_equal(s.last, rep.outcomes[rep.count - 1].check);
+    assert_int_equal(rep.passed + rep.failed, rep.count);
+    for (size_t i = 0; i < rep.count; i++) {
+        assert_string_equal(rep.outcomes[i].check->suite, "core");
+        assert_int_equal(rep.outcomes[i].passed, ar_verify_passed(&rep.outcomes[i].result));
+        assert_true(rep.outcomes[i].seconds >= 0.0);
+        ar_verify_result again;
+        ar_verify_run(rep.outcomes[i].check, 2, 0, &again); /* same seed, same measurement */
+        assert_true(again.measured == rep.outcomes[i].result.measured);
+    }
+    char *text = NULL;
+    assert_int_equal(ar_verify_report_json(&rep, AR_JSON_TIMINGS, &text, &err), AR_OK);
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    assert_non_null(root);
+    const char *keys[] = {"suite", "seed", "full", "checks", "passed", "failed"};
+    size_t k = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value) {
+        assert_true(k < 6);
+        assert_string_equal(key, keys[k++]);
+    }
+    assert_int_equal(json_array_size(json_object_get(root, "checks")), rep.count);
+    assert_non_null(json_object_get(json_array_get(json_object_get(root, "checks"), 0), "seconds"));
+    json_decref(root);
+    ar_json_free(text);
+    ar_verify_report_free(&rep);
+    assert_null(rep.outcomes);
+
+    assert_int_equal(ar_verify_run_suite("nope", 0, 0, NULL, NULL, &rep, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "unknown suite 'nope'");
+    ar_verify_report_free(&rep);
+    assert_int_equal(ar_verify_run_suite(NULL, 0, 0, NULL, NULL, &rep, &err), AR_EINVAL);
+    assert_int_equal(ar_verify_run_suite("all", 0, 0, NULL, NULL, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_verify_report_json(NULL, 0, &text, &err), AR_EINVAL);
+    assert_string_equal(ar_verify_relation_text(AR_VERIFY_EQ), "==");
+    assert_string_equal(ar_verify_relation_text(AR_VERIFY_LE), "<=");
+    assert_string_equal(ar_verify_relation_text(AR_VERIFY_GE), ">=");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_is_well_formed),
         cmocka_unit_test(test_run_is_the_check_on_its_seed),
+        cmocka_unit_test(test_run_suite),
         cmocka_unit_test(test_each_check_passes_and_can_fail),
     };
     return cmocka_run_group_tests_name("verify", tests, NULL, NULL);

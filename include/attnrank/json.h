@@ -20,6 +20,7 @@
 #include "depthwidth_run.h"
 #include "collapse.h"
 #include "softmax_bottleneck.h"
+#include "verify.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,8 @@ extern "C" {
 
 /* flags: non-finite reals as "nan", "inf", "-inf" rather than null */
 #define AR_JSON_NONFINITE 1u
+/* flags, ar_verify_report_json only: each check's "seconds" */
+#define AR_JSON_TIMINGS 2u
 
 /* Release a text of the functions below (NULL: nothing). */
 AR_API void ar_json_free(char *text);
@@ -65,6 +68,13 @@ AR_API int ar_collapse_result_json(const ar_collapse_result *r, unsigned flags, 
  * logit errors, log_norm, singular_values, fit (null when not run). */
 AR_API int ar_sbn_result_json(const ar_sbn_result *r, unsigned flags, char **text,
                               ar_error *err);
+
+/* `attnrank verify --json`: suite, seed, full, checks (suite, name,
+ * statement, instance, measured, relation, expected, tolerance, passed,
+ * then detail and error when set and seconds with AR_JSON_TIMINGS), passed,
+ * failed. */
+AR_API int ar_verify_report_json(const ar_verify_report *r, unsigned flags, char **text,
+                                 ar_error *err);
 
 #ifdef __cplusplus
 }

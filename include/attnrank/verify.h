@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "export.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,38 @@ AR_API uint64_t ar_verify_check_seed(uint64_t base, const char *name);
 /* Run check c on its seed derived from base (full: the larger instances);
  * returns ar_verify_passed of the result. */
 AR_API int ar_verify_run(const ar_verify_check *c, uint64_t base, int full, ar_verify_result *r);
+/* "==", "<=" or ">=". */
+AR_API const char *ar_verify_relation_text(ar_verify_relation rel);
+
+/* One check as run by ar_verify_run_suite. */
+typedef struct ar_verify_outcome {
+    const ar_verify_check *check;
+    ar_verify_result result;
+    int passed;             /* ar_verify_passed(&result) */
+    double seconds;         /* wall time of the check */
+} ar_verify_outcome;
+
+typedef struct ar_verify_report {
+    char suite[64];         /* as asked ("all" or a suite's name) */
+    uint64_t seed;          /* the base seed */
+    int full;
+    size_t count;           /* checks run, in registry order */
+    size_t passed, failed;  /* passed + failed = count */
+    ar_verify_outcome *outcomes; /* count (owned) */
+} ar_verify_report;
+
+/* Called after each check (progress for a face; may be NULL). */
+typedef void (*ar_verify_progress_fn)(const ar_verify_outcome *outcome, void *user);
+
+/* Run every check of suite ("all": the registry) on seeds derived from
+ * seed; progress(outcome, user) after each.  A failing check is a result
+ * (rep->failed), not an error.  AR_EINVAL for a NULL suite or rep or an
+ * unknown suite, AR_ENOMEM.  Free with ar_verify_report_free (also after a
+ * failure). */
+AR_API int ar_verify_run_suite(const char *suite, uint64_t seed, int full,
+                               ar_verify_progress_fn progress, void *user,
+                               ar_verify_report *rep, ar_error *err);
+AR_API void ar_verify_report_free(ar_verify_report *rep);
 
 #ifdef __cplusplus
 }

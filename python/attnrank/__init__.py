@@ -15,6 +15,8 @@ The Python face of the attnrank C library (docs/python.md):
 - :func:`params` -- BERT-style parameter counts, as ``attnrank params --json``;
 - :func:`copying_scores`, :func:`composition_score`, :func:`circuits` -- OV
   copying scores and composition scores of heads, as ``attnrank circuits``;
+- :func:`verify` -- re-measure the theory's statements on seeded instances,
+  as ``attnrank verify --json`` (for a test suite: ``assert attnrank.verify()``);
 - :func:`head_scores` -- previous-token, first-token, diagonal and induction
   scores of attention maps (rows as queries by default);
 - :class:`Error` and its subclasses -- one per C status, each also a
@@ -279,4 +281,16 @@ __all__ += [
     "composition_score",
     "copying_scores",
     "full_copying_scores",
+]
+
+# ---- verify ----
+# verify -- re-measure the theory's statements on seeded instances, as
+# ``attnrank verify`` (a report that is true when every check passed).
+from attnrank._results_verify import VerifyCheck, VerifyReport  # noqa: E402
+from attnrank._core import verify  # noqa: E402
+
+__all__ += [
+    "VerifyCheck",
+    "VerifyReport",
+    "verify",
 ]

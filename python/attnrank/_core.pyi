@@ -5,6 +5,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnrank._results import RankMetrics
+from attnrank._results_verify import VerifyReport
 
 STATUS_CODES: Dict[str, int]
 NSTATUS: int
@@ -246,3 +247,13 @@ def full_copying_scores(
     W_E: npt.ArrayLike,
     W_U: Optional[npt.ArrayLike] = ...,
 ) -> list: ...
+
+# ---- verify ----
+
+def verify(
+    suite: str = ...,
+    *,
+    full: bool = ...,
+    seed: int = ...,
+    timings: bool = ...,
+) -> VerifyReport: ...

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const cli_command_doc verify_doc = {
     "verify",
@@ -16,36 +15,17 @@ static const cli_command_doc verify_doc = {
     "Exit status: 0 all checks pass, 1 a check fails, 2 usage error.",
 };
 
-static const char *relation_text(ar_verify_relation rel)
-{
-    return rel == AR_VERIFY_EQ ? "==" : rel == AR_VERIFY_LE ? "<=" : ">=";
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct verify_run {
-    const ar_verify_check *check;
-    ar_verify_result result;
-    int passed;
-    double seconds;
-} verify_run;
-
-static void format_verdict(const verify_run *v, char *buf, size_t len)
+static void format_verdict(const ar_verify_outcome *v, char *buf, size_t len)
 {
     const ar_verify_result *r = &v->result;
     if (r->error != 0)
         snprintf(buf, len, "error: %s", ar_strerror(r->error));
     else
         snprintf(buf, len, "measured %.6g %s expected %.6g (tol %.3g)", r->measured,
-                 relation_text(r->relation), r->expected, r->tolerance);
+                 ar_verify_relation_text(r->relation), r->expected, r->tolerance);
 }
 
-static int write_junit(const char *path, const verify_run *runs, size_t count, size_t failed,
+static int write_junit(const char *path, const ar_verify_outcome *runs, size_t count, size_t failed,
                        int timings)
 {
     ar_atomic_file *af;
@@ -85,22 +65,24 @@ static int write_junit(const char *path, const verify_run *runs, size_t count, s
     return rc == AR_OK ? 0 : cli_status_error("verify", rc, &err, NULL);
 }
 
-static json_t *run_json(const verify_run *v, int timings)
+/* The text line of one check, printed as it finishes (text output only). */
+typedef struct verify_print {
+    int text, timings;
+} verify_print;
+
+static void print_outcome(const ar_verify_outcome *v, void *user)
 {
-    const ar_verify_result *r = &v->result;
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b}", "suite",
-                          v->check->suite, "name", v->check->name, "statement",
-                          v->check->statement, "instance", r->instance, "measured",
-                          cli_json_real(r->measured), "relation", relation_text(r->relation),
-                          "expected", cli_json_real(r->expected), "tolerance",
-                          cli_json_real(r->tolerance), "passed", v->passed);
-    if (r->detail[0])
-        json_object_set_new(o, "detail", json_string(r->detail));
-    if (r->error)
-        json_object_set_new(o, "error", json_string(ar_strerror(r->error)));
-    if (timings)
-        json_object_set_new(o, "seconds", json_real(v->seconds));
-    return o;
+    const verify_print *p = user;
+    if (!p->text)
+        return;
+    char verdict[256];
+    format_verdict(v, verdict, sizeof verdict);
+    printf("%s %-18s %-26s %s; %s", v->passed ? "PASS" : "FAIL", v->check->suite,
+           v->check->name, verdict, v->result.instance);
+    if (p->timings)
+        printf(" [%.2f s]", v->seconds);
+    printf("\n");
+    fflush(stdout);
 }
 
 static void print_list(void)
@@ -139,50 +121,31 @@ int cmd_verify(int argc, char **argv)
         print_list();
         return 0;
     }
-    verify_run *runs = calloc(ar_verify_count(), sizeof *runs);
-    if (runs == NULL)
-        return cli_status_error("verify", AR_ENOMEM, NULL, NULL);
-    size_t count = 0, failed = 0;
-    for (size_t i = 0; i < ar_verify_count(); i++) {
-        const ar_verify_check *c = ar_verify_get(i);
-        if (!ar_verify_in_suite(c, suite))
-            continue;
-        verify_run *v = &runs[count++];
-        v->check = c;
-        double t0 = now_seconds();
-        v->passed = ar_verify_run(c, seed, full, &v->result);
-        v->seconds = now_seconds() - t0;
-        failed += !v->passed;
-        if (!json) {
-            char verdict[256];
-            format_verdict(v, verdict, sizeof verdict);
-            printf("%s %-18s %-26s %s; %s", v->passed ? "PASS" : "FAIL", c->suite, c->name,
-                   verdict, v->result.instance);
-            if (timings)
-                printf(" [%.2f s]", v->seconds);
-            printf("\n");
-            fflush(stdout);
-        }
+    verify_print print = {json ? 0 : 1, timings};
+    ar_verify_report rep;
+    ar_error err = {{0}};
+    int rc = ar_verify_run_suite(suite, seed, full, print_outcome, &print, &rep, &err);
+    if (rc != AR_OK) {
+        ar_verify_report_free(&rep);
+        return cli_status_error("verify", rc, &err, NULL);
     }
-    if (junit != NULL && (code = write_junit(junit, runs, count, failed, timings)) != 0) {
-        free(runs);
+    if (junit != NULL &&
+        (code = write_junit(junit, rep.outcomes, rep.count, rep.failed, timings)) != 0) {
+        ar_verify_report_free(&rep);
         return code;
     }
     if (json) {
-        json_t *list_json = json_array();
-        for (size_t i = 0; i < count; i++)
-            json_array_append_new(list_json, run_json(&runs[i], timings));
-        code = cli_json_print(json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}", "suite", suite, "seed",
-                                        (json_int_t)seed, "full", full, "checks", list_json,
-                                        "passed", (json_int_t)(count - failed), "failed",
-                                        (json_int_t)failed));
+        char *text = NULL;
+        rc = ar_verify_report_json(&rep, timings ? AR_JSON_TIMINGS : 0, &text, &err);
+        code = cli_json_print_text("verify", rc, text, &err);
         if (code != 0) {
-            free(runs);
+            ar_verify_report_free(&rep);
             return code;
         }
     } else {
-        printf("%zu passed, %zu failed\n", count - failed, failed);
+        printf("%zu passed, %zu failed\n", rep.passed, rep.failed);
     }
-    free(runs);
+    size_t failed = rep.failed;
+    ar_verify_report_free(&rep);
     return failed > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
