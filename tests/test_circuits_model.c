@@ -238,6 +238,19 @@ static void test_selection_and_errors(void **state)
     /* judged as bfloat16: the storage part of the bound dominates the float64 part */
     assert_int_equal(r.head[0].precision, AR_PREC_BF16);
     assert_true(r.head[0].copying.trace.storage_part > 1e10 * r.head[0].copying.trace.arith_part);
+    /* the record's JSON (ar_circuits_report_json): keys in order, the layers
+     * selected, the one v pair, no block that was not computed */
+    char *text = NULL;
+    assert_ok(ar_circuits_report_json(&r, 0, &text, &err));
+    assert_non_null(strstr(text, "{\"family\":\"gpt2\",\"weight_preprocessing\":\"raw\","));
+    assert_non_null(strstr(text, "\"layers\":[1,2],\"precision\":\"bfloat16\","));
+    assert_non_null(strstr(text, "\"composition\":{\"modes\":[\"v\"],"));
+    assert_non_null(strstr(text, "\"from_layer\":1,\"from_head\":1,\"to_layer\":2,"));
+    assert_null(strstr(text, "\"qk\""));
+    assert_null(strstr(text, "\"full_circuits\""));
+    assert_null(strstr(text, "\"weights_centred\""));
+    ar_json_free(text);
+    assert_int_equal(ar_circuits_report_json(NULL, 0, &text, &err), AR_EINVAL);
     ar_circuits_report_free(&r);
     /* refusals: one line each, the report left empty */
     ar_circuits_opts bad = o;

@@ -21,6 +21,7 @@
 #include "collapse.h"
 #include "softmax_bottleneck.h"
 #include "verify.h"
+#include "circuits_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,16 @@ AR_API int ar_sbn_result_json(const ar_sbn_result *r, unsigned flags, char **tex
  * failed. */
 AR_API int ar_verify_report_json(const ar_verify_report *r, unsigned flags, char **text,
                                  ar_error *err);
+
+/* `attnrank circuits --json` without its "source" (the model, the CLI's):
+ * family, weight_preprocessing, d, heads, kv_heads, head_size, layers,
+ * precision, weights_centred (with TransformerLens's preprocessing),
+ * copying_tolerance (with the OV scores), full_circuits (with the full
+ * circuits), circuit_heads (layer, head, kv_head, precision, then copying
+ * and ov_singular_values, qk, full_copying as computed) and composition
+ * (modes, null_rms, pairs) when computed. */
+AR_API int ar_circuits_report_json(const ar_circuits_report *r, unsigned flags, char **text,
+                                   ar_error *err);
 
 #ifdef __cplusplus
 }

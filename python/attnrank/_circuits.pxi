@@ -8,12 +8,12 @@ from attnrank._capi cimport (
     ar_circuit_factor, ar_circuit_factor_empty, ar_circuit_factor_ov, ar_circuit_factor_qk,
     ar_circuit_factor_free, ar_composition, AR_COMPOSITION_Q, AR_COMPOSITION_K,
     AR_COMPOSITION_V, ar_composition_name, ar_circuit_composition,
-    ar_copying_null_sd_eig, ar_copying_null_sd_nuc, ar_precision_eps,
+    ar_precision_eps,
     AR_CIRCUITS_COMP_Q, AR_CIRCUITS_COMP_K, AR_CIRCUITS_COMP_V,
     ar_circuits_opts, ar_circuits_opts_init, ar_circuits_head, ar_circuits_pair,
     ar_circuits_report, ar_circuits_analyze_model, ar_circuits_report_free,
     ar_circuit_embed, ar_circuit_embed_empty, ar_circuit_embed_init, ar_circuit_embed_free,
-    ar_circuit_full_ov, ar_cview_transpose,
+    ar_circuit_full_ov, ar_cview_transpose, ar_circuits_report_json,
 )
 
 from attnrank._results_circuits import Circuits, CopyingScores
@@ -189,44 +189,6 @@ cdef unsigned _composition_bits(object composition, str fn) except? 0:
     return bits
 
 
-cdef list _circuit_heads(const ar_circuits_report *r):
-    cdef size_t k = r.head_dim if r.head_dim < r.d else r.d, i, j
-    cdef const ar_circuits_head *h
-    out = []
-    for i in range(r.nheads):
-        h = &r.head[i]
-        e = {"layer": h.layer, "head": h.head, "kv_head": h.kv_head,
-             "precision": _text(ar_precision_name(h.precision))}
-        if r.ov:
-            e["copying"] = _copying_record(&h.copying, None).to_dict()
-            e["ov_singular_values"] = [h.ov_singular_values[j] for j in range(k)]
-        if r.qk:
-            e["qk"] = {"singular_values": [h.qk.singular_values[j] for j in range(k)],
-                       "rank": h.qk.metrics.rank, "certain_rank": h.qk.noise.certain_rank,
-                       "default_rank": h.qk.noise.default_rank}
-        if r.full:
-            e["full_copying"] = _copying_record(&h.full, None).to_dict()
-        out.append(e)
-    return out
-
-
-cdef object _composition_block(const ar_circuits_report *r):
-    if not r.composition:
-        return None
-    modes = [m for m, b in (("q", AR_CIRCUITS_COMP_Q), ("k", AR_CIRCUITS_COMP_K),
-                            ("v", AR_CIRCUITS_COMP_V)) if r.composition & b]
-    pairs = []
-    cdef size_t p
-    cdef const ar_circuits_pair *x
-    for p in range(r.npairs):
-        x = &r.pairs[p]
-        pairs.append({"mode": _text(ar_composition_name(x.kind)),
-                      "from_layer": r.head[x.earlier].layer, "from_head": r.head[x.earlier].head,
-                      "to_layer": r.head[x.later].layer, "to_head": r.head[x.later].head,
-                      "score": x.score, "scaled": x.scaled})
-    return {"modes": modes, "null_rms": r.composition_null_rms, "pairs": pairs}
-
-
 def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
              composition=None, tl=False, layer_range=None, head_range=None, precision=None,
              heads=None, head_size=None, kv_heads=None, config=True):
@@ -337,6 +299,7 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     cdef ar_safetensors *st = NULL
     cdef ar_model_config cfg
     cdef ar_circuits_report rep
+    cdef char *text = NULL
     cdef ar_error err
     err.msg[0] = 0
     cdef int rc
@@ -364,26 +327,8 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
                 st, &cfg if found else NULL, &o, &rep, &err))
         check_status(rc, fn, &err)
         try:
-            tol = None
-            if rep.ov:
-                tol = {"zero_factor": rep.circuit.zero_factor,
-                       "rcond_warn": rep.circuit.rcond_warn,
-                       "null_sd_eig": ar_copying_null_sd_eig(rep.head_dim),
-                       "null_sd_nuc": ar_copying_null_sd_nuc(rep.d, rep.head_dim)}
-            fullc = None
-            if rep.full:
-                fullc = {"embedding": _text(rep.embedding_tensor),
-                         "unembedding": (_text(rep.unembedding_tensor)
-                                         if rep.unembedding_tensor != NULL else "tied"),
-                         "vocab": rep.vocab}
-            return Circuits(
-                family=_text(ar_weights_family_name(rep.family)),
-                weight_preprocessing="tl" if rep.tl else "raw",
-                weights_centred=bool(rep.tl_centred) if rep.tl else None,
-                d=rep.d, heads=rep.heads, kv_heads=rep.kv_heads, head_size=rep.head_dim,
-                layers=tuple(rep.layer_index[i] for i in range(rep.nlayers)),
-                precision=_text(ar_precision_name(rep.precision)), copying_tolerance=tol,
-                full_circuits=fullc, circuit_heads=_circuit_heads(&rep), composition=_composition_block(&rep))
+            rc = ar_circuits_report_json(&rep, AR_JSON_NONFINITE, &text, &err)
+            return _record_of_json(Circuits, rc, text, &err, "ar_circuits_report_json")
         finally:
             ar_circuits_report_free(&rep)
     finally:

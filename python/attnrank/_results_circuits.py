@@ -10,6 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from attnrank._results import _from_json, _real
+
 __all__ = ["CopyingScores", "Circuits"]
 
 
@@ -87,6 +89,8 @@ class Circuits:
     ``composition`` the composition scores (``modes``, ``null_rms``,
     ``pairs``) or None.  Iterating gives the heads."""
 
+    _OMIT = frozenset({"weights_centred", "copying_tolerance", "full_circuits", "composition"})
+
     family: str
     weight_preprocessing: str
     d: int
@@ -100,6 +104,34 @@ class Circuits:
     full_circuits: Optional[Dict[str, Any]]
     circuit_heads: List[Dict[str, Any]] = field(repr=False)
     composition: Optional[Dict[str, Any]] = field(repr=False)
+
+    @classmethod
+    def _from_json(cls, d):
+        """The record of the library's JSON (ar_circuits_report_json with
+        AR_JSON_NONFINITE): the reals as floats, NaN and the infinities
+        included, except the copying blocks' non-finite values, None as
+        ``CopyingScores.to_dict`` gives them."""
+        def head(e):
+            e = dict(e)
+            for key in ("copying", "full_copying"):
+                if key in e:
+                    e[key] = {k: None if isinstance(v, str) else v for k, v in e[key].items()}
+            if "ov_singular_values" in e:
+                e["ov_singular_values"] = [_real(x) for x in e["ov_singular_values"]]
+            if "qk" in e:
+                e["qk"] = dict(e["qk"], singular_values=[_real(x) for x in
+                                                         e["qk"]["singular_values"]])
+            return e
+
+        comp = d.get("composition")
+        if comp is not None:
+            comp = dict(comp, null_rms=_real(comp["null_rms"]),
+                        pairs=[dict(p, score=_real(p["score"]), scaled=_real(p["scaled"]))
+                               for p in comp["pairs"]])
+        tol = d.get("copying_tolerance")
+        return _from_json(cls, dict(
+            d, circuit_heads=[head(e) for e in d["circuit_heads"]], composition=comp,
+            copying_tolerance=None if tol is None else {k: _real(v) for k, v in tol.items()}))
 
     def __iter__(self):
         return iter(self.circuit_heads)

@@ -38,6 +38,9 @@ json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err
 json_t *cli_json_prepend(const char *key, json_t *value, json_t *obj);
 /* cli_json_record, then printed as every command prints JSON; the exit status. */
 int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err);
+/* cli_json_print_text with the face's "source" (the input file) first. */
+int cli_json_print_sourced(const char *cmd, const char *source, int rc, char *text,
+                           const ar_error *err);
 /* Write JSON to a file atomically. */
 int cli_json_write_file(const char *cmd, const char *path, json_t *value);
 

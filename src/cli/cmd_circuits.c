@@ -209,115 +209,19 @@ static int analyze_path(const char *path, int read_config, const ar_circuits_opt
     return ar_error_printable(err, rc);
 }
 
-/* ---- JSON ---- */
-
-/* The same keys for the full circuits, whose z figures and trace bound are
- * null (not certified). */
-static json_t *copying_json(const ar_copying_scores *s)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "s_eig", cli_json_real(s->s_eig));
-    json_object_set_new(o, "s_nuc", cli_json_real(s->s_nuc));
-    json_object_set_new(o, "s_sym", cli_json_real(s->s_sym));
-    json_object_set_new(o, "z_eig", cli_json_real(s->z_eig));
-    json_object_set_new(o, "z_nuc", cli_json_real(s->z_nuc));
-    json_object_set_new(o, "z_sym", cli_json_real(s->z_sym));
-    json_object_set_new(o, "s_eig_defined", json_boolean(s->eig_defined));
-    json_object_set_new(o, "nonzero_eigenvalues", json_integer((json_int_t)s->nonzero_eigs));
-    json_object_set_new(o, "eigenvalue_eta", cli_json_real(s->eig_eta));
-    json_object_set_new(o, "min_rcond", cli_json_real(s->min_rcond));
-    json_object_set_new(o, "ill_conditioned", json_boolean(s->ill_conditioned));
-    json_object_set_new(o, "nuclear_norm", cli_json_real(s->nuclear_norm));
-    json_object_set_new(o, "trace", cli_json_real(s->trace.trace));
-    json_object_set_new(o, "trace_bound", cli_json_real(s->trace.bound));
-    json_object_set_new(o, "sign_certain", json_boolean(s->trace.sign_certain));
-    return o;
-}
-
-static json_t *head_json(const ar_circuits_report *r, const ar_circuits_head *h)
-{
-    size_t k = r->head_dim < r->d ? r->head_dim : r->d;
-    json_t *o = json_pack("{s:I, s:I, s:I, s:s}", "layer", (json_int_t)h->layer, "head",
-                          (json_int_t)h->head, "kv_head", (json_int_t)h->kv_head, "precision",
-                          ar_precision_name(h->precision));
-    if (r->ov) {
-        json_object_set_new(o, "copying", copying_json(&h->copying));
-        json_object_set_new(o, "ov_singular_values",
-                            cli_json_array_doubles(h->ov_singular_values, k));
-    }
-    if (r->qk)
-        json_object_set_new(o, "qk",
-                            json_pack("{s:o, s:I, s:I, s:I}", "singular_values",
-                                      cli_json_array_doubles(h->qk.singular_values, k), "rank",
-                                      (json_int_t)h->qk.metrics.rank, "certain_rank",
-                                      (json_int_t)h->qk.noise.certain_rank, "default_rank",
-                                      (json_int_t)h->qk.noise.default_rank));
-    if (r->full)
-        json_object_set_new(o, "full_copying", copying_json(&h->full));
-    return o;
-}
-
-static json_t *composition_json(const ar_circuits_report *r)
-{
-    json_t *kinds = json_array(), *pairs = json_array();
-    const unsigned bits[3] = {AR_CIRCUITS_COMP_Q, AR_CIRCUITS_COMP_K, AR_CIRCUITS_COMP_V};
-    for (int c = 0; c < 3; c++)
-        if (r->composition & bits[c])
-            json_array_append_new(kinds, json_string(ar_composition_name((ar_composition)c)));
-    for (size_t p = 0; p < r->npairs; p++) {
-        const ar_circuits_pair *x = &r->pairs[p];
-        const ar_circuits_head *a = &r->head[x->earlier], *b = &r->head[x->later];
-        json_array_append_new(pairs, json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "mode",
-                                               ar_composition_name(x->kind), "from_layer",
-                                               (json_int_t)a->layer, "from_head",
-                                               (json_int_t)a->head, "to_layer",
-                                               (json_int_t)b->layer, "to_head",
-                                               (json_int_t)b->head, "score",
-                                               cli_json_real(x->score), "scaled",
-                                               cli_json_real(x->scaled)));
-    }
-    return json_pack("{s:o, s:o, s:o}", "modes", kinds, "null_rms",
-                     cli_json_real(r->composition_null_rms), "pairs", pairs);
-}
-
 static const char *preprocessing(const ar_circuits_report *r)
 {
     return r->tl ? "tl" : "raw";
 }
 
-static json_t *report_json(const char *model, const ar_circuits_report *r)
+/* ---- JSON: the library's record (ar_circuits_report_json) after the model ---- */
+
+static int print_json(const char *model, const ar_circuits_report *r)
 {
-    json_t *layers = json_array(), *heads = json_array();
-    for (size_t l = 0; l < r->nlayers; l++)
-        json_array_append_new(layers, json_integer((json_int_t)r->layer_index[l]));
-    for (size_t i = 0; i < r->nheads; i++)
-        json_array_append_new(heads, head_json(r, &r->head[i]));
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:s}", "source", model,
-                          "family", ar_weights_family_name(r->family), "weight_preprocessing",
-                          preprocessing(r),
-                          "d", (json_int_t)r->d, "heads", (json_int_t)r->heads, "kv_heads",
-                          (json_int_t)r->kv_heads, "head_size", (json_int_t)r->head_dim, "layers",
-                          layers, "precision", ar_precision_name(r->precision));
-    if (r->tl)
-        json_object_set_new(o, "weights_centred", json_boolean(r->tl_centred));
-    if (r->ov)
-        json_object_set_new(o, "copying_tolerance",
-                            json_pack("{s:o, s:o, s:o, s:o}", "zero_factor",
-                                      cli_json_real(r->circuit.zero_factor), "rcond_warn",
-                                      cli_json_real(r->circuit.rcond_warn), "null_sd_eig",
-                                      cli_json_real(ar_copying_null_sd_eig(r->head_dim)),
-                                      "null_sd_nuc",
-                                      cli_json_real(ar_copying_null_sd_nuc(r->d, r->head_dim))));
-    if (r->full)
-        json_object_set_new(o, "full_circuits",
-                            json_pack("{s:s, s:s, s:I}", "embedding", r->embedding_tensor,
-                                      "unembedding",
-                                      r->unembedding_tensor ? r->unembedding_tensor : "tied",
-                                      "vocab", (json_int_t)r->vocab));
-    json_object_set_new(o, "circuit_heads", heads);
-    if (r->composition)
-        json_object_set_new(o, "composition", composition_json(r));
-    return o;
+    char *text = NULL;
+    ar_error err = {{0}};
+    int rc = ar_circuits_report_json(r, 0, &text, &err);
+    return cli_json_print_sourced("circuits", model, rc, text, &err);
 }
 
 /* ---- text ---- */
@@ -651,7 +555,7 @@ int cmd_circuits(int argc, char **argv)
     if (code < 0 && a.heatmap_composition != NULL)
         code = write_composition_heatmap(a.heatmap_composition, &r);
     if (code < 0)
-        code = a.json ? cli_json_print(report_json(a.model, &r)) : print_text(a.model, &r, a.top);
+        code = a.json ? print_json(a.model, &r) : print_text(a.model, &r, a.top);
     ar_circuits_report_free(&r);
     return code;
 }

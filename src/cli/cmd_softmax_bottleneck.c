@@ -70,10 +70,8 @@ static int print_json(const char *file, const ar_sbn_result *r)
 {
     char *text = NULL;
     ar_error err = {{0}};
-    int code = 0;
     int rc = ar_sbn_result_json(r, 0, &text, &err);
-    json_t *o = cli_json_record("softmax-bottleneck", rc, text, &err, &code);
-    return o != NULL ? cli_json_print(cli_json_prepend("source", json_string(file), o)) : code;
+    return cli_json_print_sourced("softmax-bottleneck", file, rc, text, &err);
 }
 
 static void print_text(const char *file, const ar_sbn_result *r, size_t show)

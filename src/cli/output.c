@@ -93,6 +93,14 @@ int cli_json_print_text(const char *cmd, int rc, char *text, const ar_error *err
     return v != NULL ? cli_json_print(v) : code;
 }
 
+int cli_json_print_sourced(const char *cmd, const char *source, int rc, char *text,
+                           const ar_error *err)
+{
+    int code = 0;
+    json_t *v = cli_json_record(cmd, rc, text, err, &code);
+    return v != NULL ? cli_json_print(cli_json_prepend("source", json_string(source), v)) : code;
+}
+
 static int json_to_atomic(const char *buffer, size_t size, void *data)
 {
     return ar_atomic_write(data, buffer, size) == AR_OK ? 0 : -1;

@@ -215,3 +215,50 @@ def test_softmax_bottleneck_equals_the_cli(cli, tmp_path, kw):
     assert_fields_are_keys(attnrank.SoftmaxBottleneck, want)
     if want["fit"] is not None:
         assert got.fit.seed == kw.get("seed", 0)
+
+
+# ---- circuits -----------------------------------------------------------------------
+
+import os as _os  # noqa: E402 (this block's own imports, kept beside it)
+import subprocess as _subprocess  # noqa: E402
+import sys as _sys  # noqa: E402
+
+from test_circuits import assert_same  # noqa: E402 (to_dict against the CLI to 1e-13)
+
+_GEN = _os.path.join(_os.path.dirname(__file__), "..", "tools", "make_safetensors.py")
+
+
+def _model(tmp_path, name, *args):
+    """A checkpoint written by tests/tools/make_safetensors.py."""
+    path = tmp_path / name
+    _subprocess.run([_sys.executable, _GEN, str(path), *map(str, args)], check=True,
+                   capture_output=True)
+    return path
+
+
+CIRCUITS_CASES = [
+    ({"tl": True, "ov": True, "qk": True, "full": True, "composition": "q,k,v"},
+     ["--tl", "--ov", "--qk", "--full", "--composition", "q,k,v"]),
+    ({}, []),
+    ({"composition": "v", "precision": "float16"}, ["--composition", "v", "--precision",
+                                                    "float16"]),
+]
+
+
+@pytest.mark.parametrize("kw,flags", CIRCUITS_CASES)
+def test_circuits_equals_the_cli(cli, tmp_path, kw, flags):
+    # GPT-2 with a tied embedding and the norms' gains: every optional block
+    path = _model(tmp_path, "gpt2", "--family", "gpt2", "--layers", 2, "--heads", 2, "--d", 8,
+                  "--embed", "tied", "--norms")
+    want = _cli(cli, "circuits", path, *flags)
+    assert want.pop("source") == str(path)  # the face's key, first
+    assert_fields_are_keys(attnrank.Circuits, want)
+    got = attnrank.circuits(path, **kw)
+    # the same keys and values; a symmetric part's spectrum may differ in the
+    # last bits (the CLI runs one BLAS thread per factorisation)
+    assert_same(got.to_dict(), want)
+    if "full" in kw:
+        # the full circuits' z figures are not certified: None in the copying block
+        assert got.circuit_heads[0]["full_copying"]["z_eig"] is None
+        assert isinstance(got.copying_tolerance["null_sd_eig"], float)
+        assert all(isinstance(p["scaled"], float) for p in got.composition["pairs"])
