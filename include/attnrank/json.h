@@ -76,6 +76,15 @@ AR_API int ar_sbn_result_json(const ar_sbn_result *r, unsigned flags, char **tex
 AR_API int ar_verify_report_json(const ar_verify_report *r, unsigned flags, char **text,
                                  ar_error *err);
 
+/* `attnrank spectrum --json`, one entry of "matrices" without its "label"
+ * (the CLI's; "source" likewise): index (the matrix's indices over a
+ * stack's leading axes, index[0..nindex)), rows and cols (m's shape), the
+ * rank metrics (ar_rank_metrics_json's keys), singular_values (s[0..k)) and,
+ * when expected_rank >= 0, expected_rank. */
+AR_API int ar_spectrum_matrix_json(const ar_rank_metrics *m, const size_t *index, size_t nindex,
+                                   const double *s, size_t k, long expected_rank,
+                                   unsigned flags, char **text, ar_error *err);
+
 #ifdef __cplusplus
 }
 #endif

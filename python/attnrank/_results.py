@@ -138,6 +138,12 @@ class Spectrum(RankMetrics):
     index: Tuple[int, ...] = ()
     singular_values: np.ndarray = None
 
+    @classmethod
+    def _from_json(cls, d):
+        """The record of the library's JSON object d (ar_spectrum_matrix_json:
+        index first, then the RankMetrics keys; see _from_json)."""
+        return _from_json(cls, d)
+
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON for this matrix (``attnrank spectrum --json``,
         one entry of ``matrices``) without its ``label``: index, the rank

@@ -50,14 +50,6 @@ json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
     return v;
 }
 
-json_t *cli_json_tolerance(const ar_rank_metrics *m)
-{
-    json_t *all = cli_json_rank_metrics(m);
-    json_t *tol = json_incref(json_object_get(all, "tolerance"));
-    json_decref(all);
-    return tol;
-}
-
 json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code)
 {
     if (rc != AR_OK) {

@@ -215,3 +215,41 @@ def test_softmax_bottleneck_equals_the_cli(cli, tmp_path, kw):
     assert_fields_are_keys(attnrank.SoftmaxBottleneck, want)
     if want["fit"] is not None:
         assert got.fit.seed == kw.get("seed", 0)
+
+
+# ---- spectrum -----------------------------------------------------------------------
+# A Spectrum is a RankMetrics (its fields first, by inheritance) with index and
+# singular_values after them; the JSON puts index first, so the order checked
+# is the JSON's: index, the RankMetrics fields, singular_values.
+
+def _spectrum_keys(entry):
+    metrics = [f.name for f in dataclasses.fields(attnrank.RankMetrics)]
+    assert list(entry) == ["index"] + metrics + ["singular_values"]
+    assert_fields_are_keys(Tolerance, entry["tolerance"], "tolerance")
+
+
+SPECTRUM_CASES = [
+    (np.float64, {}),
+    (np.float32, {"seed": 7}),  # the storage rule's block
+    (np.float16, {"rtol": 0.01}),
+    (np.float32, {"precision": "bfloat16", "energy_fraction": 0.5}),
+]
+
+
+@pytest.mark.parametrize("dtype, kw", SPECTRUM_CASES)
+def test_spectrum_equals_the_cli(cli, tmp_path, dtype, kw):
+    a = np.random.default_rng(4).standard_normal((2, 3, 5, 4)).astype(dtype)
+    path = tmp_path / "a.npy"
+    np.save(path, a)
+    flags = dict(kw)
+    if "energy_fraction" in flags:
+        flags["energy"] = flags.pop("energy_fraction")
+    want = _cli(cli, "spectrum", path, *_flags(flags))
+    assert want.pop("source") == str(path)  # the face's keys: source, each label
+    for entry in want["matrices"]:
+        assert entry.pop("label").startswith(str(path))
+        _spectrum_keys(entry)
+    got = attnrank.spectrum(a, **kw)
+    assert got.to_dict() == want
+    one = attnrank.spectrum(a[1, 2], **kw)
+    assert one.to_dict()["singular_values"] == want["matrices"][5]["singular_values"]
