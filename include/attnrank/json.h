@@ -21,6 +21,11 @@
 #include "collapse.h"
 #include "softmax_bottleneck.h"
 #include "verify.h"
+/* schema2: spectrum, heads, params, check */
+#include "mask.h"
+#include "bias.h"
+#include "model_config.h"
+#include "heads_run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +89,25 @@ AR_API int ar_verify_report_json(const ar_verify_report *r, unsigned flags, char
 AR_API int ar_spectrum_matrix_json(const ar_rank_metrics *m, const size_t *index, size_t nindex,
                                    const double *s, size_t k, long expected_rank,
                                    unsigned flags, char **text, ar_error *err);
+
+/* A mask: kind, text and its parameters (w, p, sinks, lengths, d as the
+ * kind has them); a block of the heads, check and weights records. */
+AR_API int ar_mask_json(const ar_mask *m, unsigned flags, char **text, ar_error *err);
+
+/* A model's positional biases (the "positional_bias" block of heads, check
+ * and weights): kind, reason, n, head_size, layer_kinds (label, mask,
+ * causal, bound_only, values_read, heads {head, slope, bias_rank, known,
+ * proved, reach}) and for T5 buckets, max_distance. */
+AR_API int ar_model_bias_json(const ar_model_bias_report *r, unsigned flags, char **text,
+                              ar_error *err);
+
+/* `attnrank heads --json`.  cfg NULL: the run's one layer kind (d .. errors_capped with
+ * standard and fixed, mask, the generic value's keys).  With the config the run read: config
+ * (model_type .. sliding_window, without the CLI's "source"), mask_reason (as the run holds
+ * it: a face renders its {opt:} tokens first), layer_kinds (each kind's record with label
+ * and layers) and, with a bias, positional_bias. */
+AR_API int ar_heads_run_json(const ar_heads_run *r, const ar_model_config *cfg, unsigned flags,
+                             char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -769,35 +769,6 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
         ar_matrix_free(&cbias)
 
 
-# ---- heads ---------------------------------------------------------------------
-
-cdef object _head_config(const ar_head_config *c, bint with_errors, bint masked):
-    if not c.defined:
-        return HeadConfig(defined=False)
-    errs = []
-    cdef size_t f
-    cdef const ar_family_error *e
-    if with_errors:
-        for f in range(3):
-            e = &c.errors[f]
-            errs.append(FamilyError(
-                family=_text(ar_target_family_name(e.family)), samples=e.samples,
-                head_size=e.head_size, min_head_size_mean=e.min_head_size_mean,
-                logit_error=e.logit_error if e.logit_computed else None,
-                logit_error_rel=e.logit_error_rel if e.logit_computed else None,
-                kl_mean=e.kl_mean if e.fit_computed else None,
-                kl_max=e.kl_max if e.fit_computed else None,
-                max_abs_error=e.max_abs_error if e.fit_computed else None))
-    return HeadConfig(
-        defined=True, head_size=c.dp, logit_rank_bound=c.logit_rank_bound,
-        bottleneck=bool(c.bottleneck), bottleneck_paper=bool(c.bottleneck_paper),
-        rank_deficit=c.rank_deficit, max_seq_len=c.max_seq_len,
-        attention_params=c.attention_params,
-        unbounded=bool(c.unbounded) if masked else None,
-        status=_text(ar_generic_status_name(c.status)) if masked else None,
-        errors=tuple(errs))
-
-
 # ---- params --------------------------------------------------------------------
 
 cdef object _param_record(const ar_bert_config *c, const ar_param_count *p, dict extra):

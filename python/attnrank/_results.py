@@ -795,3 +795,7 @@ class PaperTables(_Record):
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())
+
+# HeadsModel.positional_bias names ModelBias, whose module imports this one:
+# here, for typing.get_type_hints (_from_json), once Mask and _Record exist.
+from attnrank._results_bias import ModelBias  # noqa: E402

@@ -39,15 +39,18 @@ json_t *cli_json_array_doubles(const double *v, size_t n)
     return a;
 }
 
+json_t *cli_json_loads_record(char *text)
+{
+    json_t *v = json_loads(text, 0, NULL);
+    ar_json_free(text);
+    return v;
+}
+
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
 {
     /* the library's record (attnrank/json.h), so the block is written once */
     char *text = NULL;
-    if (ar_rank_metrics_json(m, 0, &text, NULL) != AR_OK)
-        return NULL;
-    json_t *v = json_loads(text, 0, NULL);
-    ar_json_free(text);
-    return v;
+    return ar_rank_metrics_json(m, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
 }
 
 json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code)
