@@ -26,6 +26,7 @@
 #include "bias.h"
 #include "model_config.h"
 #include "heads_run.h"
+#include "bottleneck.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +109,19 @@ AR_API int ar_model_bias_json(const ar_model_bias_report *r, unsigned flags, cha
  * and layers) and, with a bias, positional_bias. */
 AR_API int ar_heads_run_json(const ar_heads_run *r, const ar_model_config *cfg, unsigned flags,
                              char **text, ar_error *err);
+
+/* `attnrank params --json`: d, heads, head_size, layers, ffn, vocab,
+ * breakdown {embeddings, attention_per_layer, ffn_per_layer,
+ * layernorms_per_layer, encoder, pooler, mlm_head}, total_params. */
+AR_API int ar_param_count_json(const ar_bert_config *c, const ar_param_count *p, unsigned flags,
+                               char **text, ar_error *err);
+
+/* `attnrank params --paper-tables --json`: configs (the paper's
+ * configurations, ar_paper_configs, each counted with ar_bert_params: a
+ * count's keys, then table, printed_params, deviation = (counted - printed)
+ * / printed), max_abs_deviation, tolerance (0.005: the paper prints
+ * millions).  A count's failure is its code (err naming the table). */
+AR_API int ar_paper_tables_json(unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

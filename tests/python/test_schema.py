@@ -295,3 +295,19 @@ def test_heads_model_equals_the_cli(cli, tmp_path, keys):
     assert want["config"].pop("source") == str(path)  # the face's key, first in config
     assert attnrank.heads(config=path, n=64, samples=0).to_dict() == want
     assert_fields_are_keys(attnrank.HeadsModel, want)
+
+
+# ---- params -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, kw", [((512, 8), {}), ((768, 12), {"layers": 12}),
+                                      ((100, 7), {"head_size": 9, "ffn": 50, "vocab": 11})])
+def test_params_equals_the_cli(cli, args, kw):
+    want = _cli(cli, "params", "--d", args[0], "--heads", args[1], *_flags(kw))
+    assert attnrank.params(*args, **kw).to_dict() == want
+    assert_fields_are_keys(attnrank.ParamCount, want)
+
+
+def test_paper_tables_equal_the_cli(cli):
+    want = _cli(cli, "params", "--paper-tables")
+    assert attnrank.params(paper_tables=True).to_dict() == want
+    assert_fields_are_keys(attnrank.PaperTables, want)
