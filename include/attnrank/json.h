@@ -22,6 +22,11 @@
 #include "softmax_bottleneck.h"
 #include "verify.h"
 #include "circuits_model.h"
+#include "mask.h"
+#include "bias.h"
+#include "model_config.h"
+#include "heads_run.h"
+#include "bottleneck.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +91,46 @@ AR_API int ar_verify_report_json(const ar_verify_report *r, unsigned flags, char
  * (modes, null_rms, pairs) when computed. */
 AR_API int ar_circuits_report_json(const ar_circuits_report *r, unsigned flags, char **text,
                                    ar_error *err);
+/* `attnrank spectrum --json`, one entry of "matrices" without its "label"
+ * (the CLI's; "source" likewise): index (the matrix's indices over a
+ * stack's leading axes, index[0..nindex)), rows and cols (m's shape), the
+ * rank metrics (ar_rank_metrics_json's keys), singular_values (s[0..k)) and,
+ * when expected_rank >= 0, expected_rank. */
+AR_API int ar_spectrum_matrix_json(const ar_rank_metrics *m, const size_t *index, size_t nindex,
+                                   const double *s, size_t k, long expected_rank,
+                                   unsigned flags, char **text, ar_error *err);
+
+/* A mask: kind, text and its parameters (w, p, sinks, lengths, d as the
+ * kind has them); a block of the heads, check and weights records. */
+AR_API int ar_mask_json(const ar_mask *m, unsigned flags, char **text, ar_error *err);
+
+/* A model's positional biases (the "positional_bias" block of heads, check
+ * and weights): kind, reason, n, head_size, layer_kinds (label, mask,
+ * causal, bound_only, values_read, heads {head, slope, bias_rank, known,
+ * proved, reach}) and for T5 buckets, max_distance. */
+AR_API int ar_model_bias_json(const ar_model_bias_report *r, unsigned flags, char **text,
+                              ar_error *err);
+
+/* `attnrank heads --json`.  cfg NULL: the run's one layer kind (d .. errors_capped with
+ * standard and fixed, mask, the generic value's keys).  With the config the run read: config
+ * (model_type .. sliding_window, without the CLI's "source"), mask_reason (as the run holds
+ * it: a face renders its {opt:} tokens first), layer_kinds (each kind's record with label
+ * and layers) and, with a bias, positional_bias. */
+AR_API int ar_heads_run_json(const ar_heads_run *r, const ar_model_config *cfg, unsigned flags,
+                             char **text, ar_error *err);
+
+/* `attnrank params --json`: d, heads, head_size, layers, ffn, vocab,
+ * breakdown {embeddings, attention_per_layer, ffn_per_layer,
+ * layernorms_per_layer, encoder, pooler, mlm_head}, total_params. */
+AR_API int ar_param_count_json(const ar_bert_config *c, const ar_param_count *p, unsigned flags,
+                               char **text, ar_error *err);
+
+/* `attnrank params --paper-tables --json`: configs (the paper's
+ * configurations, ar_paper_configs, each counted with ar_bert_params: a
+ * count's keys, then table, printed_params, deviation = (counted - printed)
+ * / printed), max_abs_deviation, tolerance (0.005: the paper prints
+ * millions).  A count's failure is its code (err naming the table). */
+AR_API int ar_paper_tables_json(unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

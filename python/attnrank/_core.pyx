@@ -27,6 +27,7 @@ from attnrank._capi cimport (
     ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
     ar_cview, ar_cview_init, ar_spectrum_svals_batch, ar_spectrum_run_stack,
     ar_json_free, AR_JSON_NONFINITE,
+    ar_spectrum_matrix_json,
 )
 
 import json as _jsonlib

@@ -1,22 +1,11 @@
-# Included by _core.pyx (after _represent.pxi and _bias.pxi, whose helpers
-# it uses): the Python face of ``attnrank heads``, on ar_heads_run_analyze
-# (the sizes, their limits, the masks and the per-kind analyses live there).
+# Included by _core.pyx: the Python face of ``attnrank heads``, on
+# ar_heads_run_analyze (the sizes, their limits, the masks and the per-kind
+# analyses live there) and its record, ar_heads_run_json.
 
 from attnrank._capi cimport (
     ar_heads_run_opts, ar_heads_run_opts_init, ar_heads_run, ar_heads_run_analyze,
-    ar_heads_run_free, ar_bottleneck_heads_report, ar_model_mask_kind,
+    ar_heads_run_free, ar_heads_run_json,
 )
-
-
-cdef object _heads_record(const ar_bottleneck_heads_report *r, bint with_errors,
-                          const ar_mask *mask, object label, object layers):
-    return Heads(
-        d=r.d, heads=r.h, n=r.n, needed_head_size=r.needed_head_size,
-        max_heads_exact=r.max_heads_exact, max_heads_paper=r.max_heads_paper,
-        standard=_head_config(&r.standard, with_errors, r.masked),
-        fixed=_head_config(&r.fixed, with_errors, r.masked),
-        seed=_u64(r.seed), samples=r.samples, errors_capped=bool(r.errors_capped),
-        mask=_mask_record(mask), label=label, layers=layers, **_generic_fields(&r.generic))
 
 
 cdef size_t _given_size(object value, str name, str fn) except? 0:
@@ -27,23 +16,6 @@ cdef size_t _given_size(object value, str name, str fn) except? 0:
     if v == 0:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, f"{name} must be >= 1")
     return v
-
-
-cdef object _heads_model(const ar_model_config *cfg, ar_heads_run *r):
-    cdef const ar_model_mask_kind *mk
-    kinds = []
-    for k in range(r.masks.count):
-        mk = &r.masks.kind[k]
-        kinds.append(_heads_record(&r.kind[k], r.with_errors[k], &mk.mask, _text(mk.label),
-                                   mk.layers))
-    return HeadsModel(
-        config=ModelConfig(model_type=_text(cfg.model_type), architecture=_text(cfg.architecture),
-                           hidden_size=cfg.hidden_size, num_attention_heads=cfg.heads,
-                           num_key_value_heads=cfg.kv_heads, head_dim=cfg.head_dim,
-                           max_position_embeddings=cfg.max_positions,
-                           sliding_window=cfg.sliding_window),
-        mask_reason=_python_text(r.masks.reason), layer_kinds=tuple(kinds),
-        positional_bias=_positional_bias(&r.bias))
 
 
 def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, seed=0,
@@ -136,13 +108,16 @@ def heads(d=None, heads=None, n=None, *, mask=None, head_size=None, samples=2, s
         _mask_from(mask, AR_AXIS_ROW, 0, 0, fn, &one, &is_auto)
         o.mask = &one
     cdef ar_heads_run r
+    cdef char *text = NULL
     try:
         with nogil:
             rc = ar_heads_run_analyze(&o, &r, &err)
         check_status(rc, fn, &err)
-        if config is None:
-            return _heads_record(&r.kind[0], r.with_errors[0], &r.masks.kind[0].mask, None, None)
-        return _heads_model(&cfg, &r)
+        ar_option_render(r.masks.reason, AR_OPTION_STYLE_PYTHON)
+        rc = ar_heads_run_json(&r, &cfg if config is not None else NULL, AR_JSON_NONFINITE,
+                               &text, &err)
+        return _record_of_json(Heads if config is None else HeadsModel, rc, text, &err,
+                               "ar_heads_run_json")
     finally:
         ar_heads_run_free(&r)
         ar_mask_free(&one)

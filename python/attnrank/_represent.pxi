@@ -17,8 +17,8 @@ from attnrank._capi cimport (
     ar_target_family_name, ar_family_error, ar_head_config, ar_bottleneck_heads_opts,
     ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report, ar_bottleneck_heads_analyze,
     AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE, ar_bert_config, ar_bert_config_init,
-    ar_param_count, ar_bert_params, ar_paper_config, ar_paper_configs, ar_masked_opts,
-    ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
+    ar_param_count, ar_bert_params, ar_param_count_json, ar_paper_tables_json,
+    ar_masked_opts, ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
     ar_represent_stack_opts_init, ar_represent_stack_slice, ar_represent_stack_result,
     ar_represent_stack_run, ar_represent_stack_result_free, ar_represent_run_opts,
     ar_represent_run_opts_init, ar_represent_run_result, ar_represent_run, ar_represent_run_check,
@@ -34,9 +34,9 @@ import os
 
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
-    Certificate, FamilyError, Fit, HeadConfig, Heads, HeadsModel, InnovationGap, InputX,
-    Mask, MaskedRepresent, MaskedTolerance, ModelConfig, PaperTables,
-    ParamBreakdown, ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
+    Certificate, Fit, Heads, HeadsModel, InnovationGap, InputX,
+    Mask, MaskedRepresent, MaskedTolerance, PaperTables,
+    ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
     RepresentSummary, RepresentTolerance, Residual, Smoothing,
 )
 
@@ -769,45 +769,7 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
         ar_matrix_free(&cbias)
 
 
-# ---- heads ---------------------------------------------------------------------
-
-cdef object _head_config(const ar_head_config *c, bint with_errors, bint masked):
-    if not c.defined:
-        return HeadConfig(defined=False)
-    errs = []
-    cdef size_t f
-    cdef const ar_family_error *e
-    if with_errors:
-        for f in range(3):
-            e = &c.errors[f]
-            errs.append(FamilyError(
-                family=_text(ar_target_family_name(e.family)), samples=e.samples,
-                head_size=e.head_size, min_head_size_mean=e.min_head_size_mean,
-                logit_error=e.logit_error if e.logit_computed else None,
-                logit_error_rel=e.logit_error_rel if e.logit_computed else None,
-                kl_mean=e.kl_mean if e.fit_computed else None,
-                kl_max=e.kl_max if e.fit_computed else None,
-                max_abs_error=e.max_abs_error if e.fit_computed else None))
-    return HeadConfig(
-        defined=True, head_size=c.dp, logit_rank_bound=c.logit_rank_bound,
-        bottleneck=bool(c.bottleneck), bottleneck_paper=bool(c.bottleneck_paper),
-        rank_deficit=c.rank_deficit, max_seq_len=c.max_seq_len,
-        attention_params=c.attention_params,
-        unbounded=bool(c.unbounded) if masked else None,
-        status=_text(ar_generic_status_name(c.status)) if masked else None,
-        errors=tuple(errs))
-
-
 # ---- params --------------------------------------------------------------------
-
-cdef object _param_record(const ar_bert_config *c, const ar_param_count *p, dict extra):
-    return ParamCount(
-        d=c.d, heads=c.h, head_size=c.dp, layers=c.layers, ffn=c.ffn, vocab=c.vocab,
-        breakdown=ParamBreakdown(embeddings=p.embeddings, attention_per_layer=p.attention,
-                                 ffn_per_layer=p.ffn, layernorms_per_layer=p.layernorms,
-                                 encoder=p.encoder, pooler=p.pooler, mlm_head=p.mlm_head),
-        total_params=p.total, **extra)
-
 
 def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=None,
            paper_tables=False):
@@ -833,24 +795,15 @@ def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=N
     cdef str fn = "ar_bert_params"
     cdef ar_bert_config cfg
     cdef ar_param_count pc
-    cdef const ar_paper_config *table = NULL
-    cdef size_t count, i
+    cdef char *text = NULL
+    cdef ar_error err
     cdef int rc
     if paper_tables:
         if any(v is not None for v in (d, heads, head_size, layers, ffn, vocab)):
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "paper_tables=True takes no size arguments")
-        count = ar_paper_configs(&table)
-        configs = []
-        worst = 0.0
-        for i in range(count):
-            ar_bert_config_init(&cfg, table[i].d, table[i].h, table[i].dp)
-            check_status(ar_bert_params(&cfg, &pc), fn, NULL, "paper configuration")
-            dev = (<double>pc.total - table[i].printed) / table[i].printed
-            worst = max(worst, abs(dev))
-            configs.append(_param_record(&cfg, &pc, dict(
-                table=_text(table[i].table), printed_params=table[i].printed, deviation=dev)))
-        return PaperTables(configs=tuple(configs), max_abs_deviation=worst, tolerance=0.005)
+        rc = ar_paper_tables_json(AR_JSON_NONFINITE, &text, &err)
+        return _record_of_json(PaperTables, rc, text, &err, "ar_paper_tables_json")
     if d is None or heads is None:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "needs d and heads (or paper_tables=True)")
@@ -870,4 +823,5 @@ def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=N
     rc = ar_bert_params(&cfg, &pc)
     check_status(rc, fn, NULL, "sizes too large to count (limit 2^20 per size)"
                  if rc == AR_EDOMAIN else None)
-    return _param_record(&cfg, &pc, {})
+    rc = ar_param_count_json(&cfg, &pc, AR_JSON_NONFINITE, &text, &err)
+    return _record_of_json(ParamCount, rc, text, &err, "ar_param_count_json")

@@ -138,6 +138,12 @@ class Spectrum(RankMetrics):
     index: Tuple[int, ...] = ()
     singular_values: np.ndarray = None
 
+    @classmethod
+    def _from_json(cls, d):
+        """The record of the library's JSON object d (ar_spectrum_matrix_json:
+        index first, then the RankMetrics keys; see _from_json)."""
+        return _from_json(cls, d)
+
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON for this matrix (``attnrank spectrum --json``,
         one entry of ``matrices``) without its ``label``: index, the rank
@@ -789,3 +795,7 @@ class PaperTables(_Record):
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())
+
+# HeadsModel.positional_bias names ModelBias, whose module imports this one:
+# here, for typing.get_type_hints (_from_json), once Mask and _Record exist.
+from attnrank._results_bias import ModelBias  # noqa: E402

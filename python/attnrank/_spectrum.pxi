@@ -54,6 +54,24 @@ cdef int _fill_views(object arr, ar_cview *views) except -1:
     return 0
 
 
+cdef object _spectrum_record(const ar_rank_metrics *m, tuple index, const double *s, size_t k):
+    """The Spectrum of one matrix, from the library's record
+    (ar_spectrum_matrix_json)."""
+    cdef size_t i, nindex = len(index)
+    cdef size_t *idx = <size_t *>malloc((nindex if nindex > 0 else 1) * sizeof(size_t))
+    if idx == NULL:
+        raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), "ar_spectrum_matrix_json",
+                               "a matrix index")
+    for i in range(nindex):
+        idx[i] = index[i]
+    cdef char *text = NULL
+    cdef ar_error err
+    cdef int rc = ar_spectrum_matrix_json(m, idx, nindex, s, k, -1, AR_JSON_NONFINITE, &text,
+                                          &err)
+    free(idx)
+    return _record_of_json(Spectrum, rc, text, &err, "ar_spectrum_matrix_json")
+
+
 def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
              seed=0, threads=0):
     """Singular values, numerical rank (with the threshold used) and the rank
@@ -153,11 +171,9 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
         if rc != AR_OK:
             where = list(np.unravel_index(failed, lead)) if lead else []
             check_status(rc, fn, &err, f"matrix {[int(i) for i in where]} of a" if lead else None)
-        flat = sv.reshape(count, k)
-        indices = itertools.product(*[range(n) for n in lead])
-        matrices = tuple(Spectrum(index=index, singular_values=flat[t],
-                                  **_metrics_fields(&metrics[t]))
-                         for t, index in zip(range(count), indices))
+        matrices = tuple(_spectrum_record(&metrics[t], index, &out[t * k], k)
+                         for t, index in zip(range(count),
+                                             itertools.product(*[range(n) for n in lead])))
     finally:
         free(views)
         free(metrics)

@@ -43,6 +43,13 @@ json_t *jb_tolerance_f64(jb *b, double threshold, double rtol, double atol);
  * energy_rank, energy_fraction, nuclear_rank, set into obj. */
 void jb_rank_metrics_into(jb *b, json_t *obj, const ar_rank_metrics *m);
 
+/* schema2: the blocks of masks and positional biases (mask_json.c). */
+json_t *jb_mask(jb *b, const ar_mask *m);
+/* generic_min_head_size, generic_status, generic_lower, worst_case_lower,
+ * worst_case_upper, formula, set into obj. */
+void jb_mask_generic_into(jb *b, json_t *obj, const ar_mask_generic *g);
+json_t *jb_model_bias(jb *b, const ar_model_bias_report *r);
+
 /* The compact text of root (released): AR_ENOMEM naming `what` when any
  * step failed; *text then NULL. */
 int jb_dump(jb *b, json_t *root, const char *what, char **text, ar_error *err);

@@ -27,8 +27,9 @@ json_t *cli_json_smoothing(const ar_smooth_report *s);
 /* An unsigned count; above INT64_MAX it is written as a decimal string. */
 json_t *cli_json_u64(uint64_t v);
 json_t *cli_json_array_doubles(const double *v, size_t n);
-json_t *cli_json_tolerance(const ar_rank_metrics *m);
 json_t *cli_json_rank_metrics(const ar_rank_metrics *m);
+/* The value of a library block's JSON text (released; NULL when unreadable). */
+json_t *cli_json_loads_record(char *text);
 /* The value of a record's JSON text from the library (attnrank/json.h;
  * rc its status, text released): NULL after a one-line message, with *code
  * the exit status.  Faces add their input-describing keys to it. */

@@ -60,44 +60,6 @@ static const char *yes_no(int b)
     return b ? "yes" : "no";
 }
 
-static json_t *family_json(const ar_family_error *e)
-{
-    json_t *o = json_pack("{s:s, s:I, s:I, s:o}", "family", ar_target_family_name(e->family),
-                          "samples", (json_int_t)e->samples, "head_size",
-                          (json_int_t)e->head_size, "min_head_size_mean",
-                          cli_json_real(e->min_head_size_mean));
-    json_object_set_new(o, "logit_error",
-                        e->logit_computed ? cli_json_real(e->logit_error) : json_null());
-    json_object_set_new(o, "logit_error_rel",
-                        e->logit_computed ? cli_json_real(e->logit_error_rel) : json_null());
-    json_object_set_new(o, "kl_mean", e->fit_computed ? cli_json_real(e->kl_mean) : json_null());
-    json_object_set_new(o, "kl_max", e->fit_computed ? cli_json_real(e->kl_max) : json_null());
-    json_object_set_new(o, "max_abs_error",
-                        e->fit_computed ? cli_json_real(e->max_abs_error) : json_null());
-    return o;
-}
-
-static json_t *config_json(const ar_head_config *c, int with_errors, int masked)
-{
-    if (!c->defined)
-        return json_pack("{s:b}", "defined", 0);
-    json_t *o = json_pack("{s:b, s:I, s:I, s:b, s:b, s:I, s:I, s:I}", "defined", 1, "head_size",
-                          (json_int_t)c->dp, "logit_rank_bound", (json_int_t)c->logit_rank_bound,
-                          "bottleneck", c->bottleneck, "bottleneck_paper", c->bottleneck_paper,
-                          "rank_deficit", (json_int_t)c->rank_deficit, "max_seq_len",
-                          (json_int_t)c->max_seq_len, "attention_params",
-                          (json_int_t)c->attention_params);
-    if (masked) {
-        json_object_set_new(o, "unbounded", json_boolean(c->unbounded));
-        json_object_set_new(o, "status", json_string(ar_generic_status_name(c->status)));
-    }
-    json_t *errs = json_array();
-    for (size_t f = 0; with_errors && f < AR_HEADS_NFAMILIES; f++)
-        json_array_append_new(errs, family_json(&c->errors[f]));
-    json_object_set_new(o, "errors", errs);
-    return o;
-}
-
 static void print_errors(const char *title, const ar_head_config *c, size_t n)
 {
     if (!c->defined)
@@ -209,37 +171,6 @@ static void print_text(const ar_bottleneck_heads_report *r, int with_errors, con
                r->n, r->fit_cap, r->logit_cap);
 }
 
-/* One layer kind as JSON: the report, its mask and the generic value. */
-static json_t *kind_json(const ar_bottleneck_heads_report *r, int with_errors,
-                         const ar_mask *mask)
-{
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:b}", "d",
-                          (json_int_t)r->d, "heads", (json_int_t)r->h, "n", (json_int_t)r->n,
-                          "needed_head_size", (json_int_t)r->needed_head_size, "max_heads_exact",
-                          (json_int_t)r->max_heads_exact, "max_heads_paper",
-                          (json_int_t)r->max_heads_paper, "standard",
-                          config_json(&r->standard, with_errors, r->masked), "fixed",
-                          config_json(&r->fixed, with_errors, r->masked), "seed",
-                          cli_json_u64(r->seed), "samples", (json_int_t)r->samples,
-                          "errors_capped", r->errors_capped);
-    json_object_set_new(o, "mask", cli_json_mask(mask));
-    json_t *g = cli_json_generic(&r->generic);
-    json_object_update(o, g);
-    json_decref(g);
-    return o;
-}
-
-static json_t *model_config_json(const char *path, const ar_model_config *c)
-{
-    return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "source", path,
-                     "model_type", c->model_type, "architecture", c->architecture,
-                     "hidden_size", (json_int_t)c->hidden_size, "num_attention_heads",
-                     (json_int_t)c->heads, "num_key_value_heads", (json_int_t)c->kv_heads,
-                     "head_dim", (json_int_t)c->head_dim, "max_position_embeddings",
-                     (json_int_t)c->max_positions, "sliding_window",
-                     (json_int_t)c->sliding_window);
-}
-
 static void print_model(const heads_args *a, const ar_model_config *cfg, const ar_heads_run *r)
 {
     printf("model: %s (model_type %s): mask assumed from %s\n\n", a->config,
@@ -257,35 +188,38 @@ static void print_model(const heads_args *a, const ar_model_config *cfg, const a
     cli_print_model_bias(&r->bias);
 }
 
-static json_t *model_json(const heads_args *a, const ar_model_config *cfg, const ar_heads_run *r)
+/* The library's record; with a config, the file's name first in "config". */
+static int print_json(const heads_args *a, const ar_model_config *cfg, const ar_heads_run *r)
 {
-    json_t *kinds = json_array();
-    for (size_t k = 0; k < r->masks.count; k++) {
-        json_t *one = kind_json(&r->kind[k], r->with_errors[k], &r->masks.kind[k].mask);
-        json_object_set_new(one, "label", json_string(r->masks.kind[k].label));
-        json_object_set_new(one, "layers", json_integer((json_int_t)r->masks.kind[k].layers));
-        json_array_append_new(kinds, one);
+    char *text = NULL;
+    ar_error err = {{0}};
+    int rc = ar_heads_run_json(r, a->config != NULL ? cfg : NULL, 0, &text, &err);
+    int code = 0;
+    json_t *o = cli_json_record("heads", rc, text, &err, &code);
+    if (o == NULL)
+        return code;
+    if (a->config != NULL) {
+        json_t *c = cli_json_prepend("source", json_string(a->config),
+                                     json_incref(json_object_get(o, "config")));
+        if (c == NULL || json_object_set_new(o, "config", c) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
     }
-    json_t *out = json_pack("{s:o, s:s, s:o}", "config", model_config_json(a->config, cfg),
-                            "mask_reason", r->masks.reason, "layer_kinds", kinds);
-    if (r->bias.count > 0)
-        json_object_set_new(out, "positional_bias", cli_json_model_bias(&r->bias));
-    return out;
+    return cli_json_print(o);
 }
 
 static int print_result(const heads_args *a, const ar_model_config *cfg, ar_heads_run *r)
 {
     ar_option_render(r->masks.reason, AR_OPTION_STYLE_CLI);
-    if (a->config != NULL && a->json)
-        return cli_json_print(model_json(a, cfg, r));
+    if (a->json)
+        return print_json(a, cfg, r);
     if (a->config != NULL) {
         print_model(a, cfg, r);
         return CLI_EXIT_OK;
     }
     char text[256];
     ar_mask_format(&r->masks.kind[0].mask, text, sizeof text);
-    if (a->json)
-        return cli_json_print(kind_json(&r->kind[0], r->with_errors[0], &r->masks.kind[0].mask));
     print_text(&r->kind[0], r->with_errors[0], text);
     return CLI_EXIT_OK;
 }

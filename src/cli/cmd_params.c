@@ -3,7 +3,6 @@
  * numbers. */
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,56 +27,37 @@ static const cli_command_doc params_doc = {
     "2B and 3A with the printed counts and the relative deviation.",
 };
 
-static json_t *count_json(const ar_bert_config *c, const ar_param_count *p)
-{
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:I}",
-                     "d", (json_int_t)c->d, "heads", (json_int_t)c->h, "head_size",
-                     (json_int_t)c->dp, "layers", (json_int_t)c->layers, "ffn",
-                     (json_int_t)c->ffn, "vocab", (json_int_t)c->vocab, "breakdown",
-                     "embeddings", (json_int_t)p->embeddings, "attention_per_layer",
-                     (json_int_t)p->attention, "ffn_per_layer", (json_int_t)p->ffn,
-                     "layernorms_per_layer", (json_int_t)p->layernorms, "encoder",
-                     (json_int_t)p->encoder, "pooler", (json_int_t)p->pooler, "mlm_head",
-                     (json_int_t)p->mlm_head, "total_params", (json_int_t)p->total);
-}
-
+/* The paper's configurations: the library's record, printed as JSON or as
+ * a table of it. */
 static int run_paper_tables(const params_args *a)
 {
-    const ar_paper_config *pc = NULL;
-    size_t count = ar_paper_configs(&pc);
-    json_t *list = a->json ? json_array() : NULL;
-    double worst = 0.0;
-    if (!a->json)
-        printf("%-6s %5s %4s %5s %14s %10s %10s\n", "table", "d", "h", "d_p", "computed",
-               "printed", "deviation");
-    for (size_t i = 0; i < count; i++) {
-        ar_bert_config cfg;
-        ar_bert_config_init(&cfg, pc[i].d, pc[i].h, pc[i].dp);
-        ar_param_count p;
-        int rc = ar_bert_params(&cfg, &p);
-        if (rc != AR_OK) {
-            json_decref(list);
-            return cli_status_error("params", rc, NULL, "paper configuration");
-        }
-        double dev = ((double)p.total - pc[i].printed) / pc[i].printed;
-        if (fabs(dev) > worst)
-            worst = fabs(dev);
-        if (a->json) {
-            json_t *o = count_json(&cfg, &p);
-            json_object_set_new(o, "table", json_string(pc[i].table));
-            json_object_set_new(o, "printed_params", cli_json_real(pc[i].printed));
-            json_object_set_new(o, "deviation", cli_json_real(dev));
-            json_array_append_new(list, o);
-        } else {
-            printf("%-6s %5zu %4zu %5zu %14llu %9.0fM %+9.3f%%\n", pc[i].table, pc[i].d, pc[i].h,
-                   pc[i].dp, (unsigned long long)p.total, pc[i].printed / 1e6, 100.0 * dev);
-        }
-    }
+    char *text = NULL;
+    ar_error err = {{0}};
+    int rc = ar_paper_tables_json(0, &text, &err);
     if (a->json)
-        return cli_json_print(json_pack("{s:o, s:o, s:o}", "configs", list, "max_abs_deviation",
-                                        cli_json_real(worst), "tolerance", cli_json_real(0.005)));
-    printf("largest |deviation| %.3f%% (the paper prints millions; tolerance 0.5%%)\n",
-           100.0 * worst);
+        return cli_json_print_text("params", rc, text, &err);
+    int code = 0;
+    json_t *o = cli_json_record("params", rc, text, &err, &code);
+    if (o == NULL)
+        return code;
+    printf("%-6s %5s %4s %5s %14s %10s %10s\n", "table", "d", "h", "d_p", "computed", "printed",
+           "deviation");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(o, "configs"), i, c) {
+#define SIZE_OF(key) ((size_t)json_integer_value(json_object_get(c, key)))
+        printf("%-6s %5zu %4zu %5zu %14llu %9.0fM %+9.3f%%\n",
+               json_string_value(json_object_get(c, "table")), SIZE_OF("d"), SIZE_OF("heads"),
+               SIZE_OF("head_size"),
+               (unsigned long long)json_integer_value(json_object_get(c, "total_params")),
+               json_real_value(json_object_get(c, "printed_params")) / 1e6,
+               100.0 * json_real_value(json_object_get(c, "deviation")));
+#undef SIZE_OF
+    }
+    printf("largest |deviation| %.3f%% (the paper prints millions; tolerance %.1f%%)\n",
+           100.0 * json_real_value(json_object_get(o, "max_abs_deviation")),
+           100.0 * json_real_value(json_object_get(o, "tolerance")));
+    json_decref(o);
     return CLI_EXIT_OK;
 }
 
@@ -103,8 +83,12 @@ static int run_one(const params_args *a)
         return cli_usage_error("params", "sizes too large to count (limit 2^20 per size)");
     if (rc != AR_OK)
         return cli_status_error("params", rc, NULL, NULL);
-    if (a->json)
-        return cli_json_print(count_json(&cfg, &p));
+    if (a->json) {
+        char *text = NULL;
+        ar_error err = {{0}};
+        rc = ar_param_count_json(&cfg, &p, 0, &text, &err);
+        return cli_json_print_text("params", rc, text, &err);
+    }
     printf("BERT-style model: d = %zu, h = %zu, d_p = %zu%s, L = %zu, FFN %zu, vocabulary %zu\n",
            cfg.d, cfg.h, cfg.dp, a->head_size_seen ? "" : " (= d/h)", cfg.layers, cfg.ffn,
            cfg.vocab);

@@ -95,23 +95,15 @@ static int print_item_text(const spectrum_item *it, size_t max_print)
     return 0;
 }
 
-static json_t *item_json(const spectrum_item *it)
+/* One matrix's record (the library's) with its label first. */
+static json_t *item_json(const spectrum_item *it, int *code)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "label", json_string(it->label));
-    json_t *index = json_array();
-    for (size_t i = 0; i < it->nindex; i++)
-        json_array_append_new(index, json_integer((json_int_t)it->index[i]));
-    json_object_set_new(o, "index", index);
-    json_object_set_new(o, "rows", json_integer((json_int_t)it->rows));
-    json_object_set_new(o, "cols", json_integer((json_int_t)it->cols));
-    json_t *metrics = cli_json_rank_metrics(&it->metrics);
-    json_object_update(o, metrics);
-    json_decref(metrics);
-    json_object_set_new(o, "singular_values", cli_json_array_doubles(it->s, it->k));
-    if (it->expected_rank >= 0)
-        json_object_set_new(o, "expected_rank", json_integer(it->expected_rank));
-    return o;
+    char *text = NULL;
+    ar_error err = {{0}};
+    int rc = ar_spectrum_matrix_json(&it->metrics, it->index, it->nindex, it->s, it->k,
+                                     it->expected_rank, 0, &text, &err);
+    json_t *o = cli_json_record("spectrum", rc, text, &err, code);
+    return o != NULL ? cli_json_prepend("label", json_string(it->label), o) : NULL;
 }
 
 /* Names of the stack-index columns: one per leading axis, so a plot can
@@ -201,8 +193,15 @@ static int report(const spectrum_args *args, const char *source, spectrum_item *
     }
     if (args->json) {
         json_t *list = json_array();
-        for (size_t t = 0; t < count; t++)
-            json_array_append_new(list, item_json(&items[t]));
+        for (size_t t = 0; list != NULL && t < count; t++) {
+            int code = 0;
+            json_t *o = item_json(&items[t], &code);
+            if (o == NULL) {
+                json_decref(list);
+                return code != 0 ? code : cli_json_print(NULL);
+            }
+            json_array_append_new(list, o);
+        }
         return cli_json_print(json_pack("{s:s, s:o}", "source", source, "matrices", list));
     }
     for (size_t t = 0; t < count; t++)

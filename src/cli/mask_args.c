@@ -90,22 +90,9 @@ const char *cli_mask_help(char *buf, size_t len, const char *before, const char 
 
 json_t *cli_json_mask(const ar_mask *m)
 {
-    char text[256];
-    ar_mask_format(m, text, sizeof text);
-    json_t *o = json_pack("{s:s, s:s}", "kind", ar_mask_kind_name(m->kind), "text", text);
-    ar_mask_param params[AR_MASK_MAX_PARAMS];
-    size_t count = ar_mask_params(m, params);
-    for (size_t k = 0; k < count; k++) {
-        if (params[k].values == NULL) {
-            json_object_set_new(o, params[k].name, json_integer((json_int_t)params[k].value));
-            continue;
-        }
-        json_t *l = json_array();
-        for (size_t e = 0; e < params[k].count; e++)
-            json_array_append_new(l, json_integer((json_int_t)params[k].values[e]));
-        json_object_set_new(o, params[k].name, l);
-    }
-    return o;
+    /* the library's block (attnrank/json.h), so it is written once */
+    char *text = NULL;
+    return ar_mask_json(m, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
 }
 
 json_t *cli_json_generic(const ar_mask_generic *g)

@@ -39,23 +39,18 @@ json_t *cli_json_array_doubles(const double *v, size_t n)
     return a;
 }
 
-json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
+json_t *cli_json_loads_record(char *text)
 {
-    /* the library's record (attnrank/json.h), so the block is written once */
-    char *text = NULL;
-    if (ar_rank_metrics_json(m, 0, &text, NULL) != AR_OK)
-        return NULL;
     json_t *v = json_loads(text, 0, NULL);
     ar_json_free(text);
     return v;
 }
 
-json_t *cli_json_tolerance(const ar_rank_metrics *m)
+json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
 {
-    json_t *all = cli_json_rank_metrics(m);
-    json_t *tol = json_incref(json_object_get(all, "tolerance"));
-    json_decref(all);
-    return tol;
+    /* the library's record (attnrank/json.h), so the block is written once */
+    char *text = NULL;
+    return ar_rank_metrics_json(m, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
 }
 
 json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code)

@@ -6,6 +6,7 @@ to_dict() equals the CLI's --json on inputs that reach every optional
 block."""
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -262,3 +263,96 @@ def test_circuits_equals_the_cli(cli, tmp_path, kw, flags):
         assert got.circuit_heads[0]["full_copying"]["z_eig"] is None
         assert isinstance(got.copying_tolerance["null_sd_eig"], float)
         assert all(isinstance(p["scaled"], float) for p in got.composition["pairs"])
+# ---- spectrum -----------------------------------------------------------------------
+# A Spectrum is a RankMetrics (its fields first, by inheritance) with index and
+# singular_values after them; the JSON puts index first, so the order checked
+# is the JSON's: index, the RankMetrics fields, singular_values.
+
+def _spectrum_keys(entry):
+    metrics = [f.name for f in dataclasses.fields(attnrank.RankMetrics)]
+    assert list(entry) == ["index"] + metrics + ["singular_values"]
+    assert_fields_are_keys(Tolerance, entry["tolerance"], "tolerance")
+
+
+SPECTRUM_CASES = [
+    (np.float64, {}),
+    (np.float32, {"seed": 7}),  # the storage rule's block
+    (np.float16, {"rtol": 0.01}),
+    (np.float32, {"precision": "bfloat16", "energy_fraction": 0.5}),
+]
+
+
+@pytest.mark.parametrize("dtype, kw", SPECTRUM_CASES)
+def test_spectrum_equals_the_cli(cli, tmp_path, dtype, kw):
+    a = np.random.default_rng(4).standard_normal((2, 3, 5, 4)).astype(dtype)
+    path = tmp_path / "a.npy"
+    np.save(path, a)
+    flags = dict(kw)
+    if "energy_fraction" in flags:
+        flags["energy"] = flags.pop("energy_fraction")
+    want = _cli(cli, "spectrum", path, *_flags(flags))
+    assert want.pop("source") == str(path)  # the face's keys: source, each label
+    for entry in want["matrices"]:
+        assert entry.pop("label").startswith(str(path))
+        _spectrum_keys(entry)
+    got = attnrank.spectrum(a, **kw)
+    assert got.to_dict() == want
+    one = attnrank.spectrum(a[1, 2], **kw)
+    assert one.to_dict()["singular_values"] == want["matrices"][5]["singular_values"]
+
+
+# ---- heads --------------------------------------------------------------------------
+
+HEADS_CASES = [
+    ((64, 4, 32), {"samples": 1}),
+    ((60, 7, 16), {"head_size": 5, "samples": 2, "seed": 2 ** 64 - 1}),  # h not dividing d
+    ((768, 12, 1024), {"mask": "causal"}),
+    ((256, 4, 64), {"mask": "docs:16/48", "samples": 0}),
+]
+
+
+@pytest.mark.parametrize("args, kw", HEADS_CASES)
+def test_heads_equals_the_cli(cli, args, kw):
+    want = _cli(cli, "heads", "--d", args[0], "--heads", args[1], "--n", args[2], *_flags(kw))
+    assert attnrank.heads(*args, **kw).to_dict() == want
+    assert_fields_are_keys(attnrank.Heads, want)
+
+
+def _config(tmp_path, **keys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(keys))
+    return path
+
+
+HEADS_CONFIGS = [
+    {"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16, "head_dim": 256,
+     "num_hidden_layers": 42, "max_position_embeddings": 8192, "sliding_window": 4096},
+    {"model_type": "bloom", "hidden_size": 1024, "n_head": 16, "n_layer": 24},  # ALiBi
+    {"model_type": "t5", "d_model": 512, "num_heads": 8, "d_kv": 64, "num_layers": 6,
+     "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128},
+]
+
+
+@pytest.mark.parametrize("keys", HEADS_CONFIGS)
+def test_heads_model_equals_the_cli(cli, tmp_path, keys):
+    path = _config(tmp_path, **keys)
+    want = _cli(cli, "heads", "--config", path, "--n", 64, "--samples", 0)
+    assert want["config"].pop("source") == str(path)  # the face's key, first in config
+    assert attnrank.heads(config=path, n=64, samples=0).to_dict() == want
+    assert_fields_are_keys(attnrank.HeadsModel, want)
+
+
+# ---- params -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, kw", [((512, 8), {}), ((768, 12), {"layers": 12}),
+                                      ((100, 7), {"head_size": 9, "ffn": 50, "vocab": 11})])
+def test_params_equals_the_cli(cli, args, kw):
+    want = _cli(cli, "params", "--d", args[0], "--heads", args[1], *_flags(kw))
+    assert attnrank.params(*args, **kw).to_dict() == want
+    assert_fields_are_keys(attnrank.ParamCount, want)
+
+
+def test_paper_tables_equal_the_cli(cli):
+    want = _cli(cli, "params", "--paper-tables")
+    assert attnrank.params(paper_tables=True).to_dict() == want
+    assert_fields_are_keys(attnrank.PaperTables, want)
