@@ -62,6 +62,9 @@ int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size
 /* A count as every integer option takes it: decimal digits, or an integral
  * value in exponent form up to 2^53 ("1e3").  0 on success, -1 otherwise. */
 int cli_parse_count(const char *text, uint64_t *out);
+/* An index range "A-B" (A <= B) or one index "A", decimal digits only
+ * (--layer-range, --head-range).  0 on success, -1 otherwise. */
+int cli_parse_range(const char *text, size_t *a, size_t *b);
 /* --precision: float64, float32, float16 or bfloat16 (ar_precision_parse).
  * 0 on success, -1 on any other text. */
 int cli_parse_precision(const char *text, ar_precision *out);

@@ -217,3 +217,32 @@ int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size
     return cli_json_print(json_pack("{s:s, s:s, s:s, s:o}", "name", doc->name, "usage",
                                     doc->usage, "summary", doc->summary, "options", list));
 }
+
+static int parse_index(const char *s, const char **end, size_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    size_t v = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (v > (SIZE_MAX - 9) / 10)
+            return -1;
+        v = 10 * v + (size_t)(*s++ - '0');
+    }
+    *end = s;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_range(const char *text, size_t *a, size_t *b)
+{
+    const char *p = NULL;
+    if (parse_index(text, &p, a) != 0)
+        return -1;
+    if (*p == '\0') {
+        *b = *a;
+        return 0;
+    }
+    if (*p != '-' || parse_index(p + 1, &p, b) != 0 || *p != '\0' || *b < *a)
+        return -1;
+    return 0;
+}

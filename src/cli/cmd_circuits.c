@@ -48,36 +48,6 @@ static const cli_command_doc circuits_doc = {
     "(columns), heads in layer-major order, blank where not a pair.",
 };
 
-static int parse_index(const char *s, const char **end, size_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return -1;
-    size_t v = 0;
-    while (*s >= '0' && *s <= '9') {
-        if (v > (SIZE_MAX - 9) / 10)
-            return -1;
-        v = 10 * v + (size_t)(*s++ - '0');
-    }
-    *end = s;
-    *out = v;
-    return 0;
-}
-
-/* "A-B" or "A". */
-static int parse_range(const char *text, size_t *a, size_t *b)
-{
-    const char *p = NULL;
-    if (parse_index(text, &p, a) != 0)
-        return -1;
-    if (*p == '\0') {
-        *b = *a;
-        return 0;
-    }
-    if (*p != '-' || parse_index(p + 1, &p, b) != 0 || *p != '\0' || *b < *a)
-        return -1;
-    return 0;
-}
-
 /* "q,k,v" or a subset, in any order, no repeats. */
 static int parse_composition(const char *text, unsigned *bits)
 {
@@ -160,13 +130,13 @@ static int build_opts(const circuits_args *a, ar_circuits_opts *o, heat_score *s
     if (code >= 0)
         return code;
     if (a->layer_range != NULL) {
-        if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
+        if (cli_parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
             return cli_usage_error("circuits", "--layer-range: expected A-B with A <= B, got '%s'",
                                    a->layer_range);
         o->layer_range = 1;
     }
     if (a->head_range != NULL) {
-        if (parse_range(a->head_range, &o->head_first, &o->head_last) != 0)
+        if (cli_parse_range(a->head_range, &o->head_first, &o->head_last) != 0)
             return cli_usage_error("circuits", "--head-range: expected A-B with A <= B, got '%s'",
                                    a->head_range);
         o->head_range = 1;

@@ -48,36 +48,6 @@ static const cli_command_doc weights_doc = {
 /* argument handling                                                    */
 /* ------------------------------------------------------------------ */
 
-static int parse_index(const char *s, const char **end, size_t *out)
-{
-    if (*s < '0' || *s > '9')
-        return -1;
-    size_t v = 0;
-    while (*s >= '0' && *s <= '9') {
-        if (v > (SIZE_MAX - 9) / 10)
-            return -1;
-        v = 10 * v + (size_t)(*s++ - '0');
-    }
-    *end = s;
-    *out = v;
-    return 0;
-}
-
-/* "A-B" or "A". */
-static int parse_range(const char *text, size_t *a, size_t *b)
-{
-    const char *p = NULL;
-    if (parse_index(text, &p, a) != 0)
-        return -1;
-    if (*p == '\0') {
-        *b = *a;
-        return 0;
-    }
-    if (*p != '-' || parse_index(p + 1, &p, b) != 0 || *p != '\0' || *b < *a)
-        return -1;
-    return 0;
-}
-
 typedef enum heat_metric { HEAT_RANK, HEAT_RV, HEAT_STABLE, HEAT_PR, HEAT_ENERGY, HEAT_NUCLEAR } heat_metric;
 
 static const char *const heat_names[] = {"rank", "roy-vetterli", "stable", "participation",
@@ -171,7 +141,7 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
         o->precision_given = 1;
     }
     if (a->layer_range != NULL) {
-        if (parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
+        if (cli_parse_range(a->layer_range, &o->layer_first, &o->layer_last) != 0)
             return cli_usage_error("weights", "--layer-range: expected A-B with A <= B, got '%s'",
                                    a->layer_range);
         o->layer_range = 1;
