@@ -302,6 +302,41 @@ static void test_config_parse(void **state)
     assert_int_equal(ar_model_config_read("/nonexistent/config.json", &c, &err), AR_EIO);
 }
 
+/* config.json beside a model: found and read when there is one, zeroed and
+ * not found when there is none, its read errors otherwise. */
+static void test_config_read_beside(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/attnrank_cfg_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    ar_model_config c;
+    ar_error err = {{0}};
+    int found = 7;
+    c.hidden_size = 99;
+    assert_int_equal(ar_model_config_read_beside(dir, &c, &found, &err), AR_OK);
+    assert_int_equal(found, 0);
+    assert_int_equal(c.hidden_size, 0);
+    FILE *fp = fopen(path, "w");
+    fputs("{\"hidden_size\": 48, \"num_attention_heads\": 4}", fp);
+    fclose(fp);
+    assert_int_equal(ar_model_config_read_beside(dir, &c, &found, &err), AR_OK);
+    assert_int_equal(found, 1);
+    assert_int_equal(c.hidden_size, 48);
+    fp = fopen(path, "w");
+    fputs("{\"hidden_size\": ", fp);
+    fclose(fp);
+    assert_int_equal(ar_model_config_read_beside(dir, &c, &found, &err), AR_EFORMAT);
+    assert_int_equal(found, 1);
+    assert_non_null(strstr(err.msg, "config.json"));
+    remove(path);
+    rmdir(dir);
+    assert_int_equal(ar_model_config_read_beside(NULL, &c, &found, &err), AR_EINVAL);
+    assert_int_equal(ar_model_config_read_beside(dir, NULL, &found, &err), AR_EINVAL);
+    assert_int_equal(ar_model_config_read_beside(dir, &c, NULL, &err), AR_EINVAL);
+}
+
 /* Layer sizes from a config: given sizes stay, missing ones come from the
  * config in the order d, heads, n; head_dim only where it is not d / h. */
 static void test_config_layer_sizes(void **state)
@@ -1521,16 +1556,10 @@ static int analyze_path(const char *path, int read_config, const ar_weights_opts
     int rc = ar_safetensors_open(&st, path, err);
     if (rc != AR_OK)
         return rc;
-    char cfg_path[1024];
-    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", ar_safetensors_dir(st));
     ar_model_config cfg;
     int found = 0;
-    FILE *fp = read_config ? fopen(cfg_path, "rb") : NULL;
-    if (fp != NULL) {
-        fclose(fp);
-        found = 1;
-        rc = ar_model_config_read(cfg_path, &cfg, err);
-    }
+    if (read_config)
+        rc = ar_model_config_read_beside(ar_safetensors_dir(st), &cfg, &found, err);
     if (rc == AR_OK)
         rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, r, err);
     ar_safetensors_close(st);
@@ -1590,6 +1619,7 @@ int main(void)
         cmocka_unit_test(test_pattern_match),
         cmocka_unit_test(test_config_parse),
         cmocka_unit_test(test_config_layer_sizes),
+        cmocka_unit_test(test_config_read_beside),
         cmocka_unit_test(test_default_rtol),
         cmocka_unit_test(test_bert_matches_direct),
         cmocka_unit_test(test_bert_no_config_fails),

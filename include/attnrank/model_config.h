@@ -63,6 +63,12 @@ AR_API int ar_model_config_parse(const char *text, size_t len, const char *name,
                                  ar_model_config *cfg, ar_error *err);
 /* Read and parse a file; a directory or a non-JSON file is named as such. */
 AR_API int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err);
+/* The config.json in directory dir (a model's, ar_safetensors_dir), when
+ * there is a readable one: *found 1 and cfg read as ar_model_config_read
+ * reads it (its errors); else AR_OK, *found 0 and cfg zeroed.  AR_EINVAL
+ * for NULL arguments, AR_ENOMEM. */
+AR_API int ar_model_config_read_beside(const char *dir, ar_model_config *cfg, int *found,
+                                       ar_error *err);
 
 /* The sizes of one attention layer from a config, for the sizes a caller
  * did not give: each of *d, *heads, *n that is 0 takes hidden_size,

@@ -295,7 +295,8 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     if kv_heads is not None:
         o.kv_heads = _positive(kv_heads, "kv_heads", fn)
     cdef const char *cpath = NULL
-    cdef const char *ccfg = NULL
+    cdef const char *cdir = NULL
+    cdef int c_found = 0
     cdef ar_safetensors *st = NULL
     cdef ar_model_config cfg
     cdef ar_circuits_report rep
@@ -315,13 +316,12 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
                 rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
             check_status(rc, "ar_safetensors_open", &err)
         if views is None and config:
-            cfg_path = os.path.join(<bytes>ar_safetensors_dir(st), b"config.json")
-            found = os.access(cfg_path, os.R_OK)
-            if found:
-                ccfg = cfg_path
-                with nogil:
-                    rc = ar_error_printable(&err, ar_model_config_read(ccfg, &cfg, &err))
-                check_status(rc, "ar_model_config_read", &err)
+            cdir = ar_safetensors_dir(st)
+            with nogil:
+                rc = ar_error_printable(&err, ar_model_config_read_beside(cdir, &cfg, &c_found,
+                                                                          &err))
+            check_status(rc, "ar_model_config_read", &err)
+            found = c_found
         with nogil:
             rc = ar_error_printable(&err, ar_circuits_analyze_model(
                 st, &cfg if found else NULL, &o, &rep, &err))

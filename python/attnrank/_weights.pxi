@@ -6,6 +6,7 @@
 from attnrank._capi cimport (
     ar_safetensors, ar_safetensors_open, ar_safetensors_close, ar_safetensors_dir,
     ar_error_printable, ar_model_config, ar_model_config_parse, ar_model_config_read,
+    ar_model_config_read_beside,
     ar_weights_family_name, ar_weights_rule, AR_WRULE_NOISE, AR_WRULE_GIVEN,
     ar_weights_rule_name, ar_weights_unit_roundoff, ar_weights_subnormal_abs,
     ar_weights_noise, ar_weights_opts, ar_weights_opts_init, ar_qk_head,
@@ -462,7 +463,8 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
         o.mask = &cmask
 
     cdef const char *cpath = NULL
-    cdef const char *ccfg = NULL
+    cdef const char *cdir = NULL
+    cdef int c_found = 0
     cdef ar_safetensors *st = NULL
     cdef ar_model_config cfg
     cdef ar_weights_report rep
@@ -482,15 +484,12 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
                 rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
             check_status(rc, "ar_safetensors_open", &err)
         if views is None and config:
-            # config.json beside the model, as the CLI looks for it (the
-            # library does no file I/O of its own beyond the weights)
-            cfg_path = os.path.join(<bytes>ar_safetensors_dir(st), b"config.json")
-            found = os.access(cfg_path, os.R_OK)
-            if found:
-                ccfg = cfg_path
-                with nogil:
-                    rc = ar_error_printable(&err, ar_model_config_read(ccfg, &cfg, &err))
-                check_status(rc, "ar_model_config_read", &err)
+            cdir = ar_safetensors_dir(st)
+            with nogil:
+                rc = ar_error_printable(&err, ar_model_config_read_beside(cdir, &cfg, &c_found,
+                                                                          &err))
+            check_status(rc, "ar_model_config_read", &err)
+            found = c_found
         with nogil:
             rc = ar_error_printable(&err, ar_weights_analyze_model(
                 st, &cfg if found else NULL, &o, &rep, &err))

@@ -163,16 +163,8 @@ static int analyze_path(const char *path, int read_config, const ar_circuits_opt
     ar_model_config cfg;
     memset(&cfg, 0, sizeof cfg);
     int found = 0;
-    if (read_config) {
-        char cpath[4096];
-        snprintf(cpath, sizeof cpath, "%s/config.json", ar_safetensors_dir(st));
-        FILE *fp = fopen(cpath, "rb");
-        found = fp != NULL;
-        if (fp != NULL) {
-            fclose(fp);
-            rc = ar_model_config_read(cpath, &cfg, err);
-        }
-    }
+    if (read_config)
+        rc = ar_model_config_read_beside(ar_safetensors_dir(st), &cfg, &found, err);
     if (rc == AR_OK)
         rc = ar_circuits_analyze_model(st, found ? &cfg : NULL, o, rep, err);
     ar_safetensors_close(st);

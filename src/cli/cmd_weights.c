@@ -79,27 +79,6 @@ static double heat_value(const ar_rank_metrics *m, heat_metric h)
     }
 }
 
-/* config.json beside an opened model, if there is one (*found 0 otherwise). */
-static int read_config_beside(const ar_safetensors *st, ar_model_config *cfg, int *found,
-                              ar_error *err)
-{
-    const char *dir = ar_safetensors_dir(st);
-    size_t len = strlen(dir) + sizeof "/config.json";
-    char *path = malloc(len);
-    if (path == NULL)
-        return ar_error_set(err, AR_ENOMEM, "out of memory");
-    snprintf(path, len, "%s/config.json", dir);
-    FILE *fp = fopen(path, "rb");
-    *found = fp != NULL;
-    int rc = AR_OK;
-    if (fp != NULL) {
-        fclose(fp);
-        rc = ar_model_config_read(path, cfg, err);
-    }
-    free(path);
-    return rc;
-}
-
 /* Open the model (a directory, a .safetensors file or an index), read its
  * config.json unless told not to, and analyse it: the file I/O is the
  * CLI's, the analysis the library's. */
@@ -115,7 +94,7 @@ static int analyze_path(const char *path, int read_config, const ar_weights_opts
     memset(&cfg, 0, sizeof cfg);
     int found = 0;
     if (read_config)
-        rc = read_config_beside(st, &cfg, &found, err);
+        rc = ar_model_config_read_beside(ar_safetensors_dir(st), &cfg, &found, err);
     if (rc == AR_OK)
         rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, rep, err);
     if (rc == AR_OK)

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -181,6 +182,29 @@ int ar_model_config_read(const char *path, ar_model_config *cfg, ar_error *err)
     int rc = config_from_json(path, root, cfg, err);
     json_decref(root);
     return ar_error_printable(err, rc);
+}
+
+int ar_model_config_read_beside(const char *dir, ar_model_config *cfg, int *found,
+                                ar_error *err)
+{
+    if (dir == NULL || cfg == NULL || found == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    memset(cfg, 0, sizeof *cfg);
+    *found = 0;
+    size_t len = strlen(dir) + sizeof "/config.json";
+    char *path = malloc(len);
+    if (path == NULL)
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/config.json", dir);
+    FILE *fp = fopen(path, "rb");
+    int rc = AR_OK;
+    if (fp != NULL) { /* none, or none we may read: the model has no config */
+        fclose(fp);
+        *found = 1;
+        rc = ar_model_config_read(path, cfg, err);
+    }
+    free(path);
+    return rc;
 }
 
 int ar_model_config_layer_sizes(const ar_model_config *cfg, const char *name, size_t *d,
