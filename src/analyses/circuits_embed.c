@@ -12,23 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const token_suffixes[] = {"word_embeddings.weight", "wte.weight",
-                                             "embed_tokens.weight", "tok_embeddings.weight"};
-
-/* The first 2-D float tensor, in name order, matching one of the patterns
- * (the first pattern with a match wins). */
-static const ar_st_tensor *find_any(const ar_safetensors *st, const char *const *pats, size_t n)
-{
-    for (size_t k = 0; k < n; k++)
-        for (size_t i = 0; i < ar_safetensors_count(st); i++) {
-            const ar_st_tensor *t = ar_safetensors_tensor(st, i);
-            if (t->ndim == 2 && ar_st_dtype_is_float(t->dtype) &&
-                ar_weights_pattern_match(pats[k], t->name, NULL, NULL))
-                return t;
-        }
-    return NULL;
-}
-
 /* TransformerLens's preprocessing of W_E (V x d) and the unembedding U
  * (V x d; empty: tied, then a copy of W_E, for it is no longer tied after):
  * W_E <- W_E P and U <- P_V U diag(g_f) P with centring, U <- P_V U diag(g_f)
@@ -138,9 +121,9 @@ static int embed_by_blocks(const ar_safetensors *st, const ar_st_tensor *te,
 int circ_embed_load(const ar_safetensors *st, size_t d, ar_circuits_report *rep,
                     ar_circuit_embed *emb, ar_error *err)
 {
-    const ar_st_tensor *te = find_any(st, token_suffixes, 4);
+    const ar_st_tensor *te = ar_weights_token_embedding(st);
     static const char *const head_pat[] = {"lm_head.weight"};
-    const ar_st_tensor *tu = find_any(st, head_pat, 1);
+    const ar_st_tensor *tu = ar_weights_find_tensor(st, head_pat, 1);
     if (te == NULL)
         return ar_error_set(err, AR_EFORMAT,
                             "%s: full circuits need the token embedding (a tensor ending in "

@@ -13,23 +13,27 @@
 #include "core/spectrum_internal.h"
 #include "weights_internal.h"
 
-static const char *const token_suffixes[] = {"word_embeddings.weight", "wte.weight",
-                                             "embed_tokens.weight", "tok_embeddings.weight"};
 static const char *const position_suffixes[] = {"position_embeddings.weight", "wpe.weight"};
 
-/* The first 2-D floating-point tensor, in name order, whose name ends in one
- * of the suffixes (the first suffix that has one wins). */
-static const ar_st_tensor *find_by_suffix(const ar_safetensors *st, const char *const *suffixes,
-                                          size_t nsuffixes)
+static const char *const token_suffixes[] = {"word_embeddings.weight", "wte.weight",
+                                             "embed_tokens.weight", "tok_embeddings.weight"};
+
+const ar_st_tensor *ar_weights_find_tensor(const ar_safetensors *st, const char *const *patterns,
+                                           size_t npatterns)
 {
-    for (size_t k = 0; k < nsuffixes; k++)
+    for (size_t k = 0; k < npatterns; k++)
         for (size_t i = 0; i < ar_safetensors_count(st); i++) {
             const ar_st_tensor *t = ar_safetensors_tensor(st, i);
             if (t->ndim == 2 && ar_st_dtype_is_float(t->dtype) && t->count > 0 &&
-                ar_weights_pattern_match(suffixes[k], t->name, NULL, NULL))
+                ar_weights_pattern_match(patterns[k], t->name, NULL, NULL))
                 return t;
         }
     return NULL;
+}
+
+const ar_st_tensor *ar_weights_token_embedding(const ar_safetensors *st)
+{
+    return ar_weights_find_tensor(st, token_suffixes, sizeof token_suffixes / sizeof *token_suffixes);
 }
 
 /* Spectrum and metrics of one matrix (the rows of both parts' tensors). */
@@ -96,10 +100,10 @@ int ar_weights_embedding_analyze(const ar_safetensors *st, const ar_model_config
         o = *opts;
     else
         ar_weights_opts_init(&o);
-    const ar_st_tensor *te = find_by_suffix(st, token_suffixes, 4);
+    const ar_st_tensor *te = ar_weights_token_embedding(st);
     if (te == NULL)
         return AR_OK;
-    const ar_st_tensor *tp = find_by_suffix(st, position_suffixes, 2);
+    const ar_st_tensor *tp = ar_weights_find_tensor(st, position_suffixes, 2);
     if (tp != NULL && tp->shape[1] != te->shape[1])
         tp = NULL; /* another width: not one input space */
     ar_matrix we = ar_matrix_empty(), wp = ar_matrix_empty(), both = ar_matrix_empty();

@@ -28,6 +28,15 @@ int ar_weights_find_layers(const ar_safetensors *st, const char *q_pattern, laye
 /* The built-in convention whose query pattern matches; exactly one. */
 int ar_weights_detect_family(const ar_safetensors *st, ar_weights_family *family, ar_error *err);
 
+/* The first non-empty 2-D floating-point tensor, in name order, whose name
+ * matches one of the patterns (the first pattern that has one wins); NULL
+ * when none does. */
+const ar_st_tensor *ar_weights_find_tensor(const ar_safetensors *st, const char *const *patterns,
+                                           size_t npatterns);
+/* The token embedding W_E (V x d): a name ending in word_embeddings.weight,
+ * wte.weight, embed_tokens.weight or tok_embeddings.weight; NULL when none. */
+const ar_st_tensor *ar_weights_token_embedding(const ar_safetensors *st);
+
 /* A malloc'd copy of s (NULL when out of memory). */
 char *ar_weights_strdup(const char *s);
 
