@@ -1609,6 +1609,8 @@ static void test_params(void **state)
         if (dev > worst)
             worst = dev;
         assert_true(dev < 0.005);
+        assert_true(fabs(ar_paper_config_deviation(&pc[i], &c)) == dev); /* signed, same size */
+        assert_true(dev < AR_PAPER_PARAMS_TOLERANCE);
     }
     assert_true(worst > 0.0); /* printed values are rounded */
     /* errors */

@@ -568,6 +568,11 @@ typedef struct ar_paper_config {
 
 /* The fifteen configurations of Tables 1, 2A, 2B, 3A; returns the count. */
 AR_API size_t ar_paper_configs(const ar_paper_config **configs);
+/* The paper prints its counts in millions: a count within this relative
+ * deviation of the printed one agrees with it. */
+#define AR_PAPER_PARAMS_TOLERANCE 0.005
+/* (counted - printed) / printed of a count of configuration pc. */
+AR_API double ar_paper_config_deviation(const ar_paper_config *pc, const ar_param_count *count);
 
 #ifdef __cplusplus
 }

@@ -7,9 +7,6 @@
 
 #include "json_build.h"
 
-/* The paper prints millions: a count within 0.5% of it agrees. */
-#define PAPER_TOLERANCE 0.005
-
 static json_t *count_json(jb *b, const ar_bert_config *c, const ar_param_count *p)
 {
     json_t *o = json_object();
@@ -63,7 +60,7 @@ int ar_paper_tables_json(unsigned flags, char **text, ar_error *err)
             return ar_error_set(err, rc, "ar_paper_tables_json: paper configuration %s",
                                 pc[i].table);
         }
-        double dev = ((double)p.total - pc[i].printed) / pc[i].printed;
+        double dev = ar_paper_config_deviation(&pc[i], &p);
         if (fabs(dev) > worst)
             worst = fabs(dev);
         json_t *o = count_json(&b, &cfg, &p);
@@ -75,6 +72,6 @@ int ar_paper_tables_json(unsigned flags, char **text, ar_error *err)
     json_t *o = json_object();
     jb_set(&b, o, "configs", list);
     jb_set(&b, o, "max_abs_deviation", jb_real(&b, worst));
-    jb_set(&b, o, "tolerance", jb_real(&b, PAPER_TOLERANCE));
+    jb_set(&b, o, "tolerance", jb_real(&b, AR_PAPER_PARAMS_TOLERANCE));
     return jb_dump(&b, o, "ar_paper_tables_json", text, err);
 }

@@ -100,3 +100,8 @@ size_t ar_paper_configs(const ar_paper_config **configs)
         *configs = paper_configs;
     return sizeof paper_configs / sizeof paper_configs[0];
 }
+
+double ar_paper_config_deviation(const ar_paper_config *pc, const ar_param_count *count)
+{
+    return ((double)count->total - pc->printed) / pc->printed;
+}
