@@ -202,7 +202,7 @@ static void test_depth_threshold(void **state)
     assert_false(v.holds);
     assert_non_null(strstr(v.why, "L = 29 > transition depth 28.9"));
     /* another law moves the threshold: ln d = ln 768 - 0.1 * 10 + 0.1 L puts it at 10 */
-    ar_dw_law law = {log(768.0) - 1.0, 0.1, 12.0};
+    ar_dw_law law = {.intercept = log(768.0) - 1.0, .slope = 0.1, .params_coeff = 12.0};
     assert_int_equal(ar_dw_transition_layers(&law, 768, &t), AR_OK);
     assert_true(fabs(t - 10.0) < 1e-9);
     assert_true(allocation(AR_CHECK_DEPTH_EFFICIENT, 9, 768, &law).holds);
@@ -334,7 +334,9 @@ static void test_errors(void **state)
     o.mask = NULL;
     /* laws the verdict cannot be computed under */
     o.layers = 12;
-    ar_dw_law flat = {5.0, 0.0, 12.0}, nan_law = {NAN, 0.05, 12.0}, neg = {5.0, 0.05, -1.0};
+    ar_dw_law flat = {.intercept = 5.0, .slope = 0.0, .params_coeff = 12.0};
+    ar_dw_law nan_law = {.intercept = NAN, .slope = 0.05, .params_coeff = 12.0};
+    ar_dw_law neg = {.intercept = 5.0, .slope = 0.05, .params_coeff = -1.0};
     o.law = &flat;
     assert_int_equal(ar_check_verdict_of(AR_CHECK_DEPTH_EFFICIENT, 768, 0, 0, &o, &v, &err),
                      AR_EDOMAIN);

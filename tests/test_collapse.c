@@ -329,7 +329,7 @@ static void test_strided_views(void **state)
     assert_ok(ar_matrix_alloc(&res, 7, 5));
     double mean[5], smean[5];
     assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean));
-    ar_collapse_norms want, got;
+    ar_collapse_norms want = {0}, got = {0}; /* the reserved tails compare too */
     ar_matrix work = ar_matrix_empty();
     assert_ok(ar_matrix_alloc(&work, 7, 5));
     assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &want));

@@ -303,7 +303,7 @@ static void test_null_law_is_paper(void **state)
 static void test_embedding_crossover(void **state)
 {
     (void)state;
-    ar_dw_law law = {1.25, 0.5, 12.0};
+    ar_dw_law law = {.intercept = 1.25, .slope = 0.5, .params_coeff = 12.0};
     ar_dw_embedding e;
     /* d = e^3.25 > r = e^2.25: effective r, crossover (2.25 - 1.25) / 0.5 = 2. */
     assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.0, &e), AR_OK);
@@ -328,7 +328,7 @@ static void test_embedding_crossover(void **state)
     assert_int_equal(ar_dw_embedding_of(&law, 37.0, INFINITY, NAN, &e), AR_EINVAL);
     assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, INFINITY, &e), AR_EINVAL);
     assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, NAN, NULL), AR_EINVAL);
-    ar_dw_law flat = {1.0, 0.0, 12.0};
+    ar_dw_law flat = {.intercept = 1.0, .slope = 0.0, .params_coeff = 12.0};
     assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e), AR_EDOMAIN);
 }
 

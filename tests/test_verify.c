@@ -15,7 +15,7 @@ static void test_each_check_passes_and_can_fail(void **state)
     assert_true(n > 0);
     for (size_t t = 0; t < 3 * n; t++) { /* three base seeds each */
         const ar_verify_check *c = ar_verify_get(t % n);
-        ar_verify_ctx ctx = {ar_verify_check_seed(t / n, c->name), 0, 0};
+        ar_verify_ctx ctx = {.seed = ar_verify_check_seed(t / n, c->name)};
         ar_verify_result good = {0}, bad = {0};
         c->run(&ctx, &good);
         if (!ar_verify_passed(&good))
@@ -34,7 +34,7 @@ static void test_run_is_the_check_on_its_seed(void **state)
 {
     (void)state;
     const ar_verify_check *c = ar_verify_get(0);
-    ar_verify_ctx ctx = {ar_verify_check_seed(5, c->name), 0, 0};
+    ar_verify_ctx ctx = {.seed = ar_verify_check_seed(5, c->name)};
     ar_verify_result direct = {0}, run;
     memset(&run, 0x5a, sizeof run); /* the runner clears it */
     c->run(&ctx, &direct);

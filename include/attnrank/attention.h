@@ -8,6 +8,7 @@
 #define ATTNRANK_ATTENTION_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "random.h"
 #include "export.h"
 #include "matrix.h"
@@ -86,6 +87,7 @@ typedef struct ar_heads {
     size_t dp;      /* head size */
     ar_matrix *wq;  /* h matrices, each dp x d */
     ar_matrix *wk;  /* h matrices, each dp x d */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_heads;
 
 /* Head size of a configuration: d / h for MultiHead (h must divide d), the

@@ -18,6 +18,7 @@
 #define ATTNRANK_BIAS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "matrix.h"
@@ -87,6 +88,7 @@ typedef struct ar_bias_spec {
     ar_bias_kind kind;
     double slope;                 /* ALiBi */
     char path[AR_BIAS_PATH_MAX];  /* t5 and file: the file the caller reads */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_bias_spec;
 
 /* Parse "none", "alibi:M", "alibi-causal:M", "t5:FILE" or "file:PATH" (M a
@@ -119,6 +121,7 @@ typedef struct ar_bias_rank_result {
     double threshold;    /* the rank cut used on the centred bias (unmasked), in nats */
     double scale;        /* the positive factor B was scaled by before the analysis (ranks
                             are scale invariant; keeps every exp(B) normal) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_bias_rank_result;
 
 /* The shifted rank of the bias alone: min over per-query shifts c of
@@ -160,6 +163,7 @@ typedef struct ar_model_bias {
     size_t buckets;         /* T5: relative_attention_num_buckets (32 unless the config says) */
     size_t max_distance;    /* T5: relative_attention_max_distance (128 unless the config says) */
     char reason[160];       /* which keys decided, e.g. "model_type bloom: ALiBi" */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_bias;
 
 /* The positional bias a config implies: ALiBi for BLOOM (model_type
@@ -182,6 +186,7 @@ typedef struct ar_head_bias {
                            0: computed from values (with the analyses' tolerances) or a bound */
     size_t bias_rank;   /* the shifted rank of the head's bias at length n under its mask */
     size_t reach;       /* ar_bias_reach(head_size, bias_rank, n): an upper bound */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_head_bias;
 
 /* Per head h = 0..heads-1 of a layer with n tokens, head size head_size
@@ -211,6 +216,7 @@ typedef struct ar_model_bias_layers {
                             upper bound (a causal value for masks inside causal, n - 1 otherwise) */
     int values_read;     /* T5: the learned bucket values of this kind were given */
     ar_head_bias *head;  /* heads entries (owned) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_bias_layers;
 
 typedef struct ar_model_bias_report {
@@ -218,6 +224,7 @@ typedef struct ar_model_bias_report {
     size_t heads, n, head_size;
     size_t count;        /* layer kinds */
     ar_model_bias_layers kind[AR_MODEL_MAX_KINDS];
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_bias_report;
 
 /* The per-head bias ranks and reaches of a model at n tokens and head size

@@ -110,6 +110,7 @@ typedef struct ar_smooth_report {
     double min_before;     /* smallest entry before / after */
     double min_after;
     double max_change;     /* max |P_new - P_old| */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_smooth_report;
 
 /* In place on a square view: P <- (P + eps) with each column (row)
@@ -143,6 +144,7 @@ typedef struct ar_target_opts {
     double delta;        /* near-permutation off-permutation mass in (0, 1) (default 0.1) */
     size_t rank;         /* planted logit rank r >= 1 (default 1) */
     double scale;        /* low-rank logit scale (default 2) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_target_opts;
 
 #define AR_TARGET_BANDWIDTH_AUTO 0
@@ -176,6 +178,7 @@ typedef struct ar_represent_opts {
     ar_precision x_precision; /* storage precision of X */
     double x_rtol;            /* rank of X relative to sigma_1(X); < 0: max(d, n) eps */
     double smooth;            /* > 0: smooth P first (ar_bottleneck_smooth); 0: off */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_opts;
 
 /* Set *opts to the defaults: column axis, float64, every tolerance
@@ -221,6 +224,7 @@ typedef struct ar_represent_result {
     /* singular values of Pi log P (n of them, descending); points into the
      * workspace and stays valid until its next analysis */
     const double *centred_svals;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_result;
 
 typedef struct ar_represent_workspace ar_represent_workspace;
@@ -257,6 +261,7 @@ typedef struct ar_certificate {
     double rounding_ratio;    /* masked analysis: max |softmax(S) - P| / h(P) over the mask,
                                  h the half-width of P's storage rounding (storage.h): <= 1
                                  means softmax(S) rounds to the stored map; 0 elsewhere */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_certificate;
 
 #define AR_HEAD_SIZE_MIN 0 /* head_size argument: the minimal (certified) head size */
@@ -298,6 +303,7 @@ typedef struct ar_fit_progress {
     double objective;       /* mean KL at the current iterate, as the objective computes it */
     double grad_norm;       /* ||gradient of the mean KL|| there */
     size_t k;               /* the fitted rank */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_fit_progress;
 
 /* Called by ar_fit_run after every progress_every-th iteration; it must not
@@ -329,6 +335,7 @@ typedef struct ar_fit_opts {
                                square norm), refreshed every iteration (default 0: off, the
                                plain gamma I of the two-loop recursion; 1e-2 saves about 5% of
                                the iterations at n = 1024 but changes the path of every fit) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_fit_opts;
 
 /* Why the fit stopped. */
@@ -373,6 +380,7 @@ typedef struct ar_fit_result {
     size_t evaluations;         /* objective and gradient evaluations */
     int stopped;                /* the progress callback ended the fit */
     ar_fit_stop stop;           /* why the iterations ended */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_fit_result;
 
 typedef struct ar_fit_workspace ar_fit_workspace;
@@ -446,6 +454,7 @@ typedef struct ar_family_error {
     double kl_mean;             /* mean over samples of the mean-over-columns KL */
     double kl_max;              /* max over samples of the max-over-columns KL */
     double max_abs_error;       /* mean over samples */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_family_error;
 
 #define AR_HEADS_NFAMILIES 3    /* Dirichlet, banded, near-permutation */
@@ -467,6 +476,7 @@ typedef struct ar_head_config {
                                  value's status */
     uint64_t attention_params;/* per layer */
     ar_family_error errors[AR_HEADS_NFAMILIES];
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_head_config;
 
 #define AR_HEAD_SIZE_PAPER 0
@@ -489,6 +499,7 @@ typedef struct ar_bottleneck_heads_opts {
     const ar_mask *mask;      /* NULL or none: bidirectional; otherwise thresholds under the mask
                                  (error estimates, for bidirectional targets, are skipped) */
     double verify_seconds;    /* F_p check of a conjectural generic value (default 1; 0: skip) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_bottleneck_heads_opts;
 
 /* Set *opts to the defaults listed above (NULL is ignored). */
@@ -507,6 +518,7 @@ typedef struct ar_bottleneck_heads_report {
     uint64_t seed;
     size_t samples, logit_cap, fit_cap, fit_max_iter;
     int errors_capped;               /* some estimate skipped because n exceeded a cap */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_bottleneck_heads_report;
 
 /* The largest d, h or n the faces' heads analysis takes (`attnrank heads`,
@@ -535,6 +547,7 @@ typedef struct ar_bert_config {
     size_t vocab;        /* default 30522 */
     size_t positions;    /* default 512 */
     size_t token_types;  /* default 2 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_bert_config;
 
 /* FFN width used by the paper: 4096 for d = 512 and 1024, 3072 for d = 768,
@@ -553,6 +566,7 @@ typedef struct ar_param_count {
     uint64_t pooler;
     uint64_t mlm_head;          /* transform + LayerNorm + output bias (decoder tied) */
     uint64_t total;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_param_count;
 
 /* Counts of every part and the total.  AR_EINVAL on a zero size or NULL,
@@ -564,6 +578,7 @@ typedef struct ar_paper_config {
     const char *table;     /* "1", "2A", "2B", "3A" */
     size_t d, h, dp;
     double printed;        /* parameters as printed in the paper */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_paper_config;
 
 /* The fifteen configurations of Tables 1, 2A, 2B, 3A; returns the count. */

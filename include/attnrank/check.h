@@ -21,6 +21,7 @@
 #define ATTNRANK_CHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "mask.h"
@@ -70,6 +71,7 @@ typedef struct ar_check_opts {
     const char *mask_text; /* the mask's name in the reasons; NULL: ar_mask_format's text */
     int strict;            /* 1: a verdict resting on a conjectural value fails (default 0) */
     const ar_dw_law *law;  /* NULL (default): the paper's depth-width law */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_check_opts;
 
 /* Set *opts to the defaults listed above (NULL is ignored). */
@@ -84,6 +86,7 @@ typedef struct ar_check_verdict {
     int holds;
     ar_check_status status;     /* of the value the verdict rests on */
     char why[AR_CHECK_WHY_LEN]; /* the reason, one line (the CLI's "why") */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_check_verdict;
 
 typedef struct ar_check_result {
@@ -93,6 +96,7 @@ typedef struct ar_check_result {
     ar_check_verdict verdicts[AR_CHECK_NCONDITIONS];
     size_t failed;               /* verdicts that do not hold */
     int uses_law;                /* an allocation condition was evaluated */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_check_result;
 
 /* The verdict of one condition for width d, heads heads and sequence length
@@ -121,6 +125,7 @@ typedef struct ar_check_kind {
     char mask_text[64];  /* its text (ar_mask_format), the mask the verdicts name */
     char suffix[128];    /* appended to the configuration's label: " [LABEL: MASK]" for the
                             config's kinds, "" for the caller's mask */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_check_kind;
 
 typedef struct ar_check_model {
@@ -129,6 +134,7 @@ typedef struct ar_check_model {
     ar_model_bias_report bias; /* the config's positional bias per kind at n and the head size
                                   (given, or d / heads): kind[k] of the report is kind k here;
                                   count 0 without a bias, or without heads and n */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_check_model;
 
 /* The sizes a configuration did not give (each of *d, *heads, *n, *head_size

@@ -38,6 +38,7 @@
 #define ATTNRANK_CIRCUITS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "matrix.h"
@@ -62,6 +63,7 @@ typedef struct ar_circuit_opts {
     ar_precision storage; /* precision the weights were stored in (default AR_PREC_F64) */
     double zero_factor;   /* <= 0: AR_CIRCUIT_ZERO_FACTOR_PER_DIM * d_head */
     double rcond_warn;    /* < 0: AR_CIRCUIT_RCOND_WARN */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuit_opts;
 
 AR_API void ar_circuit_opts_init(ar_circuit_opts *opts);
@@ -74,6 +76,7 @@ typedef struct ar_circuit_trace {
     double arith_part;   /* the part from the float64 summation */
     int sign_certain;    /* |trace| > bound: the exact trace has the computed sign */
     int sign;            /* -1, 0 or 1: sign of trace */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuit_trace;
 
 /* The trace of W_V (d_head x d) times W_O (d x d_head) and its bound, for
@@ -109,6 +112,7 @@ typedef struct ar_copying_scores {
     double null_sd_eig;    /* 1.5 / d_head */
     double null_sd_nuc;    /* 1 / sqrt(d d_head), also that of s_sym */
     double z_eig, z_nuc, z_sym; /* NaN when the score is undefined */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_copying_scores;
 
 /* The copying scores of the head (W_V: d_head x d, W_O: d x d_head).
@@ -131,6 +135,7 @@ typedef struct ar_circuit_factor {
     double *a, *b;   /* d x r, column-major copies of A and B */
     double *ra, *rb; /* k x r, column-major, upper triangular */
     double fro;      /* ||M||_F = ||R_A R_B^T||_F */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuit_factor;
 
 /* The empty factor (for initialising; ar_circuit_factor_free accepts it). */
@@ -205,6 +210,7 @@ typedef struct ar_circuit_embed {
     int tied;
     int gram;        /* R_U (and R_E) came from the Cholesky factor of the Gram matrix
                         (1), not a thin QR (0: V < d or not numerically definite) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuit_embed;
 
 AR_API ar_circuit_embed ar_circuit_embed_empty(void);

@@ -50,6 +50,7 @@
 #define ATTNRANK_CIRCUITS_MODEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "circuits.h"
@@ -81,6 +82,7 @@ typedef struct ar_circuits_opts {
     int precision_given;       /* 1: judge rounding as if stored in precision */
     ar_precision precision;
     ar_circuit_opts circuit;   /* zero test and condition warning of the copying scores */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuits_opts;
 
 AR_API void ar_circuits_opts_init(ar_circuits_opts *opts);
@@ -92,6 +94,7 @@ typedef struct ar_circuits_head {
     double *ov_singular_values;/* min(d_head, d) values, descending (when opts.ov) */
     ar_qk_head qk;             /* when opts.qk: spectrum, metrics, both thresholds */
     ar_copying_scores full;    /* when opts.full: of W_U W_O W_V W_E^T (not certified) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuits_head;
 
 typedef struct ar_circuits_pair {
@@ -100,6 +103,7 @@ typedef struct ar_circuits_pair {
     int defined;               /* 0 when a circuit is zero */
     double score;              /* CS (NaN when undefined) */
     double scaled;             /* CS sqrt(d): null root mean square 1 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuits_pair;
 
 typedef struct ar_circuits_report {
@@ -124,6 +128,7 @@ typedef struct ar_circuits_report {
     double composition_null_rms; /* 1 / sqrt(d) */
     ar_precision precision;    /* coarsest storage precision seen */
     ar_circuit_opts circuit;   /* as used */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_circuits_report;
 
 /* Analyse an opened model with its config.json (NULL: none; heads must then

@@ -70,6 +70,7 @@ typedef struct ar_collapse_norms {
     double norm_1inf;     /* ||X||_{1,inf} */
     double res_1inf;      /* ||res(X)||_{1,inf} */
     double rel_res_1inf;  /* ratio of the two (0 when X = 0) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_collapse_norms;
 
 /* Norms of X (n x d, n >= 1); work (n x d, the caller's, not overlapping X)
@@ -94,6 +95,7 @@ typedef struct ar_collapse_opts {
      * ...) need more than this many bytes (AR_ENOMEM); 0: no limit.
      * Default AR_COLLAPSE_DEFAULT_MAX_BYTES (16 GB). */
     double max_bytes;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_collapse_opts;
 
 /* n = 32, d = 64, heads = 4, layers = 12, no skip, no MLP, seed 0,
@@ -113,6 +115,7 @@ typedef struct ar_collapse_depth {
     double *singular_values;  /* min(n, d) values, descending (owned by the result) */
     double ratio;             /* rel_res_fro_l / rel_res_fro_{l-1}; NaN at depth 0 */
     double bound_log;         /* log of the paper's bound on res_1inf; NaN without constants */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_collapse_depth;
 
 typedef struct ar_collapse_result {
@@ -135,6 +138,7 @@ typedef struct ar_collapse_result {
     double order_log_c;
     size_t order_pairs;
     double worst_bound_margin; /* max over depths >= 1 of log(res_1inf) - bound_log (<= 0: holds); NaN without constants */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_collapse_result;
 
 AR_API void ar_collapse_result_free(ar_collapse_result *r);

@@ -19,6 +19,7 @@
 #define ATTNRANK_DEPTHWIDTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "matrix.h"
 #include "status.h"
@@ -37,6 +38,7 @@ typedef struct ar_dw_law {
     double intercept;    /* a in ln d = a + b L */
     double slope;        /* b (per layer) */
     double params_coeff; /* c in N = c L d^2 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_law;
 
 /* The paper's law: a = 5.039, b = 0.0555, c = 12. */
@@ -70,6 +72,7 @@ typedef struct ar_dw_optimum {
     double layers;       /* L*, real-valued */
     double d;            /* width at L*: exp(a + b L*) */
     double l_th;         /* log_3 of that width */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_optimum;
 
 /* Optimal depth and width for a parameter budget (> 0).  Needs b > 0 (then
@@ -91,6 +94,7 @@ typedef struct ar_dw_verdict {
     double l_th;                 /* log_3 d */
     int depth_efficient;         /* L <= transition depth of its width */
     int near_optimal;            /* |L - L*| <= tolerance L* */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_verdict;
 
 /* tolerance < 0 means AR_DW_DEFAULT_TOLERANCE.  layers, d > 0. */
@@ -117,6 +121,7 @@ typedef struct ar_dw_embedding {
     int width_capped;        /* d > r: the width above r adds no separation rank */
     int have_layers;         /* a depth was judged */
     int depth_efficient;     /* layers <= crossover_layers (with have_layers) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_embedding;
 
 /* AR_EINVAL for r < 1, d <= 0, a non-finite value or a bad law; AR_EDOMAIN
@@ -132,6 +137,7 @@ typedef struct ar_dw_fit {
     double cov;                          /* cov(intercept, slope) */
     double r2;                           /* (weighted) coefficient of determination */
     double chi2, chi2_red;               /* chi2 / (n - 2); NaN when n == 2 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_fit;
 
 /* Fit ln(width) = intercept + slope * depth.  width_err may be NULL (plain

@@ -11,6 +11,7 @@
 #define ATTNRANK_DEPTHWIDTH_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "depthwidth.h"
@@ -39,6 +40,7 @@ typedef struct ar_dw_request {
     double tolerance;        /* VERDICT: near-optimal tolerance (default
                                 AR_DW_DEFAULT_TOLERANCE), >= 0 */
     size_t embed_rank;       /* r >= 1: add the embedding crossover; 0 (default): none */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_request;
 
 /* Mode FIT, the paper's law and source, no fit, tolerance
@@ -55,6 +57,7 @@ typedef struct ar_dw_result {
                                    TRANSITION_LAYERS; VERDICT: verdict.l_th) */
     int have_embedding;         /* req.embed_rank > 0 and a mode other than FIT */
     ar_dw_embedding embedding;  /* the width of the mode compared with r */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_result;
 
 /* The mode's answer.  AR_EINVAL for a NULL argument, an unknown mode, FIT

@@ -78,6 +78,7 @@ typedef struct ar_head_scores_opts {
     const int64_t *tokens;   /* AR_HEAD_TARGETS_TOKENS: the ids of the n positions; else NULL */
     size_t n_tokens;         /* AR_HEAD_TARGETS_TOKENS: their count, must be n; else 0 */
     size_t period;           /* AR_HEAD_TARGETS_PERIOD: L, 1 <= L <= n - 1; else 0 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_head_scores_opts;
 
 /* Set *opts to the defaults listed above (NULL is ignored). */
@@ -94,6 +95,7 @@ typedef struct ar_head_scores {
     size_t previous_token_queries;  /* n - 1 */
     size_t induction_queries;       /* queries with a non-empty T(i) (and D(i)) */
     unsigned defined;               /* AR_HEAD_SCORE_BIT of every score that is not NaN */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_head_scores;
 
 /* The scores of the n x n map p (any strides) whose queries lie along axis

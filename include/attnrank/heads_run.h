@@ -34,6 +34,7 @@ typedef struct ar_heads_run_opts {
     const char *config_name;       /* the config's name in messages (NULL: "config.json") */
     size_t samples;        /* targets per family for the error estimates (default 2; 0: none) */
     uint64_t seed;         /* base seed (default 0) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_heads_run_opts;
 
 /* The defaults above. */
@@ -49,6 +50,7 @@ typedef struct ar_heads_run {
     int with_errors[AR_MODEL_MAX_KINDS]; /* the error estimates ran (samples > 0, no mask) */
     ar_model_bias_report bias; /* with a config: its positional bias per kind at n and the
                                   model's head size (count 0 without a bias) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_heads_run;
 
 /* Run heads.  AR_EINVAL (err naming the size) for a size missing without a

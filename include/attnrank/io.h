@@ -11,6 +11,7 @@
 #define ATTNRANK_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "matrix.h"
 #include "rank.h"
@@ -30,6 +31,7 @@ typedef struct ar_array {
     size_t rows, cols;               /* size of each matrix (1-D: 1 x len; 0-D: 1 x 1) */
     double *data;                    /* count * rows * cols doubles, column-major per slice */
     ar_precision precision;          /* precision the data was stored in */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_array;
 
 /* Matrix k of the stack: a read-only view of the array's buffer (empty when

@@ -61,6 +61,7 @@ typedef struct ar_mask {
     size_t n;             /* pattern: size; 0 for the parametric kinds */
     unsigned char *allowed; /* pattern: n * n, allowed[query * n + key] (owned) */
     size_t d;             /* dilation (>= 1): keys D apart */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mask;
 
 /* The bidirectional mask (kind none, nothing owned). */
@@ -90,6 +91,7 @@ typedef struct ar_mask_param {
     size_t value;          /* a count; 0 for a list */
     const size_t *values;  /* a list (borrowed from the mask), or NULL */
     size_t count;          /* entries of values */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mask_param;
 /* Fill params (room for AR_MASK_MAX_PARAMS) with the parameters of the
  * mask's kind in their reporting order; returns how many (0 for none,
@@ -180,6 +182,7 @@ typedef struct ar_mask_generic {
     size_t worst_lower;        /* the largest minimal head size over all maps: bounds */
     size_t worst_upper;        /* (equal when known exactly, e.g. n - 1 for causal) */
     const char *formula;       /* e.g. "floor(n/2)", "floor(min(n, w)/2)" */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mask_generic;
 
 /* The generic minimal head size of the mask at length n, with the status
@@ -220,6 +223,7 @@ typedef struct ar_model_mask_kind {
     ar_mask mask;                 /* parametric: nothing to free */
     size_t layers;                /* layers of this kind; 0 when the config does not say */
     char label[40];               /* "all layers", "windowed layers", "global layers", ... */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_mask_kind;
 
 typedef struct ar_model_masks {
@@ -227,6 +231,7 @@ typedef struct ar_model_masks {
     ar_model_mask_kind kind[AR_MODEL_MAX_KINDS];
     char reason[320];             /* which keys decided, e.g. "model_type mistral: causal with
                                      sliding_window 4096" */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_masks;
 
 /* The self-attention masks a config implies: bidirectional for encoders

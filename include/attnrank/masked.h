@@ -59,6 +59,7 @@ typedef struct ar_masked_opts {
     size_t polish_iter;       /* Levenberg-Marquardt iterations per certificate (default 200) */
     double verify_seconds;    /* budget of the F_p check of the generic value (default 1;
                                  0: skip) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_masked_opts;
 
 /* Set *opts to the defaults: rows as queries, float64, every tolerance
@@ -110,6 +111,7 @@ typedef struct ar_masked_result {
     int storage_rule;
     double log_rounding;      /* largest bound of |log P - log P_stored| on the mask (nats) */
     double rounding_ratio;    /* the kept certificate's max |softmax(S) - P| / h(P) (<= 1) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_masked_result;
 
 typedef struct ar_masked_workspace ar_masked_workspace;

@@ -19,6 +19,7 @@
 #define ATTNRANK_MODEL_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 
@@ -55,6 +56,7 @@ typedef struct ar_model_config {
     size_t relative_buckets;      /* relative_attention_num_buckets; 0 absent */
     size_t relative_max_distance; /* relative_attention_max_distance; 0 absent */
     size_t embedding_size;  /* factorised token embeddings (ALBERT); 0 absent */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_model_config;
 
 /* Parse config.json text (name: for messages).  A key of the wrong type is

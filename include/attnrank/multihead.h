@@ -63,6 +63,7 @@ typedef struct ar_mh_shape {
     size_t h;  /* heads */
     size_t p;  /* head size */
     size_t n;  /* sequence length (positions) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mh_shape;
 
 /* Fill a shape; AR_EINVAL when any size is 0. */
@@ -117,6 +118,7 @@ typedef struct ar_mh_fit_opts {
     double stop_below;    /* ar_mh_fit_best stops once a start reaches this
                            * relative error (default 0: run every start) */
     uint64_t seed;        /* start s draws from ar_seed_derive(seed, {s}) (default 0) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mh_fit_opts;
 
 /* The defaults listed above.  Functions taking fit options read NULL as
@@ -149,6 +151,7 @@ typedef struct ar_mh_fit_outcome {
     int bfgs_status;          /* an ar_mh_phase_status: why L-BFGS ended */
     int polish_status;        /* an ar_mh_phase_status: why the polish ended
                                * (AR_MH_PHASE_NOT_RUN when skipped) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mh_fit_outcome;
 
 /* The best of several starts; carries what produced it. */
@@ -161,6 +164,7 @@ typedef struct ar_mh_fit_result {
     size_t inputs;            /* m */
     ar_mh_shape shape;
     ar_mh_fit_opts opts;      /* seed, starts and tolerances used */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mh_fit_result;
 
 typedef struct ar_mh_fitter ar_mh_fitter;
@@ -212,6 +216,7 @@ typedef struct ar_theorem2_target {
     ar_heads heads;      /* the same Q, K as the library's FixedMultiHead heads */
     ar_matrix *x;        /* m inputs, d x n, N(0, 1) entries */
     ar_matrix *y;        /* g_V(X_k), d x n */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_theorem2_target;
 
 /* Build g_V and m inputs from one seed (the draws, in order: two random
@@ -232,6 +237,7 @@ typedef struct ar_theorem2_assumptions {
     size_t logit_rank_max;
     double logit_sigma_min;  /* least kept singular value of those logits */
     int hold;                /* all of the above as the theorem needs */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_theorem2_assumptions;
 
 /* Measure them (a->hold: all as the theorem needs). */

@@ -44,6 +44,7 @@ typedef struct ar_rank_opts {
     ar_precision precision;
     double energy_fraction; /* for the energy rank, in (0, 1]; default 0.99 */
     uint64_t seed;        /* storage rule: seed of the Monte Carlo draws (default 0) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_rank_opts;
 
 /* Which rule set a rank (see the top of this file). */
@@ -79,6 +80,7 @@ typedef struct ar_rank_metrics {
                                  relative: = threshold */
     uint64_t seed;            /* storage rule: seed and number of the draws (else 0) */
     size_t draws;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_rank_metrics;
 
 /* Resolve the rtol an opts implies for an m x n matrix. */

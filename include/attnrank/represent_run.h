@@ -16,6 +16,7 @@
 #define ATTNRANK_REPRESENT_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "matrix.h"
@@ -62,6 +63,7 @@ typedef struct ar_represent_run_opts {
                                     modified */
     ar_represent_run_progress_fn progress; /* NULL: none */
     void *progress_ctx;                    /* passed to progress */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_run_opts;
 
 /* Defaults: both analyses' and the fit's defaults, unmasked, the minimal
@@ -101,6 +103,7 @@ typedef struct ar_represent_run_result {
     size_t bias_reach;           /* biased: ar_bias_reach(head_size, bias_rank.upper, n) */
     ar_represent_step failed_step; /* on failure the step, else AR_REPRESENT_STEP_NONE */
     double *svals_;              /* internal: the owned singular values */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_run_result;
 
 /* The side whose constraint fails for an infeasible plain analysis: a side

@@ -11,6 +11,7 @@
 #define ATTNRANK_REPRESENT_STACK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "status.h"
 #include "matrix.h"
@@ -36,6 +37,7 @@ typedef struct ar_represent_stack_opts {
     size_t head_size;            /* the tested head size */
     ar_represent_stack_progress_fn progress; /* NULL: none */
     void *progress_ctx;                      /* passed to progress */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_stack_opts;
 
 /* Defaults: both analyses' defaults (ar_represent_opts_init,
@@ -50,6 +52,7 @@ typedef struct ar_represent_stack_slice {
     int mask_inferred;   /* 1: inferred from the slice's zeros */
     int representable;   /* with a head size: 1 certified and head_size >= upper, 0
                             head_size < lower, -1 unknown (also without a head size) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_stack_slice;
 
 typedef struct ar_represent_stack_result {
@@ -61,6 +64,7 @@ typedef struct ar_represent_stack_result {
     size_t failed;                    /* with a head size: slices not shown representable
                                          (representable != 1); 0 without */
     size_t failed_slice;              /* on a slice's failure its index k, else SIZE_MAX */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_represent_stack_result;
 
 /* Run every slice maps[0..count-1] (square n x n, all the same n) and

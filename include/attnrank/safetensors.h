@@ -89,6 +89,7 @@ typedef struct ar_st_tensor {
                                      0 and the size in bytes) */
     const unsigned char *data;    /* first byte, inside the mapping */
     size_t file;                  /* index of the file holding it */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_st_tensor;
 
 typedef struct ar_safetensors ar_safetensors;
@@ -114,6 +115,7 @@ typedef struct ar_st_tensor_desc {
     const void *data;             /* borrowed: count x ar_st_dtype_size(dtype) bytes, row-major
                                      (C) order, little-endian as in a file; any alignment;
                                      may be NULL for a tensor with no elements */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_st_tensor_desc;
 
 /* A model from tensors already in memory, without copying them: the data

@@ -70,6 +70,7 @@ typedef struct ar_partition {
     size_t na, nb;                          /* sizes of A and B (both >= 1) */
     size_t a[AR_SEPRANK_MAX_POSITIONS];     /* positions of A, ascending */
     size_t b[AR_SEPRANK_MAX_POSITIONS];     /* positions of B, ascending */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_partition;
 
 /* A = {0 .. floor(n/2) - 1}, B = the rest (n >= 2). */
@@ -87,6 +88,7 @@ typedef struct ar_san {
     size_t position;     /* read-out position */
     ar_matrix *wq, *wk, *wv, *wo;  /* `layers` matrices each, d x d (see above) */
     double *readout;     /* r, d entries */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_san;
 
 /* Allocate a zero network; heads must divide d, n <= AR_SEPRANK_MAX_POSITIONS.
@@ -113,6 +115,7 @@ typedef struct ar_san_mod {
     uint64_t p;          /* prime modulus (< 2^63) */
     uint64_t *w;         /* layers * 4 * d * d residues: [l][Q,K,V,O] row-major d x d */
     uint64_t *readout;   /* d residues */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_san_mod;
 
 /* The k-th of a fixed list of primes just below 2^62 (k < 16), distinct for
@@ -227,6 +230,7 @@ typedef struct ar_seprank_expected {
     double value;            /* the value (exact while below 2^53; NaN with claim NONE) */
     double value_log;        /* its natural log (NaN with claim NONE) */
     const char *formula;     /* e.g. "min(V, C(m+K, m))"; NULL with claim NONE */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_seprank_expected;
 
 /* ---- one measurement ---- */
@@ -257,6 +261,7 @@ typedef struct ar_seprank_embedding {
     size_t rank;    /* r >= 1 */
     size_t vocab;   /* V; 0: no vocabulary (templates drawn freely in span(E)) */
     int positions;  /* add generic absolute positions */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_seprank_embedding;
 
 /* Whether to compute the rank over Q (fmpz_mat_rank) too. */
@@ -286,6 +291,7 @@ typedef struct ar_seprank_config {
                                for, by the upper estimate below (default
                                AR_SEPRANK_DEFAULT_MAX_BYTES; 0: no cap; >= 0) */
     ar_seprank_embedding embedding; /* token embeddings of rank r (default: none) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_seprank_config;
 
 /* L = 1, d = 2, H = 1, N = 2, no residual, position 0, random read-out,
@@ -341,6 +347,7 @@ typedef struct ar_seprank_result {
     int exact_function_rank;    /* the full vocabulary grid (M = V) */
     double bound_log_vocab;     /* min(|A|, |B|) ln V (NaN without a vocabulary) */
     ar_seprank_expected expected; /* the closed form, when one is known */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_seprank_result;
 
 /* Templates that ar_seprank_run would choose.  With one position per side

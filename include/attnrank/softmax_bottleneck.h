@@ -57,6 +57,7 @@ typedef struct ar_sbn_opts {
     double jitter;          /* relative size of the jitter (default 1e-3; 0: none) */
     size_t max_iter;        /* fit iterations (default 500) */
     double grad_tol;        /* stop when ||gradient of the mean KL|| < grad_tol (1e-9) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_sbn_opts;
 
 /* d 0, no bias, default rank options, sum_tol -1, fit on, seed 0, jitter
@@ -85,6 +86,7 @@ typedef struct ar_sbn_fit {
     int converged;              /* gradient test passed */
     double grad_norm;           /* final gradient norm */
     int gsl_status;             /* last GSL status */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_sbn_fit;
 
 typedef struct ar_sbn_result {
@@ -114,6 +116,7 @@ typedef struct ar_sbn_result {
     double logit_error_rel;     /* divided by centred_norm (0 when that is 0) */
     int fit_computed;
     ar_sbn_fit fit;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_sbn_result;
 
 AR_API void ar_sbn_result_free(ar_sbn_result *r);

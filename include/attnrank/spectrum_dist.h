@@ -28,6 +28,7 @@
 #define ATTNRANK_SPECTRUM_DIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "export.h"
 #include "matrix.h"
 #include "rank.h"
@@ -42,6 +43,7 @@ typedef struct ar_spectrum_dist_opts {
     size_t grid_rows, grid_cols; /* process grid; 0, 0 (default): as square as the
                                     process count allows; else their product must
                                     equal it */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_spectrum_dist_opts;
 
 /* The defaults above. */
@@ -55,6 +57,7 @@ typedef struct ar_spectrum_dist_result {
     ar_precision precision;      /* as stored in the file (float64 for logits) */
     int rank, size;              /* this process, process count */
     size_t grid_rows, grid_cols, block; /* the layout used */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_spectrum_dist_result;
 
 AR_API void ar_spectrum_dist_result_free(ar_spectrum_dist_result *r);

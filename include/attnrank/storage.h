@@ -52,6 +52,7 @@ typedef struct ar_storage_noise {
     double typical_min;       /* smallest */
     uint64_t seed;
     size_t draws;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_storage_noise;
 
 /* The storage noise of the matrix a (any layout), read as stored in

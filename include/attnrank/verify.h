@@ -29,6 +29,7 @@ typedef struct ar_verify_ctx {
     uint64_t seed;  /* the check's own seed (ar_verify_check_seed) */
     int full;       /* larger instances */
     int corrupt;    /* break the premise on purpose (tests only) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_verify_ctx;
 
 typedef struct ar_verify_result {
@@ -39,6 +40,7 @@ typedef struct ar_verify_result {
     ar_verify_relation relation;
     char detail[256];     /* optional words on the measurement */
     int error;            /* the computation itself failed (status code), else 0 */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_verify_result;
 
 typedef int (*ar_verify_fn)(const ar_verify_ctx *ctx, ar_verify_result *r);
@@ -48,6 +50,7 @@ typedef struct ar_verify_check {
     const char *name;
     const char *statement; /* the claim, with the docs/theory/ note that states it */
     ar_verify_fn run;      /* fills r (its error field on failure) and returns the status */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_verify_check;
 
 /* The number of checks and check i (0 <= i < count, NULL otherwise), in
@@ -76,6 +79,7 @@ typedef struct ar_verify_outcome {
     ar_verify_result result;
     int passed;             /* ar_verify_passed(&result) */
     double seconds;         /* wall time of the check */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_verify_outcome;
 
 typedef struct ar_verify_report {
@@ -85,6 +89,7 @@ typedef struct ar_verify_report {
     size_t count;           /* checks run, in registry order */
     size_t passed, failed;  /* passed + failed = count */
     ar_verify_outcome *outcomes; /* count (owned) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_verify_report;
 
 /* Called after each check (progress for a face; may be NULL). */

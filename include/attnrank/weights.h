@@ -142,6 +142,7 @@ typedef struct ar_weights_noise {
     double tau_noise;       /* default threshold */
     int capped;             /* factor x draw_max exceeded tau_cert: cut = tau_cert */
     size_t default_rank;    /* singular values > tau_noise */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_noise;
 
 /* One head from its stored factors a = W_q^h, b = W_k^h (both d_head x d,
@@ -179,6 +180,7 @@ typedef struct ar_weights_opts {
                                   bidirectional when the family is unknown) */
     ar_weights_progress_fn progress;   /* called after each layer (may be NULL) */
     void *progress_ctx;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_opts;
 
 /* The defaults above (noise rule, no overrides, bidirectional or the
@@ -198,6 +200,7 @@ typedef struct ar_qk_head {
     int bottleneck_context;   /* reach_context < n - 1 */
     size_t reach_n;           /* the same at opts.n */
     int bottleneck_n;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_qk_head;
 
 /* Head-size verdict at one sequence length n. */
@@ -213,6 +216,7 @@ typedef struct ar_weights_verdict {
                                  most demanding layer kind under a mask */
     ar_mask_generic generic;  /* that value with its status */
     size_t kind;              /* the layer kind (index into the report's masks) it came from */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_verdict;
 
 /* Token embeddings (docs/theory/embedding-rank.md, docs/weights.md).  The
@@ -232,6 +236,7 @@ typedef struct ar_weights_embedding_part {
     ar_precision precision;   /* the storage precision the rule used */
     ar_rank_metrics metrics;  /* rank, threshold, certain_rank, certain_threshold, rule, ... */
     double sigma_1, sigma_last;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_embedding_part;
 
 typedef struct ar_weights_embedding {
@@ -243,6 +248,7 @@ typedef struct ar_weights_embedding {
     size_t width;                     /* the model width d (the report's, or W_E's columns) */
     size_t embedding_rank;            /* rank of W_E, at most embedding_size when given */
     int width_exceeds_rank;           /* width > embedding_rank */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_embedding;
 
 /* The embedding analysis alone (ar_weights_analyze_model runs it); width 0:
@@ -292,6 +298,7 @@ typedef struct ar_weights_report {
     ar_model_bias_report bias;        /* positional biases per layer kind at the context length
                                          (or opts.n when the context is unknown; count 0 when
                                          the config implies none or no length is known) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_weights_report;
 
 /* The positional biases of a stored model: ar_model_bias_report_make on

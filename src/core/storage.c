@@ -190,8 +190,12 @@ int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t 
     size_t m = a.rows, n = a.cols;
     double *h = malloc(m * n * sizeof(double));
     rc = h ? half_widths(a, p, h) : AR_ENOMEM;
-    ar_storage_noise r = {p, ar_storage_unit_roundoff(p), ar_storage_subnormal_abs(p), 0.0,
-                          0.0, INFINITY, seed, draws};
+    ar_storage_noise r = {.precision = p,
+                          .unit_roundoff = ar_storage_unit_roundoff(p),
+                          .subnormal_abs = ar_storage_subnormal_abs(p),
+                          .typical_min = INFINITY,
+                          .seed = seed,
+                          .draws = draws};
     if (rc == AR_OK)
         rc = ar_cm_storage_noise_widths(h, m, n, seed, draws, &r.certain, &r.typical,
                                         &r.typical_min);

@@ -383,7 +383,8 @@ int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, cons
     r.n = n;
     r.d = x != NULL ? x->rows : n;
     r.x_rank = n;
-    r.rtol = ar_rank_resolve_rtol(&(ar_rank_opts){o.rtol, o.atol, o.precision, 0.99, 0}, n, n);
+    r.rtol = ar_rank_resolve_rtol(&(ar_rank_opts){.rtol = o.rtol, .atol = o.atol, .precision = o.precision,
+                                                      .energy_fraction = 0.99}, n, n);
     r.atol = o.atol;
     r.feasibility_tol = o.feasibility_tol >= 0.0 ? o.feasibility_tol : r.rtol;
 

@@ -229,7 +229,7 @@ int ar_cm_stochastic_smooth(ar_matrix *p, ar_axis axis, double eps, ar_smooth_re
     if (p == NULL || p->rows == 0 || !(eps > 0.0) || !isfinite(eps) || p->rows != p->cols ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return AR_EINVAL;
-    ar_smooth_report r = {eps, 0, INFINITY, INFINITY, 0.0};
+    ar_smooth_report r = {.eps = eps, .min_before = INFINITY, .min_after = INFINITY};
     size_t n = p->rows;
     for (size_t j = 0; j < n; j++) {
         double s = 0.0;

@@ -18,7 +18,7 @@ int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n)
 {
     if (shape == NULL || d == 0 || h == 0 || p == 0 || n == 0)
         return AR_EINVAL;
-    *shape = (ar_mh_shape){d, h, p, n};
+    *shape = (ar_mh_shape){.d = d, .h = h, .p = p, .n = n};
     return AR_OK;
 }
 

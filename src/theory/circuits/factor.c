@@ -55,7 +55,7 @@ int ar_circuit_mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t 
 
 ar_circuit_factor ar_circuit_factor_empty(void)
 {
-    ar_circuit_factor f = {0, 0, 0, NULL, NULL, NULL, NULL, 0.0};
+    ar_circuit_factor f = {.a = NULL, .b = NULL, .ra = NULL, .rb = NULL};
     return f;
 }
 

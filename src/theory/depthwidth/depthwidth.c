@@ -12,12 +12,15 @@
 
 ar_dw_law ar_dw_law_paper(void)
 {
-    ar_dw_law law = {AR_DW_PAPER_INTERCEPT, AR_DW_PAPER_SLOPE, AR_DW_PAPER_PARAMS_COEFF};
+    ar_dw_law law = {.intercept = AR_DW_PAPER_INTERCEPT,
+                     .slope = AR_DW_PAPER_SLOPE,
+                     .params_coeff = AR_DW_PAPER_PARAMS_COEFF};
     return law;
 }
 
-static const ar_dw_law paper_law = {AR_DW_PAPER_INTERCEPT, AR_DW_PAPER_SLOPE,
-                                     AR_DW_PAPER_PARAMS_COEFF};
+static const ar_dw_law paper_law = {.intercept = AR_DW_PAPER_INTERCEPT,
+                                     .slope = AR_DW_PAPER_SLOPE,
+                                     .params_coeff = AR_DW_PAPER_PARAMS_COEFF};
 
 /* NULL means the paper's law. */
 static const ar_dw_law *law_or_paper(const ar_dw_law *law)
