@@ -28,6 +28,42 @@ static void test_metrics_hand_computed(void **state)
     assert_int_equal(ar_rank_energy(s, 4, 9.0 / 14.0), 1);
 }
 
+/* The margin: the factor by which the threshold moves before the count
+ * changes, checked by moving the threshold to both ends of its interval. */
+static void test_rank_margin(void **state)
+{
+    (void)state;
+    const double s[] = {4.0, 2.0, 1e-3};
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
+    o.atol = 1e-2;
+    ar_rank_metrics m;
+    assert_ok(ar_rank_metrics_compute(s, 3, 3, 3, &o, &m));
+    assert_int_equal(m.rank, 2);
+    assert_close(m.rank_margin, 10.0, 1e-15); /* min(2 / 1e-2, 1e-2 / 1e-3) */
+    /* the count is 2 on [t / margin, t * margin) and changes at both ends */
+    double lo = m.threshold / m.rank_margin, hi = m.threshold * m.rank_margin;
+    assert_int_equal(ar_rank_count_above(s, 3, lo), 2);
+    assert_int_equal(ar_rank_count_above(s, 3, nextafter(lo, 0.0)), 3);
+    assert_int_equal(ar_rank_count_above(s, 3, nextafter(hi, 0.0)), 3 - 1);
+    /* the upper side binds: t = 0.5 gives min(2 / 0.5, 0.5 / 1e-3) = 4 */
+    assert_close(ar_rank_margin(s, 3, 2, 0.5), 4.0, 1e-15);
+    /* full rank: only s_r / t; rank 0: only t / s_1 */
+    assert_close(ar_rank_margin(s, 3, 3, 1e-4), 10.0, 1e-12);
+    assert_close(ar_rank_margin(s, 3, 0, 8.0), 2.0, 1e-15);
+    /* no singular value limits it: +Inf */
+    const double exact[] = {1.0, 0.0};
+    assert_close(ar_rank_margin(exact, 2, 1, 1e-3), 1e3, 1e-12); /* s_2 = 0 left out */
+    assert_true(isinf(ar_rank_margin(exact, 2, 1, 0.0)));
+    assert_true(isinf(ar_rank_margin(NULL, 0, 0, 1.0)));
+    const double z[] = {0.0, 0.0};
+    assert_ok(ar_rank_metrics_compute(z, 2, 2, 2, NULL, &m));
+    assert_true(isinf(m.rank_margin) && m.rank_margin > 0.0);
+    /* a rank the threshold did not set (the storage rule's floor of 1):
+     * below 1 */
+    assert_true(ar_rank_margin(s, 3, 1, 8.0) < 1.0);
+}
+
 static void test_flat_spectrum_all_metrics_equal_k(void **state)
 {
     (void)state;
@@ -472,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_vandermonde_equispaced_rank),
         cmocka_unit_test(test_vandermonde_chebyshev_control),
         cmocka_unit_test(test_hilbert_float32_threshold),
+        cmocka_unit_test(test_rank_margin),
     };
     return cmocka_run_group_tests_name("rank", tests, NULL, NULL);
 }

@@ -80,7 +80,9 @@ typedef struct ar_rank_metrics {
                                  relative: = threshold */
     uint64_t seed;            /* storage rule: seed and number of the draws (else 0) */
     size_t draws;
-    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+    double rank_margin;       /* how far the threshold t is from changing the rank r:
+                                 min(s_r / t, t / s_{r+1}) (ar_rank_margin) */
+    uint64_t reserved[7]; /* room to grow: zero (docs/api.md) */
 } ar_rank_metrics;
 
 /* Resolve the rtol an opts implies for an m x n matrix. */
@@ -121,6 +123,16 @@ AR_API double ar_rank_roy_vetterli(const double *s, size_t k);
 AR_API double ar_rank_participation_ratio(const double *s, size_t k);
 AR_API size_t ar_rank_energy(const double *s, size_t k, double fraction);
 AR_API double ar_rank_nuclear(const double *s, size_t k);
+
+/* The margin of the rank r at the threshold t over the descending s[0..k-1]:
+ * the factor by which t can grow or shrink before the rank it counts changes,
+ * min(s_r / t, t / s_{r+1}), a term left out when s_r (r = 0) or a nonzero
+ * s_{r+1} (r = k, or s_{r+1} = 0) does not exist, +Inf when neither does
+ * (and for t = 0).  When r is the count above t, the margin is >= 1 and the
+ * count is r for every threshold in [t / margin, t * margin); a margin near 1
+ * says the rank hangs on the tolerance.  Below 1 when r was not set by t
+ * alone (the storage rule's floor of rank 1 for a nonzero matrix). */
+AR_API double ar_rank_margin(const double *s, size_t k, size_t rank, double threshold);
 
 #ifdef __cplusplus
 }

@@ -24,10 +24,10 @@ from attnrank._capi cimport (
     ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
-    ar_rank_metrics_stored, ar_rank_rule_name, AR_RANK_RULE_STORAGE,
+    ar_rank_metrics_stored,
     ar_cview, ar_cview_init, ar_spectrum_svals_batch, ar_spectrum_run_stack,
     ar_json_free, AR_JSON_NONFINITE,
-    ar_spectrum_matrix_json,
+    ar_spectrum_matrix_json, ar_rank_metrics_json,
 )
 
 import json as _jsonlib
@@ -236,27 +236,14 @@ cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
     return opts
 
 
-cdef object _tolerance(const ar_rank_metrics *out):
-    """The Tolerance record of a C result (the storage rule's fields only
-    under that rule, as the CLI's JSON)."""
-    storage = out.rule == AR_RANK_RULE_STORAGE
-    return Tolerance(threshold=out.threshold, rtol=out.rtol, atol=out.atol,
-                     precision=_text(ar_precision_name(out.precision)),
-                     rule=_text(ar_rank_rule_name(out.rule)),
-                     certain_threshold=out.certain_threshold if storage else None,
-                     certain_rank=out.certain_rank if storage else None,
-                     seed=out.seed if storage else None,
-                     draws=out.draws if storage else None)
-
-
-cdef dict _metrics_fields(const ar_rank_metrics *out):
-    """The RankMetrics fields of a C result, named as the CLI's JSON."""
-    return dict(
-        rows=out.m, cols=out.n, rank=out.rank,
-        tolerance=_tolerance(out),
-        stable_rank=out.stable_rank, roy_vetterli_rank=out.roy_vetterli_rank,
-        participation_ratio=out.participation_ratio, energy_rank=out.energy_rank,
-        energy_fraction=out.energy_fraction, nuclear_rank=out.nuclear_rank)
+cdef object _rank_metrics_record(const ar_rank_metrics *out):
+    """The RankMetrics of a C result: the library's metrics block
+    (ar_rank_metrics_json) after the shape."""
+    cdef char *text = NULL
+    cdef ar_error err
+    rc = ar_rank_metrics_json(out, AR_JSON_NONFINITE, &text, &err)
+    block = _json_of(rc, text, &err, "ar_rank_metrics_json")
+    return RankMetrics._from_json({"rows": out.m, "cols": out.n, **block})
 
 
 # ---- bindings --------------------------------------------------------------
@@ -317,7 +304,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
     if rc != AR_OK:
         check_status(rc, fn, NULL, _rank_detail(s, opts.rtol, opts.atol, opts.energy_fraction))
 
-    return RankMetrics(**_metrics_fields(&out))
+    return _rank_metrics_record(&out)
 
 
 include "_spectrum.pxi"

@@ -87,7 +87,12 @@ class RankMetrics:
     energy_fraction
         the fraction f of the energy rank;
     nuclear_rank
-        ``(||A||_* / ||A||_F)^2``.
+        ``(||A||_* / ||A||_F)^2``;
+    rank_margin
+        ``min(s_r / t, t / s_{r+1})`` for the rank r at the threshold t: the
+        rank is r for every threshold in ``[t / margin, t * margin)``
+        (``inf`` when no singular value limits it; near 1, the rank hangs on
+        the tolerance).
 
     Every effective rank is 0 for an all-zero (or empty) spectrum.
     """
@@ -102,12 +107,21 @@ class RankMetrics:
     energy_rank: int
     energy_fraction: float
     nuclear_rank: float
+    rank_margin: float
+
+    @classmethod
+    def _from_json(cls, d):
+        """The record of the library's JSON object d (rows, cols, then
+        ar_rank_metrics_json's keys; for Spectrum ar_spectrum_matrix_json,
+        index first; see _from_json)."""
+        return _from_json(cls, d)
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON for one matrix, in its key order, without the
         singular values and labels: rows, cols, rank, tolerance {threshold,
         rtol, atol, precision}, stable_rank, roy_vetterli_rank,
-        participation_ratio, energy_rank, energy_fraction, nuclear_rank."""
+        participation_ratio, energy_rank, energy_fraction, nuclear_rank,
+        rank_margin."""
         return {
             "rows": self.rows,
             "cols": self.cols,
@@ -119,6 +133,7 @@ class RankMetrics:
             "energy_rank": self.energy_rank,
             "energy_fraction": self.energy_fraction,
             "nuclear_rank": self.nuclear_rank,
+            "rank_margin": _json(self.rank_margin),
         }
 
 
@@ -137,12 +152,6 @@ class Spectrum(RankMetrics):
 
     index: Tuple[int, ...] = ()
     singular_values: np.ndarray = None
-
-    @classmethod
-    def _from_json(cls, d):
-        """The record of the library's JSON object d (ar_spectrum_matrix_json:
-        index first, then the RankMetrics keys; see _from_json)."""
-        return _from_json(cls, d)
 
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON for this matrix (``attnrank spectrum --json``,

@@ -332,6 +332,7 @@ class CollapseDepth(_Record):
     energy_rank: int
     energy_fraction: float
     nuclear_rank: float
+    rank_margin: float
     singular_values: np.ndarray
     bound_log: Optional[float] = None
     _OMIT = frozenset({"bound_log"})

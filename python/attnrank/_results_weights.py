@@ -253,6 +253,7 @@ class QKHead(_Record):
     energy_rank: int
     energy_fraction: float
     nuclear_rank: float
+    rank_margin: float
     rule: str
     certain_rank: int
     tau_cert: float

@@ -171,7 +171,7 @@ cdef object _qk_head_record(const ar_weights_report *r, const ar_qk_head *h, siz
         stable_rank=m.stable_rank, roy_vetterli_rank=m.roy_vetterli_rank,
         participation_ratio=m.participation_ratio, energy_rank=m.energy_rank,
         energy_fraction=m.energy_fraction, nuclear_rank=m.nuclear_rank,
-        rule=_text(ar_weights_rule_name(r.rule)), certain_rank=z.certain_rank,
+        rank_margin=m.rank_margin, rule=_text(ar_weights_rule_name(r.rule)), certain_rank=z.certain_rank,
         tau_cert=z.tau_cert, default_rank=z.default_rank, tau_default=z.tau_noise,
         noise=QKNoise(rule=_text(ar_weights_rule_name(AR_WRULE_NOISE)), seed=z.seed,
                       draws=z.draws, factor=z.factor, draw_max=z.draw_max, draw_min=z.draw_min,

@@ -100,6 +100,7 @@ void jb_rank_metrics_into(jb *b, json_t *o, const ar_rank_metrics *m)
     jb_set(b, o, "energy_rank", jb_size(m->energy_rank));
     jb_set(b, o, "energy_fraction", jb_real(b, m->energy_fraction));
     jb_set(b, o, "nuclear_rank", jb_real(b, m->nuclear_rank));
+    jb_set(b, o, "rank_margin", jb_real(b, m->rank_margin));
 }
 
 int jb_dump(jb *b, json_t *root, const char *what, char **text, ar_error *err)

@@ -31,6 +31,7 @@ void ar_head_scores_opts_init(ar_head_scores_opts *opts)
 {
     if (opts == NULL)
         return;
+    *opts = (ar_head_scores_opts){0}; /* the reserved tail too */
     opts->targets = AR_HEAD_TARGETS_NONE;
     opts->tokens = NULL;
     opts->n_tokens = 0;

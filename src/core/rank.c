@@ -49,6 +49,7 @@ void ar_rank_opts_init(ar_rank_opts *opts)
 {
     if (opts == NULL)
         return;
+    *opts = (ar_rank_opts){0}; /* the reserved tail too */
     opts->rtol = -1.0;
     opts->atol = 0.0;
     opts->precision = AR_PREC_F64;
@@ -219,5 +220,18 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     out->certain_threshold = out->threshold;
     out->seed = 0;
     out->draws = 0;
+    out->rank_margin = ar_rank_margin(s, k, out->rank, out->threshold);
     return AR_OK;
+}
+
+double ar_rank_margin(const double *s, size_t k, size_t rank, double threshold)
+{
+    if (s == NULL || rank > k || !(threshold > 0.0))
+        return INFINITY; /* no threshold above zero to move */
+    double margin = INFINITY;
+    if (rank > 0)
+        margin = s[rank - 1] / threshold;
+    if (rank < k && s[rank] > 0.0 && threshold / s[rank] < margin)
+        margin = threshold / s[rank];
+    return margin;
 }

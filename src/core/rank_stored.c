@@ -57,5 +57,6 @@ int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_
     out->atol = 0.0;
     out->seed = noise.seed;
     out->draws = noise.draws;
+    out->rank_margin = ar_rank_margin(s, k, out->rank, out->threshold);
     return AR_OK;
 }

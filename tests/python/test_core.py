@@ -179,6 +179,11 @@ def test_rank_metrics_values():
     assert attnrank.rank_metrics(s, rtol=0.0).rank == 3
     assert attnrank.rank_metrics(s, atol=2.3).rank == 1
     assert attnrank.rank_metrics(s, energy_fraction=1.0).energy_rank == 3
+    # rank 3 at t: the margin min(s_3 / t, t / s_4) with s_4 = 0 left out
+    assert m.rank_margin == pytest.approx(1e-3 / m.tolerance.threshold, rel=1e-15)
+    m2 = attnrank.rank_metrics([4.0, 2.0, 1e-3], atol=1e-2)
+    assert m2.rank == 2 and m2.rank_margin == pytest.approx(10.0, rel=1e-15)
+    assert m2.to_dict()["rank_margin"] == m2.rank_margin
     with pytest.raises(Exception):
         m.rank = 4  # frozen
 
@@ -211,6 +216,8 @@ def test_empty_and_zero_spectra():
         assert m.rank == 0 and m.energy_rank == 0
         assert m.stable_rank == m.roy_vetterli_rank == m.participation_ratio == 0.0
         assert m.nuclear_rank == 0.0
+        # no singular value limits the threshold: +inf, null in the JSON
+        assert m.rank_margin == float("inf") and m.to_dict()["rank_margin"] is None
     assert attnrank.rank_metrics([]).rows == 0
 
 

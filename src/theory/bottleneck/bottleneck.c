@@ -42,7 +42,7 @@ void ar_represent_opts_init(ar_represent_opts *opts)
 {
     if (opts == NULL)
         return;
-    ar_represent_opts o;
+    ar_represent_opts o = {0}; /* zero: the reserved tail too */
     o.axis = AR_AXIS_COL;
     o.precision = AR_PREC_F64;
     o.rtol = -1.0;
@@ -361,7 +361,7 @@ int ar_cm_represent_analyze(ar_represent_workspace *ws, const ar_matrix *p, cons
 {
     if (ws == NULL || p == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_represent_opts o;
+    ar_represent_opts o = {0}; /* zero: the reserved tail too */
     if (opts != NULL)
         o = *opts;
     else

@@ -12,7 +12,7 @@ void ar_bottleneck_heads_opts_init(ar_bottleneck_heads_opts *opts)
 {
     if (opts == NULL)
         return;
-    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts o = {0}; /* zero: the reserved tail too */
     o.head_size = AR_HEAD_SIZE_PAPER;
     o.samples = 2;
     o.seed = 0;
@@ -204,7 +204,7 @@ int ar_bottleneck_heads_analyze(size_t d, size_t h, size_t n, const ar_bottlenec
 {
     if (rep == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    ar_bottleneck_heads_opts o;
+    ar_bottleneck_heads_opts o = {0}; /* zero: the reserved tail too */
     if (opts != NULL)
         o = *opts;
     else

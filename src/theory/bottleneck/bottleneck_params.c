@@ -34,7 +34,7 @@ void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
 {
     if (cfg == NULL)
         return;
-    ar_bert_config c;
+    ar_bert_config c = {0}; /* zero: the reserved tail too */
     c.d = d;
     c.h = h;
     c.dp = dp;

@@ -288,7 +288,7 @@ void ar_target_opts_init(ar_target_opts *opts)
 {
     if (opts == NULL)
         return;
-    ar_target_opts o;
+    ar_target_opts o = {0}; /* zero: the reserved tail too */
     o.axis = AR_AXIS_COL;
     o.alpha = 1.0;
     o.bandwidth = 0;
@@ -426,7 +426,7 @@ static void transpose_square(ar_matrix *p)
 int ar_cm_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
                           ar_matrix *p)
 {
-    ar_target_opts o;
+    ar_target_opts o = {0}; /* zero: the reserved tail too */
     if (opts != NULL)
         o = *opts;
     else

@@ -25,6 +25,7 @@ void ar_circuit_opts_init(ar_circuit_opts *opts)
 {
     if (opts == NULL)
         return;
+    *opts = (ar_circuit_opts){0}; /* the reserved tail too */
     opts->storage = AR_PREC_F64;
     opts->zero_factor = 0.0;
     opts->rcond_warn = -1.0;
