@@ -444,6 +444,25 @@ static void test_bert_matches_direct(void **state)
     model_free(&m);
 }
 
+/* The faces' tolerance: rtol given or atol > 0 selects the given rule. */
+static void test_opts_tolerance(void **state)
+{
+    (void)state;
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
+    ar_weights_opts_tolerance(&o, 0, 5.0, 0.0);
+    assert_int_equal(o.rule, AR_WRULE_NOISE);
+    assert_true(o.rtol == 0.0 && o.atol == 0.0);
+    ar_weights_opts_tolerance(&o, 0, 5.0, 1e-3);
+    assert_int_equal(o.rule, AR_WRULE_GIVEN);
+    assert_true(o.rtol == 0.0 && o.atol == 1e-3);
+    ar_weights_opts_init(&o);
+    ar_weights_opts_tolerance(&o, 1, 0.0, 0.0);
+    assert_int_equal(o.rule, AR_WRULE_GIVEN);
+    assert_true(o.rtol == 0.0 && o.atol == 0.0);
+    ar_weights_opts_tolerance(NULL, 1, 1.0, 1.0); /* nothing to set */
+}
+
 /* The report's JSON record (ar_weights_report_json): the keys in the CLI's
  * order, each head inside its layer, no face keys ("source", the given
  * rule's note), the rotary note only with rotary; NULL refused. */
@@ -1660,6 +1679,7 @@ int main(void)
         cmocka_unit_test(test_config_read_beside),
         cmocka_unit_test(test_default_rtol),
         cmocka_unit_test(test_bert_matches_direct),
+        cmocka_unit_test(test_opts_tolerance),
         cmocka_unit_test(test_report_json),
         cmocka_unit_test(test_bert_no_config_fails),
         cmocka_unit_test(test_gpt2_fused_equals_bert),

@@ -7,7 +7,7 @@ from attnrank._capi cimport (
     ar_safetensors, ar_safetensors_open, ar_safetensors_close, ar_safetensors_dir,
     ar_error_printable, ar_model_config, ar_model_config_parse, ar_model_config_read,
     ar_model_config_read_beside,
-    AR_WRULE_GIVEN, ar_weights_opts, ar_weights_opts_init, ar_weights_report,
+    ar_weights_opts, ar_weights_opts_init, ar_weights_opts_tolerance, ar_weights_report,
     ar_weights_analyze_model, ar_weights_report_free, ar_weights_report_json,
     ar_option_render, AR_OPTION_STYLE_PYTHON,
 )
@@ -313,10 +313,7 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
         o.context = _positive(context, "context", fn)
     cdef double c_atol = _finite_nonneg(atol, "atol", fn)
     cdef double c_rtol = 0.0 if rtol is None else _finite_nonneg(rtol, "rtol", fn)
-    if rtol is not None or c_atol > 0.0:
-        o.rule = AR_WRULE_GIVEN
-        o.rtol = c_rtol
-        o.atol = c_atol
+    ar_weights_opts_tolerance(&o, rtol is not None, c_rtol, c_atol)
     o.seed = _u64_arg(seed, "seed", fn)
     o.energy_fraction = _real(energy, "energy", fn)
     if not (o.energy_fraction > 0.0 and o.energy_fraction <= 1.0):

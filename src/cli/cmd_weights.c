@@ -138,13 +138,7 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
         return cli_usage_error("weights", "--atol: must be >= 0, got %g", a->atol);
     if (!(a->energy > 0.0 && a->energy <= 1.0))
         return cli_usage_error("weights", "--energy: must be in (0, 1], got %g", a->energy);
-    /* --rtol or a positive --atol replace the default rule (a missing rtol
-     * counting as 0). */
-    if (a->rtol_seen || a->atol > 0.0) {
-        o->rule = AR_WRULE_GIVEN;
-        o->rtol = a->rtol_seen ? a->rtol : 0.0;
-        o->atol = a->atol;
-    }
+    ar_weights_opts_tolerance(o, a->rtol_seen, a->rtol, a->atol);
     o->seed = a->seed;
     o->energy_fraction = a->energy;
     if (parse_metric(a->heatmap_metric, metric) != 0)
