@@ -387,6 +387,10 @@ static void print_embedding(const ar_weights_embedding *e)
                : "");
 }
 
+/* ------------------------------------------------------------------ */
+/* JSON                                                                 */
+/* ------------------------------------------------------------------ */
+
 /* The library's record with the CLI's keys: "source" first and, under the
  * given rule, the tolerance note that names the options. */
 static int print_json(const char *source, const ar_weights_report *r)
