@@ -6,6 +6,7 @@
 #include "st_testutil.h"
 
 #include "attnrank/weights.h"
+#include "attnrank/json.h"
 
 #include <lapacke.h>
 #include "core/matrix_internal.h"
@@ -401,6 +402,28 @@ static void test_default_rtol(void **state)
 
 /* ---- the three layouts ------------------------------------------------------ */
 
+/* The report's JSON record (ar_weights_report_json) of a BERT model without
+ * a config: the keys in the CLI's order, each head inside its layer, no face
+ * keys ("source", the given rule's note), no rotary note; NULL refused. */
+static void check_report_json(const ar_weights_report *r)
+{
+    char *text = NULL;
+    ar_error err = {{0}};
+    assert_ok(ar_weights_report_json(r, 0, &text, &err));
+    assert_non_null(strstr(text, "{\"family\":\"bert\",\"q_pattern\":"));
+    assert_non_null(strstr(text, "\"layers\":[{\"layer\":0,\"q_tensor\":"));
+    assert_non_null(strstr(text, "\"heads\":[{\"head\":0,\"kv_head\":0,\"rank\":"));
+    assert_non_null(strstr(text, "\"config\":null,"));
+    assert_non_null(strstr(text, "\"verdicts\":{\"context\":null,\"n\":null}"));
+    assert_non_null(strstr(text, "\"rule\":\"uniform-rounding-mc\""));
+    assert_null(strstr(text, "\"source\""));
+    assert_null(strstr(text, "\"note\""));
+    assert_null(strstr(text, "rotary_note"));
+    assert_null(strstr(text, "--"));
+    ar_json_free(text);
+    assert_int_equal(ar_weights_report_json(NULL, 0, &text, &err), AR_EINVAL);
+}
+
 static void test_bert_matches_direct(void **state)
 {
     (void)state;
@@ -437,10 +460,30 @@ static void test_bert_matches_direct(void **state)
     assert_int_equal(r.rank_max, 4);
     assert_close(r.rank_mean, 13.0 / 6.0, 1e-15);
     assert_int_equal(r.rank_deficient, 5);
+    check_report_json(&r);
     ar_weights_report_free(&r);
     assert_null(r.qk);
     unload(&x);
     model_free(&m);
+}
+
+/* The faces' tolerance: rtol given or atol > 0 selects the given rule. */
+static void test_opts_tolerance(void **state)
+{
+    (void)state;
+    ar_weights_opts o;
+    ar_weights_opts_init(&o);
+    ar_weights_opts_tolerance(&o, 0, 5.0, 0.0);
+    assert_int_equal(o.rule, AR_WRULE_NOISE);
+    assert_true(o.rtol == 0.0 && o.atol == 0.0);
+    ar_weights_opts_tolerance(&o, 0, 5.0, 1e-3);
+    assert_int_equal(o.rule, AR_WRULE_GIVEN);
+    assert_true(o.rtol == 0.0 && o.atol == 1e-3);
+    ar_weights_opts_init(&o);
+    ar_weights_opts_tolerance(&o, 1, 0.0, 0.0);
+    assert_int_equal(o.rule, AR_WRULE_GIVEN);
+    assert_true(o.rtol == 0.0 && o.atol == 0.0);
+    ar_weights_opts_tolerance(NULL, 1, 1.0, 1.0); /* nothing to set */
 }
 
 static void test_bert_no_config_fails(void **state)
@@ -1622,6 +1665,7 @@ int main(void)
         cmocka_unit_test(test_config_read_beside),
         cmocka_unit_test(test_default_rtol),
         cmocka_unit_test(test_bert_matches_direct),
+        cmocka_unit_test(test_opts_tolerance),
         cmocka_unit_test(test_bert_no_config_fails),
         cmocka_unit_test(test_gpt2_fused_equals_bert),
         cmocka_unit_test(test_llama_grouped_query),

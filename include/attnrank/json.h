@@ -27,6 +27,7 @@
 #include "model_config.h"
 #include "heads_run.h"
 #include "bottleneck.h"
+#include "weights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,6 +132,17 @@ AR_API int ar_param_count_json(const ar_bert_config *c, const ar_param_count *p,
  * / printed), max_abs_deviation, tolerance (0.005: the paper prints
  * millions).  A count's failure is its code (err naming the table). */
 AR_API int ar_paper_tables_json(unsigned flags, char **text, ar_error *err);
+
+/* `attnrank weights --json` without its "source" (the model, the CLI's) and the
+ * given rule's tolerance "note" (its text names the faces' options; each face adds
+ * it last in "tolerance"): family .. context, rotary (rotary_note when set),
+ * qk_biases_ignored, tolerance (rule .. default), layers_found, layers (layer,
+ * q_tensor, k_tensor, heads: head, kv_head, the rank metrics, rule, both ranks and
+ * thresholds, noise, singular_values, reach and bottleneck at each defined length),
+ * verdicts {context, n} (null when undefined), masks, summary, and when present
+ * embedding and positional_bias.  AR_EINVAL for a NULL or empty report. */
+AR_API int ar_weights_report_json(const ar_weights_report *r, unsigned flags, char **text,
+                                  ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -186,6 +186,12 @@ typedef struct ar_weights_opts {
 /* The defaults above (noise rule, no overrides, bidirectional or the
  * family's mask).  Functions taking these options read NULL as them. */
 AR_API void ar_weights_opts_init(ar_weights_opts *opts);
+/* The faces' rank tolerance into opts: a given rtol (rtol_given) or a
+ * positive atol replaces the default rule with the given one, a missing rtol
+ * counting as 0; otherwise the default rule stays.  rtol and atol >= 0, as
+ * the face checked them. */
+AR_API void ar_weights_opts_tolerance(ar_weights_opts *opts, int rtol_given, double rtol,
+                                      double atol);
 
 /* One head's QK circuit. */
 typedef struct ar_qk_head {

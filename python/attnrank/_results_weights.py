@@ -19,7 +19,7 @@ import numpy as np
 
 from attnrank import _repr as _r
 
-from attnrank._results import Mask, Tolerance, _Record
+from attnrank._results import Mask, Tolerance, _Record, _from_json
 from attnrank._results_bias import ModelBias
 
 __all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
@@ -233,16 +233,15 @@ class QKNoise(_U64Record):
 @dataclass(frozen=True)
 class QKHead(_Record):
     """One head's QK circuit W_q^h^T W_k^h: a row of the :class:`Weights`
-    table.  ``layer`` is the layer index (in the CLI's JSON it is the
-    enclosing layer's, so not in to_dict); the other fields are the CLI's
-    per-head JSON: kv_head (the key head serving it), rank with its
-    tolerance (the rule in force) and the effective ranks of
-    docs/theory/spectra.md, rule, certain_rank above tau_cert, default_rank
-    above tau_default, noise, the min(d_head, d) singular values, and
-    reach/bottleneck at the context length (reach_context, None when it is
-    unknown) and at n (reach_n, None without n)."""
+    table.  The fields are the CLI's per-head JSON in its order: head,
+    kv_head (the key head serving it), rank with its tolerance (the rule in
+    force) and the effective ranks of docs/theory/spectra.md, rule,
+    certain_rank above tau_cert, default_rank above tau_default, noise, the
+    min(d_head, d) singular values, and reach/bottleneck at the context
+    length (reach_context, None when it is unknown) and at n (reach_n, None
+    without n); then ``layer``, the layer index (in the JSON it is the
+    enclosing layer's, so not in to_dict)."""
 
-    layer: int
     head: int
     kv_head: int
     rank: int
@@ -261,10 +260,11 @@ class QKHead(_Record):
     tau_default: float
     noise: QKNoise
     singular_values: np.ndarray
-    reach_context: Optional[int] = None
-    bottleneck_context: Optional[bool] = None
-    reach_n: Optional[int] = None
-    bottleneck_n: Optional[bool] = None
+    reach_context: Optional[int]
+    bottleneck_context: Optional[bool]
+    reach_n: Optional[int]
+    bottleneck_n: Optional[bool]
+    layer: int
     _OMIT = frozenset({"reach_context", "bottleneck_context", "reach_n", "bottleneck_n"})
     _NOT_JSON = frozenset({"layer"})
 
@@ -466,6 +466,7 @@ class Weights(_Record):
     head_size: int
     context: Optional[int]
     rotary: bool
+    rotary_note: Optional[str]
     qk_biases_ignored: bool
     tolerance: WeightsTolerance
     layers_found: int
@@ -473,10 +474,18 @@ class Weights(_Record):
     verdicts: WeightsVerdicts
     masks: ModelMasks
     summary: WeightsSummary
-    rotary_note: Optional[str] = None
     embedding: Optional[WeightsEmbedding] = None
     positional_bias: Optional[ModelBias] = None
     _OMIT = frozenset({"rotary_note", "embedding", "positional_bias"})
+
+    @classmethod
+    def _from_json(cls, d, **extra):
+        """The record of the library's JSON object d (ar_weights_report_json):
+        each head takes its layer from the enclosing layer's key."""
+        for layer in d["layers"]:
+            for head in layer["heads"]:
+                head["layer"] = layer["layer"]
+        return _from_json(cls, d, **extra)
 
     def __iter__(self) -> Iterator[QKHead]:
         for layer in self.layers:

@@ -7,34 +7,21 @@ from attnrank._capi cimport (
     ar_safetensors, ar_safetensors_open, ar_safetensors_close, ar_safetensors_dir,
     ar_error_printable, ar_model_config, ar_model_config_parse, ar_model_config_read,
     ar_model_config_read_beside,
-    ar_weights_family_name, ar_weights_rule, AR_WRULE_NOISE, AR_WRULE_GIVEN,
-    ar_weights_rule_name, ar_weights_unit_roundoff, ar_weights_subnormal_abs,
-    ar_weights_noise, ar_weights_opts, ar_weights_opts_init, ar_qk_head,
-    ar_weights_verdict, ar_weights_report, ar_weights_analyze_model,
-    ar_weights_report_free, ar_weights_head, ar_weights_embedding_part, ar_rank_rule_name,
+    ar_weights_opts, ar_weights_opts_init, ar_weights_opts_tolerance, ar_weights_report,
+    ar_weights_analyze_model, ar_weights_report_free, ar_weights_report_json,
+    ar_option_render, AR_OPTION_STYLE_PYTHON,
 )
 
 import collections.abc
 import json as _json
 import re
 
-from attnrank._results_weights import (
-    EmbeddingRank, FixedMultiHead, LayerKind, ModelMasks, QKHead, QKNoise, Weights,
-    WeightsConfig, WeightsEmbedding,
-    WeightsLayer, WeightsSummary, WeightsTolerance, WeightsVerdict, WeightsVerdicts,
-)
+from attnrank._results_weights import Weights
 
-# The tolerance block's fixed texts, as the CLI writes them.
-_W_SEED_DERIVATION = "ar_seed_derive(seed, [layer, head])"
-_W_CERTAIN = ("tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B + arith_floor, e_A = u ||A||_F + "
-              "subnormal_abs sqrt(entries)")
-_W_DEFAULT = ("tau_default = min(max(factor x max over draws of ||dA^T B + A^T dB||_2, "
-              "arith_floor), tau_cert), dA_ij uniform in [-h_ij, h_ij], h_ij = max(u |a_ij|, "
-              "subnormal_abs)")
+# The given rule's note: its text names the options, so it is the face's (the
+# CLI's words, so that to_dict() equals its JSON), not the library record's.
 _W_NOTE = ("--rtol/--atol replace the default rule: rank = #{sigma_i > max(atol, rtol sigma_1)}; "
            "certain_rank and default_rank are still reported")
-_W_ROTARY_NOTE = ("rotary position embeddings not applied: the circuit is analysed at relative "
-                  "position 0")
 
 
 # ---- arguments (GIL held) -------------------------------------------------------
@@ -153,134 +140,18 @@ cdef int _read_given_config(object source, ar_model_config *cfg) except -1:
 
 # ---- the record (GIL held) ---------------------------------------------------------
 
-cdef object _qk_head_record(const ar_weights_report *r, const ar_qk_head *h, size_t k):
-    cdef const ar_weights_noise *z = &h.noise
-    cdef const ar_rank_metrics *m = &h.metrics
-    svals = np.empty(k, dtype=np.float64)
-    cdef double[::1] sv = svals
-    cdef size_t i
-    for i in range(k):
-        sv[i] = h.singular_values[i]
-    cdef double s1 = h.singular_values[0] if k > 0 else 0.0
-    ctx = r.at_context.defined
-    at_n = r.at_n.defined
-    return QKHead(
-        layer=h.layer, head=h.head, kv_head=h.kv_head, rank=m.rank,
-        tolerance=Tolerance(threshold=m.threshold, rtol=m.rtol, atol=m.atol,
-                            precision=_text(ar_precision_name(m.precision))),
-        stable_rank=m.stable_rank, roy_vetterli_rank=m.roy_vetterli_rank,
-        participation_ratio=m.participation_ratio, energy_rank=m.energy_rank,
-        energy_fraction=m.energy_fraction, nuclear_rank=m.nuclear_rank,
-        rank_margin=m.rank_margin, rule=_text(ar_weights_rule_name(r.rule)), certain_rank=z.certain_rank,
-        tau_cert=z.tau_cert, default_rank=z.default_rank, tau_default=z.tau_noise,
-        noise=QKNoise(rule=_text(ar_weights_rule_name(AR_WRULE_NOISE)), seed=z.seed,
-                      draws=z.draws, factor=z.factor, draw_max=z.draw_max, draw_min=z.draw_min,
-                      tail=z.draw_max / (z.unit_roundoff * s1) if s1 > 0.0 else None,
-                      capped=bool(z.capped), norm_a=z.norm_a, norm_b=z.norm_b, err_a=z.err_a,
-                      err_b=z.err_b, arith_floor=z.arith_floor),
-        singular_values=svals,
-        reach_context=h.reach_context if ctx else None,
-        bottleneck_context=bool(h.bottleneck_context) if ctx else None,
-        reach_n=h.reach_n if at_n else None,
-        bottleneck_n=bool(h.bottleneck_n) if at_n else None)
-
-
-cdef object _weights_verdict(ar_weights_report *r, const ar_weights_verdict *v):
-    if not v.defined:
-        return None
-    cdef const ar_head_config *m = &v.model
-    cdef const ar_head_config *f = &v.fixed
-    ratio = (<double>f.attention_params / <double>m.attention_params
-             if m.attention_params else 0.0)
-    return WeightsVerdict(
-        n=v.n, head_size=m.dp, logit_rank_bound=m.logit_rank_bound,
-        bottleneck=bool(m.bottleneck), bottleneck_paper=bool(m.bottleneck_paper),
-        rank_deficit=m.rank_deficit, max_seq_len=m.max_seq_len,
-        attention_params=m.attention_params, needed_head_size=v.needed,
-        mask=_mask_record(ar_py_model_mask(&r.masks, v.kind)),
-        generic_status=_text(ar_generic_status_name(v.generic.status)),
-        formula=_text(v.generic.formula), heads_bottlenecked=v.heads_bottlenecked,
-        heads_total=r.nlayers * r.heads, max_heads_exact=v.max_heads_exact,
-        fixed_multihead=FixedMultiHead(head_size=f.dp, attention_params=f.attention_params,
-                                       bottleneck=bool(f.bottleneck), params_ratio=ratio))
-
-
-cdef object _opt_size(size_t v):
-    return v if v else None
-
-
-cdef object _embedding_part(const ar_weights_embedding_part *p):
-    cdef const ar_rank_metrics *m = &p.metrics
-    return EmbeddingRank(rows=p.rows, cols=p.cols, precision=_text(ar_precision_name(p.precision)),
-                         rule=_text(ar_rank_rule_name(m.rule)), rank=m.rank,
-                         threshold=m.threshold, certain_rank=m.certain_rank,
-                         certain_threshold=m.certain_threshold, seed=m.seed, draws=m.draws,
-                         sigma_1=p.sigma_1, sigma_last=p.sigma_last)
-
-
-cdef object _weights_embedding(const ar_weights_report *r):
-    """The CLI's "embedding" block (None when no token embedding is stored)."""
-    if not r.embedding.found:
-        return None
-    pos = r.embedding.have_positions
-    return WeightsEmbedding(
-        token_tensor=_text(r.embedding.token.tensor), token=_embedding_part(&r.embedding.token),
-        position_tensor=_text(r.embedding.combined.tensor) if pos else None,
-        token_and_position=_embedding_part(&r.embedding.combined) if pos else None,
-        embedding_size=_opt_size(r.embedding.embedding_size), width=r.embedding.width,
-        embedding_rank=r.embedding.embedding_rank,
-        width_exceeds_rank=bool(r.embedding.width_exceeds_rank))
-
-
 cdef object _weights_record(ar_weights_report *r):
-    cdef size_t l, j
-    cdef size_t k = r.head_dim if r.head_dim < r.d else r.d
-    cdef const ar_model_config *c = &r.config
-    layers = []
-    for l in range(r.nlayers):
-        heads = tuple(_qk_head_record(r, ar_weights_head(r, l, j), k) for j in range(r.heads))
-        layers.append(WeightsLayer(layer=r.layer_index[l], q_tensor=_text(r.q_names[l]),
-                                   k_tensor=_text(r.k_names[l]), heads=heads))
-    config = None
-    if r.config_found:
-        config = WeightsConfig(
-            hidden_size=_opt_size(c.hidden_size), num_attention_heads=_opt_size(c.heads),
-            num_key_value_heads=_opt_size(c.kv_heads), head_dim=_opt_size(c.head_dim),
-            num_hidden_layers=_opt_size(c.layers),
-            max_position_embeddings=_opt_size(c.max_positions), rotary=bool(c.rotary),
-            model_type=_text(c.model_type))
-    kinds = tuple(LayerKind(label=_text(ar_py_model_label(&r.masks, j)),
-                            layers=ar_py_model_layers(&r.masks, j),
-                            mask=_mask_record(ar_py_model_mask(&r.masks, j)))
-                  for j in range(r.masks.count))
-    return Weights(
-        family=_text(ar_weights_family_name(r.family)), q_pattern=_text(r.q_pattern),
-        k_pattern=_text(r.k_pattern), fused=bool(r.fused), files=r.nfiles, tensors=r.ntensors,
-        config=config, d=r.d, heads=r.heads, kv_heads=r.kv_heads, head_size=r.head_dim,
-        context=_opt_size(r.context), rotary=bool(r.rotary),
-        qk_biases_ignored=bool(r.q_bias or r.k_bias),
-        tolerance=WeightsTolerance(
-            rule=_text(ar_weights_rule_name(r.rule)),
-            default_rule=_text(ar_weights_rule_name(AR_WRULE_NOISE)),
-            rtol=r.rtol if r.rtol_given else None, atol=r.atol,
-            precision=_text(ar_precision_name(r.precision)),
-            unit_roundoff=ar_weights_unit_roundoff(r.precision),
-            subnormal_abs=ar_weights_subnormal_abs(r.precision), seed=r.seed,
-            seed_derivation=_W_SEED_DERIVATION, draws=r.noise_draws, factor=r.noise_factor,
-            certain=_W_CERTAIN, default=_W_DEFAULT, note=_W_NOTE if r.rtol_given else None),
-        layers_found=r.layers_found, layers=tuple(layers),
-        verdicts=WeightsVerdicts(context=_weights_verdict(r, &r.at_context),
-                                 n=_weights_verdict(r, &r.at_n)),
-        masks=ModelMasks(mask_reason=_python_text(r.masks.reason), layer_kinds=kinds),
-        summary=WeightsSummary(
-            heads_total=r.nlayers * r.heads, rank_min=r.rank_min, rank_mean=r.rank_mean,
-            rank_max=r.rank_max, rank_deficient=r.rank_deficient,
-            roy_vetterli_rank_mean=r.roy_vetterli_mean, stable_rank_mean=r.stable_rank_mean,
-            certain_rank_min=r.certain_rank_min, certain_rank_mean=r.certain_rank_mean,
-            certain_rank_max=r.certain_rank_max, default_rank_min=r.default_rank_min,
-            default_rank_mean=r.default_rank_mean, default_rank_max=r.default_rank_max),
-        rotary_note=_W_ROTARY_NOTE if r.rotary else None, embedding=_weights_embedding(r),
-        positional_bias=_positional_bias(&r.bias))
+    """The library's record (ar_weights_report_json) with the mask reason in
+    Python's spelling and, under the given rule, the face's tolerance note."""
+    cdef char *text = NULL
+    cdef ar_error err
+    err.msg[0] = 0
+    ar_option_render(r.masks.reason, AR_OPTION_STYLE_PYTHON)
+    cdef int rc = ar_weights_report_json(r, AR_JSON_NONFINITE, &text, &err)
+    d = _json_of(rc, text, &err, "ar_weights_report_json")
+    if r.rtol_given:
+        d["tolerance"]["note"] = _W_NOTE
+    return Weights._from_json(d)
 
 
 # ---- the binding -------------------------------------------------------------------
@@ -442,10 +313,7 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
         o.context = _positive(context, "context", fn)
     cdef double c_atol = _finite_nonneg(atol, "atol", fn)
     cdef double c_rtol = 0.0 if rtol is None else _finite_nonneg(rtol, "rtol", fn)
-    if rtol is not None or c_atol > 0.0:
-        o.rule = AR_WRULE_GIVEN
-        o.rtol = c_rtol
-        o.atol = c_atol
+    ar_weights_opts_tolerance(&o, rtol is not None, c_rtol, c_atol)
     o.seed = _u64_arg(seed, "seed", fn)
     o.energy_fraction = _real(energy, "energy", fn)
     if not (o.energy_fraction > 0.0 and o.energy_fraction <= 1.0):

@@ -46,6 +46,15 @@ void ar_weights_opts_init(ar_weights_opts *o)
     o->mask = NULL;
 }
 
+void ar_weights_opts_tolerance(ar_weights_opts *o, int rtol_given, double rtol, double atol)
+{
+    if (o == NULL || !(rtol_given || atol > 0.0))
+        return;
+    o->rule = AR_WRULE_GIVEN;
+    o->rtol = rtol_given ? rtol : 0.0;
+    o->atol = atol;
+}
+
 /* A copy of the options, the defaults when NULL. */
 static ar_weights_opts opts_or_defaults(const ar_weights_opts *opts)
 {

@@ -138,13 +138,7 @@ static int build_opts(const weights_args *a, ar_weights_opts *o, heat_metric *me
         return cli_usage_error("weights", "--atol: must be >= 0, got %g", a->atol);
     if (!(a->energy > 0.0 && a->energy <= 1.0))
         return cli_usage_error("weights", "--energy: must be in (0, 1], got %g", a->energy);
-    /* --rtol or a positive --atol replace the default rule (a missing rtol
-     * counting as 0). */
-    if (a->rtol_seen || a->atol > 0.0) {
-        o->rule = AR_WRULE_GIVEN;
-        o->rtol = a->rtol_seen ? a->rtol : 0.0;
-        o->atol = a->atol;
-    }
+    ar_weights_opts_tolerance(o, a->rtol_seen, a->rtol, a->atol);
     o->seed = a->seed;
     o->energy_fraction = a->energy;
     if (parse_metric(a->heatmap_metric, metric) != 0)
@@ -371,132 +365,6 @@ static void print_summary(const ar_weights_report *r)
         printf("  verdict        no context length known: give --n N\n");
 }
 
-/* ------------------------------------------------------------------ */
-/* JSON                                                                 */
-/* ------------------------------------------------------------------ */
-
-static json_t *size_or_null(size_t v)
-{
-    return v ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *verdict_json(const ar_weights_verdict *v, const ar_weights_report *r,
-                            size_t total)
-{
-    if (!v->defined)
-        return json_null();
-    const ar_head_config *m = &v->model, *f = &v->fixed;
-    json_t *o = json_pack("{s:I, s:I, s:I, s:b, s:b, s:I, s:I, s:o}", "n", (json_int_t)v->n,
-                          "head_size", (json_int_t)m->dp, "logit_rank_bound",
-                          (json_int_t)m->logit_rank_bound, "bottleneck", m->bottleneck,
-                          "bottleneck_paper", m->bottleneck_paper, "rank_deficit",
-                          (json_int_t)m->rank_deficit, "max_seq_len", (json_int_t)m->max_seq_len,
-                          "attention_params", cli_json_u64(m->attention_params));
-    json_object_set_new(o, "needed_head_size", json_integer((json_int_t)v->needed));
-    json_object_set_new(o, "mask", cli_json_mask(&r->masks.kind[v->kind].mask));
-    json_object_set_new(o, "generic_status", json_string(ar_generic_status_name(v->generic.status)));
-    json_object_set_new(o, "formula", json_string(v->generic.formula));
-    json_object_set_new(o, "heads_bottlenecked", json_integer((json_int_t)v->heads_bottlenecked));
-    json_object_set_new(o, "heads_total", json_integer((json_int_t)total));
-    json_object_set_new(o, "max_heads_exact", json_integer((json_int_t)v->max_heads_exact));
-    json_object_set_new(o, "fixed_multihead",
-                        json_pack("{s:I, s:o, s:b, s:o}", "head_size", (json_int_t)f->dp,
-                                  "attention_params", cli_json_u64(f->attention_params),
-                                  "bottleneck", f->bottleneck, "params_ratio",
-                                  cli_json_real(m->attention_params
-                                                    ? (double)f->attention_params /
-                                                          (double)m->attention_params
-                                                    : 0.0)));
-    return o;
-}
-
-static json_t *head_json(const ar_weights_report *r, const ar_qk_head *h)
-{
-    json_t *o = json_pack("{s:I, s:I}", "head", (json_int_t)h->head, "kv_head",
-                          (json_int_t)h->kv_head);
-    json_t *metrics = cli_json_rank_metrics(&h->metrics);
-    json_object_update(o, metrics);
-    json_decref(metrics);
-    const ar_weights_noise *z = &h->noise;
-    double s1 = h->singular_values[0];
-    json_object_set_new(o, "rule", json_string(ar_weights_rule_name(r->rule)));
-    json_object_set_new(o, "certain_rank", json_integer((json_int_t)z->certain_rank));
-    json_object_set_new(o, "tau_cert", cli_json_real(z->tau_cert));
-    json_object_set_new(o, "default_rank", json_integer((json_int_t)z->default_rank));
-    json_object_set_new(o, "tau_default", cli_json_real(z->tau_noise));
-    json_t *noise = json_pack(
-        "{s:s, s:o, s:I, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "rule",
-        ar_weights_rule_name(AR_WRULE_NOISE), "seed", cli_json_u64(z->seed), "draws",
-        (json_int_t)z->draws, "factor", cli_json_real(z->factor), "draw_max",
-        cli_json_real(z->draw_max), "draw_min", cli_json_real(z->draw_min), "tail",
-        s1 > 0.0 ? cli_json_real(z->draw_max / (z->unit_roundoff * s1)) : json_null(), "capped",
-        z->capped, "norm_a", cli_json_real(z->norm_a), "norm_b", cli_json_real(z->norm_b),
-        "err_a", cli_json_real(z->err_a), "err_b", cli_json_real(z->err_b), "arith_floor",
-        cli_json_real(z->arith_floor));
-    json_object_set_new(o, "noise", noise);
-    size_t k = r->head_dim < r->d ? r->head_dim : r->d;
-    json_object_set_new(o, "singular_values", cli_json_array_doubles(h->singular_values, k));
-    if (r->at_context.defined) {
-        json_object_set_new(o, "reach_context", json_integer((json_int_t)h->reach_context));
-        json_object_set_new(o, "bottleneck_context", json_boolean(h->bottleneck_context));
-    }
-    if (r->at_n.defined) {
-        json_object_set_new(o, "reach_n", json_integer((json_int_t)h->reach_n));
-        json_object_set_new(o, "bottleneck_n", json_boolean(h->bottleneck_n));
-    }
-    return o;
-}
-
-static json_t *config_json(const ar_weights_report *r)
-{
-    if (!r->config_found)
-        return json_null();
-    const ar_model_config *c = &r->config;
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:s}", "hidden_size",
-                     size_or_null(c->hidden_size), "num_attention_heads", size_or_null(c->heads),
-                     "num_key_value_heads", size_or_null(c->kv_heads), "head_dim",
-                     size_or_null(c->head_dim), "num_hidden_layers", size_or_null(c->layers),
-                     "max_position_embeddings", size_or_null(c->max_positions), "rotary",
-                     c->rotary, "model_type", c->model_type);
-}
-
-/* One ranked embedding matrix. */
-static json_t *embedding_part_json(const ar_weights_embedding_part *p)
-{
-    const ar_rank_metrics *m = &p->metrics;
-    json_t *o = json_object();
-    json_object_set_new(o, "rows", json_integer((json_int_t)p->rows));
-    json_object_set_new(o, "cols", json_integer((json_int_t)p->cols));
-    json_object_set_new(o, "precision", json_string(ar_precision_name(p->precision)));
-    json_object_set_new(o, "rule", json_string(ar_rank_rule_name(m->rule)));
-    json_object_set_new(o, "rank", json_integer((json_int_t)m->rank));
-    json_object_set_new(o, "threshold", cli_json_real(m->threshold));
-    json_object_set_new(o, "certain_rank", json_integer((json_int_t)m->certain_rank));
-    json_object_set_new(o, "certain_threshold", cli_json_real(m->certain_threshold));
-    json_object_set_new(o, "seed", cli_json_u64(m->seed));
-    json_object_set_new(o, "draws", json_integer((json_int_t)m->draws));
-    json_object_set_new(o, "sigma_1", cli_json_real(p->sigma_1));
-    json_object_set_new(o, "sigma_last", cli_json_real(p->sigma_last));
-    return o;
-}
-
-/* The "embedding" block (only when the checkpoint stores token embeddings). */
-static json_t *embedding_json(const ar_weights_embedding *e)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "token_tensor", json_string(e->token.tensor));
-    json_object_set_new(o, "token", embedding_part_json(&e->token));
-    json_object_set_new(o, "position_tensor",
-                        e->have_positions ? json_string(e->combined.tensor) : json_null());
-    json_object_set_new(o, "token_and_position",
-                        e->have_positions ? embedding_part_json(&e->combined) : json_null());
-    json_object_set_new(o, "embedding_size", size_or_null(e->embedding_size));
-    json_object_set_new(o, "width", json_integer((json_int_t)e->width));
-    json_object_set_new(o, "embedding_rank", json_integer((json_int_t)e->embedding_rank));
-    json_object_set_new(o, "width_exceeds_rank", json_boolean(e->width_exceeds_rank));
-    return o;
-}
-
 static void print_embedding(const ar_weights_embedding *e)
 {
     if (!e->found)
@@ -519,91 +387,27 @@ static void print_embedding(const ar_weights_embedding *e)
                : "");
 }
 
-static json_t *report_json(const char *source, const ar_weights_report *r)
+/* ------------------------------------------------------------------ */
+/* JSON                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The library's record with the CLI's keys: "source" first and, under the
+ * given rule, the tolerance note that names the options. */
+static int print_json(const char *source, const ar_weights_report *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "source", json_string(source));
-    json_object_set_new(o, "family", json_string(ar_weights_family_name(r->family)));
-    json_object_set_new(o, "q_pattern", json_string(r->q_pattern));
-    json_object_set_new(o, "k_pattern", json_string(r->k_pattern));
-    json_object_set_new(o, "fused", json_boolean(r->fused));
-    json_object_set_new(o, "files", json_integer((json_int_t)r->nfiles));
-    json_object_set_new(o, "tensors", json_integer((json_int_t)r->ntensors));
-    json_object_set_new(o, "config", config_json(r));
-    json_object_set_new(o, "d", json_integer((json_int_t)r->d));
-    json_object_set_new(o, "heads", json_integer((json_int_t)r->heads));
-    json_object_set_new(o, "kv_heads", json_integer((json_int_t)r->kv_heads));
-    json_object_set_new(o, "head_size", json_integer((json_int_t)r->head_dim));
-    json_object_set_new(o, "context", size_or_null(r->context));
-    json_object_set_new(o, "rotary", json_boolean(r->rotary));
-    if (r->rotary)
-        json_object_set_new(o, "rotary_note",
-                            json_string("rotary position embeddings not applied: the circuit "
-                                        "is analysed at relative position 0"));
-    json_object_set_new(o, "qk_biases_ignored", json_boolean(r->q_bias || r->k_bias));
-    json_t *tol = json_pack(
-        "{s:s, s:s, s:o, s:o, s:s, s:o, s:o, s:o, s:s, s:I, s:o, s:s, s:s}", "rule",
-        ar_weights_rule_name(r->rule), "default_rule", ar_weights_rule_name(AR_WRULE_NOISE),
-        "rtol", r->rtol_given ? cli_json_real(r->rtol) : json_null(), "atol",
-        cli_json_real(r->atol), "precision", ar_precision_name(r->precision), "unit_roundoff",
-        cli_json_real(ar_weights_unit_roundoff(r->precision)), "subnormal_abs",
-        cli_json_real(ar_weights_subnormal_abs(r->precision)), "seed", cli_json_u64(r->seed),
-        "seed_derivation", "ar_seed_derive(seed, [layer, head])", "draws",
-        (json_int_t)r->noise_draws, "factor", cli_json_real(r->noise_factor), "certain",
-        "tau_cert = e_A ||B||_2 + ||A||_2 e_B + e_A e_B + arith_floor, e_A = u ||A||_F + "
-        "subnormal_abs sqrt(entries)",
-        "default",
-        "tau_default = min(max(factor x max over draws of ||dA^T B + A^T dB||_2, arith_floor), "
-        "tau_cert), dA_ij uniform in [-h_ij, h_ij], h_ij = max(u |a_ij|, subnormal_abs)");
+    char *text = NULL;
+    ar_error err = {{0}};
+    int code = 0;
+    int rc = ar_weights_report_json(r, 0, &text, &err);
+    json_t *v = cli_json_record("weights", rc, text, &err, &code);
+    if (v == NULL)
+        return code;
     if (r->rtol_given)
-        json_object_set_new(tol, "note",
+        json_object_set_new(json_object_get(v, "tolerance"), "note",
                             json_string("--rtol/--atol replace the default rule: rank = "
                                         "#{sigma_i > max(atol, rtol sigma_1)}; certain_rank "
                                         "and default_rank are still reported"));
-    json_object_set_new(o, "tolerance", tol);
-    json_object_set_new(o, "layers_found", json_integer((json_int_t)r->layers_found));
-    json_t *layers = json_array();
-    for (size_t l = 0; l < r->nlayers; l++) {
-        json_t *heads = json_array();
-        for (size_t k = 0; k < r->heads; k++)
-            json_array_append_new(heads, head_json(r, ar_weights_head(r, l, k)));
-        json_array_append_new(layers, json_pack("{s:I, s:s, s:s, s:o}", "layer",
-                                                (json_int_t)r->layer_index[l], "q_tensor",
-                                                r->q_names[l], "k_tensor", r->k_names[l], "heads",
-                                                heads));
-    }
-    json_object_set_new(o, "layers", layers);
-    size_t total = r->nlayers * r->heads;
-    json_object_set_new(o, "verdicts",
-                        json_pack("{s:o, s:o}", "context", verdict_json(&r->at_context, r, total),
-                                  "n", verdict_json(&r->at_n, r, total)));
-    json_t *kinds = json_array();
-    for (size_t k = 0; k < r->masks.count; k++)
-        json_array_append_new(kinds, json_pack("{s:s, s:I, s:o}", "label", r->masks.kind[k].label,
-                                               "layers", (json_int_t)r->masks.kind[k].layers,
-                                               "mask", cli_json_mask(&r->masks.kind[k].mask)));
-    json_object_set_new(o, "masks", json_pack("{s:s, s:o}", "mask_reason", r->masks.reason,
-                                              "layer_kinds", kinds));
-    json_object_set_new(
-        o, "summary",
-        json_pack("{s:I, s:I, s:o, s:I, s:I, s:o, s:o}", "heads_total", (json_int_t)total,
-                  "rank_min", (json_int_t)r->rank_min, "rank_mean", cli_json_real(r->rank_mean),
-                  "rank_max", (json_int_t)r->rank_max, "rank_deficient",
-                  (json_int_t)r->rank_deficient, "roy_vetterli_rank_mean",
-                  cli_json_real(r->roy_vetterli_mean), "stable_rank_mean",
-                  cli_json_real(r->stable_rank_mean)));
-    json_t *sum = json_object_get(o, "summary");
-    json_object_set_new(sum, "certain_rank_min", json_integer((json_int_t)r->certain_rank_min));
-    json_object_set_new(sum, "certain_rank_mean", cli_json_real(r->certain_rank_mean));
-    json_object_set_new(sum, "certain_rank_max", json_integer((json_int_t)r->certain_rank_max));
-    json_object_set_new(sum, "default_rank_min", json_integer((json_int_t)r->default_rank_min));
-    json_object_set_new(sum, "default_rank_mean", cli_json_real(r->default_rank_mean));
-    json_object_set_new(sum, "default_rank_max", json_integer((json_int_t)r->default_rank_max));
-    if (r->embedding.found)
-        json_object_set_new(o, "embedding", embedding_json(&r->embedding));
-    if (r->bias.count > 0)
-        json_object_set_new(o, "positional_bias", cli_json_model_bias(&r->bias));
-    return o;
+    return cli_json_print(cli_json_prepend("source", json_string(source), v));
 }
 
 /* ------------------------------------------------------------------ */
@@ -770,7 +574,7 @@ int cmd_weights(int argc, char **argv)
         code = write_heatmap(a.heatmap, &r, metric);
     if (code < 0) {
         if (a.json) {
-            code = cli_json_print(report_json(a.model, &r));
+            code = print_json(a.model, &r);
         } else {
             print_header(a.model, &r);
             print_table(&r);

@@ -356,3 +356,36 @@ def test_paper_tables_equal_the_cli(cli):
     want = _cli(cli, "params", "--paper-tables")
     assert attnrank.params(paper_tables=True).to_dict() == want
     assert_fields_are_keys(attnrank.PaperTables, want)
+
+
+# ---- weights ------------------------------------------------------------------------
+
+from conftest import python_spelling  # noqa: E402 (the CLI's --mask as Python's mask=)
+
+WEIGHTS_CASES = [
+    # rotary (its note), a token embedding, both verdicts, the given rule's face note
+    (["--family", "llama", "--layers", 2, "--heads", 4, "--kv-heads", 2, "--d", 16,
+      "--dtype", "F16", "--embed", "untied"], {"n": 4, "rtol": 1e-3}),
+    # ALiBi: the positional-bias block; a seed above INT64_MAX
+    (["--family", "gpt2", "--layers", 1, "--heads", 4, "--d", 16, "--max-positions", 24,
+      "--alibi"], {"seed": 2 ** 64 - 1, "mask": "none", "n": 8}),
+    # T5's stored buckets; the default rule
+    (["--family", "bert", "--layers", 1, "--heads", 3, "--d", 12, "--max-positions", 40,
+      "--t5-bias"], {"precision": "bfloat16"}),
+    # no config: no context, no verdict
+    (["--family", "bert", "--layers", 2, "--heads", 2, "--d", 16, "--no-config"],
+     {"heads": 2, "atol": 1e-3}),
+]
+
+
+@pytest.mark.parametrize("gen,kw", WEIGHTS_CASES)
+def test_weights_equals_the_cli(cli, tmp_path, gen, kw):
+    path = _model(tmp_path, "model", *gen)
+    want = python_spelling(_cli(cli, "weights", path, *_flags(kw)))
+    assert want.pop("source") == str(path)  # the face's key, first
+    assert_fields_are_keys(attnrank.Weights, want)
+    got = attnrank.weights(path, **kw)
+    assert got.to_dict() == want
+    assert list(got.to_dict()) == list(want)  # the same order too
+    for layer in got.layers:
+        assert all(h.layer == layer.layer for h in layer.heads)  # the enclosing layer's
