@@ -61,6 +61,11 @@ typedef struct ar_represent_stack_result {
     size_t failed;                    /* with a head size: slices not shown representable
                                          (representable != 1); 0 without */
     size_t failed_slice;              /* on a slice's failure its index k, else SIZE_MAX */
+    /* what the run used, for the record (ar_represent_stack_json) */
+    size_t n;                         /* each slice is n x n (the first slice's columns) */
+    ar_axis axis;                     /* the analyses' axis */
+    int head_size_given;              /* a head size was tested: each slice has a verdict */
+    size_t head_size;
 } ar_represent_stack_result;
 
 /* Run every slice maps[0..count-1] (square n x n, all the same n) and
