@@ -6,7 +6,8 @@
  * (`attnrank.represent` on a stack) share: each slice goes through
  * ar_represent_analyze (unmasked) or ar_masked_analyze (masked, the mask
  * given or inferred per slice), one workspace for all slices.  The faces
- * keep the slice indices (their own multi-index text) and the formatting. */
+ * keep their text of the slice indices and the formatting; the record
+ * is ar_represent_stack_json (json.h). */
 #ifndef ATTNRANK_REPRESENT_STACK_H
 #define ATTNRANK_REPRESENT_STACK_H
 
