@@ -467,7 +467,7 @@ static int run(represent_args *a)
     if (code < 0)
         code = parse_bias(a);
     if (code < 0 && parr.count > 1) {
-        code = represent_stack(a, &parr, ro.axis, ro.precision);
+        code = represent_stack(a, &parr, &ro);
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;

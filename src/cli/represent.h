@@ -47,10 +47,14 @@ const char *represent_fit_method(const ar_fit_result *f);
 int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
                      ar_axis axis);
 
-/* Every slice of a stack of maps (any leading axes), one line or JSON
- * record each with its indices, and a summary; returns the exit status. */
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
-                    ar_precision prec);
+/* Every slice of a stack of maps (any leading axes) with the resolved
+ * options of the unmasked analysis, one line each with its indices and a
+ * summary, or the record; returns the exit status. */
+int represent_stack(const represent_args *a, const ar_array *arr, const ar_represent_opts *ro);
+/* The masked analysis's options from the arguments (a single map and each
+ * slice of a stack); the options no flag set keep the library's defaults. */
+void represent_masked_opts(const represent_args *a, ar_precision prec, ar_axis axis,
+                           ar_masked_opts *o);
 
 /* Print the library's record of one map (ar_represent_run_json) with the
  * CLI's input names: "source" first, x's "source", the certificate's

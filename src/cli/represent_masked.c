@@ -169,7 +169,7 @@ static void print_outcome(const represent_args *a, const masked_outcome *o)
 
 /* ---- the run ---- */
 
-static void masked_options(const represent_args *a, ar_precision prec, ar_axis axis,
+void represent_masked_opts(const represent_args *a, ar_precision prec, ar_axis axis,
                            ar_masked_opts *o)
 {
     ar_masked_opts_init(o);
@@ -202,7 +202,7 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
         cli_set_blas_threads(1);
     ar_represent_run_opts ro;
     ar_represent_run_opts_init(&ro);
-    masked_options(a, prec, axis, &ro.masked);
+    represent_masked_opts(a, prec, axis, &ro.masked);
     ro.mask = &mask;
     ro.infer_mask = is_auto;
     represent_progress rp;

@@ -14,35 +14,14 @@ typedef struct stack_state {
     ar_axis axis;
 } stack_state;
 
-/* The per-slice options of both analyses from the arguments: the options a
- * flag did not set keep the library's defaults. */
-static void stack_opts(const represent_args *a, ar_axis axis, ar_precision prec,
+/* The per-slice options: the unmasked analysis's as run() resolved them,
+ * the masked one's as for a single map. */
+static void stack_opts(const represent_args *a, const ar_represent_opts *ro,
                        ar_represent_stack_opts *o)
 {
     ar_represent_stack_opts_init(o);
-    ar_masked_opts *m = &o->masked;
-    m->axis = axis;
-    m->precision = prec;
-    m->smooth = a->smooth;
-    m->seed = a->seed;
-    m->extra_rank = a->extra_rank;
-    if (a->tau_seen)
-        m->tau = a->tau;
-    if (a->accuracy_seen)
-        m->accuracy = a->accuracy;
-    if (a->sum_tol_seen)
-        m->sum_tol = a->sum_tol;
-    if (a->verify_seen)
-        m->verify_seconds = a->verify_seconds;
-    ar_represent_opts *r = &o->represent;
-    r->axis = axis;
-    r->precision = prec;
-    r->smooth = a->smooth;
-    r->atol = a->atol;
-    if (a->rtol_seen)
-        r->rtol = a->rtol;
-    if (a->sum_tol_seen)
-        r->sum_tol = a->sum_tol;
+    o->represent = *ro;
+    represent_masked_opts(a, ro->precision, ro->axis, &o->masked);
     o->head_size_given = a->head_size_seen;
     o->head_size = a->head_size;
 }
@@ -111,9 +90,9 @@ static int stack_error(const stack_state *st, int rc, const ar_error *err, size_
     return cli_status_error("represent", rc, err, where);
 }
 
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
-                    ar_precision prec)
+int represent_stack(const represent_args *a, const ar_array *arr, const ar_represent_opts *ro)
 {
+    ar_axis axis = ro->axis;
     if (a->weights_out != NULL || a->x_file != NULL)
         return cli_usage_error("represent", "%s: a stack of %zu maps: --weights-out and --X take "
                                "a single map",
@@ -126,7 +105,7 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                                a->p_file, arr->rows, arr->cols);
     stack_state st = {a, arr, axis};
     ar_represent_stack_opts o;
-    stack_opts(a, axis, prec, &o);
+    stack_opts(a, ro, &o);
     ar_mask mask = ar_mask_none();
     int is_auto = 0;
     int masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
