@@ -11,9 +11,8 @@ from attnrank._capi cimport (
     ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify, ar_mask_syntax_list,
     ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS,
     ar_generic_status_name, ar_model_masks, ar_represent_opts, ar_represent_opts_init,
-    ar_fit_stop_name, ar_fit_method_name, ar_fit_result, ar_head_config, ar_bert_config,
-    ar_bert_config_init, ar_param_count, ar_bert_params, ar_param_count_json,
-    ar_paper_tables_json, ar_masked_opts, ar_masked_opts_init, ar_represent_stack_opts,
+    ar_head_config, ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
+    ar_param_count_json, ar_paper_tables_json, ar_masked_opts, ar_masked_opts_init, ar_represent_stack_opts,
     ar_represent_stack_opts_init, ar_represent_stack_result, ar_represent_stack_run,
     ar_represent_stack_result_free, ar_represent_run_opts, ar_represent_run_opts_init,
     ar_represent_run_result, ar_represent_run, ar_represent_run_check,
@@ -28,7 +27,7 @@ import os
 
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
-    Fit, Heads, HeadsModel, Mask, MaskedRepresent, PaperTables, ParamCount, Represent,
+    Heads, HeadsModel, Mask, MaskedRepresent, PaperTables, ParamCount, Represent,
     RepresentStack,
 )
 
@@ -52,11 +51,6 @@ cdef str _mask_syntaxes():
 
 
 # ---- small converters (GIL held) ------------------------------------------
-
-cdef object _u64(uint64_t v):
-    # as the CLI's JSON: above INT64_MAX a decimal string
-    return v if v <= 9223372036854775807 else str(v)
-
 
 cdef ar_axis _axis(object axis, str fn) except *:
     cdef ar_axis a = AR_AXIS_COL
@@ -213,14 +207,6 @@ cdef object _copy_matrix(const ar_matrix *m):
         for j in range(m.cols):
             memcpy(&o[0, j], m.data + j * m.ld, m.rows * sizeof(double))
     return out
-
-
-cdef object _fit_record(const ar_fit_result *f):
-    return Fit(head_size=f.k, kl_mean=f.kl_mean, kl_max=f.kl_max, fro_error=f.fro_error,
-               max_abs_error=f.max_abs_error, start_kl_mean=f.start_kl_mean, jitter=f.jitter,
-               iterations=f.iterations, converged=bool(f.converged),
-               start_kept=bool(f.start_kept), seed=_u64(f.seed),
-               stop=_text(ar_fit_stop_name(f.stop)), method=_text(ar_fit_method_name(f.method)))
 
 
 cdef int _refuse_zeros(object arr, const ar_represent_opts *ro, str fn) except -1:
