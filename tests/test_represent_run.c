@@ -295,7 +295,7 @@ static void test_bias_alibi(void **state)
     assert_true(r.certificate.max_abs < 1e-12); /* softmax(0 + B) is P */
     assert_true(r.plain.max_sum_defect < 1e-14);
     /* the record names the bias by its spec; a matrix without one is a file */
-    ar_bias_spec spec = {AR_BIAS_ALIBI, 0.5, ""};
+    ar_bias_spec spec = {.kind = AR_BIAS_ALIBI, .slope = 0.5};
     char *text = NULL;
     assert_ok(ar_represent_run_json(&r, &spec, 0, &text, &err));
     assert_non_null(strstr(text, "\"positional_bias\":{\"kind\":\"alibi\",\"slope\":0.5,"

@@ -575,7 +575,7 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     cdef bint is_auto = 0
     cdef ar_matrix cbias = ar_matrix_empty()
     cdef ar_bias_spec spec
-    spec.kind = AR_BIAS_NONE
+    memset(&spec, 0, sizeof(spec))  # kind none: no bias
     cdef ar_cview bview
     cdef ar_represent_run_opts o
     ar_represent_run_opts_init(&o)

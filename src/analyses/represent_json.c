@@ -52,7 +52,7 @@ static json_t *fit_json(jb *b, const ar_fit_result *f)
 }
 
 /* A bias given as a matrix, not by a spec: a file without a name. */
-static const ar_bias_spec matrix_bias = {AR_BIAS_FILE, 0.0, ""};
+static const ar_bias_spec matrix_bias = {.kind = AR_BIAS_FILE};
 
 static json_t *bias_json(jb *b, const ar_represent_run_result *r, const ar_bias_spec *s)
 {
