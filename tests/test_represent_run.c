@@ -1,8 +1,11 @@
 /* Tests of represent on one map (attnrank/represent_run.h): a planted
  * minimal head size with its certificate, the errors and the fit below it,
  * the failed side on an X, a causal map's exact size and verdicts, the
- * steps reported, refused arguments. */
+ * steps reported, refused arguments, the record's bias block
+ * (ar_represent_run_json). */
 #include "testutil.h"
+
+#include "attnrank/json.h"
 
 #define N 8
 
@@ -291,6 +294,17 @@ static void test_bias_alibi(void **state)
     assert_true(r.have_certificate);
     assert_true(r.certificate.max_abs < 1e-12); /* softmax(0 + B) is P */
     assert_true(r.plain.max_sum_defect < 1e-14);
+    /* the record names the bias by its spec; a matrix without one is a file */
+    ar_bias_spec spec = {.kind = AR_BIAS_ALIBI, .slope = 0.5};
+    char *text = NULL;
+    assert_ok(ar_represent_run_json(&r, &spec, 0, &text, &err));
+    assert_non_null(strstr(text, "\"positional_bias\":{\"kind\":\"alibi\",\"slope\":0.5,"
+                                 "\"bias_rank\":7,\"bias_rank_lower\":7,\"bias_rank_upper\":7,"
+                                 "\"reach\":7}}"));
+    ar_json_free(text);
+    assert_ok(ar_represent_run_json(&r, NULL, 0, &text, &err));
+    assert_non_null(strstr(text, "\"positional_bias\":{\"kind\":\"file\",\"bias_rank\":7,"));
+    ar_json_free(text);
     ar_represent_run_result_free(&r);
     ar_matrix_free(&p);
     ar_matrix_free(&b);

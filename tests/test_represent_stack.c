@@ -1,7 +1,10 @@
 /* Tests of represent on a stack of maps (attnrank/represent_stack.h): planted
  * minimal head sizes per slice, the summary, the verdict for a tested head
- * size, progress, a failing slice named by index, refused arguments. */
+ * size, progress, a failing slice named by index, refused arguments, and the
+ * record (ar_represent_stack_json). */
 #include "testutil.h"
+
+#include "attnrank/json.h"
 
 #define N 8
 #define COUNT 3
@@ -168,12 +171,50 @@ static void test_refused(void **state)
     stack_free(&s);
 }
 
+/* The record: what the run used, the slices' indices over 1 x 3 leading
+ * axes in C order, a verdict key only with a tested head size, and leading
+ * axes that do not hold the slices refused. */
+static void test_record(void **state)
+{
+    (void)state;
+    stack s;
+    stack_make(&s);
+    ar_represent_stack_opts o;
+    opts_col(&o);
+    o.head_size_given = 1;
+    o.head_size = 2;
+    ar_represent_stack_result r;
+    assert_ok(ar_represent_stack_run(s.v, COUNT, &o, &r, NULL));
+    assert_int_equal(r.n, N);
+    assert_int_equal(r.axis, AR_AXIS_COL);
+    const size_t lead[2] = {1, COUNT};
+    char *text = NULL;
+    assert_ok(ar_represent_stack_json(&r, lead, 2, 0, &text, NULL));
+    assert_non_null(strstr(text, "{\"n\":8,\"axis\":\"col\",\"slices\":[{\"index\":[0,0],"));
+    assert_non_null(strstr(text, "\"index\":[0,2],"));
+    assert_non_null(strstr(text, "\"representable\":false"));
+    assert_non_null(strstr(text, "\"summary\":{\"slices\":3,\"exact\":3,\"max_min_head_size\":3,"
+                                 "\"median_min_head_size\":2}}"));
+    ar_json_free(text);
+    const size_t wrong[1] = {2};
+    ar_error err = {{0}};
+    assert_int_equal(ar_represent_stack_json(&r, wrong, 1, 0, &text, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "leading axes"));
+    r.head_size_given = 0;
+    assert_ok(ar_represent_stack_json(&r, lead + 1, 1, 0, &text, NULL));
+    assert_null(strstr(text, "representable"));
+    assert_non_null(strstr(text, "\"index\":[1],"));
+    ar_json_free(text);
+    ar_represent_stack_result_free(&r);
+    stack_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_summary), cmocka_unit_test(test_verdict_progress),
         cmocka_unit_test(test_masked_inferred), cmocka_unit_test(test_failing_slice),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_refused), cmocka_unit_test(test_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,8 @@
 #include "heads_run.h"
 #include "bottleneck.h"
 #include "weights.h"
+#include "represent_run.h"
+#include "represent_stack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,6 +145,41 @@ AR_API int ar_paper_tables_json(unsigned flags, char **text, ar_error *err);
  * embedding and positional_bias.  AR_EINVAL for a NULL or empty report. */
 AR_API int ar_weights_report_json(const ar_weights_report *r, unsigned flags, char **text,
                                   ar_error *err);
+
+/* `attnrank represent --json` on one map without the CLI's input names
+ * ("source", x's "source", the certificate's "weights_prefix").  Unmasked:
+ * n, axis, tolerance {threshold, rtol, atol, precision, log_norm2, sum_tol,
+ * feasibility_tol[, rule, certain_threshold, certain_rank]},
+ * max_sum_defect, smoothing (when smoothed), x {given[, d, rank, threshold,
+ * ones_residual, shift_forced]}, feasible, residual {key, query, relative,
+ * failed}, centred_rank, min_head_size, head_size, representable,
+ * singular_values.  Masked: n, axis, mask, mask_source, tolerance {tau,
+ * accuracy, precision, sum_tol[, rule, log_rounding]}, max_sum_defect,
+ * smoothing, x {given[, d, rank, threshold]}, method, status,
+ * min_head_size (exact or the storage rule's estimate),
+ * min_head_size_lower, min_head_size_upper, block_lower, blocks,
+ * innovation_gap, the generic value's keys when known, head_size,
+ * representable (null: undecided).  Both then: certificate (head_size, d,
+ * max_abs_error, kl_mean, kl_max, logit_max_abs[, rounding_ratio under the
+ * masked storage rule]), logit_error and logit_error_rel (unmasked) or
+ * logit_error_lower (masked) below the minimum, fit or fit_skipped (as the
+ * run holds it: a face renders its {opt:} tokens first) and, with a bias,
+ * positional_bias {kind, slope (ALiBi) or source (the spec's file),
+ * bias_rank (null when only bounded), bias_rank_lower, bias_rank_upper,
+ * reach}.  bias: the spec the bias was built from; NULL for a bias given as
+ * a matrix (kind "file", no source). */
+AR_API int ar_represent_run_json(const ar_represent_run_result *r, const ar_bias_spec *bias,
+                                 unsigned flags, char **text, ar_error *err);
+
+/* `attnrank represent --json` on a stack without the CLI's "source": n,
+ * axis, slices (index over the leading axes lead[0..nlead) in C order,
+ * mask, mask_source, status, min_head_size_lower, min_head_size,
+ * min_head_size_upper, and representable when a head size was tested),
+ * summary {slices, exact, max_min_head_size, median_min_head_size}.  An
+ * empty result (count 0, as a face holds an empty stack) has no slices.
+ * AR_EINVAL also when the leading axes do not hold r->count slices. */
+AR_API int ar_represent_stack_json(const ar_represent_stack_result *r, const size_t *lead,
+                                   size_t nlead, unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,8 @@
  * (`attnrank.represent` on a stack) share: each slice goes through
  * ar_represent_analyze (unmasked) or ar_masked_analyze (masked, the mask
  * given or inferred per slice), one workspace for all slices.  The faces
- * keep the slice indices (their own multi-index text) and the formatting. */
+ * keep their text of the slice indices and the formatting; the record
+ * is ar_represent_stack_json (json.h). */
 #ifndef ATTNRANK_REPRESENT_STACK_H
 #define ATTNRANK_REPRESENT_STACK_H
 
@@ -64,7 +65,12 @@ typedef struct ar_represent_stack_result {
     size_t failed;                    /* with a head size: slices not shown representable
                                          (representable != 1); 0 without */
     size_t failed_slice;              /* on a slice's failure its index k, else SIZE_MAX */
-    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+    /* what the run used, for the record (ar_represent_stack_json) */
+    size_t n;                         /* each slice is n x n (the first slice's columns) */
+    ar_axis axis;                     /* the analyses' axis */
+    int head_size_given;              /* a head size was tested: each slice has a verdict */
+    size_t head_size;
+    uint64_t reserved[5]; /* room to grow: zero (docs/api.md) */
 } ar_represent_stack_result;
 
 /* Run every slice maps[0..count-1] (square n x n, all the same n) and

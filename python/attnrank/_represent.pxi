@@ -5,28 +5,21 @@
 from libc.string cimport memcpy
 
 from attnrank._capi cimport (
-    uint64_t, ar_matrix, ar_view, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis,
-    AR_AXIS_COL, AR_AXIS_ROW, ar_axis_name, ar_axis_parse, ar_axis_infer_stack, ar_model_config,
-    ar_model_config_read, ar_mask, ar_mask_kind, AR_MASK_NONE,
-    ar_mask_none, ar_mask_free, ar_mask_copy, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
+    uint64_t, ar_matrix, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis, AR_AXIS_COL,
+    AR_AXIS_ROW, ar_axis_parse, ar_axis_infer_stack, ar_model_config, ar_model_config_read,
+    ar_mask, ar_mask_none, ar_mask_free, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
     ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify, ar_mask_syntax_list,
-    ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS, ar_generic_status,
-    ar_generic_status_name, ar_mask_generic, ar_model_masks, ar_model_masks_from_config,
-    ar_represent_opts, ar_represent_opts_init, ar_represent_result, ar_certificate,
-    AR_HEAD_SIZE_MIN, ar_fit_stop_name, ar_fit_method_name, ar_fit_result,
-    ar_target_family_name, ar_family_error, ar_head_config, ar_bottleneck_heads_opts,
-    ar_bottleneck_heads_opts_init, ar_bottleneck_heads_report, ar_bottleneck_heads_analyze,
-    AR_HEADS_ERRORS_SKIP, AR_HEADS_ERRORS_ESTIMATE, ar_bert_config, ar_bert_config_init,
-    ar_param_count, ar_bert_params, ar_param_count_json, ar_paper_tables_json,
-    ar_masked_opts, ar_masked_opts_init, ar_masked_result, AR_MASKED_STAIRCASE, ar_represent_stack_opts,
-    ar_represent_stack_opts_init, ar_represent_stack_slice, ar_represent_stack_result,
-    ar_represent_stack_run, ar_represent_stack_result_free, ar_represent_run_opts,
-    ar_represent_run_opts_init, ar_represent_run_result, ar_represent_run, ar_represent_run_check,
-    ar_represent_run_result_free, ar_represent_side, ar_represent_side_name,
-    AR_REPRESENT_SIDE_NONE, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
-    ar_option_render, AR_OPTION_STYLE_CLI, ar_bias_spec, AR_BIAS_NONE, AR_BIAS_ALIBI,
-    AR_BIAS_ALIBI_CAUSAL, AR_BIAS_FILE, ar_bias_parse, ar_bias_matrix, ar_bias_kind_name,
-    AR_REPRESENT_STEP_BIAS,
+    ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS,
+    ar_generic_status_name, ar_model_masks, ar_represent_opts, ar_represent_opts_init,
+    ar_head_config, ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
+    ar_param_count_json, ar_paper_tables_json, ar_masked_opts, ar_masked_opts_init, ar_represent_stack_opts,
+    ar_represent_stack_opts_init, ar_represent_stack_result, ar_represent_stack_run,
+    ar_represent_stack_result_free, ar_represent_run_opts, ar_represent_run_opts_init,
+    ar_represent_run_result, ar_represent_run, ar_represent_run_check,
+    ar_represent_run_result_free, AR_REPRESENT_STEP_CERTIFICATE, AR_REPRESENT_STEP_FIT,
+    ar_option_render, AR_OPTION_STYLE_CLI, ar_bias_spec, AR_BIAS_NONE, AR_BIAS_FILE,
+    ar_bias_parse, ar_bias_matrix, AR_REPRESENT_STEP_BIAS, ar_represent_run_json,
+    ar_represent_stack_json,
 )
 
 import dataclasses
@@ -34,10 +27,8 @@ import os
 
 from attnrank._errors import DomainError, SizeError
 from attnrank._results import (
-    Certificate, Fit, Heads, HeadsModel, InnovationGap, InputX,
-    Mask, MaskedRepresent, MaskedTolerance, PaperTables,
-    ParamCount, PositionalBias, Represent, RepresentSlice, RepresentStack,
-    RepresentSummary, RepresentTolerance, Residual, Smoothing,
+    Heads, HeadsModel, Mask, MaskedRepresent, PaperTables, ParamCount, Represent,
+    RepresentStack,
 )
 
 cdef extern from *:
@@ -60,11 +51,6 @@ cdef str _mask_syntaxes():
 
 
 # ---- small converters (GIL held) ------------------------------------------
-
-cdef object _u64(uint64_t v):
-    # as the CLI's JSON: above INT64_MAX a decimal string
-    return v if v <= 9223372036854775807 else str(v)
-
 
 cdef ar_axis _axis(object axis, str fn) except *:
     cdef ar_axis a = AR_AXIS_COL
@@ -131,13 +117,6 @@ cdef object _mask_record(const ar_mask *m):
         else:
             kw[name] = tuple(params[k].values[e] for e in range(params[k].count))
     return Mask(kind=_text(ar_mask_kind_name(m.kind)), text=_text(text), **kw)
-
-
-cdef dict _generic_fields(const ar_mask_generic *g):
-    return dict(generic_min_head_size=g.value,
-                generic_status=_text(ar_generic_status_name(g.status)),
-                generic_lower=g.lower, worst_case_lower=g.worst_lower,
-                worst_case_upper=g.worst_upper, formula=_text(g.formula))
 
 
 cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
@@ -230,14 +209,6 @@ cdef object _copy_matrix(const ar_matrix *m):
     return out
 
 
-cdef object _fit_record(const ar_fit_result *f):
-    return Fit(head_size=f.k, kl_mean=f.kl_mean, kl_max=f.kl_max, fro_error=f.fro_error,
-               max_abs_error=f.max_abs_error, start_kl_mean=f.start_kl_mean, jitter=f.jitter,
-               iterations=f.iterations, converged=bool(f.converged),
-               start_kept=bool(f.start_kept), seed=_u64(f.seed),
-               stop=_text(ar_fit_stop_name(f.stop)), method=_text(ar_fit_method_name(f.method)))
-
-
 cdef int _refuse_zeros(object arr, const ar_represent_opts *ro, str fn) except -1:
     """Exact zeros without a mask (the library's check, ar_represent_run_check),
     raised as DomainError with the message in Python's spelling."""
@@ -257,64 +228,6 @@ cdef int _refuse_zeros(object arr, const ar_represent_opts *ro, str fn) except -
 
 
 # ---- represent ---------------------------------------------------------------
-
-cdef object _represent_record(const ar_represent_result *r, ar_represent_side failed,
-                              size_t head_size, bint representable, object cert, object logit,
-                              object fit, object fit_skipped):
-    svals = np.empty(r.n, dtype=np.float64)
-    cdef double[::1] sv = svals
-    if r.n > 0:
-        memcpy(&sv[0], r.centred_svals, r.n * sizeof(double))
-    smoothing = None
-    if r.smoothed:
-        smoothing = Smoothing(eps=r.smooth.eps, zeros=r.smooth.zeros,
-                              min_before=r.smooth.min_before, min_after=r.smooth.min_after,
-                              max_change=r.smooth.max_change)
-    if r.x_given:
-        x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold,
-                   ones_residual=r.ones_residual, shift_forced=bool(r.shift_forced))
-    else:
-        x = InputX(given=False)
-    side = None if failed == AR_REPRESENT_SIDE_NONE else _text(ar_represent_side_name(failed))
-    return Represent(
-        n=r.n, axis=_text(ar_axis_name(r.axis)),
-        tolerance=RepresentTolerance(threshold=r.threshold, rtol=r.rtol, atol=r.atol,
-                                     precision=_text(ar_precision_name(r.precision)),
-                                     log_norm2=r.log_norm2, sum_tol=r.sum_tol,
-                                     feasibility_tol=r.feasibility_tol,
-                                     rule="storage" if r.storage_rule else None,
-                                     certain_threshold=r.certain_threshold
-                                     if r.storage_rule else None,
-                                     certain_rank=r.certain_rank if r.storage_rule else None),
-        max_sum_defect=r.max_sum_defect, smoothing=smoothing, x=x, feasible=bool(r.feasible),
-        residual=Residual(key=r.residual_key, query=r.residual_query,
-                          relative=r.residual_rel, failed=side),
-        centred_rank=r.centred_rank,
-        min_head_size=r.min_head_size if r.feasible else None,
-        head_size=head_size, representable=bool(representable), singular_values=svals,
-        certificate=cert,
-        logit_error=logit[0] if logit is not None else None,
-        logit_error_rel=logit[1] if logit is not None else None,
-        fit=fit, fit_skipped=fit_skipped)
-
-
-cdef object _fit_skipped(ar_represent_run_result *res):
-    """Why no fit ran, or None; spelled as the CLI's (the record says
-    "--no-fit", as the CLI's JSON)."""
-    if res.fit_skipped[0] == 0:
-        return None
-    return _text(ar_option_render(res.fit_skipped, AR_OPTION_STYLE_CLI))
-
-
-cdef object _bias_record(const ar_represent_run_result *res, tuple info):
-    """The positional_bias record of a biased run (info: kind, slope, source)."""
-    if not res.biased:
-        return None
-    b = &res.bias_rank
-    return PositionalBias(kind=info[0], slope=info[1], source=info[2],
-                          bias_rank=b.lower if b.exact else None, bias_rank_lower=b.lower,
-                          bias_rank_upper=b.upper, reach=res.bias_reach)
-
 
 cdef str _step_name(const ar_represent_run_result *res, bint masked):
     """The library function of the step that failed, for the exception."""
@@ -356,34 +269,28 @@ cdef int _run_map(object arr, object xarr, ar_represent_run_opts *ro, object hea
     return 0
 
 
-cdef object _represent_plain(object arr, object xarr, ar_represent_opts *ro, object head_size,
-                             bint want_weights, bint do_fit, object max_iter, uint64_t seed,
-                             str fn, const ar_cview *bias, tuple bias_info):
-    cdef ar_represent_run_opts o
-    ar_represent_run_opts_init(&o)
-    o.represent = ro[0]
-    o.bias = bias
-    o.fit_opts.seed = seed
+cdef object _represent_one(object arr, object xarr, ar_represent_run_opts *o, object head_size,
+                           bint want_weights, bint do_fit, object max_iter, str fn,
+                           const ar_bias_spec *bias):
+    """One map through ar_represent_run and its record from the library's
+    JSON (ar_represent_run_json); the certificate's W_q, W_k, which the JSON
+    does not hold, copied when wanted."""
     cdef ar_represent_run_result res
-    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
+    _run_map(arr, xarr, o, head_size, do_fit, max_iter, fn, &res)
+    cdef char *text = NULL
+    cdef ar_error err
+    err.msg[0] = 0
     try:
-        cert_rec = logit = fit = None
-        if res.have_certificate:
-            cert_rec = Certificate(
-                head_size=res.certificate.head_size, d=res.certificate.d,
-                max_abs_error=res.certificate.max_abs, kl_mean=res.certificate.kl_mean,
-                kl_max=res.certificate.kl_max, logit_max_abs=res.certificate.logit_max_abs,
-                wq=_copy_matrix(&res.certificate.wq) if want_weights else None,
-                wk=_copy_matrix(&res.certificate.wk) if want_weights else None)
-        if res.have_logit_error:
-            logit = (res.logit_error, res.logit_error_rel)
-        if res.have_fit:
-            fit = _fit_record(&res.fit)
-        fit_skipped = _fit_skipped(&res)
-        rec = _represent_record(&res.plain, res.failed, res.head_size, res.representable == 1,
-                                cert_rec, logit, fit, fit_skipped)
-        return rec if not res.biased else dataclasses.replace(
-            rec, positional_bias=_bias_record(&res, bias_info))
+        # fit_skipped in the CLI's spelling, as the CLI's JSON has it ("--no-fit")
+        ar_option_render(res.fit_skipped, AR_OPTION_STYLE_CLI)
+        rc = ar_represent_run_json(&res, bias, AR_JSON_NONFINITE, &text, &err)
+        rec = _record_of_json(MaskedRepresent if res.masked else Represent, rc, text, &err,
+                              "ar_represent_run_json")
+        if want_weights and res.have_certificate:
+            rec = dataclasses.replace(rec, certificate=dataclasses.replace(
+                rec.certificate, wq=_copy_matrix(&res.certificate.wq),
+                wk=_copy_matrix(&res.certificate.wk)))
+        return rec
     finally:
         ar_represent_run_result_free(&res)
 
@@ -404,77 +311,12 @@ cdef void _masked_opts(ar_masked_opts *o, ar_axis axis, ar_precision prec, doubl
         o.verify_seconds = verify
 
 
-cdef object _represent_masked(object arr, object xarr, const ar_mask *mask,
-                              const ar_masked_opts *mo, object head_size, bint want_weights,
-                              bint do_fit, object max_iter, str fn, const ar_cview *bias,
-                              tuple bias_info):
-    cdef ar_represent_run_opts o
-    ar_represent_run_opts_init(&o)
-    o.masked = mo[0]
-    o.bias = bias
-    o.mask = mask
-    o.infer_mask = mask == NULL
-    o.fit_opts.seed = mo.seed
-    cdef ar_represent_run_result res
-    _run_map(arr, xarr, &o, head_size, do_fit, max_iter, fn, &res)
-    cdef const ar_masked_result *r = &res.masked_res
-    cdef const ar_certificate *cert = &res.certificate
-    try:
-        verdict = None if res.representable < 0 else bool(res.representable)
-        cert_rec = lower = fit = None
-        if res.have_certificate:
-            cert_rec = Certificate(
-                head_size=cert.head_size, d=cert.d, max_abs_error=cert.max_abs,
-                kl_mean=cert.kl_mean, kl_max=cert.kl_max, logit_max_abs=cert.logit_max_abs,
-                rounding_ratio=cert.rounding_ratio if r.storage_rule else None,
-                wq=_copy_matrix(&cert.wq) if want_weights else None,
-                wk=_copy_matrix(&cert.wk) if want_weights else None)
-        if res.have_logit_error_lower:
-            lower = res.logit_error_lower
-        if res.have_fit:
-            fit = _fit_record(&res.fit)
-        fit_skipped = _fit_skipped(&res)
-        if r.x_given:
-            x = InputX(given=True, d=r.d, rank=r.x_rank, threshold=r.x_threshold)
-        else:
-            x = InputX(given=False)
-        generic = _generic_fields(&r.generic) if r.generic_known else dict.fromkeys(
-            ["generic_min_head_size", "generic_status", "generic_lower", "worst_case_lower",
-             "worst_case_upper", "formula"])
-        smoothing = None
-        if r.smoothed:
-            smoothing = Smoothing(eps=r.smooth.eps, zeros=r.smooth.zeros,
-                                  min_before=r.smooth.min_before, min_after=r.smooth.min_after,
-                                  max_change=r.smooth.max_change)
-        return MaskedRepresent(
-            n=r.n, axis=_text(ar_axis_name(r.axis)), mask=_mask_record(r.mask),
-            mask_source="inferred" if r.mask_inferred else "given",
-            tolerance=MaskedTolerance(tau=r.tau, accuracy=r.accuracy,
-                                      precision=_text(ar_precision_name(r.precision)),
-                                      sum_tol=r.sum_tol,
-                                      rule="storage" if r.storage_rule else None,
-                                      log_rounding=r.log_rounding if r.storage_rule else None),
-            max_sum_defect=r.max_sum_defect, x=x,
-            method="staircase" if r.method == AR_MASKED_STAIRCASE else "bounds",
-            status="exact" if r.exact else "bounds",
-            min_head_size=r.min_head_size if r.exact or r.storage_rule else None,
-            min_head_size_lower=r.lower,
-            min_head_size_upper=r.upper if r.certified else None,
-            block_lower=r.block_lower, blocks=r.blocks,
-            innovation_gap=InnovationGap(min_innovative=r.min_innovative,
-                                         max_not_innovative=r.max_not_innovative),
-            head_size=res.head_size, representable=verdict, certificate=cert_rec,
-            logit_error_lower=lower, fit=fit, fit_skipped=fit_skipped, smoothing=smoothing,
-            positional_bias=_bias_record(&res, bias_info), **generic)
-    finally:
-        ar_represent_run_result_free(&res)
-
-
-cdef tuple _bias_of(object bias, size_t n, ar_axis axis, ar_matrix *out, str fn):
-    """(array or None, (kind, slope, source)) for bias=: a string is parsed
-    and built by the library (files read as the CLI reads them) into out;
-    an array must be n x n in p's layout.  (None, None) for "none"."""
-    cdef ar_bias_spec spec
+cdef object _bias_of(object bias, size_t n, ar_axis axis, ar_matrix *out, ar_bias_spec *spec,
+                     str fn):
+    """bias= as the spec the record names (kind none: no bias) and, for a
+    string, the matrix built by the library into out (files read as the CLI
+    reads them); returns the array given instead (n x n in p's layout: kind
+    "file" without a path), or None."""
     cdef ar_error err
     cdef int rc
     err.msg[0] = 0
@@ -482,20 +324,19 @@ cdef tuple _bias_of(object bias, size_t n, ar_axis axis, ar_matrix *out, str fn)
         data = bias.encode("utf-8", "replace")
         if b"\0" in data:
             data = b"?"
-        check_status(ar_bias_parse(data, &spec, &err), "ar_bias_parse", &err)
-        if spec.kind == AR_BIAS_NONE:
-            return None, None
-        with nogil:
-            rc = ar_bias_matrix(&spec, n, axis, <size_t>-1, out, &err)
-        check_status(rc, "ar_bias_matrix", &err)
-        alibi = spec.kind == AR_BIAS_ALIBI or spec.kind == AR_BIAS_ALIBI_CAUSAL
-        return None, (_text(ar_bias_kind_name(spec.kind)), spec.slope if alibi else None,
-                      None if alibi else _text(spec.path))
+        check_status(ar_bias_parse(data, spec, &err), "ar_bias_parse", &err)
+        if spec.kind != AR_BIAS_NONE:
+            with nogil:
+                rc = ar_bias_matrix(spec, n, axis, <size_t>-1, out, &err)
+            check_status(rc, "ar_bias_matrix", &err)
+        return None
     barr, _ = as_matrix_stack(bias, fn, "bias")
     if barr.shape != (n, n):
         raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
                         f"bias must be n x n = {n} x {n} (p's shape), got {barr.shape}")
-    return barr, (_text(ar_bias_kind_name(AR_BIAS_FILE)), None, None)
+    spec.kind = AR_BIAS_FILE
+    spec.path[0] = 0
+    return barr
 
 
 cdef tuple _slice_index(tuple lead, object k):
@@ -510,21 +351,19 @@ cdef tuple _slice_index(tuple lead, object k):
 cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mask *mask,
                              ar_represent_opts *ro, ar_masked_opts *mo, object head_size,
                              str fn):
-    # The loop, the verdicts and the summary are the library's
-    # (ar_represent_stack_run); this face names the slices and builds records.
+    # The loop, the verdicts, the summary and the record are the library's
+    # (ar_represent_stack_run, ar_represent_stack_json); this face names the
+    # failing slice.
     lead = tuple(int(m) for m in arr.shape[:-2])
-    cdef size_t n = arr.shape[-1]
     count_obj = 1
     for length in lead:
         count_obj *= length
-    cdef size_t count = count_obj
-    cdef size_t k
+    cdef size_t count = count_obj, nlead = len(lead), t
     cdef int rc = AR_OK
     cdef ar_error err
     err.msg[0] = 0
     cdef ar_represent_stack_opts so
     cdef ar_represent_stack_result res
-    cdef ar_represent_stack_slice *sl
     ar_represent_stack_opts_init(&so)
     so.represent = ro[0]
     so.masked = mo[0]
@@ -535,12 +374,20 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
         so.head_size_given = 1
         so.head_size = hs
     cdef ar_cview *views = <ar_cview *>malloc(max(count, 1) * sizeof(ar_cview))
-    if views == NULL:
+    cdef size_t *shape = <size_t *>malloc(max(nlead, 1) * sizeof(size_t))
+    if views == NULL or shape == NULL:
+        free(views)
+        free(shape)
         raise OutOfMemoryError(AR_ENOMEM, strerror(AR_ENOMEM), fn, f"{count} matrix views")
-    # An empty stack calls nothing (the library refuses count 0): its summary is zeros.
-    res.count = res.exact = res.max = res.median = res.failed = 0
-    res.slices = NULL
-    slices = []
+    for t in range(nlead):
+        shape[t] = lead[t]
+    # An empty stack calls no analysis (the library refuses count 0): its
+    # record has no slices and a summary of zeros.
+    memset(&res, 0, sizeof(res))
+    res.n = arr.shape[-1]
+    res.axis = ro.axis
+    res.head_size_given = so.head_size_given
+    cdef char *text = NULL
     try:
         if count > 0:
             arr = _views_of(arr, views, fn, "p")
@@ -550,25 +397,15 @@ cdef object _represent_stack(object arr, bint masked, bint is_auto, const ar_mas
                 check_status(rc, "ar_masked_analyze" if masked else "ar_represent_analyze", &err,
                              f"slice {_slice_index(lead, res.failed_slice)} of p")
             check_status(rc, "ar_represent_workspace_alloc")
-        for k in range(res.count):
-            sl = &res.slices[k]
-            exact, certified = bool(sl.exact), bool(sl.certified)
-            verdict = None if sl.representable < 0 else bool(sl.representable)
-            slices.append(RepresentSlice(
-                index=_slice_index(lead, k), mask=_text(sl.mask),
-                mask_source="inferred" if sl.mask_inferred else "given",
-                status="exact" if exact else "bounds", min_head_size_lower=sl.lower,
-                min_head_size=sl.lower if exact else None,
-                min_head_size_upper=sl.upper if certified else None,
-                representable=verdict, tested_head_size=hs))
-        summary = RepresentSummary(slices=res.count, exact=res.exact,
-                                   max_min_head_size=res.max,
-                                   median_min_head_size=res.median)
+        rc = ar_represent_stack_json(&res, shape, nlead, AR_JSON_NONFINITE, &text, &err)
+        rec = _record_of_json(RepresentStack, rc, text, &err, "ar_represent_stack_json")
     finally:
         free(views)
+        free(shape)
         ar_represent_stack_result_free(&res)
-    axis_name = _text(ar_axis_name(mo.axis if masked else ro.axis))
-    return RepresentStack(n=n, axis=axis_name, slices=tuple(slices), summary=summary)
+    # the tested size, which tells a verdict from its absence (not in the JSON)
+    return dataclasses.replace(rec, slices=tuple(
+        dataclasses.replace(sl, tested_head_size=hs) for sl in rec.slices))
 
 
 def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=None,
@@ -737,33 +574,38 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     cdef ar_mask cmask = ar_mask_none()
     cdef bint is_auto = 0
     cdef ar_matrix cbias = ar_matrix_empty()
+    cdef ar_bias_spec spec
+    memset(&spec, 0, sizeof(spec))  # kind none: no bias
     cdef ar_cview bview
-    cdef const ar_cview *bp = NULL
-    bias_info = None
+    cdef ar_represent_run_opts o
+    ar_represent_run_opts_init(&o)
     if bias is not None:
         if arr.ndim > 2:
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "bias takes a single map, p is a stack")
         # barr (an array given) stays referenced while the view is in use
-        barr, bias_info = _bias_of(bias, n, ax, &cbias, fn)
+        barr = _bias_of(bias, n, ax, &cbias, &spec, fn)
         if barr is not None:
             barr = _views_of(barr, &bview, fn, "bias")
-        elif bias_info is not None:
+        elif spec.kind != AR_BIAS_NONE:
             bview = ar_matrix_cview(&cbias)
-        if bias_info is not None:
-            bp = &bview
+        if spec.kind != AR_BIAS_NONE:
+            o.bias = &bview
     if masked:
         _mask_from(mask, ax, n, 1, fn, &cmask, &is_auto)
     try:
         if arr.ndim > 2:
             return _represent_stack(arr, masked, is_auto, &cmask, &ro, &mo, head_size, fn)
         if masked:
-            return _represent_masked(arr, xarr, NULL if is_auto else &cmask, &mo, head_size,
-                                     certificate, fit, max_iter, "ar_masked_analyze", bp,
-                                     bias_info)
-        _refuse_zeros(arr, &ro, fn)
-        return _represent_plain(arr, xarr, &ro, head_size, certificate, fit, max_iter,
-                                c_seed, fn, bp, bias_info)
+            o.masked = mo
+            o.mask = NULL if is_auto else &cmask
+            o.infer_mask = is_auto
+            fn = "ar_masked_analyze"
+        else:
+            _refuse_zeros(arr, &ro, fn)
+            o.represent = ro
+        o.fit_opts.seed = c_seed
+        return _represent_one(arr, xarr, &o, head_size, certificate, fit, max_iter, fn, &spec)
     finally:
         ar_mask_free(&cmask)
         ar_matrix_free(&cbias)

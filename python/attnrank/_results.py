@@ -557,6 +557,7 @@ class MaskedRepresent(_Record):
     mask_source: str
     tolerance: MaskedTolerance
     max_sum_defect: float
+    smoothing: Optional[Smoothing]
     x: InputX
     method: str
     status: str
@@ -578,7 +579,6 @@ class MaskedRepresent(_Record):
     logit_error_lower: Optional[float] = None
     fit: Optional[Fit] = None
     fit_skipped: Optional[str] = None
-    smoothing: Optional[Smoothing] = None
     positional_bias: Optional[PositionalBias] = None
     _OMIT = frozenset({"min_head_size", "generic_min_head_size", "generic_status",
                        "generic_lower", "worst_case_lower", "worst_case_upper", "formula",

@@ -136,6 +136,10 @@ int ar_represent_stack_run(const ar_cview *maps, size_t count,
                                  : ar_represent_workspace_alloc(&w.rws, n);
     if (rc == AR_OK) {
         out->count = count;
+        out->n = n;
+        out->axis = w.masked ? opts->masked.axis : opts->represent.axis;
+        out->head_size_given = opts->head_size_given;
+        out->head_size = opts->head_size;
         rc = run_slices(maps, &w, opts, out, err);
     }
     if (rc == AR_OK)

@@ -152,18 +152,6 @@ static void print_certificate(const ar_certificate *c, const represent_args *a)
 
 /* ---- the run ---- */
 
-json_t *represent_fit_json(const ar_fit_result *f)
-{
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:b, s:o, s:s, s:s}",
-                     "head_size", (json_int_t)f->k, "kl_mean", cli_json_real(f->kl_mean),
-                     "kl_max", cli_json_real(f->kl_max), "fro_error", cli_json_real(f->fro_error),
-                     "max_abs_error", cli_json_real(f->max_abs_error), "start_kl_mean",
-                     cli_json_real(f->start_kl_mean), "jitter", cli_json_real(f->jitter),
-                     "iterations", (json_int_t)f->iterations, "converged", f->converged,
-                     "start_kept", f->start_kept, "seed", cli_json_u64(f->seed), "stop",
-                     ar_fit_stop_name(f->stop), "method", ar_fit_method_name(f->method));
-}
-
 int represent_write_weights(const char *prefix, const ar_certificate *c)
 {
     size_t len = strlen(prefix) + 16;
@@ -222,38 +210,6 @@ void represent_run_opts(const represent_args *a, ar_represent_run_opts *ro,
     ro->bias = a->bias;
 }
 
-json_t *represent_certificate_json(const represent_args *a, const ar_certificate *c,
-                                   int storage_rule)
-{
-    json_t *cj = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "head_size",
-                           (json_int_t)c->head_size, "d", (json_int_t)c->d, "max_abs_error",
-                           cli_json_real(c->max_abs), "kl_mean", cli_json_real(c->kl_mean),
-                           "kl_max", cli_json_real(c->kl_max), "logit_max_abs",
-                           cli_json_real(c->logit_max_abs));
-    if (storage_rule)
-        json_object_set_new(cj, "rounding_ratio", cli_json_real(c->rounding_ratio));
-    if (a->weights_out != NULL)
-        json_object_set_new(cj, "weights_prefix", json_string(a->weights_out));
-    return cj;
-}
-
-json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o)
-{
-    const ar_bias_spec *s = &a->bias_spec;
-    const ar_bias_rank_result *b = &o->bias_rank;
-    json_t *j = json_pack("{s:s}", "kind", ar_bias_kind_name(s->kind));
-    if (s->kind == AR_BIAS_ALIBI || s->kind == AR_BIAS_ALIBI_CAUSAL)
-        json_object_set_new(j, "slope", cli_json_real(s->slope));
-    else
-        json_object_set_new(j, "source", json_string(s->path));
-    json_object_set_new(j, "bias_rank",
-                        b->exact ? json_integer((json_int_t)b->lower) : json_null());
-    json_object_set_new(j, "bias_rank_lower", json_integer((json_int_t)b->lower));
-    json_object_set_new(j, "bias_rank_upper", json_integer((json_int_t)b->upper));
-    json_object_set_new(j, "reach", json_integer((json_int_t)o->bias_reach));
-    return j;
-}
-
 void represent_print_bias(const represent_args *a, const ar_represent_run_result *o)
 {
     const ar_bias_spec *s = &a->bias_spec;
@@ -290,65 +246,27 @@ int represent_run_map(const represent_args *a, ar_cview p, const ar_cview *x,
     return -1;
 }
 
-static json_t *outcome_json(const represent_args *a, const ar_represent_run_result *o)
+int represent_print_json(const represent_args *a, const ar_represent_run_result *out)
 {
-    const ar_represent_result *r = &o->plain;
-    json_t *j = json_object();
-    json_object_set_new(j, "source", json_string(a->p_file));
-    json_object_set_new(j, "n", json_integer((json_int_t)r->n));
-    json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
-    json_t *tol = json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "threshold",
-                            cli_json_real(r->threshold), "rtol", cli_json_real(r->rtol), "atol",
-                            cli_json_real(r->atol), "precision", ar_precision_name(r->precision),
-                            "log_norm2", cli_json_real(r->log_norm2), "sum_tol",
-                            cli_json_real(r->sum_tol), "feasibility_tol",
-                            cli_json_real(r->feasibility_tol));
-    if (r->storage_rule) {
-        json_object_set_new(tol, "rule", json_string("storage"));
-        json_object_set_new(tol, "certain_threshold", cli_json_real(r->certain_threshold));
-        json_object_set_new(tol, "certain_rank", json_integer((json_int_t)r->certain_rank));
+    char *text = NULL;
+    ar_error err = {{0}};
+    int rc = ar_represent_run_json(out, a->bias_text != NULL ? &a->bias_spec : NULL, 0, &text,
+                                   &err);
+    int code = 0;
+    json_t *rec = cli_json_record("represent", rc, text, &err, &code);
+    if (rec == NULL)
+        return code;
+    json_t *x = json_object_get(rec, "x");
+    if (a->x_file != NULL && x != NULL) {
+        /* the file after "given": prepended before it, then "given" again,
+         * which keeps its place at the front */
+        json_t *named = cli_json_prepend("source", json_string(a->x_file), json_incref(x));
+        json_object_set_new(rec, "x", cli_json_prepend("given", json_true(), named));
     }
-    json_object_set_new(j, "tolerance", tol);
-    json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
-    if (r->smoothed)
-        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
-    json_t *x = json_pack("{s:b}", "given", r->x_given);
-    if (r->x_given) {
-        json_object_set_new(x, "source", json_string(a->x_file));
-        json_object_set_new(x, "d", json_integer((json_int_t)r->d));
-        json_object_set_new(x, "rank", json_integer((json_int_t)r->x_rank));
-        json_object_set_new(x, "threshold", cli_json_real(r->x_threshold));
-        json_object_set_new(x, "ones_residual", cli_json_real(r->ones_residual));
-        json_object_set_new(x, "shift_forced", json_boolean(r->shift_forced));
-    }
-    json_object_set_new(j, "x", x);
-    json_object_set_new(j, "feasible", json_boolean(r->feasible));
-    json_object_set_new(j, "residual",
-                        json_pack("{s:o, s:o, s:o, s:o}", "key", cli_json_real(r->residual_key),
-                                  "query", cli_json_real(r->residual_query), "relative",
-                                  cli_json_real(r->residual_rel), "failed",
-                                  r->feasible ? json_null()
-                                              : json_string(ar_represent_side_name(o->failed))));
-    json_object_set_new(j, "centred_rank", json_integer((json_int_t)r->centred_rank));
-    json_object_set_new(j, "min_head_size",
-                        r->feasible ? json_integer((json_int_t)r->min_head_size) : json_null());
-    json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
-    json_object_set_new(j, "representable", json_boolean(o->representable));
-    json_object_set_new(j, "singular_values", cli_json_array_doubles(r->centred_svals, r->n));
-    if (o->have_certificate)
-        json_object_set_new(j, "certificate", represent_certificate_json(a, &o->certificate, 0));
-    if (o->have_logit_error) {
-        json_object_set_new(j, "logit_error", cli_json_real(o->logit_error));
-        json_object_set_new(j, "logit_error_rel", cli_json_real(o->logit_error_rel));
-    }
-    if (o->have_fit) {
-        json_object_set_new(j, "fit", represent_fit_json(&o->fit));
-    } else if (o->fit_skipped[0] != '\0') {
-        json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
-    }
-    if (o->biased)
-        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
-    return j;
+    json_t *cert = json_object_get(rec, "certificate");
+    if (a->weights_out != NULL && cert != NULL)
+        json_object_set_new(cert, "weights_prefix", json_string(a->weights_out));
+    return cli_json_print(cli_json_prepend("source", json_string(a->p_file), rec));
 }
 
 static void print_outcome(const represent_args *a, const ar_represent_run_result *o)
@@ -515,7 +433,7 @@ static int run_one(const represent_args *a, ar_cview p, const ar_cview *x,
     int code = represent_run_map(a, p, x, &rro, &out);
     if (code < 0) {
         if (a->json)
-            code = cli_json_print(outcome_json(a, &out));
+            code = represent_print_json(a, &out);
         else {
             print_outcome(a, &out);
             if (out.biased)
@@ -549,7 +467,7 @@ static int run(represent_args *a)
     if (code < 0)
         code = parse_bias(a);
     if (code < 0 && parr.count > 1) {
-        code = represent_stack(a, &parr, ro.axis, ro.precision);
+        code = represent_stack(a, &parr, &ro);
         ar_array_free(&parr);
         ar_array_free(&xarr);
         return code;

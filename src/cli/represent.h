@@ -47,24 +47,21 @@ const char *represent_fit_method(const ar_fit_result *f);
 int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, const ar_cview *x,
                      ar_axis axis);
 
-/* Every slice of a stack of maps (any leading axes), one line or JSON
- * record each with its indices, and a summary; returns the exit status. */
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
-                    ar_precision prec);
+/* Every slice of a stack of maps (any leading axes) with the resolved
+ * options of the unmasked analysis, one line each with its indices and a
+ * summary, or the record; returns the exit status. */
+int represent_stack(const represent_args *a, const ar_array *arr, const ar_represent_opts *ro);
+/* The masked analysis's options from the arguments (a single map and each
+ * slice of a stack); the options no flag set keep the library's defaults. */
+void represent_masked_opts(const represent_args *a, ar_precision prec, ar_axis axis,
+                           ar_masked_opts *o);
 
-/* The "certificate" object (unmasked and masked alike; rounding_ratio under
- * the storage rule of the masked analysis, weights_prefix with
- * --weights-out). */
-json_t *represent_certificate_json(const represent_args *a, const ar_certificate *c,
-                                   int storage_rule);
-
-/* The "positional_bias" object of the JSON output (with --bias only). */
-json_t *represent_bias_json(const represent_args *a, const ar_represent_run_result *o);
+/* Print the library's record of one map (ar_represent_run_json) with the
+ * CLI's input names: "source" first, x's "source", the certificate's
+ * "weights_prefix"; the exit status. */
+int represent_print_json(const represent_args *a, const ar_represent_run_result *out);
 /* The bias line of the text output (with --bias only). */
 void represent_print_bias(const represent_args *a, const ar_represent_run_result *o);
-
-/* The "fit" object of the JSON output (unmasked and masked alike). */
-json_t *represent_fit_json(const ar_fit_result *f);
 
 /* Write a certificate to PREFIX_wq.npy and PREFIX_wk.npy; -1 or an exit status. */
 int represent_write_weights(const char *prefix, const ar_certificate *c);

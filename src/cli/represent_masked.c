@@ -15,11 +15,6 @@ typedef struct masked_outcome {
     char mask_text[256];
 } masked_outcome;
 
-static const char *status_word(const ar_masked_result *r)
-{
-    return r->exact ? "exact" : "bounds";
-}
-
 static const char *axis_line(ar_axis axis)
 {
     return axis == AR_AXIS_ROW ? "row" : "column";
@@ -172,77 +167,9 @@ static void print_outcome(const represent_args *a, const masked_outcome *o)
     }
 }
 
-/* ---- JSON ---- */
-
-static json_t *outcome_json(const represent_args *a, const ar_represent_run_result *o)
-{
-    const ar_masked_result *r = &o->masked_res;
-    json_t *j = json_object();
-    json_object_set_new(j, "source", json_string(a->p_file));
-    json_object_set_new(j, "n", json_integer((json_int_t)r->n));
-    json_object_set_new(j, "axis", json_string(ar_axis_name(r->axis)));
-    json_object_set_new(j, "mask", cli_json_mask(r->mask));
-    json_object_set_new(j, "mask_source", json_string(r->mask_inferred ? "inferred" : "given"));
-    json_t *tol = json_pack("{s:o, s:o, s:s, s:o}", "tau", cli_json_real(r->tau), "accuracy",
-                            cli_json_real(r->accuracy), "precision",
-                            ar_precision_name(r->precision), "sum_tol", cli_json_real(r->sum_tol));
-    if (r->storage_rule) {
-        json_object_set_new(tol, "rule", json_string("storage"));
-        json_object_set_new(tol, "log_rounding", cli_json_real(r->log_rounding));
-    }
-    json_object_set_new(j, "tolerance", tol);
-    json_object_set_new(j, "max_sum_defect", cli_json_real(r->max_sum_defect));
-    if (r->smoothed)
-        json_object_set_new(j, "smoothing", cli_json_smoothing(&r->smooth));
-    json_t *x = json_pack("{s:b}", "given", r->x_given);
-    if (r->x_given) {
-        json_object_set_new(x, "source", json_string(a->x_file));
-        json_object_set_new(x, "d", json_integer((json_int_t)r->d));
-        json_object_set_new(x, "rank", json_integer((json_int_t)r->x_rank));
-        json_object_set_new(x, "threshold", cli_json_real(r->x_threshold));
-    }
-    json_object_set_new(j, "x", x);
-    json_object_set_new(j, "method", json_string(r->method == AR_MASKED_STAIRCASE ? "staircase"
-                                                                                  : "bounds"));
-    json_object_set_new(j, "status", json_string(status_word(r)));
-    if (r->exact || r->storage_rule)
-        json_object_set_new(j, "min_head_size", json_integer((json_int_t)r->min_head_size));
-    json_object_set_new(j, "min_head_size_lower", json_integer((json_int_t)r->lower));
-    json_object_set_new(j, "min_head_size_upper",
-                        r->certified ? json_integer((json_int_t)r->upper) : json_null());
-    json_object_set_new(j, "block_lower", json_integer((json_int_t)r->block_lower));
-    json_object_set_new(j, "blocks", json_integer((json_int_t)r->blocks));
-    json_object_set_new(j, "innovation_gap",
-                        json_pack("{s:o, s:o}", "min_innovative",
-                                  cli_json_real(r->min_innovative), "max_not_innovative",
-                                  cli_json_real(r->max_not_innovative)));
-    if (r->generic_known) {
-        json_t *g = cli_json_generic(&r->generic);
-        json_object_update(j, g);
-        json_decref(g);
-    }
-    json_object_set_new(j, "head_size", json_integer((json_int_t)o->head_size));
-    json_object_set_new(j, "representable", o->representable == 1   ? json_true()
-                                            : o->representable == 0 ? json_false()
-                                                                    : json_null());
-    if (o->have_certificate)
-        json_object_set_new(j, "certificate",
-                            represent_certificate_json(a, &o->certificate, r->storage_rule));
-    if (o->have_logit_error_lower)
-        json_object_set_new(j, "logit_error_lower", cli_json_real(o->logit_error_lower));
-    if (o->have_fit) {
-        json_object_set_new(j, "fit", represent_fit_json(&o->fit));
-    } else if (o->fit_skipped[0] != '\0') {
-        json_object_set_new(j, "fit_skipped", json_string(o->fit_skipped));
-    }
-    if (o->biased)
-        json_object_set_new(j, "positional_bias", represent_bias_json(a, o));
-    return j;
-}
-
 /* ---- the run ---- */
 
-static void masked_options(const represent_args *a, ar_precision prec, ar_axis axis,
+void represent_masked_opts(const represent_args *a, ar_precision prec, ar_axis axis,
                            ar_masked_opts *o)
 {
     ar_masked_opts_init(o);
@@ -275,7 +202,7 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
         cli_set_blas_threads(1);
     ar_represent_run_opts ro;
     ar_represent_run_opts_init(&ro);
-    masked_options(a, prec, axis, &ro.masked);
+    represent_masked_opts(a, prec, axis, &ro.masked);
     ro.mask = &mask;
     ro.infer_mask = is_auto;
     represent_progress rp;
@@ -286,7 +213,7 @@ int represent_masked(const represent_args *a, ar_cview p, ar_precision prec, con
     if (code < 0) {
         ar_mask_format(run->masked_res.mask, o.mask_text, sizeof o.mask_text);
         if (a->json)
-            code = cli_json_print(outcome_json(a, run));
+            code = represent_print_json(a, run);
         else {
             print_outcome(a, &o);
             if (run->biased)

@@ -14,35 +14,14 @@ typedef struct stack_state {
     ar_axis axis;
 } stack_state;
 
-/* The per-slice options of both analyses from the arguments: the options a
- * flag did not set keep the library's defaults. */
-static void stack_opts(const represent_args *a, ar_axis axis, ar_precision prec,
+/* The per-slice options: the unmasked analysis's as run() resolved them,
+ * the masked one's as for a single map. */
+static void stack_opts(const represent_args *a, const ar_represent_opts *ro,
                        ar_represent_stack_opts *o)
 {
     ar_represent_stack_opts_init(o);
-    ar_masked_opts *m = &o->masked;
-    m->axis = axis;
-    m->precision = prec;
-    m->smooth = a->smooth;
-    m->seed = a->seed;
-    m->extra_rank = a->extra_rank;
-    if (a->tau_seen)
-        m->tau = a->tau;
-    if (a->accuracy_seen)
-        m->accuracy = a->accuracy;
-    if (a->sum_tol_seen)
-        m->sum_tol = a->sum_tol;
-    if (a->verify_seen)
-        m->verify_seconds = a->verify_seconds;
-    ar_represent_opts *r = &o->represent;
-    r->axis = axis;
-    r->precision = prec;
-    r->smooth = a->smooth;
-    r->atol = a->atol;
-    if (a->rtol_seen)
-        r->rtol = a->rtol;
-    if (a->sum_tol_seen)
-        r->sum_tol = a->sum_tol;
+    o->represent = *ro;
+    represent_masked_opts(a, ro->precision, ro->axis, &o->masked);
     o->head_size_given = a->head_size_seen;
     o->head_size = a->head_size;
 }
@@ -64,49 +43,18 @@ static void format_index(const ar_array *arr, size_t k, char *buf, size_t len)
         snprintf(buf + used, len - used, ")");
 }
 
-static json_t *slice_json(const stack_state *st, size_t k, const ar_represent_stack_slice *s)
-{
-    size_t idx[AR_ARRAY_MAX_DIMS], lead = st->arr->ndim > 2 ? st->arr->ndim - 2 : 0;
-    ar_array_slice_index(st->arr, k, idx);
-    json_t *index = json_array();
-    for (size_t t = 0; t < lead; t++)
-        json_array_append_new(index, json_integer((json_int_t)idx[t]));
-    json_t *o = json_pack("{s:o, s:s, s:s, s:s, s:I}", "index", index, "mask", s->mask,
-                          "mask_source", s->mask_inferred ? "inferred" : "given", "status",
-                          s->exact ? "exact" : "bounds", "min_head_size_lower",
-                          (json_int_t)s->lower);
-    json_object_set_new(o, "min_head_size",
-                        s->exact ? json_integer((json_int_t)s->lower) : json_null());
-    json_object_set_new(o, "min_head_size_upper",
-                        s->certified ? json_integer((json_int_t)s->upper) : json_null());
-    if (st->a->head_size_seen)
-        json_object_set_new(o, "representable",
-                            s->representable == 1   ? json_true()
-                            : s->representable == 0 ? json_false()
-                                                    : json_null());
-    return o;
-}
-
-static json_t *summary_json(const ar_represent_stack_result *r)
-{
-    return json_pack("{s:I, s:I, s:I, s:I}", "slices", (json_int_t)r->count, "exact",
-                     (json_int_t)r->exact, "max_min_head_size", (json_int_t)r->max,
-                     "median_min_head_size", (json_int_t)r->median);
-}
-
 static int emit(const stack_state *st, const ar_represent_stack_result *r)
 {
     const ar_array *arr = st->arr;
     const ar_represent_stack_slice *s = r->slices;
     int fails = (int)r->failed;
     if (st->a->json) {
-        json_t *slices = json_array();
-        for (size_t k = 0; k < arr->count; k++)
-            json_array_append_new(slices, slice_json(st, k, &s[k]));
-        int code = cli_json_print(json_pack("{s:s, s:I, s:s, s:o, s:o}", "source",
-                                            st->a->p_file, "n", (json_int_t)arr->rows, "axis",
-                                            ar_axis_name(st->axis), "slices", slices, "summary",
-                                            summary_json(r)));
+        /* the leading axes as stored: the record's slice indices */
+        char *text = NULL;
+        ar_error err = {{0}};
+        int rc = ar_represent_stack_json(r, arr->shape, arr->ndim > 2 ? arr->ndim - 2 : 0, 0,
+                                         &text, &err);
+        int code = cli_json_print_sourced("represent", st->a->p_file, rc, text, &err);
         return code != CLI_EXIT_OK ? code : fails ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
     printf("P: %s, a stack of %zu maps of %zu x %zu (--axis %s)\n", st->a->p_file, arr->count,
@@ -142,9 +90,9 @@ static int stack_error(const stack_state *st, int rc, const ar_error *err, size_
     return cli_status_error("represent", rc, err, where);
 }
 
-int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
-                    ar_precision prec)
+int represent_stack(const represent_args *a, const ar_array *arr, const ar_represent_opts *ro)
 {
+    ar_axis axis = ro->axis;
     if (a->weights_out != NULL || a->x_file != NULL)
         return cli_usage_error("represent", "%s: a stack of %zu maps: --weights-out and --X take "
                                "a single map",
@@ -157,7 +105,7 @@ int represent_stack(const represent_args *a, const ar_array *arr, ar_axis axis,
                                a->p_file, arr->rows, arr->cols);
     stack_state st = {a, arr, axis};
     ar_represent_stack_opts o;
-    stack_opts(a, axis, prec, &o);
+    stack_opts(a, ro, &o);
     ar_mask mask = ar_mask_none();
     int is_auto = 0;
     int masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;

@@ -21,6 +21,8 @@ _TOLERANCE_OPTIONAL = frozenset({"rule", "certain_threshold", "certain_rank", "s
 
 
 def _optional(cls):
+    if cls is attnrank.RepresentSlice:  # a verdict only for a tested head size
+        return frozenset({"representable"})
     return _TOLERANCE_OPTIONAL if cls is Tolerance else getattr(cls, "_OMIT", frozenset())
 
 
@@ -389,3 +391,86 @@ def test_weights_equals_the_cli(cli, tmp_path, gen, kw):
     assert list(got.to_dict()) == list(want)  # the same order too
     for layer in got.layers:
         assert all(h.layer == layer.layer for h in layer.heads)  # the enclosing layer's
+# ---- represent ----------------------------------------------------------------------
+# The CLI's input names are the face's: "source" first, x's "source" (the --X
+# file) and the certificate's "weights_prefix" (--weights-out).
+
+def _map(rng, n, rank, window=0):
+    """A column-stochastic map of logit rank `rank`; with window W > 0 under
+    the window:W mask (query j sees keys j - W < i <= j; n: causal)."""
+    logits = rng.standard_normal((n, rank)) @ rng.standard_normal((rank, n))
+    e = np.exp(logits - logits.max(axis=0))
+    if window:
+        i, j = np.indices((n, n))
+        e = np.where((i <= j) & (i > j - window), e, 0.0)
+    return e / e.sum(axis=0)
+
+
+def _represent_cli(cli, tmp_path, p, kw, x=None):
+    path = tmp_path / "p.npy"
+    np.save(path, p)
+    flags = dict(kw)
+    if flags.pop("fit", True) is False:
+        flags["no_fit"] = True
+    args = []
+    if x is not None:
+        np.save(tmp_path / "x.npy", x)
+        args = ["--X", tmp_path / "x.npy"]
+    want = _cli(cli, "represent", path, "--axis", "col", *args, *_flags(flags), ok=(0, 1))
+    assert want.pop("source") == str(path)
+    if x is not None:
+        assert want["x"].pop("source") == str(tmp_path / "x.npy")
+    return want
+
+
+REPRESENT_CASES = [
+    (attnrank.Represent, {}),
+    (attnrank.Represent, {"head_size": 1, "max_iter": 3, "seed": 2 ** 64 - 1}),
+    (attnrank.Represent, {"head_size": 1, "fit": False, "smooth": 1e-9}),
+    (attnrank.Represent, {"bias": "alibi:0.5"}),
+    (attnrank.Represent, {"precision": "float16", "head_size": 4, "fit": False}),
+    (attnrank.MaskedRepresent, {"mask": "auto", "smooth": 1e-12}),
+    (attnrank.MaskedRepresent, {"mask": "causal", "head_size": 1, "max_iter": 3}),
+    (attnrank.MaskedRepresent, {"mask": "window:3", "head_size": 2}),
+    (attnrank.MaskedRepresent, {"mask": "auto", "bias": "alibi-causal:0.25"}),
+]
+
+
+@pytest.mark.parametrize("cls, kw", REPRESENT_CASES)
+def test_represent_equals_the_cli(cli, tmp_path, cls, kw):
+    rng = np.random.default_rng(6)
+    window = 3 if kw.get("mask") == "window:3" else 8 if "mask" in kw else 0
+    p = _map(rng, 8, 3, window)
+    want = _represent_cli(cli, tmp_path, p, kw)
+    got = attnrank.represent(p, axis="col", **kw)
+    assert type(got) is cls and got.to_dict() == want
+    assert_fields_are_keys(cls, want)
+
+
+def test_represent_with_x_equals_the_cli(cli, tmp_path):
+    rng = np.random.default_rng(7)
+    p, x = _map(rng, 6, 2), rng.standard_normal((4, 6))
+    want = _represent_cli(cli, tmp_path, p, {}, x=x)
+    assert want["x"]["given"] and "shift_forced" in want["x"]
+    assert attnrank.represent(p, axis="col", x=x).to_dict() == want
+    assert_fields_are_keys(attnrank.Represent, want)
+
+
+@pytest.mark.parametrize("kw", [{}, {"mask": "auto", "head_size": 2}])
+def test_represent_stack_equals_the_cli(cli, tmp_path, kw):
+    rng = np.random.default_rng(8)
+    window = 6 if "mask" in kw else 0
+    p = np.stack([_map(rng, 6, r, window) for r in (1, 2, 3, 4)]).reshape(2, 2, 6, 6)
+    want = _represent_cli(cli, tmp_path, p, kw)
+    got = attnrank.represent(p, axis="col", **kw)
+    assert type(got) is attnrank.RepresentStack and got.to_dict() == want
+    assert_fields_are_keys(attnrank.RepresentStack, want)
+    assert ("representable" in want["slices"][0]) == ("head_size" in kw)
+
+
+def test_represent_record_keeps_the_weights():
+    p = _map(np.random.default_rng(9), 5, 2)
+    r = attnrank.represent(p, axis="col", certificate=True)
+    assert r.certificate.wq.shape == (r.certificate.head_size, 5)
+    assert "wq" not in r.to_dict()["certificate"]
+    assert attnrank.represent(p, axis="col").certificate.wq is None
