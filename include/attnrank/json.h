@@ -27,6 +27,7 @@
 #include "model_config.h"
 #include "heads_run.h"
 #include "bottleneck.h"
+#include "check.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,6 +132,14 @@ AR_API int ar_param_count_json(const ar_bert_config *c, const ar_param_count *p,
  * / printed), max_abs_deviation, tolerance (0.005: the paper prints
  * millions).  A count's failure is its code (err naming the table). */
 AR_API int ar_paper_tables_json(unsigned flags, char **text, ar_error *err);
+
+/* `attnrank check --json` without the refit's "file" (the CLI's): configs
+ * (per entry config, d, heads, n, head_size, layers (null when not given),
+ * mask, conditions {condition, holds, why, status} and, with a config's
+ * bias, positional_bias with this entry's layer kind), failed_conditions,
+ * and when an allocation condition was evaluated law {intercept, slope,
+ * params_coeff, source} and, with a refit, fit (points .. chi2_red). */
+AR_API int ar_check_run_json(const ar_check_run *r, unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }
