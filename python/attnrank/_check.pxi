@@ -1,11 +1,9 @@
 # Included by _core.pyx: theorem conditions on a model configuration, the
 # Python face of ``attnrank check`` (ar_check_run_add, attnrank/check.h).
-# The verdicts and their reasons come from the library; this file gathers
-# the configurations (sizes, a config.json's layer kinds, a list) and the law.
+# The run, its verdicts and its record come from the library; this file
+# converts the arguments (sizes, a config.json's path, a list, the law).
 
 from collections.abc import Mapping
-
-import dataclasses
 
 from attnrank._capi cimport (
     ar_dw_law_paper, ar_dw_fit, ar_check_require_parse,
@@ -13,7 +11,7 @@ from attnrank._capi cimport (
     ar_check_run_add, ar_check_run_free, ar_check_run_json,
 )
 
-from attnrank._results_check import Check, CheckLaw, CheckReport, CheckVerdict
+from attnrank._results_check import Check, CheckLaw, CheckReport
 
 # The keys of an entry of ``configs``: the CSV columns of ``check --configs``.
 _CHECK_ROW_KEYS = ("d", "heads", "n", "head_size", "layers", "mask", "config", "require", "name")
