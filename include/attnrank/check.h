@@ -162,7 +162,9 @@ AR_API void ar_check_model_free(ar_check_model *m);
 
 /* One configuration as the caller gave it. */
 typedef struct ar_check_config {
-    const char *label;     /* its name in the record and in messages (NULL: "") */
+    const char *label;     /* its name in the record and in messages; NULL or "": the
+                              config's path (its first 250 bytes), else the sizes and mask
+                              given, "d=768, heads=12, n=512, mask=causal, layers=12" */
     size_t d, heads, n, head_size, layers; /* 0: not given (with a config: read from it) */
     unsigned require;      /* AR_CHECK_REQUIRE bits (0 is refused) */
     const char *mask;      /* the mask as written (NULL or "": bidirectional, or the config's

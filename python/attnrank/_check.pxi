@@ -61,13 +61,6 @@ cdef object _check_law(object law, ar_check_run_opts *o, ar_dw_fit *fit, str fn)
     return b"fit"
 
 
-def _check_label(d, heads, n, mask, layers):
-    """The CLI's label of a configuration given by its sizes."""
-    parts = [(k, v) for k, v in (("d", d), ("heads", heads), ("n", n), ("mask", mask),
-                                 ("layers", layers)) if v]
-    return ", ".join(f"{k}={v}" for k, v in parts)
-
-
 cdef int _check_add(ar_check_run *run, object d, object heads, object n, object head_size,
                     object layers, object mask, unsigned bits, object config,
                     object name) except -1:
@@ -93,9 +86,7 @@ cdef int _check_add(ar_check_run *run, object d, object heads, object n, object 
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"name must be a string, got {name!r}")
     path = None
-    if config is None:
-        label = name if name else _check_label(c.d, c.heads, c.n, mask, c.layers)
-    else:
+    if config is not None:
         try:
             path = os.fsencode(config)
         except TypeError:
@@ -104,10 +95,10 @@ cdef int _check_add(ar_check_run *run, object d, object heads, object n, object 
         if b"\0" in path:
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
                                 f"config path contains a NUL byte: {config!r}")
-        label = name if name else os.fsdecode(config)[:250]
         c.config = path
-    label_c = label.encode("utf-8", "replace")
-    c.label = label_c
+    label_c = name.encode("utf-8", "replace") if name else None  # None: the library's label
+    if label_c is not None:
+        c.label = label_c
     mask_c = None
     if mask is not None:
         mask_c = mask.encode("utf-8", "replace")

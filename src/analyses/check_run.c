@@ -106,14 +106,38 @@ static int read_mask(const char *text, size_t n, ar_mask *mask, ar_error *err)
     return AR_OK;
 }
 
-/* One entry: the verdicts of c under mask_text, labelled label + suffix. */
+/* The label of a configuration the caller did not name: its config's
+ * path, or the sizes and mask given, in the order d, heads, n, mask, layers. */
+static void default_label(const ar_check_config *c, char *label, size_t len)
+{
+    if (c->config != NULL && c->config[0] != '\0') {
+        snprintf(label, len, "%.250s", c->config);
+        return;
+    }
+    const struct { const char *name; size_t v; } parts[] = {
+        {"d", c->d}, {"heads", c->heads}, {"n", c->n}, {"mask", 0}, {"layers", c->layers}};
+    size_t used = 0;
+    label[0] = '\0';
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        int is_mask = i == 3;
+        if ((is_mask ? c->mask == NULL || c->mask[0] == '\0' : parts[i].v == 0) || used >= len)
+            continue;
+        int k = is_mask ? snprintf(label + used, len - used, "%smask=%s", used ? ", " : "",
+                                   c->mask)
+                        : snprintf(label + used, len - used, "%s%s=%zu", used ? ", " : "",
+                                   parts[i].name, parts[i].v);
+        used += k > 0 ? (size_t)k : 0;
+    }
+}
+
+/* One entry: the verdicts of c under mask_text, labelled c's label + suffix. */
 static int judge(ar_check_run *run, const ar_check_config *c, const char *mask_text,
                  const char *suffix, ar_error *err)
 {
     ar_check_entry *e = new_entry(run);
     if (e == NULL)
         return ar_error_set(err, AR_ENOMEM, "check: out of memory");
-    snprintf(e->label, sizeof e->label, "%s%s", c->label != NULL ? c->label : "", suffix);
+    snprintf(e->label, sizeof e->label, "%s%s", c->label, suffix);
     int has_mask = mask_text != NULL && mask_text[0] != '\0';
     snprintf(e->mask, sizeof e->mask, "%s", has_mask ? mask_text : "none");
     ar_check_opts o;
@@ -173,7 +197,7 @@ static int judge_model(ar_check_run *run, const ar_check_config *given, ar_error
     ar_model_config m;
     int rc = ar_model_config_read(given->config, &m, err);
     if (rc != AR_OK)
-        return labelled(err, rc, given->label != NULL ? given->label : "");
+        return labelled(err, rc, given->label);
     ar_check_held *h = hold(run);
     if (h == NULL)
         return ar_error_set(err, AR_ENOMEM, "check: out of memory");
@@ -202,7 +226,13 @@ int ar_check_run_add(ar_check_run *run, const ar_check_config *c, ar_error *err)
 {
     if (run == NULL || c == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
+    char label[AR_CHECK_LABEL_LEN];
+    ar_check_config named = *c;
+    if (c->label == NULL || c->label[0] == '\0') {
+        default_label(c, label, sizeof label);
+        named.label = label;
+    }
     if (c->config != NULL && c->config[0] != '\0')
-        return judge_model(run, c, err);
-    return judge(run, c, c->mask, "", err);
+        return judge_model(run, &named, err);
+    return judge(run, &named, c->mask, "", err);
 }

@@ -342,28 +342,6 @@ static int write_junit(const char *path, const ar_check_run *run)
     return rc == AR_OK ? -1 : cli_status_error("check", rc, &err, NULL);
 }
 
-static void single_label(check_config *c)
-{
-    /* The flags given, in the order d, heads, n, mask, layers. */
-    size_t used = 0;
-    if (c->config[0]) {
-        snprintf(c->label, sizeof c->label, "%.250s", c->config);
-        return;
-    }
-    const struct { const char *name; size_t v; } parts[] = {
-        {"d", c->c.d}, {"heads", c->c.heads}, {"n", c->c.n}, {"mask", 0}, {"layers", c->c.layers}};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        int is_mask = strcmp(parts[i].name, "mask") == 0;
-        if ((is_mask ? c->mask[0] == '\0' : parts[i].v == 0) || used >= sizeof c->label)
-            continue;
-        int k = is_mask ? snprintf(c->label + used, sizeof c->label - used, "%smask=%s",
-                                   used ? ", " : "", c->mask)
-                        : snprintf(c->label + used, sizeof c->label - used, "%s%s=%zu",
-                                   used ? ", " : "", parts[i].name, parts[i].v);
-        used += k > 0 ? (size_t)k : 0;
-    }
-}
-
 int cmd_check(int argc, char **argv)
 {
     check_config c;
@@ -440,8 +418,7 @@ int cmd_check(int argc, char **argv)
         count = 0;
         code = run_configs(configs, &c, &run, &count);
     } else {
-        single_label(&c);
-        code = evaluate(&c, &run);
+        code = evaluate(&c, &run); /* labelled by the library */
     }
     if (code < 0 && junit != NULL)
         code = write_junit(junit, &run);
