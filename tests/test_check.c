@@ -576,6 +576,10 @@ static void test_run_refit(void **state)
     assert_non_null(strstr(text, "\"fit\":{\"points\":4"));
     assert_non_null(strstr(text, "\"source\":\"fit\""));
     ar_json_free(text);
+    for (size_t i = 0; i < 20; i++) /* the entries grow past their first block */
+        assert_int_equal(ar_check_run_add(&run, &c, &err), AR_OK);
+    assert_int_equal(run.count, 21);
+    assert_string_equal(run.entry[20].label, "g");
     ar_check_run_free(&run);
 }
 

@@ -56,20 +56,28 @@ void ar_check_run_free(ar_check_run *run)
     memset(run, 0, sizeof *run);
 }
 
-/* Room for one more entry; NULL when out of memory. */
+/* items (count used of *cap, each size bytes) with room for one more: items
+ * itself or its reallocation; NULL when out of memory (items unchanged). */
+static void *grow(void *items, size_t *cap, size_t count, size_t size)
+{
+    if (count < *cap)
+        return items;
+    size_t more = *cap ? 2 * *cap : 8;
+    void *q = realloc(items, more * size);
+    if (q != NULL)
+        *cap = more;
+    return q;
+}
+
+/* A cleared new entry; NULL when out of memory. */
 static ar_check_entry *new_entry(ar_check_run *run)
 {
-    if (run->count == run->cap) {
-        size_t cap = run->cap ? 2 * run->cap : 8;
-        ar_check_entry *e = realloc(run->entry, cap * sizeof *e);
-        if (e == NULL)
-            return NULL;
-        run->entry = e;
-        run->cap = cap;
-    }
-    ar_check_entry *e = &run->entry[run->count];
-    memset(e, 0, sizeof *e);
-    return e;
+    ar_check_entry *e = grow(run->entry, &run->cap, run->count, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    run->entry = e;
+    memset(&e[run->count], 0, sizeof *e);
+    return &e[run->count];
 }
 
 /* err's message behind a prefix (the configuration's label). */
@@ -174,14 +182,10 @@ static int judge(ar_check_run *run, const ar_check_config *c, const char *mask_t
 /* Keep a config's kinds in the run; NULL when out of memory. */
 static ar_check_held *hold(ar_check_run *run)
 {
-    if (run->nheld == run->heldcap) {
-        size_t cap = run->heldcap ? 2 * run->heldcap : 4;
-        ar_check_held **h = realloc(run->held, cap * sizeof *h);
-        if (h == NULL)
-            return NULL;
-        run->held = h;
-        run->heldcap = cap;
-    }
+    ar_check_held **held = grow(run->held, &run->heldcap, run->nheld, sizeof *held);
+    if (held == NULL)
+        return NULL;
+    run->held = held;
     ar_check_held *h = calloc(1, sizeof *h);
     if (h != NULL) {
         h->stated = ar_mask_none();

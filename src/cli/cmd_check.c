@@ -295,9 +295,7 @@ static int print_json(const ar_check_run *run, const char *fit_file)
     json_t *o = cli_json_record("check", rc, text, &err, &code);
     if (o == NULL)
         return code;
-    if (json_object_get(o, "fit") != NULL)
-        json_object_set_new(o, "fit", cli_json_prepend("file", json_string(fit_file),
-                                                       json_incref(json_object_get(o, "fit"))));
+    cli_law_file_into_fit(o, fit_file);
     return cli_json_print(o);
 }
 

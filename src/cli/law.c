@@ -51,6 +51,14 @@ int cli_law_read(const char *cmd, const char *path, cli_law *law)
     return -1;
 }
 
+void cli_law_file_into_fit(json_t *record, const char *file)
+{
+    json_t *fit = json_object_get(record, "fit");
+    if (fit != NULL)
+        json_object_set_new(record, "fit",
+                            cli_json_prepend("file", json_string(file), json_incref(fit)));
+}
+
 void cli_law_print_fit(const cli_law *law)
 {
     const ar_dw_fit *f = &law->fit;
