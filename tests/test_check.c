@@ -2,7 +2,8 @@
  * and fails one step past it (bidirectional n - 1 with d >= n, causal
  * floor(n/2), the depth-width law's transition depth and the 15% band
  * around the optimal depth), the status each verdict rests on, --strict on
- * a conjectural value, the reasons, and every error path. */
+ * a conjectural value, the reasons, every error path, and the run over
+ * configurations (ar_check_run_add) with its JSON record. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -459,6 +460,133 @@ static void test_model_kinds(void **state)
     ar_check_model_free(NULL);
 }
 
+/* A config.json with text, in a temporary file (path: its name). */
+static void write_config(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_run(void **state)
+{
+    (void)state;
+    ar_error err = {{0}};
+    ar_check_run_opts o;
+    ar_check_run_opts_init(&o);
+    assert_string_equal(o.law_source, "paper");
+    o.style = AR_OPTION_STYLE_PYTHON;
+    o.strict = 1;
+    ar_check_run run;
+    ar_check_run_init(&run, &o);
+    /* by its sizes: one entry, the reasons in the run's style */
+    ar_check_config c = {.label = "w", .d = 64, .heads = 2, .n = 40, .layers = 3,
+                         .require = AR_CHECK_REQUIRE_ALL, .mask = "sink:4+window:16"};
+    assert_int_equal(ar_check_run_add(&run, &c, &err), AR_OK);
+    assert_int_equal(run.count, 1);
+    assert_string_equal(run.entry[0].label, "w");
+    assert_string_equal(run.entry[0].mask, "sink:4+window:16");
+    assert_non_null(strstr(run.entry[0].result.verdicts[0].why, "(strict=True)"));
+    assert_int_equal(run.failed, run.entry[0].result.failed);
+    assert_true(run.uses_law);
+    /* a mask the allocation conditions ignore is kept as written */
+    ar_check_config alloc = {.label = "a", .d = 768, .layers = 12,
+                             .require = AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT),
+                             .mask = "casual"};
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_OK);
+    assert_string_equal(run.entry[1].mask, "casual");
+    /* ... and refused where no-bottleneck reads it */
+    alloc.require = AR_CHECK_REQUIRE_ALL;
+    alloc.heads = 12;
+    alloc.n = 512;
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "{opt:mask}: unknown mask 'casual'"));
+    alloc.mask = "docs:8/9";
+    alloc.n = 16;
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_ESIZE);
+    assert_non_null(strstr(err.msg, "{opt:mask=docs:8/9}: document lengths"));
+    alloc.mask = "auto";
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "needs an attention map"));
+    /* the configuration's faults name its label */
+    alloc.mask = NULL;
+    alloc.require = 0;
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "a: no condition required (use {opt:require})");
+    alloc.require = AR_CHECK_REQUIRE(AR_CHECK_NEAR_OPTIMAL);
+    alloc.layers = 0;
+    assert_int_equal(ar_check_run_add(&run, &alloc, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "a: near-optimal-allocation needs the depth"));
+    assert_int_equal(run.count, 2); /* the failures added nothing */
+    /* a config.json: one entry per layer kind, each with its bias */
+    char path[] = "/tmp/attnrank_check_XXXXXX";
+    write_config(path, "{\"model_type\": \"t5\", \"d_model\": 512, \"num_heads\": 8, "
+                       "\"n_positions\": 512}");
+    ar_check_config t5 = {.label = "t5", .require = AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK),
+                          .config = path};
+    assert_int_equal(ar_check_run_add(&run, &t5, &err), AR_OK);
+    assert_int_equal(run.count, 4);
+    assert_string_equal(run.entry[2].label, "t5 [encoder self-attention: none]");
+    assert_string_equal(run.entry[3].mask, "causal");
+    assert_non_null(run.entry[3].bias);
+    assert_int_equal(run.entry[3].bias_kind, 1);
+    assert_int_equal(run.entry[3].result.d, 512);
+    /* the record: the verdicts' status, the law without a refit */
+    char *text = NULL;
+    assert_int_equal(ar_check_run_json(&run, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"status\":\"conjectural\""));
+    assert_non_null(strstr(text, "\"mask\":\"casual\""));
+    assert_non_null(strstr(text, "\"label\":\"decoder self-attention\""));
+    assert_non_null(strstr(text, "\"source\":\"paper\""));
+    assert_null(strstr(text, "\"fit\""));
+    ar_json_free(text);
+    remove(path);
+    t5.config = path; /* now missing: the label first */
+    assert_int_equal(ar_check_run_add(&run, &t5, &err), AR_EIO);
+    assert_true(strncmp(err.msg, "t5: ", 4) == 0);
+    ar_check_run_free(&run);
+    assert_int_equal(run.count, 0);
+    ar_check_run_free(NULL);
+    assert_int_equal(ar_check_run_add(NULL, &c, &err), AR_EINVAL);
+    assert_int_equal(ar_check_run_json(NULL, 0, &text, &err), AR_EINVAL);
+}
+
+static void test_run_refit(void **state)
+{
+    (void)state;
+    ar_dw_fit fit;
+    const double pts[] = {0, 4, 8, 12, 100, 200, 400, 800};
+    ar_cview v;
+    ar_error err = {{0}};
+    assert_int_equal(ar_cview_init(&v, pts, 4, 2, 1, 4), AR_OK);
+    assert_int_equal(ar_dw_fit_table(v, &fit, &err), AR_OK);
+    ar_check_run_opts o;
+    ar_check_run_opts_init(&o);
+    o.law.intercept = fit.intercept;
+    o.law.slope = fit.slope;
+    o.law_source = "fit";
+    o.fit = &fit;
+    ar_check_run run;
+    ar_check_run_init(&run, &o);
+    assert_true(run.have_fit && run.opts.fit == NULL); /* copied */
+    ar_check_config c = {.label = "g", .d = 12288, .layers = 24,
+                         .require = AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT)};
+    assert_int_equal(ar_check_run_add(&run, &c, &err), AR_OK);
+    assert_true(run.entry[0].result.verdicts[0].holds);
+    char *text = NULL;
+    assert_int_equal(ar_check_run_json(&run, 0, &text, &err), AR_OK);
+    assert_non_null(strstr(text, "\"fit\":{\"points\":4"));
+    assert_non_null(strstr(text, "\"source\":\"fit\""));
+    ar_json_free(text);
+    for (size_t i = 0; i < 20; i++) /* the entries grow past their first block */
+        assert_int_equal(ar_check_run_add(&run, &c, &err), AR_OK);
+    assert_int_equal(run.count, 21);
+    assert_string_equal(run.entry[20].label, "g");
+    ar_check_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +601,8 @@ int main(void)
         cmocka_unit_test(test_evaluate),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_model_kinds),
+        cmocka_unit_test(test_run),
+        cmocka_unit_test(test_run_refit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,7 @@ static void test_initialisers_zero_the_tail(void **state)
     CHECK_TAIL(ar_bottleneck_heads_opts, ar_bottleneck_heads_opts_init(p));
     CHECK_TAIL(ar_bert_config, ar_bert_config_init(p, 768, 12, 64));
     CHECK_TAIL(ar_check_opts, ar_check_opts_init(p));
+    CHECK_TAIL(ar_check_run_opts, ar_check_run_opts_init(p));
     CHECK_TAIL(ar_circuit_opts, ar_circuit_opts_init(p));
     CHECK_TAIL(ar_circuits_opts, ar_circuits_opts_init(p));
     CHECK_TAIL(ar_collapse_opts, ar_collapse_opts_init(p));

@@ -154,6 +154,82 @@ AR_API int ar_check_model_kinds(const ar_model_config *cfg, const char *config_n
                                 size_t *head_size, ar_check_model *out, ar_error *err);
 AR_API void ar_check_model_free(ar_check_model *m);
 
+/* ---- a run: configurations judged against one law -------------------- */
+
+/* The workflow `attnrank check` and `attnrank.check` share: each
+ * configuration (its sizes, or a model's config.json with one entry per
+ * layer kind), its mask read where no-bottleneck needs it, its verdicts,
+ * its positional bias, and the count of failures over all of them.  The
+ * record is written as JSON by ar_check_run_json (json.h); the faces read
+ * their inputs (a CSV, a list), label the configurations and print. */
+
+#define AR_CHECK_LABEL_LEN 256
+#define AR_CHECK_MASK_LEN 128
+
+/* One configuration as the caller gave it. */
+typedef struct ar_check_config {
+    const char *label;     /* its name in the record and in messages; NULL or "": the
+                              config's path (its first 250 bytes), else the sizes and mask
+                              given, "d=768, heads=12, n=512, mask=causal, layers=12" */
+    size_t d, heads, n, head_size, layers; /* 0: not given (with a config: read from it) */
+    unsigned require;      /* AR_CHECK_REQUIRE bits (0 is refused) */
+    const char *mask;      /* the mask as written (NULL or "": bidirectional, or the config's
+                              layer kinds); parsed only when no-bottleneck is required, so a
+                              mask the allocation conditions ignore is kept as written */
+    const char *config;    /* a model's config.json path (NULL or "": none) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_check_config;
+
+typedef struct ar_check_run_opts {
+    int strict;            /* a verdict resting on a conjectural value fails (default 0) */
+    ar_dw_law law;         /* of the allocation conditions (default the paper's) */
+    const char *law_source;/* "paper" (default), "given", "fit" or a law file; borrowed */
+    const ar_dw_fit *fit;  /* the refit the law came from (NULL, default: none); copied */
+    ar_option_style style; /* the spelling of options in the reasons (default the CLI's) */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_check_run_opts;
+
+/* Set *opts to the defaults listed above (NULL is ignored). */
+AR_API void ar_check_run_opts_init(ar_check_run_opts *opts);
+
+/* One configuration, or one layer kind of a model's. */
+typedef struct ar_check_entry {
+    char label[AR_CHECK_LABEL_LEN]; /* the caller's, with " [LABEL: MASK]" per config kind */
+    char mask[AR_CHECK_MASK_LEN];   /* the mask judged, as written; "none" without one */
+    ar_check_result result;
+    const ar_model_bias_report *bias; /* the config's positional bias (NULL: none); this
+                                         entry's kind is bias->kind[bias_kind] */
+    size_t bias_kind;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_check_entry;
+
+typedef struct ar_check_held ar_check_held; /* a config's kinds and mask (internal) */
+
+typedef struct ar_check_run {
+    ar_check_run_opts opts;  /* as given; opts.fit points at fit below */
+    int have_fit;
+    ar_dw_fit fit;
+    size_t count;            /* entries */
+    ar_check_entry *entry;
+    size_t failed;           /* verdicts that do not hold, over every entry */
+    int uses_law;            /* an allocation condition was evaluated */
+    size_t nheld, cap, heldcap;
+    ar_check_held **held;
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_check_run;
+
+/* An empty run under opts (NULL: defaults).  Free with ar_check_run_free. */
+AR_API void ar_check_run_init(ar_check_run *run, const ar_check_run_opts *opts);
+/* Judge one configuration and append its entries (one, or one per layer
+ * kind of its config).  err's message is whole, for the face to print as
+ * it is: "LABEL: ..." for the configuration's faults (no condition, a size
+ * a condition needs, a law no verdict exists under, an unreadable config),
+ * the config's own message for its sizes and masks, "{opt:mask}: ..." for
+ * a mask that does not parse or fit n.  On failure the run keeps the
+ * entries added before. */
+AR_API int ar_check_run_add(ar_check_run *run, const ar_check_config *c, ar_error *err);
+AR_API void ar_check_run_free(ar_check_run *run);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@
 #include "weights.h"
 #include "represent_run.h"
 #include "represent_stack.h"
+#include "check.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -180,6 +181,14 @@ AR_API int ar_represent_run_json(const ar_represent_run_result *r, const ar_bias
  * AR_EINVAL also when the leading axes do not hold r->count slices. */
 AR_API int ar_represent_stack_json(const ar_represent_stack_result *r, const size_t *lead,
                                    size_t nlead, unsigned flags, char **text, ar_error *err);
+
+/* `attnrank check --json` without the refit's "file" (the CLI's): configs
+ * (per entry config, d, heads, n, head_size, layers (null when not given),
+ * mask, conditions {condition, holds, why, status} and, with a config's
+ * bias, positional_bias with this entry's layer kind), failed_conditions,
+ * and when an allocation condition was evaluated law {intercept, slope,
+ * params_coeff, source} and, with a refit, fit (points .. chi2_red). */
+AR_API int ar_check_run_json(const ar_check_run *r, unsigned flags, char **text, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,21 +1,17 @@
 # Included by _core.pyx: theorem conditions on a model configuration, the
-# Python face of ``attnrank check`` (ar_check_evaluate, attnrank/check.h).
-# The verdicts and their reasons come from the library; this file gathers
-# the configurations (sizes, a config.json's layer kinds, a list) and the law.
+# Python face of ``attnrank check`` (ar_check_run_add, attnrank/check.h).
+# The run, its verdicts and its record come from the library; this file
+# converts the arguments (sizes, a config.json's path, a list, the law).
 
 from collections.abc import Mapping
 
-import dataclasses
-
 from attnrank._capi cimport (
-    ar_dw_law, ar_dw_law_paper, ar_dw_fit, ar_dw_fit_table,
-    ar_check_condition, AR_CHECK_NO_BOTTLENECK, ar_check_status,
-    ar_check_condition_name, ar_check_status_name, ar_check_require_parse,
-    ar_check_opts, ar_check_opts_init, ar_check_verdict, ar_check_result,
-    ar_check_evaluate, ar_check_model, ar_check_model_kinds, ar_check_model_free,
+    ar_dw_law_paper, ar_dw_fit, ar_check_require_parse,
+    ar_check_config, ar_check_run_opts, ar_check_run_opts_init, ar_check_run, ar_check_run_init,
+    ar_check_run_add, ar_check_run_free, ar_check_run_json,
 )
 
-from attnrank._results_check import Check, CheckLaw, CheckReport, CheckVerdict
+from attnrank._results_check import Check, CheckLaw, CheckReport
 
 # The keys of an entry of ``configs``: the CSV columns of ``check --configs``.
 _CHECK_ROW_KEYS = ("d", "heads", "n", "head_size", "layers", "mask", "config", "require", "name")
@@ -46,93 +42,40 @@ def _check_require(require, str fn):
     return bits
 
 
-cdef tuple _check_law(object law, ar_dw_law *out, str fn):
-    """Set *out from law (None, a mapping, a CheckLaw, a JSON file's path
-    or transition points); returns (CheckLaw, CheckLawFit or None).  The
-    library judges whether the numbers make a law when a verdict needs
-    one."""
-    cdef ar_dw_fit fit
-    out[0] = ar_dw_law_paper()
+cdef object _check_law(object law, ar_check_run_opts *o, ar_dw_fit *fit, str fn):
+    """Set o's law from law (None, a mapping, a CheckLaw, a JSON file's path
+    or transition points, then fit is the refit); returns the source's
+    bytes, which o borrows.  The library judges whether the numbers make a
+    law when a verdict needs one."""
+    o.law = ar_dw_law_paper()
     if law is None:
-        return CheckLaw(out.intercept, out.slope, out.params_coeff, "paper"), None
+        return b"paper"
     if isinstance(law, (Mapping, CheckLaw, str, os.PathLike)):
         # read as `depthwidth(law=...)` and the CLI's --law read it
-        out.intercept, out.slope, out.params_coeff, source = _dw_read_law(law, fn)
-        return CheckLaw(out.intercept, out.slope, out.params_coeff, source), None
+        o.law.intercept, o.law.slope, o.law.params_coeff, source = _dw_read_law(law, fn)
+        return source.encode("utf-8", "replace")
     # transition points: rows depth, width[, width error]
-    _dw_fit_points(law, &fit, "ar_dw_fit_table")
-    out.intercept, out.slope = fit.intercept, fit.slope
-    return (CheckLaw(out.intercept, out.slope, out.params_coeff, "fit"),
-            _dw_fit_record(&fit, None))
+    _dw_fit_points(law, fit, "ar_dw_fit_table")
+    o.law.intercept, o.law.slope = fit.intercept, fit.slope
+    o.fit = fit
+    return b"fit"
 
 
-cdef object _check_one(size_t d, size_t heads, size_t n, size_t hs, size_t layers, object mask,
-                       bint strict, unsigned bits, const ar_dw_law *law, str label, list uses):
-    """The verdicts of one configuration, from ar_check_evaluate."""
-    cdef str fn = "ar_check_evaluate"
-    cdef ar_check_opts o
-    ar_check_opts_init(&o)
-    o.require = bits
-    o.head_size = hs
-    o.layers = layers
-    o.strict = strict
-    o.law = law
-    cdef ar_mask m = ar_mask_none()
-    cdef bint is_auto = 0
-    cdef ar_check_result r
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef int rc
-    cdef size_t k
-    text = None
-    try:
-        # as the CLI, the mask is read only for the condition that uses it
-        if mask is not None and bits & (1u << AR_CHECK_NO_BOTTLENECK):
-            _mask_from(mask, AR_AXIS_ROW, n, 0, "ar_mask_parse", &m, &is_auto)
-            text = mask.encode("utf-8", "replace")
-            o.mask = &m
-            o.mask_text = text
-        with nogil:
-            rc = ar_check_evaluate(d, heads, n, &o, &r, &err)
-    finally:
-        ar_mask_free(&m)
-    check_status(rc, fn, &err, label)
-    uses[0] = uses[0] or bool(r.uses_law)
-    verdicts = tuple(
-        CheckVerdict(condition=_text(ar_check_condition_name(r.verdicts[k].condition)),
-                     holds=bool(r.verdicts[k].holds), why=_python_text(r.verdicts[k].why),
-                     status=_text(ar_check_status_name(r.verdicts[k].status)))
-        for k in range(r.count))
-    return Check(config=label, d=d, heads=heads or None, n=n or None,
-                 head_size=r.head_size or None, layers=layers or None,
-                 mask=mask if mask is not None else "none", conditions=verdicts)
-
-
-def _check_label(d, heads, n, mask, layers):
-    """The CLI's label of a configuration given by its sizes."""
-    parts = [(k, v) for k, v in (("d", d), ("heads", heads), ("n", n), ("mask", mask),
-                                 ("layers", layers)) if v]
-    return ", ".join(f"{k}={v}" for k, v in parts)
-
-
-cdef list _check_model(object d, object heads, object n, object head_size, object layers,
-                       object mask, bint strict, unsigned bits, object config,
-                       const ar_dw_law *law, object name, list uses):
-    """The verdicts of a configuration; with a config.json one Check per
-    layer kind of the model (its sizes fill what is not given)."""
-    cdef str fn = "ar_check_evaluate"
-    cdef ar_model_config cfg
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef int rc
-    cdef const char *cpath = NULL
+cdef int _check_add(ar_check_run *run, object d, object heads, object n, object head_size,
+                    object layers, object mask, unsigned bits, object config,
+                    object name) except -1:
+    """Judge one configuration into run (ar_check_run_add): with a config.json
+    one entry per layer kind of the model (its sizes fill what is not given)."""
+    cdef str fn = "ar_check_run_add"
+    cdef ar_check_config c
+    memset(&c, 0, sizeof(c))
     sizes = {}
     for key, value in (("d", d), ("heads", heads), ("n", n), ("layers", layers)):
         sizes[key] = 0 if value is None else _size(value, key, fn)
-    cdef size_t hs = 0
+    c.d, c.heads, c.n, c.layers = sizes["d"], sizes["heads"], sizes["n"], sizes["layers"]
     if head_size is not None:
-        hs = _size(head_size, "head_size", fn)
-        if hs == 0:
+        c.head_size = _size(head_size, "head_size", fn)
+        if c.head_size == 0:
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "head_size must be >= 1 (None: d / heads)")
     if mask is not None and not isinstance(mask, str):
@@ -142,60 +85,37 @@ cdef list _check_model(object d, object heads, object n, object head_size, objec
     if name is not None and not isinstance(name, str):
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"name must be a string, got {name!r}")
-    if config is None:
-        label = name if name else _check_label(sizes["d"], sizes["heads"], sizes["n"], mask,
-                                               sizes["layers"])
-        return [_check_one(sizes["d"], sizes["heads"], sizes["n"], hs, sizes["layers"], mask,
-                           strict, bits, law, label, uses)]
-    try:
-        path = os.fsencode(config)
-    except TypeError:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
-                            f"config must be a path, got {config!r}")
-    if b"\0" in path:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
-                            f"config path contains a NUL byte: {config!r}")
-    shown = os.fsdecode(config)
-    cpath = <const char *>path
-    with nogil:
-        rc = ar_model_config_read(cpath, &cfg, &err)
-    check_status(rc, "ar_model_config_read", &err, f"config {shown}")
-    shown_c = shown.encode("utf-8", "replace")
-    cdef size_t cd = sizes["d"], ch = sizes["heads"], cn = sizes["n"], cl = sizes["layers"]
-    cdef ar_check_model kinds
-    cdef ar_mask stated = ar_mask_none()
-    cdef bint is_auto = 0
-    if mask is not None:
-        # a mask that does not parse is reported by the condition that reads it
+    path = None
+    if config is not None:
         try:
-            _mask_from(mask, AR_AXIS_ROW, 0, 0, "ar_mask_parse", &stated, &is_auto)
-        except (ArgumentError, UnsupportedError):
-            stated = ar_mask_none()
-    try:
-        rc = ar_check_model_kinds(&cfg, shown_c, &stated if mask is not None else NULL, &cd, &ch,
-                                  &cn, &hs, &kinds, &err)
-        check_status(rc, "ar_check_model_kinds", &err)
-        bias = _positional_bias(&kinds.bias)
-        base = name if name else shown[:250]
-        out = []
-        for k in range(kinds.count):
-            kmask = mask if mask is not None else _text(kinds.kind[k].mask_text)
-            one = _check_one(cd, ch, cn, hs, cl, kmask, strict, bits, law,
-                             base + _text(kinds.kind[k].suffix), uses)
-            if bias is not None:
-                one = dataclasses.replace(one, positional_bias=dataclasses.replace(
-                    bias, layer_kinds=(bias.layer_kinds[k],)))
-            out.append(one)
-        return out
-    finally:
-        ar_check_model_free(&kinds)
-        ar_mask_free(&stated)
+            path = os.fsencode(config)
+        except TypeError:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
+                                f"config must be a path, got {config!r}")
+        if b"\0" in path:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_model_config_read",
+                                f"config path contains a NUL byte: {config!r}")
+        c.config = path
+    label_c = name.encode("utf-8", "replace") if name else None  # None: the library's label
+    if label_c is not None:
+        c.label = label_c
+    mask_c = None
+    if mask is not None:
+        mask_c = mask.encode("utf-8", "replace")
+        c.mask = mask_c
+    c.require = bits
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_check_run_add(run, &c, &err)
+    return check_status(rc, fn, &err)
 
 
 def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None, strict=False,
           require=None, config=None, configs=None, law=None):
     """Gate a model configuration on theorem conditions, for CI, as
-    ``attnrank check --json`` (ar_check_evaluate; docs/cli.md, "attnrank check").  Each
+    ``attnrank check --json`` (ar_check_run_add; docs/cli.md, "attnrank check").  Each
     required condition gets a verdict: whether it holds, why (the CLI's
     text), and the status of the value it rests on.
 
@@ -269,18 +189,15 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
     whose mask is unknown, DomainError for a law no verdict exists under or
     bad points.  The GIL is released during the computation.
     """
-    cdef str fn = "ar_check_evaluate"
-    cdef ar_dw_law c_law
-    law_rec, fit_rec = _check_law(law, &c_law, fn)
-    cdef unsigned bits = 0
-    uses = [False]
-    if configs is None:
-        bits = _check_require(require, fn)
-        recs = _check_model(d, heads, n, head_size, layers, mask, strict, bits, config, &c_law,
-                            None, uses)
-        if config is None:
-            return recs[0]
-    else:
+    cdef str fn = "ar_check_run_add"
+    cdef ar_check_run_opts o
+    cdef ar_dw_fit fit
+    ar_check_run_opts_init(&o)
+    source = _check_law(law, &o, &fit, fn)
+    o.law_source = source
+    o.strict = bool(strict)
+    o.style = AR_OPTION_STYLE_PYTHON
+    if configs is not None:
         if any(v is not None for v in (d, heads, n, head_size, layers, config)):
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "configs excludes d, heads, n, head_size, layers and config")
@@ -294,8 +211,16 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
                                 f"configs must be a sequence of mappings, got {configs!r}")
         if not rows:
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "configs: no configuration")
-        recs = []
-        for i, row in enumerate(rows):
+    cdef ar_check_run run
+    ar_check_run_init(&run, &o)
+    cdef char *text = NULL
+    cdef ar_error err
+    err.msg[0] = 0
+    try:
+        if configs is None:
+            _check_add(&run, d, heads, n, head_size, layers, mask, _check_require(require, fn),
+                       config, None)
+        for i, row in enumerate(rows if configs is not None else ()):
             if not isinstance(row, Mapping):
                 raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                     f"configs[{i}] must be a mapping, got {row!r}")
@@ -306,13 +231,16 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
                                     f"configs[{i}]: unknown key {bad[0]!r} (keys: "
                                     f"{', '.join(_CHECK_ROW_KEYS)})")
             rreq = row.get("require")
-            bits = _check_require(require if rreq is None else rreq, fn)
-            recs += _check_model(row.get("d"), row.get("heads"), row.get("n"),
-                                 row.get("head_size"), row.get("layers"), row.get("mask", mask),
-                                 strict, bits, row.get("config"), &c_law, row.get("name"), uses)
-    return CheckReport(configs=tuple(recs),
-                       failed_conditions=sum(len(c.failures) for c in recs),
-                       law=law_rec if uses[0] else None, fit=fit_rec if uses[0] else None)
+            _check_add(&run, row.get("d"), row.get("heads"), row.get("n"), row.get("head_size"),
+                       row.get("layers"), row.get("mask", mask),
+                       _check_require(require if rreq is None else rreq, fn),
+                       row.get("config"), row.get("name"))
+        rc = ar_check_run_json(&run, AR_JSON_NONFINITE, &text, &err)
+        report = _record_of_json(CheckReport, rc, text, &err, "ar_check_run_json")
+    finally:
+        ar_check_run_free(&run)
+    # a configuration given by its sizes is one Check
+    return report.configs[0] if configs is None and config is None else report
 
 
 def assert_conditions(d=None, heads=None, n=None, **kwargs):

@@ -1,29 +1,24 @@
 """Records of attnrank.check: the verdicts of theorem conditions on a model
-configuration, named as the JSON of ``attnrank check --json``
-(docs/conventions.md), so ``to_dict()`` and the CLI's output compare key by
-key."""
+configuration, built from the library's record (ar_check_run_json), the
+JSON of ``attnrank check --json`` (docs/conventions.md): the fields are its
+keys in order, so ``to_dict()`` and the CLI's output compare key by key."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 from attnrank import _repr as _r
 
+from attnrank._results import _Record
 from attnrank._results_bias import ModelBias
 from attnrank._results_theory import DepthWidthFit
 
 __all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
 
 
-def _real(x: float) -> Optional[float]:
-    # the CLI writes a non-finite number as null
-    return x if math.isfinite(x) else None
-
-
 @dataclass(frozen=True)
-class CheckVerdict:
+class CheckVerdict(_Record):
     """Whether one condition holds, and why.
 
     condition
@@ -38,7 +33,7 @@ class CheckVerdict:
         ``"verified"`` (the generic head size checked over F_p for these
         sizes), ``"conjectural"`` (only a lower bound is proved; ``strict``
         fails such a verdict) or ``"empirical"`` (the fitted depth-width law
-        of the allocation conditions).  Not in the CLI's JSON.
+        of the allocation conditions).
     """
 
     condition: str
@@ -46,15 +41,11 @@ class CheckVerdict:
     why: str
     status: str
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The CLI's JSON of the verdict: condition, holds, why."""
-        return {"condition": self.condition, "holds": self.holds, "why": self.why}
-
     _repr_fields = ("condition", "holds", "status", "why")
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(_Record):
     """The verdicts of one configuration (one layer kind of a model).
 
     config
@@ -86,6 +77,7 @@ class Check:
     mask: str
     conditions: Tuple[CheckVerdict, ...]
     positional_bias: Optional[ModelBias] = None
+    _OMIT = frozenset({"positional_bias"})
 
     @property
     def passed(self) -> bool:
@@ -97,15 +89,6 @@ class Check:
         """The verdicts that do not hold."""
         return tuple(v for v in self.conditions if not v.holds)
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The CLI's JSON of one configuration (an entry of ``configs``)."""
-        d = {"config": self.config, "d": self.d, "heads": self.heads, "n": self.n,
-             "head_size": self.head_size, "layers": self.layers, "mask": self.mask,
-             "conditions": [v.to_dict() for v in self.conditions]}
-        if self.positional_bias is not None:
-            d["positional_bias"] = self.positional_bias.to_dict()
-        return d
-
     def _repr_summary(self) -> str:
         failed = [v.condition for v in self.conditions if not v.holds]
         verdict = f"fails {', '.join(failed)}" if failed else "passes"
@@ -114,7 +97,7 @@ class Check:
 
 
 @dataclass(frozen=True)
-class CheckLaw:
+class CheckLaw(_Record):
     """The depth-width law ``ln d = intercept + slope L``, size
     ``params_coeff L d^2``, that the allocation conditions used; source
     ``"paper"``, ``"fit"`` (refit from points) or ``"given"`` (a mapping)."""
@@ -124,11 +107,6 @@ class CheckLaw:
     params_coeff: float
     source: str
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The CLI's ``law`` object."""
-        return {"intercept": _real(self.intercept), "slope": _real(self.slope),
-                "params_coeff": _real(self.params_coeff), "source": self.source}
-
 
 # The refit of the law from transition points is depthwidth_fit's record
 # (as ``depthwidth --fit``; mode None, so to_dict is the CLI's ``fit``
@@ -137,7 +115,7 @@ CheckLawFit = DepthWidthFit
 
 
 @dataclass(frozen=True)
-class CheckReport:
+class CheckReport(_Record):
     """The verdicts of several configurations: every layer kind of a model's
     config.json, or every entry of ``configs``.
 
@@ -155,6 +133,7 @@ class CheckReport:
     failed_conditions: int
     law: Optional[CheckLaw] = None
     fit: Optional[CheckLawFit] = None
+    _OMIT = frozenset({"law", "fit"})
 
     @property
     def passed(self) -> bool:
@@ -165,19 +144,6 @@ class CheckReport:
     def failures(self) -> Tuple[Tuple[Check, CheckVerdict], ...]:
         """(configuration, verdict) of every verdict that does not hold."""
         return tuple((c, v) for c in self.configs for v in c.failures)
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The CLI's ``--json`` output: configs, failed_conditions, and law
-        and fit when an allocation condition was evaluated (the law's
-        ``source`` says "given" where the CLI names its ``--law`` file; the
-        fit has no ``file``)."""
-        d: Dict[str, Any] = {"configs": [c.to_dict() for c in self.configs],
-                             "failed_conditions": self.failed_conditions}
-        if self.law is not None:
-            d["law"] = self.law.to_dict()
-            if self.fit is not None:
-                d["fit"] = self.fit.to_dict()
-        return d
 
     def _repr_summary(self) -> str:
         return (f"{len(self.configs)} configurations, {self.failed_conditions} failed "

@@ -16,8 +16,7 @@ static const char *mode_name(ar_dw_mode m)
     }
 }
 
-/* points .. chi2_red of a refit (a mode's "fit", or the fit mode's record). */
-static json_t *fit_json(jb *b, const ar_dw_fit *f)
+json_t *jb_dw_fit(jb *b, const ar_dw_fit *f)
 {
     json_t *o = json_object();
     jb_set(b, o, "points", jb_size(f->npoints));
@@ -33,13 +32,13 @@ static json_t *fit_json(jb *b, const ar_dw_fit *f)
     return o;
 }
 
-static json_t *law_json(jb *b, const ar_dw_request *q)
+json_t *jb_dw_law(jb *b, const ar_dw_law *law, const char *source)
 {
     json_t *o = json_object();
-    jb_set(b, o, "intercept", jb_real(b, q->law.intercept));
-    jb_set(b, o, "slope", jb_real(b, q->law.slope));
-    jb_set(b, o, "params_coeff", jb_real(b, q->law.params_coeff));
-    jb_set(b, o, "source", json_string(q->law_source));
+    jb_set(b, o, "intercept", jb_real(b, law->intercept));
+    jb_set(b, o, "slope", jb_real(b, law->slope));
+    jb_set(b, o, "params_coeff", jb_real(b, law->params_coeff));
+    jb_set(b, o, "source", json_string(source));
     return o;
 }
 
@@ -105,15 +104,15 @@ int ar_dw_result_json(const ar_dw_result *r, unsigned flags, char **text, ar_err
     jb_init(&b, flags);
     json_t *o;
     if (q->mode == AR_DW_MODE_FIT) { /* the refit itself, flat */
-        o = fit_json(&b, &q->fit);
+        o = jb_dw_fit(&b, &q->fit);
         jb_set(&b, o, "mode", json_string("fit"));
         return jb_dump(&b, o, "ar_dw_result_json", text, err);
     }
     o = json_object();
     jb_set(&b, o, "mode", json_string(mode_name(q->mode)));
-    jb_set(&b, o, "law", law_json(&b, q));
+    jb_set(&b, o, "law", jb_dw_law(&b, &q->law, q->law_source));
     if (q->have_fit)
-        jb_set(&b, o, "fit", fit_json(&b, &q->fit));
+        jb_set(&b, o, "fit", jb_dw_fit(&b, &q->fit));
     mode_values(&b, o, r);
     if (r->have_embedding)
         jb_set(&b, o, "embedding", embedding_json(&b, r));

@@ -50,6 +50,12 @@ json_t *jb_mask(jb *b, const ar_mask *m);
 void jb_mask_generic_into(jb *b, json_t *obj, const ar_mask_generic *g);
 json_t *jb_model_bias(jb *b, const ar_model_bias_report *r);
 
+/* The depth-width law applied, {intercept, slope, params_coeff, source},
+ * and points .. chi2_red of its refit: blocks of the depthwidth and check
+ * records (depthwidth_json.c). */
+json_t *jb_dw_law(jb *b, const ar_dw_law *law, const char *source);
+json_t *jb_dw_fit(jb *b, const ar_dw_fit *f);
+
 /* The compact text of root (released): AR_ENOMEM naming `what` when any
  * step failed; *text then NULL. */
 int jb_dump(jb *b, json_t *root, const char *what, char **text, ar_error *err);

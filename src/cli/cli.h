@@ -102,8 +102,8 @@ int cli_law_fit(const char *cmd, const char *path, cli_law *law);
 /* Read a law from JSON: "intercept" and "slope" at top level or under
  * "law" (what `depthwidth --fit --json` prints), optional "params_coeff". */
 int cli_law_read(const char *cmd, const char *path, cli_law *law);
-json_t *cli_law_json(const cli_law *law);
-json_t *cli_law_fit_json(const cli_law *law);
+/* The refit's input file (a face's key) first in a record's "fit", if any. */
+void cli_law_file_into_fit(json_t *record, const char *file);
 void cli_law_print_fit(const cli_law *law);
 
 /* XML text with the five special characters escaped (JUnit output). */

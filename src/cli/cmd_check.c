@@ -14,31 +14,34 @@
 #include "attnrank/check.h"
 #include "attnrank/depthwidth.h"
 
-/* The condition bits, named as the library's. */
-#define REQ_NO_BOTTLENECK AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK)
-#define REQ_DEPTH_EFFICIENT AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT)
-
+/* One configuration as the user gave it: the library's, with the strings
+ * it points at. */
 typedef struct check_config {
+    ar_check_config c;
     char label[256];
-    size_t d, heads, n, head_size, layers;
-    size_t head_size_used; /* head_size, or d / heads when defaulted; 0 if unknown */
-    unsigned requires;
-    char mask[128];   /* empty: bidirectional */
-    int strict;       /* a verdict resting on a conjectural value fails */
-    char config[1024];/* a model's config.json: sizes and masks not given otherwise */
-    const ar_model_bias_report *bias; /* the config's positional bias (NULL: none) */
-    size_t bias_kind;                 /* this configuration's layer kind in it */
+    char mask[128];    /* empty: bidirectional */
+    char config[1024]; /* a model's config.json: sizes and masks not given otherwise */
 } check_config;
 
-/* What every configuration is judged against, and where verdicts go.
- * Verdicts are collected as JSON and rendered (text, JSON, JUnit) only once
- * all configurations are evaluated, so bad input leaves stdout empty. */
-typedef struct check_run {
-    cli_law law;     /* the depth-width law of the allocation conditions */
-    int uses_law;    /* some allocation condition was evaluated */
-    json_t *configs; /* one object per configuration */
-    size_t failures;
-} check_run;
+/* The configuration's strings into its library record. */
+static void point_strings(check_config *c)
+{
+    c->c.label = c->label;
+    c->c.mask = c->mask;
+    c->c.config = c->config;
+}
+
+/* Judge c into run; its error is the library's whole message. */
+static int evaluate(check_config *c, ar_check_run *run)
+{
+    point_strings(c);
+    ar_error err = {{0}};
+    int rc = ar_check_run_add(run, &c->c, &err);
+    if (rc == AR_OK)
+        return -1;
+    ar_error_message(&err, rc, AR_OPTION_STYLE_CLI);
+    return cli_status_error("check", rc, &err, NULL);
+}
 
 static const cli_command_doc check_doc = {
     "check",
@@ -75,151 +78,6 @@ static const cli_command_doc check_doc = {
     "configuration and condition). Exit status: 0 all hold, 1 a condition fails,\n"
     "2 bad input (then nothing is printed on stdout and no JUnit file is written).",
 };
-
-static json_t *condition_json(const ar_check_verdict *v)
-{
-    return json_pack("{s:s, s:b, s:s}", "condition", ar_check_condition_name(v->condition),
-                     "holds", v->holds, "why", v->why);
-}
-
-/* The verdict of one condition from the library; the errors are reported
- * here, naming the configuration (and the flags) as the user gave them. */
-static int evaluate_condition(const check_config *c, ar_check_condition cond, check_run *run,
-                              ar_check_verdict *v)
-{
-    ar_check_opts o;
-    ar_check_opts_init(&o);
-    o.head_size = c->head_size;
-    o.layers = c->layers;
-    o.strict = c->strict;
-    o.law = &run->law.law;
-    if (cond != AR_CHECK_NO_BOTTLENECK && c->layers == 0)
-        return cli_usage_error("check", "%s: %s needs --layers", c->label,
-                               ar_check_condition_name(cond));
-    ar_mask mask = ar_mask_none();
-    if (cond == AR_CHECK_NO_BOTTLENECK && c->mask[0]) {
-        int code = cli_mask_from_text("check", c->mask, AR_AXIS_ROW, c->n, 0, &mask, NULL);
-        if (code >= 0)
-            return code;
-        o.mask = &mask;
-        o.mask_text = c->mask; /* the reasons name the mask as written */
-    }
-    ar_error err = {{0}};
-    int rc = ar_check_verdict_of(cond, c->d, c->heads, c->n, &o, v, &err);
-    ar_mask_free(&mask);
-    if (rc != AR_OK && cond != AR_CHECK_NO_BOTTLENECK)
-        return cli_usage_error("check", "%s: no verdict under the %s law (%s)", c->label,
-                               run->law.source, ar_strerror(rc));
-    if (rc != AR_OK)
-        return cli_status_error("check", rc, &err, c->label);
-    ar_option_render(v->why, AR_OPTION_STYLE_CLI); /* the reason may name a flag */
-    run->uses_law |= cond != AR_CHECK_NO_BOTTLENECK;
-    return -1;
-}
-
-/* A size as JSON: null when not given (0). */
-static json_t *size_or_null(size_t v)
-{
-    return v ? json_integer((json_int_t)v) : json_null();
-}
-
-/* Evaluate every requirement of c and append its verdicts to run. */
-static int evaluate_config(const check_config *c, check_run *run)
-{
-    if (c->requires == 0)
-        return cli_usage_error("check", "%s: no condition required (use --require)", c->label);
-    json_t *conds = json_array();
-    for (unsigned i = 0; i < AR_CHECK_NCONDITIONS; i++) {
-        if (!(c->requires & AR_CHECK_REQUIRE(i)))
-            continue;
-        ar_check_verdict v;
-        int code = evaluate_condition(c, (ar_check_condition)i, run, &v);
-        if (code >= 0) {
-            json_decref(conds);
-            return code;
-        }
-        run->failures += !v.holds;
-        json_array_append_new(conds, condition_json(&v));
-    }
-    json_array_append_new(
-        run->configs,
-        json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:s, s:o}", "config", c->label, "d",
-                  (json_int_t)c->d, "heads", size_or_null(c->heads), "n", size_or_null(c->n),
-                  "head_size", size_or_null(c->head_size_used), "layers",
-                  size_or_null(c->layers), "mask", c->mask[0] ? c->mask : "none",
-                  "conditions", conds));
-    if (c->bias != NULL && c->bias->count > c->bias_kind) {
-        ar_model_bias_report one = *c->bias; /* this kind alone (shares its tables) */
-        one.count = 1;
-        one.kind[0] = c->bias->kind[c->bias_kind];
-        json_object_set_new(json_array_get(run->configs, json_array_size(run->configs) - 1),
-                            "positional_bias", cli_json_model_bias(&one));
-    }
-    return -1;
-}
-
-/* d always; heads and n only for no-bottleneck (the allocation conditions
- * are about depth and width alone).  Resolves the head size used. */
-static int validate_config(check_config *c)
-{
-    if (c->d == 0)
-        return cli_usage_error("check", "%s: needs d (>= 1)", c->label);
-    if ((c->requires & REQ_NO_BOTTLENECK) && (c->heads == 0 || c->n == 0))
-        return cli_usage_error("check", "%s: no-bottleneck needs d, heads and n (all >= 1)",
-                               c->label);
-    c->head_size_used = c->head_size;
-    if (c->head_size == 0 && c->heads != 0) {
-        if (c->d % c->heads == 0)
-            c->head_size_used = c->d / c->heads;
-        else if (c->requires & REQ_NO_BOTTLENECK)
-            return cli_usage_error("check", "%s: heads %zu does not divide d %zu; give head-size",
-                                   c->label, c->heads, c->d);
-    }
-    return -1;
-}
-
-/* ---- config.json ---- */
-
-/* A configuration with a config.json: one verdict per layer kind of the
- * model (ar_check_model_kinds: windowed and global layers, encoder and
- * decoder), each labelled; without one, the configuration as it stands. */
-static int evaluate_model(check_config *c, check_run *run)
-{
-    if (c->config[0] == '\0')
-        return evaluate_config(c, run);
-    ar_model_config m;
-    ar_error err = {{0}};
-    int rc = ar_model_config_read(c->config, &m, &err);
-    if (rc != AR_OK)
-        return cli_status_error("check", rc, &err, c->label);
-    /* The stated mask, for the bias; a mask that does not parse is
-     * reported by the condition that reads it, as without a config. */
-    ar_mask stated = ar_mask_none();
-    int have_mask = c->mask[0] != '\0';
-    if (have_mask && ar_mask_parse(c->mask, &stated, &err) != AR_OK)
-        stated = ar_mask_none();
-    ar_check_model kinds;
-    rc = ar_check_model_kinds(&m, c->config, have_mask ? &stated : NULL, &c->d, &c->heads, &c->n,
-                              &c->head_size, &kinds, &err);
-    int code = -1;
-    if (rc != AR_OK)
-        code = cli_usage_error("check", "%s", ar_error_message(&err, rc, AR_OPTION_STYLE_CLI));
-    for (size_t k = 0; code < 0 && k < kinds.count; k++) {
-        check_config one = *c;
-        if (kinds.kind[k].mask_text[0] != '\0')
-            snprintf(one.mask, sizeof one.mask, "%s", kinds.kind[k].mask_text);
-        snprintf(one.label + strlen(one.label), sizeof one.label - strlen(one.label), "%s",
-                 kinds.kind[k].suffix);
-        one.bias = &kinds.bias;
-        one.bias_kind = k;
-        code = validate_config(&one);
-        if (code < 0)
-            code = evaluate_config(&one, run);
-    }
-    ar_check_model_free(&kinds);
-    ar_mask_free(&stated);
-    return code;
-}
 
 /* ---- --configs FILE ---- */
 
@@ -295,15 +153,13 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
                          const check_config *defaults, check_config *c)
 {
     memset(c, 0, sizeof *c);
-    unsigned default_requires = defaults->requires;
-    c->strict = defaults->strict;
     snprintf(c->mask, sizeof c->mask, "%s", defaults->mask);
     if (col->mask >= 0 && f[col->mask][0] != '\0')
         snprintf(c->mask, sizeof c->mask, "%s", f[col->mask]);
     struct { int idx; const char *what; size_t *dst; } sizes[] = {
-        {col->d, "d", &c->d},           {col->heads, "heads", &c->heads},
-        {col->n, "n", &c->n},           {col->head_size, "head-size", &c->head_size},
-        {col->layers, "layers", &c->layers},
+        {col->d, "d", &c->c.d},           {col->heads, "heads", &c->c.heads},
+        {col->n, "n", &c->c.n},           {col->head_size, "head-size", &c->c.head_size},
+        {col->layers, "layers", &c->c.layers},
     };
     for (size_t s = 0; s < 5; s++) {
         if (sizes[s].idx < 0 || f[sizes[s].idx][0] == '\0')
@@ -312,11 +168,11 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
         if (code >= 0)
             return code;
     }
-    c->requires = default_requires;
+    c->c.require = defaults->c.require;
     if (col->require >= 0 && f[col->require][0] != '\0') {
         ar_error err = {{0}};
-        c->requires = 0;
-        if (ar_check_require_parse(f[col->require], &c->requires, &err) != AR_OK)
+        c->c.require = 0;
+        if (ar_check_require_parse(f[col->require], &c->c.require, &err) != AR_OK)
             return cli_usage_error("check", "%s: line %zu: %s", path, line, err.msg);
     }
     if (col->config >= 0 && f[col->config][0] != '\0') {
@@ -333,12 +189,12 @@ static int row_to_config(const char *path, size_t line, char **f, int nf, const 
         snprintf(c->label, sizeof c->label, "%s line %zu (%.160s)", path, line, c->config);
     else
         snprintf(c->label, sizeof c->label, "%s line %zu (d=%zu, heads=%zu, n=%zu)", path, line,
-                 c->d, c->heads, c->n);
+                 c->c.d, c->c.heads, c->c.n);
     (void)nf;
-    return c->config[0] ? -1 : validate_config(c);
+    return -1;
 }
 
-static int run_configs(const char *path, const check_config *defaults, check_run *run,
+static int run_configs(const char *path, const check_config *defaults, ar_check_run *run,
                        size_t *count)
 {
     FILE *fp = fopen(path, "r");
@@ -374,7 +230,7 @@ static int run_configs(const char *path, const check_config *defaults, check_run
         check_config c;
         code = row_to_config(path, lineno, fields, nf, &col, defaults, &c);
         if (code < 0)
-            code = evaluate_model(&c, run);
+            code = evaluate(&c, run);
         (*count)++;
     }
     fclose(fp);
@@ -383,62 +239,72 @@ static int run_configs(const char *path, const check_config *defaults, check_run
     return code;
 }
 
-/* ---- output: rendered from the collected verdicts ---- */
+/* ---- output: rendered from the run ---- */
 
 /* One line for a configuration's positional bias: the range of its heads'
  * bias ranks and reaches (the JSON has every head). */
-static void print_bias(json_t *bias)
+static void print_bias(const ar_check_entry *e)
 {
-    if (bias == NULL)
+    if (e->bias == NULL)
         return;
-    json_t *kind = json_array_get(json_object_get(bias, "layer_kinds"), 0), *h;
-    size_t i, lo = SIZE_MAX, hi = 0, reach = 0, known = 1;
-    json_array_foreach(json_object_get(kind, "heads"), i, h) {
-        size_t r = (size_t)json_integer_value(json_object_get(h, "bias_rank"));
-        size_t c = (size_t)json_integer_value(json_object_get(h, "reach"));
-        lo = r < lo ? r : lo;
-        hi = r > hi ? r : hi;
-        reach = c > reach ? c : reach;
-        known &= json_is_true(json_object_get(h, "known"));
+    const ar_model_bias_layers *kind = &e->bias->kind[e->bias_kind];
+    size_t lo = SIZE_MAX, hi = 0, reach = 0, known = 1;
+    for (size_t i = 0; i < e->bias->heads; i++) {
+        const ar_head_bias *h = &kind->head[i];
+        lo = h->bias_rank < lo ? h->bias_rank : lo;
+        hi = h->bias_rank > hi ? h->bias_rank : hi;
+        reach = h->reach > reach ? h->reach : reach;
+        known &= h->known != 0;
     }
     printf("  bias  %s: bias rank %zu..%zu per head%s, reach at most %zu (the gates are "
            "unchanged by a bias)\n",
-           json_string_value(json_object_get(bias, "kind")), lo, hi,
-           known ? "" : " (upper bounds)", reach);
+           ar_model_bias_kind_name(e->bias->bias.kind), lo, hi, known ? "" : " (upper bounds)",
+           reach);
 }
 
-static void print_text(const check_run *run, size_t count)
+static void print_text(const ar_check_run *run, const char *fit_file, size_t count)
 {
-    size_t i, j;
-    json_t *cfg, *cond;
-    if (run->uses_law && run->law.have_fit)
+    const ar_dw_law *law = &run->opts.law;
+    if (run->uses_law && run->have_fit)
         printf("law: ln d = %.6g + %.6g L, refit from %s (%zu points, R^2 %.4g)\n",
-               run->law.law.intercept, run->law.law.slope, run->law.fit_file,
-               run->law.fit.npoints, run->law.fit.r2);
-    else if (run->uses_law && strcmp(run->law.source, "paper") != 0)
-        printf("law: ln d = %.6g + %.6g L, from %s\n", run->law.law.intercept,
-               run->law.law.slope, run->law.source);
-    json_array_foreach(run->configs, i, cfg) {
-        printf("%s\n", json_string_value(json_object_get(cfg, "config")));
-        json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
-            int holds = json_is_true(json_object_get(cond, "holds"));
-            printf("  %s %-24s %s\n", holds ? "HOLDS" : "FAILS",
-                   json_string_value(json_object_get(cond, "condition")),
-                   json_string_value(json_object_get(cond, "why")));
+               law->intercept, law->slope, fit_file, run->fit.npoints, run->fit.r2);
+    else if (run->uses_law && strcmp(run->opts.law_source, "paper") != 0)
+        printf("law: ln d = %.6g + %.6g L, from %s\n", law->intercept, law->slope,
+               run->opts.law_source);
+    for (size_t i = 0; i < run->count; i++) {
+        const ar_check_entry *e = &run->entry[i];
+        printf("%s\n", e->label);
+        for (size_t j = 0; j < e->result.count; j++) {
+            const ar_check_verdict *v = &e->result.verdicts[j];
+            printf("  %s %-24s %s\n", v->holds ? "HOLDS" : "FAILS",
+                   ar_check_condition_name(v->condition), v->why);
         }
-        print_bias(json_object_get(cfg, "positional_bias"));
+        print_bias(e);
     }
     printf("%zu configuration%s, %zu condition%s failed\n", count, count == 1 ? "" : "s",
-           run->failures, run->failures == 1 ? "" : "s");
+           run->failed, run->failed == 1 ? "" : "s");
+}
+
+/* The library's record with the refit's input file first in its "fit". */
+static int print_json(const ar_check_run *run, const char *fit_file)
+{
+    char *text = NULL;
+    ar_error err = {{0}};
+    int code = 0;
+    int rc = ar_check_run_json(run, 0, &text, &err);
+    json_t *o = cli_json_record("check", rc, text, &err, &code);
+    if (o == NULL)
+        return code;
+    cli_law_file_into_fit(o, fit_file);
+    return cli_json_print(o);
 }
 
 /* JUnit XML: a test case per configuration and condition, like verify's. */
-static int write_junit(const char *path, const check_run *run)
+static int write_junit(const char *path, const ar_check_run *run)
 {
-    size_t tests = 0, i, j;
-    json_t *cfg, *cond;
-    json_array_foreach(run->configs, i, cfg)
-        tests += json_array_size(json_object_get(cfg, "conditions"));
+    size_t tests = 0;
+    for (size_t i = 0; i < run->count; i++)
+        tests += run->entry[i].result.count;
     ar_atomic_file *af;
     ar_error err = {{0}};
     int rc = ar_atomic_open(&af, path, &err);
@@ -447,22 +313,23 @@ static int write_junit(const char *path, const check_run *run)
     ar_atomic_file *f = af;
     ar_atomic_printf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     ar_atomic_printf(f, "<testsuites name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
-                     tests, run->failures);
+                     tests, run->failed);
     ar_atomic_printf(f, "  <testsuite name=\"attnrank check\" tests=\"%zu\" failures=\"%zu\">\n",
-                     tests, run->failures);
-    json_array_foreach(run->configs, i, cfg) {
-        json_array_foreach(json_object_get(cfg, "conditions"), j, cond) {
-            const char *why = json_string_value(json_object_get(cond, "why"));
+                     tests, run->failed);
+    for (size_t i = 0; i < run->count; i++) {
+        const ar_check_entry *e = &run->entry[i];
+        for (size_t j = 0; j < e->result.count; j++) {
+            const ar_check_verdict *v = &e->result.verdicts[j];
             ar_atomic_printf(f, "    <testcase classname=\"");
-            cli_xml_text(f, json_string_value(json_object_get(cfg, "config")));
+            cli_xml_text(f, e->label);
             ar_atomic_printf(f, "\" name=\"");
-            cli_xml_text(f, json_string_value(json_object_get(cond, "condition")));
+            cli_xml_text(f, ar_check_condition_name(v->condition));
             ar_atomic_printf(f, "\">\n      <system-out>");
-            cli_xml_text(f, why);
+            cli_xml_text(f, v->why);
             ar_atomic_printf(f, "</system-out>\n");
-            if (!json_is_true(json_object_get(cond, "holds"))) {
+            if (!v->holds) {
                 ar_atomic_printf(f, "      <failure message=\"");
-                cli_xml_text(f, why);
+                cli_xml_text(f, v->why);
                 ar_atomic_printf(f, "\"/>\n");
             }
             ar_atomic_printf(f, "    </testcase>\n");
@@ -473,51 +340,29 @@ static int write_junit(const char *path, const check_run *run)
     return rc == AR_OK ? -1 : cli_status_error("check", rc, &err, NULL);
 }
 
-static void single_label(check_config *c)
-{
-    /* The flags given, in the order d, heads, n, mask, layers. */
-    size_t used = 0;
-    if (c->config[0]) {
-        snprintf(c->label, sizeof c->label, "%.250s", c->config);
-        return;
-    }
-    const struct { const char *name; size_t v; } parts[] = {
-        {"d", c->d}, {"heads", c->heads}, {"n", c->n}, {"mask", 0}, {"layers", c->layers}};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        int is_mask = strcmp(parts[i].name, "mask") == 0;
-        if ((is_mask ? c->mask[0] == '\0' : parts[i].v == 0) || used >= sizeof c->label)
-            continue;
-        int k = is_mask ? snprintf(c->label + used, sizeof c->label - used, "%smask=%s",
-                                   used ? ", " : "", c->mask)
-                        : snprintf(c->label + used, sizeof c->label - used, "%s%s=%zu",
-                                   used ? ", " : "", parts[i].name, parts[i].v);
-        used += k > 0 ? (size_t)k : 0;
-    }
-}
-
 int cmd_check(int argc, char **argv)
 {
     check_config c;
     memset(&c, 0, sizeof c);
     const char *configs = NULL, *junit = NULL, *fit = NULL, *law_file = NULL, *mask = NULL,
                *model = NULL;
-    int json = 0;
+    int json = 0, strict = 0;
     cli_strings require = {{NULL}, 0};
     const char *positional[1];
     size_t npos = 0;
     char mask_help[320];
     const cli_option opts[] = {
-        {"--d", CLI_SIZE, &c.d, "D", "model width", 1, NULL},
-        {"--heads", CLI_SIZE, &c.heads, "H", "heads per layer", 1, NULL},
-        {"--n", CLI_SIZE, &c.n, "N", "sequence length", 1, NULL},
-        {"--head-size", CLI_SIZE, &c.head_size, "P", "head size (default d / heads)", 1, NULL},
-        {"--layers", CLI_SIZE, &c.layers, "L", "depth", 1, NULL},
+        {"--d", CLI_SIZE, &c.c.d, "D", "model width", 1, NULL},
+        {"--heads", CLI_SIZE, &c.c.heads, "H", "heads per layer", 1, NULL},
+        {"--n", CLI_SIZE, &c.c.n, "N", "sequence length", 1, NULL},
+        {"--head-size", CLI_SIZE, &c.c.head_size, "P", "head size (default d / heads)", 1, NULL},
+        {"--layers", CLI_SIZE, &c.c.layers, "L", "depth", 1, NULL},
         {"--require", CLI_STRINGS, &require, "COND",
          "condition to require (repeatable, or a comma-separated list)", 0, NULL},
         {"--mask", CLI_STRING, &mask, "MASK",
          cli_mask_help(mask_help, sizeof mask_help, "attention mask (", ")", 0),
          0, NULL},
-        {"--strict", CLI_SWITCH, &c.strict, NULL,
+        {"--strict", CLI_SWITCH, &strict, NULL,
          "fail verdicts that rest on a conjectural value", 0, NULL},
         {"--config", CLI_STRING, &model, "FILE",
          "a model's config.json: d, heads, head size, n and the family's masks", 0, NULL},
@@ -536,7 +381,7 @@ int cmd_check(int argc, char **argv)
         return code;
     for (size_t i = 0; i < require.count; i++) {
         ar_error err = {{0}};
-        if (ar_check_require_parse(require.items[i], &c.requires, &err) != AR_OK)
+        if (ar_check_require_parse(require.items[i], &c.c.require, &err) != AR_OK)
             return cli_usage_error("check", "--require: %s (see --help)", err.msg);
     }
     if (mask != NULL) {
@@ -544,51 +389,43 @@ int cmd_check(int argc, char **argv)
             return cli_usage_error("check", "--mask: too long");
         snprintf(c.mask, sizeof c.mask, "%s", mask);
     }
-    if (configs != NULL && (c.d || c.heads || c.n || c.head_size || c.layers || model))
+    if (configs != NULL && (c.c.d || c.c.heads || c.c.n || c.c.head_size || c.c.layers || model))
         return cli_usage_error("check", "--configs excludes --d, --heads, --n, --head-size, "
                                         "--layers and --config");
     if (model != NULL && snprintf(c.config, sizeof c.config, "%s", model) >= (int)sizeof c.config)
         return cli_usage_error("check", "--config: path too long");
-    check_run run = {0};
-    cli_law_init(&run.law);
+    cli_law law;
+    cli_law_init(&law);
     if (fit != NULL && law_file != NULL)
         return cli_usage_error("check", "--fit and --law each set the law: give one");
-    code = fit != NULL        ? cli_law_fit("check", fit, &run.law)
-           : law_file != NULL ? cli_law_read("check", law_file, &run.law)
+    code = fit != NULL        ? cli_law_fit("check", fit, &law)
+           : law_file != NULL ? cli_law_read("check", law_file, &law)
                               : -1;
     if (code >= 0)
         return code;
-    run.configs = json_array();
-    size_t count = 0;
+    ar_check_run_opts ro;
+    ar_check_run_opts_init(&ro);
+    ro.strict = strict;
+    ro.law = law.law;
+    ro.law_source = law.source;
+    ro.fit = law.have_fit ? &law.fit : NULL;
+    ar_check_run run;
+    ar_check_run_init(&run, &ro);
+    size_t count = 1;
     if (configs != NULL) {
+        count = 0;
         code = run_configs(configs, &c, &run, &count);
     } else {
-        single_label(&c);
-        code = c.config[0] ? evaluate_model(&c, &run) : validate_config(&c);
-        if (code < 0 && c.config[0] == '\0')
-            code = evaluate_config(&c, &run);
-        count = 1;
+        code = evaluate(&c, &run); /* labelled by the library */
     }
     if (code < 0 && junit != NULL)
         code = write_junit(junit, &run);
-    if (code >= 0) {
-        json_decref(run.configs);
-        return code;
-    }
-    if (json) {
-        json_t *out = json_pack("{s:o, s:I}", "configs", run.configs, "failed_conditions",
-                                (json_int_t)run.failures);
-        if (run.uses_law) {
-            json_object_set_new(out, "law", cli_law_json(&run.law));
-            if (run.law.have_fit)
-                json_object_set_new(out, "fit", cli_law_fit_json(&run.law));
-        }
-        code = cli_json_print(out);
-        if (code != 0)
-            return code;
-    } else {
-        print_text(&run, count);
-        json_decref(run.configs);
-    }
-    return run.failures > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    if (code < 0 && json)
+        code = print_json(&run, law.fit_file);
+    else if (code < 0)
+        print_text(&run, law.fit_file, count);
+    if (code < 0 || code == CLI_EXIT_OK)
+        code = run.failed > 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    ar_check_run_free(&run);
+    return code;
 }

@@ -133,9 +133,8 @@ static int print_json(const dw_args *a, const ar_dw_result *r)
         return code;
     if (r->req.mode == AR_DW_MODE_FIT)
         o = cli_json_prepend("file", json_string(a->applied.fit_file), o);
-    else if (r->req.have_fit)
-        json_object_set_new(o, "fit", cli_json_prepend("file", json_string(a->applied.fit_file),
-                                                       json_incref(json_object_get(o, "fit"))));
+    else
+        cli_law_file_into_fit(o, a->applied.fit_file);
     return cli_json_print(o);
 }
 

@@ -4,7 +4,6 @@
  * `depthwidth` and `check`, so both read the same files the same way. */
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,23 +51,12 @@ int cli_law_read(const char *cmd, const char *path, cli_law *law)
     return -1;
 }
 
-json_t *cli_law_json(const cli_law *law)
+void cli_law_file_into_fit(json_t *record, const char *file)
 {
-    return json_pack("{s:o, s:o, s:o, s:s}", "intercept", cli_json_real(law->law.intercept),
-                     "slope", cli_json_real(law->law.slope), "params_coeff",
-                     cli_json_real(law->law.params_coeff), "source", law->source);
-}
-
-json_t *cli_law_fit_json(const cli_law *law)
-{
-    const ar_dw_fit *f = &law->fit;
-    return json_pack("{s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "file",
-                     law->fit_file, "points", (json_int_t)f->npoints, "weighted", f->weighted,
-                     "intercept", cli_json_real(f->intercept), "slope", cli_json_real(f->slope),
-                     "intercept_err", cli_json_real(f->intercept_err), "slope_err",
-                     cli_json_real(f->slope_err), "covariance", cli_json_real(f->cov), "r2",
-                     cli_json_real(f->r2), "chi2", cli_json_real(f->chi2), "chi2_red",
-                     cli_json_real(f->chi2_red));
+    json_t *fit = json_object_get(record, "fit");
+    if (fit != NULL)
+        json_object_set_new(record, "fit",
+                            cli_json_prepend("file", json_string(file), json_incref(fit)));
 }
 
 void cli_law_print_fit(const cli_law *law)

@@ -39,7 +39,7 @@ expect_error 2 "unknown condition 'fast'" -- "$AR" check --d 8 --heads 1 --n 4 -
 expect_error 2 "no condition required" -- "$AR" check --d 8 --heads 1 --n 4
 expect_error 2 "needs d, heads and n" -- "$AR" check --d 8 --n 4 --require no-bottleneck
 expect_error 2 "does not divide" -- "$AR" check --d 10 --heads 3 --n 4 --require no-bottleneck
-expect_error 2 "needs --layers" -- "$AR" check --d 8 --heads 1 --n 4 --require depth-efficient
+expect_error 2 "depth-efficient needs the depth" -- "$AR" check --d 8 --heads 1 --n 4 --require depth-efficient
 expect_error 2 "line 2: 2 fields, header has 3" -- "$AR" check --configs "$TMP/ragged.csv" --require no-bottleneck
 expect_error 2 "unknown column 'colour'" -- "$AR" check --configs "$TMP/badcol.csv" --require no-bottleneck
 expect_error 2 "line 2: heads: expected a non-negative integer, got 'x'" -- "$AR" check --configs "$TMP/badval.csv" --require no-bottleneck

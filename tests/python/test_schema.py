@@ -474,3 +474,27 @@ def test_represent_record_keeps_the_weights():
     assert r.certificate.wq.shape == (r.certificate.head_size, 5)
     assert "wq" not in r.to_dict()["certificate"]
     assert attnrank.represent(p, axis="col").certificate.wq is None
+# ---- check --------------------------------------------------------------------------
+
+CHECK_CASES = [  # every optional block: a config's bias per layer kind, the law and its refit
+    ({"model_type": "t5", "d_model": 512, "num_heads": 8, "n_positions": 512},
+     "no-bottleneck,depth-efficient", True),
+    ({"model_type": "bloom", "hidden_size": 1024, "n_head": 16, "seq_length": 2048},
+     "no-bottleneck,near-optimal-allocation", False),
+    ({"model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16, "head_dim": 256,
+      "max_position_embeddings": 8192, "sliding_window": 4096}, "no-bottleneck", False),
+]
+
+
+@pytest.mark.parametrize("keys,require,refit", CHECK_CASES)
+def test_check_fields_are_the_keys(cli, tmp_path, points_csv, keys, require, refit):
+    path = _config(tmp_path, **keys)
+    law = ["--fit", points_csv] if refit else []
+    want = _without_file(_cli(cli, "check", "--config", path, "--layers", 24, "--require",
+                              require, *law, ok=(0, 1)))
+    assert_fields_are_keys(attnrank.CheckReport, want)
+    got = attnrank.check(config=path, layers=24, require=require,
+                         law=_POINTS if refit else None)
+    assert got.to_dict() == want
+    assert [v.status for c in got.configs for v in c.conditions] == \
+        [v["status"] for c in want["configs"] for v in c["conditions"]]
