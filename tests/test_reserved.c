@@ -16,6 +16,7 @@
 #include "attnrank/represent_run.h"
 #include "attnrank/represent_stack.h"
 #include "attnrank/spectrum_dist.h"
+#include "attnrank/spectrum_run.h"
 #include "attnrank/weights.h"
 
 static int all_zero(const uint64_t *words, size_t n)
@@ -59,6 +60,7 @@ static void test_initialisers_zero_the_tail(void **state)
     CHECK_TAIL(ar_represent_run_opts, ar_represent_run_opts_init(p));
     CHECK_TAIL(ar_represent_stack_opts, ar_represent_stack_opts_init(p));
     CHECK_TAIL(ar_seprank_config, ar_seprank_config_init(p));
+    CHECK_TAIL(ar_spectrum_random_opts, ar_spectrum_random_opts_init(p));
     CHECK_TAIL(ar_sbn_opts, ar_sbn_opts_init(p));
     CHECK_TAIL(ar_spectrum_dist_opts, ar_spectrum_dist_opts_init(p));
     CHECK_TAIL(ar_weights_opts, ar_weights_opts_init(p));

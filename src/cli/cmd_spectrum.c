@@ -167,22 +167,6 @@ static void free_items(spectrum_item *items, size_t count)
     free(items);
 }
 
-/* Spectrum and metrics of one dense matrix, reusing ws across calls. */
-static int analyse_dense(ar_cview a, ar_svd_workspace *ws, const ar_rank_opts *opts,
-                         spectrum_item *it)
-{
-    it->rows = a.rows;
-    it->cols = a.cols;
-    it->k = a.rows < a.cols ? a.rows : a.cols;
-    it->s = malloc(it->k * sizeof(double));
-    if (it->s == NULL)
-        return AR_ENOMEM;
-    int rc = ar_spectrum_svals_ws(a, it->s, ws);
-    if (rc == AR_OK)
-        rc = ar_rank_metrics_stored(a, it->s, it->k, opts, &it->metrics);
-    return rc;
-}
-
 static int report(const spectrum_args *args, const char *source, spectrum_item *items,
                   size_t count)
 {
@@ -414,151 +398,103 @@ static int run_distributed(spectrum_args *args)
     return code;
 }
 
-/* Logit spectrum of one head from its factors, never forming the n x n
- * matrix: O(n d_p^2) instead of O(n^3). */
-static int head_logit_spectrum(const spectrum_args *args, const ar_heads *heads, size_t k,
-                               const ar_matrix *x, const ar_rank_opts *opts, spectrum_item *it)
+/* --axis and --of: text to the library's values.  auto is no axis here:
+ * the map is drawn, not read. */
+static int parse_random_text(const spectrum_args *args, ar_spectrum_random_opts *o)
 {
-    size_t n = x->cols;
-    ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-    it->rows = it->cols = it->k = n;
-    it->s = malloc(n * sizeof(double));
-    int rc = it->s ? ar_matrix_alloc(&f, heads->dp, n) : AR_ENOMEM;
-    if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g, heads->dp, n);
-    if (rc == AR_OK)
-        rc = ar_attention_logit_factors(ar_matrix_cview(x), ar_matrix_cview(&heads->wq[k]),
-                                        ar_matrix_cview(&heads->wk[k]), ar_matrix_view(&f),
-                                        ar_matrix_view(&g));
-    if (rc == AR_OK && args->distributed) {
-        ar_spectrum_dist_result res;
-        ar_error err = {{0}};
-        rc = ar_spectrum_dist_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g),
-                                             &args->dist, &res, &err);
-        if (rc == AR_OK)
-            memcpy(it->s, res.s, n * sizeof(double));
-        else if (args->mpi_rank == 0)
-            cli_status_error("spectrum", rc, &err, "distributed logits");
-        ar_spectrum_dist_result_free(&res);
-    } else if (rc == AR_OK) {
-        rc = ar_spectrum_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g), it->s);
-    }
-    if (rc == AR_OK)
-        rc = ar_rank_metrics_compute(it->s, n, n, n, opts, &it->metrics);
-    ar_matrix_free(&f);
-    ar_matrix_free(&g);
-    return rc;
-}
-
-static int head_score_spectrum(const ar_heads *heads, size_t k, const ar_matrix *x, ar_axis axis,
-                               ar_svd_workspace *ws, const ar_rank_opts *opts,
-                               spectrum_item *it)
-{
-    ar_matrix p = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&p, x->cols, x->cols);
-    if (rc == AR_OK)
-        rc = ar_heads_scores(heads, k, ar_matrix_cview(x), axis, ar_matrix_view(&p));
-    if (rc == AR_OK)
-        rc = analyse_dense(ar_matrix_cview(&p), ws, opts, it);
-    ar_matrix_free(&p);
-    return rc;
-}
-
-static int check_random_args(const spectrum_args *args, ar_axis *axis, int *scores)
-{
-    if (args->file != NULL)
-        return cli_usage_error("spectrum", "give either FILE or --random-attention, not both");
-    if (args->n == 0 || args->d == 0 || args->heads == 0)
-        return cli_usage_error("spectrum",
-                               "--random-attention needs --n N, --d D and --heads H (all >= 1)");
     if (strcmp(args->axis_text, "auto") == 0)
         return cli_usage_error("spectrum", "--axis auto reads the axis from a map's sums, and "
                                "--random-attention draws the map: give --axis col or row");
-    if (ar_axis_parse(args->axis_text, axis) != AR_OK)
+    if (ar_axis_parse(args->axis_text, &o->axis) != AR_OK)
         return cli_usage_error("spectrum", "--axis: expected col or row, got '%s'",
                                args->axis_text);
     if (strcmp(args->of, "logits") == 0)
-        *scores = 0;
+        o->of = AR_SPECTRUM_OF_LOGITS;
     else if (strcmp(args->of, "scores") == 0)
-        *scores = 1;
+        o->of = AR_SPECTRUM_OF_SCORES;
     else
         return cli_usage_error("spectrum", "--of: expected logits or scores, got '%s'", args->of);
-    if (!args->head_size_seen && args->d % args->heads != 0)
-        return cli_usage_error("spectrum",
-                               "--heads %zu does not divide --d %zu; give --head-size for a "
-                               "FixedMultiHead layer",
-                               args->heads, args->d);
-    if (args->head_seen && args->head >= args->heads)
-        return cli_usage_error("spectrum", "--head %zu: heads are numbered 0..%zu", args->head,
-                               args->heads - 1);
-    /* Each head keeps two d_p x d weights; refuse sizes that cannot fit. */
-    double dp = (double)(args->head_size_seen ? args->head_size : args->d / args->heads);
-    double bytes = 8.0 * (2.0 * (double)args->heads * dp * (double)args->d +
-                          (double)args->d * (double)args->n + (double)args->n * (double)args->n);
-    return cli_memory_guard("spectrum", "--random-attention", bytes);
+    return -1;
 }
 
+static void random_opts(const spectrum_args *args, ar_spectrum_random_opts *o)
+{
+    ar_spectrum_random_opts_init(o);
+    o->n = args->n;
+    o->d = args->d;
+    o->heads = args->heads;
+    o->head_size = args->head_size_seen ? args->head_size : 0;
+    o->one_head = args->head_seen;
+    o->head = args->head;
+    o->seed = args->seed;
+    o->max_bytes = cli_memory_limit();
+    o->distributed = args->distributed ? &args->dist : NULL;
+}
+
+/* The library's heads as report items; the values stay the result's. */
+static int report_random(const spectrum_args *args, const ar_spectrum_random_result *r)
+{
+    spectrum_item *items = calloc(r->count, sizeof *items);
+    if (items == NULL)
+        return cli_status_error("spectrum", AR_ENOMEM, NULL, "random attention");
+    for (size_t t = 0; t < r->count; t++) {
+        const ar_spectrum_random_head *h = &r->heads[t];
+        spectrum_item *it = &items[t];
+        snprintf(it->label, sizeof it->label, "%s", h->label);
+        it->index[0] = h->head;
+        it->nindex = 1;
+        it->s_borrowed = 1;
+        it->rows = h->rows;
+        it->cols = h->cols;
+        it->s = h->s;
+        it->k = h->k;
+        it->metrics = h->metrics;
+        it->expected_rank = h->expected_rank;
+    }
+    int code = report(args, r->source, items, r->count);
+    free_items(items, r->count);
+    return code;
+}
+
+/* --random-attention: the library checks the sizes (before the rank
+ * options, as it always has) and runs the layer; here only the text
+ * options and the output. */
 static int run_random(const spectrum_args *args)
 {
-    ar_axis axis = AR_AXIS_COL;
-    int scores = 0;
-    int code = check_random_args(args, &axis, &scores);
+    if (args->file != NULL)
+        return cli_usage_error("spectrum", "give either FILE or --random-attention, not both");
+    ar_spectrum_random_opts o;
+    random_opts(args, &o);
+    ar_error err = {{0}};
+    /* Missing sizes are reported before malformed text options, the rest
+     * of the library's rules after them: a probe with those rules disarmed
+     * (a head size, all heads, no limit) meets only the first. */
+    ar_spectrum_random_opts probe = o;
+    probe.head_size = 1;
+    probe.one_head = 0;
+    probe.max_bytes = 0.0;
+    int rc = ar_spectrum_random_check(&probe, NULL, &err);
+    int code = rc == AR_OK ? parse_random_text(args, &o) : -1;
     if (code >= 0)
         return code;
+    if (rc == AR_OK)
+        rc = ar_spectrum_random_check(&o, NULL, &err);
+    if (rc == AR_ENOMEM) /* the limit is the CLI's: say how to move it */
+        return cli_usage_error("spectrum", "%s (set ATTNRANK_MAX_MEMORY to change the limit)",
+                               err.msg);
+    if (rc != AR_OK)
+        return cli_status_error("spectrum", rc, &err, NULL);
     ar_rank_opts opts;
     code = resolve_opts(args, AR_PREC_F64, &opts);
     if (code >= 0)
         return code;
-    ar_head_kind kind = args->head_size_seen ? AR_HEADS_FIXED : AR_HEADS_MULTI;
-    size_t dp = 0;
-    ar_heads heads = {0};
-    ar_matrix x = ar_matrix_empty();
-    ar_svd_workspace *ws = NULL;
-    size_t first = args->head_seen ? args->head : 0;
-    size_t count = args->head_seen ? 1 : args->heads;
-    spectrum_item *items = calloc(count, sizeof *items);
-    ar_rng *rng = ar_rng_alloc(args->seed);
-    int rc = (items && rng) ? ar_heads_size(kind, args->d, args->heads, args->head_size, &dp)
-                            : AR_ENOMEM;
+    ar_spectrum_random_result res;
+    rc = ar_spectrum_run_random(&o, &opts, &res, &err);
     if (rc == AR_OK)
-        rc = ar_heads_alloc(&heads, kind, args->d, args->heads, dp);
-    if (rc == AR_OK)
-        rc = ar_matrix_alloc(&x, args->d, args->n);
-    if (rc == AR_OK && scores)
-        rc = ar_svd_workspace_alloc(&ws, args->n, args->n, AR_SVD_VALUES);
-    if (rc == AR_OK) {
-        /* Weights first, then X, so a head's weights do not depend on n. */
-        ar_heads_randomize(&heads, rng);
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0);
-    }
-    for (size_t t = 0; rc == AR_OK && t < count; t++) {
-        size_t k = first + t;
-        spectrum_item *it = &items[t];
-        snprintf(it->label, sizeof it->label, "head %zu %s (d=%zu, h=%zu, d_p=%zu, n=%zu, seed=%llu)",
-                 k, scores ? "scores" : "logits", args->d, args->heads, dp, args->n,
-                 (unsigned long long)args->seed);
-        it->index[0] = k;
-        it->nindex = 1;
-        size_t bound = dp < args->d ? dp : args->d;
-        it->expected_rank = scores ? -1 : (long)(bound < args->n ? bound : args->n);
-        rc = scores ? head_score_spectrum(&heads, k, &x, axis, ws, &opts, it)
-                    : head_logit_spectrum(args, &heads, k, &x, &opts, it);
-    }
-    if (rc == AR_OK && args->mpi_rank == 0)
-        code = report(args, scores ? "random attention scores" : "random attention logits",
-                      items, count);
-    else if (rc == AR_OK)
-        code = 0;
-    else if (args->distributed)
-        code = cli_exit_code(rc); /* rank 0 printed the agreed message */
-    else
-        code = cli_status_error("spectrum", rc, NULL, "random attention");
-    if (items)
-        free_items(items, count);
-    ar_svd_workspace_free(ws);
-    ar_matrix_free(&x);
-    ar_heads_free(&heads);
-    ar_rng_free(rng);
+        code = args->mpi_rank == 0 ? report_random(args, &res) : 0;
+    else /* distributed, every process has the same message; rank 0's is seen */
+        code = cli_status_error("spectrum", rc, &err, args->distributed ? NULL : "random attention");
+    ar_spectrum_random_result_free(&res);
     return code;
 }
 
