@@ -1,15 +1,8 @@
-/* The positional biases of a model as JSON and text, for heads, check and
+/* The positional biases of a model as text, for heads, check and
  * weights (the ranks come from ar_model_bias_report_make). */
 #include "cli.h"
 
 #include <string.h>
-
-json_t *cli_json_model_bias(const ar_model_bias_report *r)
-{
-    /* the library's block (attnrank/json.h) */
-    char *text = NULL;
-    return ar_model_bias_json(r, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
-}
 
 static void print_kind(const ar_model_bias_report *r, const ar_model_bias_layers *k)
 {

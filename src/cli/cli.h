@@ -20,16 +20,6 @@
 int ar_cli_main(int argc, char **argv);
 
 /* ---- output (output.c) ---- */
-/* JSON helpers: non-finite doubles become null (jansson refuses them). */
-json_t *cli_json_real(double x);
-/* {"eps", "zeros", "min_before", "min_after", "max_change"} of a smoothing. */
-json_t *cli_json_smoothing(const ar_smooth_report *s);
-/* An unsigned count; above INT64_MAX it is written as a decimal string. */
-json_t *cli_json_u64(uint64_t v);
-json_t *cli_json_array_doubles(const double *v, size_t n);
-json_t *cli_json_rank_metrics(const ar_rank_metrics *m);
-/* The value of a library block's JSON text (released; NULL when unreadable). */
-json_t *cli_json_loads_record(char *text);
 /* The value of a record's JSON text from the library (attnrank/json.h;
  * rc its status, text released): NULL after a one-line message, with *code
  * the exit status.  Faces add their input-describing keys to it. */
@@ -70,18 +60,13 @@ int cli_fit_progress(const ar_fit_progress *p, void *ctx);
  * one-line message. */
 int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n, int for_map,
                        ar_mask *mask, int *is_auto);
-/* {"kind", "text", "w", "p", "sinks", "lengths"} as the mask has them. */
-json_t *cli_json_mask(const ar_mask *m);
 /* The help text of a --mask option: before, the kinds' syntaxes from the
  * library's kind table (those for any n only when any_length_only), after;
  * in buf, returned. */
 const char *cli_mask_help(char *buf, size_t len, const char *before, const char *after,
                           int any_length_only);
-/* The generic value, its status and the worst case. */
-json_t *cli_json_generic(const ar_mask_generic *g);
 
-/* bias_output.c: a model's positional biases (nothing printed for none). */
-json_t *cli_json_model_bias(const ar_model_bias_report *r);
+/* bias_output.c: a model's positional biases as text (nothing printed for none). */
 void cli_print_model_bias(const ar_model_bias_report *r);
 
 /* ---- the depth-width law applied (law.c) ---- */

@@ -87,19 +87,3 @@ const char *cli_mask_help(char *buf, size_t len, const char *before, const char 
     snprintf(buf, len, "%s%s%s", before, kinds, after);
     return buf;
 }
-
-json_t *cli_json_mask(const ar_mask *m)
-{
-    /* the library's block (attnrank/json.h), so it is written once */
-    char *text = NULL;
-    return ar_mask_json(m, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
-}
-
-json_t *cli_json_generic(const ar_mask_generic *g)
-{
-    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:s}", "generic_min_head_size",
-                     (json_int_t)g->value, "generic_status", ar_generic_status_name(g->status),
-                     "generic_lower", (json_int_t)g->lower, "worst_case_lower",
-                     (json_int_t)g->worst_lower, "worst_case_upper", (json_int_t)g->worst_upper,
-                     "formula", g->formula);
-}

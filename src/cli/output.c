@@ -7,52 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-json_t *cli_json_real(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
-json_t *cli_json_smoothing(const ar_smooth_report *s)
-{
-    return json_pack("{s:o, s:I, s:o, s:o, s:o}", "eps", cli_json_real(s->eps), "zeros",
-                     (json_int_t)s->zeros, "min_before", cli_json_real(s->min_before),
-                     "min_after", cli_json_real(s->min_after), "max_change",
-                     cli_json_real(s->max_change));
-}
-
-json_t *cli_json_u64(uint64_t v)
-{
-    /* jansson integers are signed 64-bit: larger counts go out as strings
-     * rather than wrapping. */
-    if (v <= (uint64_t)INT64_MAX)
-        return json_integer((json_int_t)v);
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return json_string(buf);
-}
-
-json_t *cli_json_array_doubles(const double *v, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; a != NULL && i < n; i++)
-        json_array_append_new(a, cli_json_real(v[i]));
-    return a;
-}
-
-json_t *cli_json_loads_record(char *text)
-{
-    json_t *v = json_loads(text, 0, NULL);
-    ar_json_free(text);
-    return v;
-}
-
-json_t *cli_json_rank_metrics(const ar_rank_metrics *m)
-{
-    /* the library's record (attnrank/json.h), so the block is written once */
-    char *text = NULL;
-    return ar_rank_metrics_json(m, 0, &text, NULL) == AR_OK ? cli_json_loads_record(text) : NULL;
-}
-
 json_t *cli_json_record(const char *cmd, int rc, char *text, const ar_error *err, int *code)
 {
     if (rc != AR_OK) {
