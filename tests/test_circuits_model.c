@@ -91,16 +91,12 @@ static void toy_write(const toy *t, int family, const char *dtype, const char *p
     stb_free(&b);
 }
 
+/* The library's path entry without the config beside the model (the toy
+ * writes none; the config rule is tested in test_config_beside). */
 static int analyze(const char *path, const ar_circuits_opts *o, ar_circuits_report *r,
                    ar_error *err)
 {
-    ar_safetensors *st = NULL;
-    int rc = ar_safetensors_open(&st, path, err);
-    if (rc != AR_OK)
-        return rc;
-    rc = ar_circuits_analyze_model(st, NULL, o, r, err);
-    ar_safetensors_close(st);
-    return rc;
+    return ar_circuits_analyze_path(path, 0, o, r, err);
 }
 
 /* Views of head h's factors in the toy (layer l). */
@@ -285,11 +281,46 @@ static void test_selection_and_errors(void **state)
     tu_remove_tree(dir);
 }
 
+/* ar_circuits_analyze_path reads the config.json beside the model when
+ * asked (the head count from it), and refuses a missing path. */
+static void test_config_beside(void **state)
+{
+    (void)state;
+    char dir[256], path[512];
+    tu_scratch_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    toy t;
+    toy_make(&t, 2, 2, 2, 2, 11);
+    toy_write(&t, GPT2, "F32", path, 0);
+    ar_circuits_report r;
+    ar_error err = {{0}};
+    /* no config and no head count: the heads are unknown */
+    assert_int_not_equal(ar_circuits_analyze_path(path, 1, NULL, &r, &err), AR_OK);
+    assert_null(r.head);
+    char cfg_path[600];
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", dir);
+    const char *cfg = "{\"model_type\": \"gpt2\", \"n_head\": 2}";
+    tu_write_file(cfg_path, cfg, strlen(cfg));
+    assert_ok(ar_circuits_analyze_path(dir, 1, NULL, &r, &err));
+    assert_int_equal(r.nlayers, 2);
+    assert_non_null(r.head);
+    ar_circuits_report_free(&r);
+    /* told not to read it: unknown again */
+    assert_int_not_equal(ar_circuits_analyze_path(dir, 0, NULL, &r, &err), AR_OK);
+    snprintf(path, sizeof path, "%s/nothing", dir);
+    assert_int_equal(ar_circuits_analyze_path(path, 1, NULL, &r, &err), AR_EIO);
+    assert_int_equal(ar_circuits_analyze_path(NULL, 1, NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_circuits_analyze_path(dir, 1, NULL, NULL, &err), AR_EINVAL);
+    toy_free(&t);
+    tu_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families),
         cmocka_unit_test(test_selection_and_errors),
+        cmocka_unit_test(test_config_beside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include "attnrank/weights.h"
 #include "attnrank/json.h"
+#include "attnrank/mask.h"
 
 #include <lapacke.h>
 #include "core/matrix_internal.h"
@@ -484,6 +485,14 @@ static void test_opts_tolerance(void **state)
     assert_int_equal(o.rule, AR_WRULE_GIVEN);
     assert_true(o.rtol == 0.0 && o.atol == 0.0);
     ar_weights_opts_tolerance(NULL, 1, 1.0, 1.0); /* nothing to set */
+    /* a bad atol under the default rule is kept for the checks to refuse */
+    ar_weights_opts_init(&o);
+    ar_weights_opts_tolerance(&o, 0, 0.0, -2.0);
+    assert_int_equal(o.rule, AR_WRULE_NOISE);
+    ar_error err = {{0}};
+    assert_int_equal(ar_weights_opts_check(&o, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "{opt:atol}: must be >= 0, got -2"));
+    assert_ok(ar_weights_opts_check(NULL, &err));
 }
 
 static void test_bert_no_config_fails(void **state)
@@ -1507,14 +1516,27 @@ static void test_model_errors(void **state)
     stb_add_matrix(&b, k0, "F32", &w, 0);
     ar_weights_opts bad = o;
     bad.energy_fraction = 0.0;
-    expect_model_error(&b, &bad, AR_EINVAL, "energy fraction");
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:energy}: must be in (0, 1], got 0");
     bad = o;
     bad.atol = -1.0;
-    expect_model_error(&b, &bad, AR_EINVAL, "tolerances");
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:atol}: must be >= 0, got -1");
     bad = o;
     bad.rule = AR_WRULE_GIVEN;
     bad.rtol = -1.0;
-    expect_model_error(&b, &bad, AR_EINVAL, "tolerances");
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:rtol}: must be >= 0, got -1");
+    bad.rtol = INFINITY;
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:rtol}: must be finite, got inf");
+    bad = o;
+    bad.q_pattern = "q.{layer}";
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:q-pattern} and {opt:k-pattern} go together");
+    bad.k_pattern = "k";
+    expect_model_error(&b, &bad, AR_EINVAL, "need the {layer} placeholder ('q.{layer}', 'k')");
+    bad = o;
+    ar_mask docs = ar_mask_none();
+    assert_ok(ar_mask_parse("docs:2/2", &docs, NULL));
+    bad.mask = &docs;
+    expect_model_error(&b, &bad, AR_EINVAL, "{opt:mask=docs:2/2}: documents fix n");
+    ar_mask_free(&docs);
     bad = o;
     bad.rule = (ar_weights_rule)5;
     expect_model_error(&b, &bad, AR_EINVAL, "rank rule");
@@ -1589,26 +1611,6 @@ static void test_strided_factors(void **state)
 
 /* ---- a model directory with config.json ------------------------------------ */
 
-/* What a caller does (the CLI's weights command): open the model, read the
- * config.json beside it when asked, analyse. */
-static int analyze_path(const char *path, int read_config, const ar_weights_opts *o,
-                        ar_weights_report *r, ar_error *err)
-{
-    memset(r, 0, sizeof *r);
-    ar_safetensors *st = NULL;
-    int rc = ar_safetensors_open(&st, path, err);
-    if (rc != AR_OK)
-        return rc;
-    ar_model_config cfg;
-    int found = 0;
-    if (read_config)
-        rc = ar_model_config_read_beside(ar_safetensors_dir(st), &cfg, &found, err);
-    if (rc == AR_OK)
-        rc = ar_weights_analyze_model(st, found ? &cfg : NULL, o, r, err);
-    ar_safetensors_close(st);
-    return rc;
-}
-
 static void test_directory_with_config(void **state)
 {
     (void)state;
@@ -1628,7 +1630,7 @@ static void test_directory_with_config(void **state)
     tu_write_file(path, cfg, strlen(cfg));
     ar_weights_report r;
     ar_error err = {{0}};
-    assert_ok(analyze_path(dir, 1, NULL, &r, &err));
+    assert_ok(ar_weights_analyze_path(dir, 1, NULL, &r, &err));
     assert_true(r.config_found);
     assert_int_equal(r.config.heads, 2);
     assert_int_equal(r.context, 64);
@@ -1637,20 +1639,27 @@ static void test_directory_with_config(void **state)
     ar_weights_report_free(&r);
     /* the same file named directly finds the config beside it */
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    assert_ok(analyze_path(path, 1, NULL, &r, &err));
+    assert_ok(ar_weights_analyze_path(path, 1, NULL, &r, &err));
     assert_true(r.config_found);
     ar_weights_report_free(&r);
     /* ignoring the config leaves the head count unknown */
     ar_weights_opts o;
     ar_weights_opts_init(&o);
-    assert_int_equal(analyze_path(dir, 0, &o, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_weights_analyze_path(dir, 0, &o, &r, &err), AR_EINVAL);
     /* a broken config is reported, not ignored */
     snprintf(path, sizeof path, "%s/config.json", dir);
     tu_write_file(path, "{\"n_head\": -2}", 14);
-    assert_int_equal(analyze_path(dir, 1, NULL, &r, &err), AR_EFORMAT);
+    assert_int_equal(ar_weights_analyze_path(dir, 1, NULL, &r, &err), AR_EFORMAT);
     assert_non_null(strstr(err.msg, "config.json: \"n_head\" is not a positive integer"));
     snprintf(path, sizeof path, "%s/nothing", dir);
-    assert_int_equal(analyze_path(path, 1, NULL, &r, &err), AR_EIO);
+    assert_int_equal(ar_weights_analyze_path(path, 1, NULL, &r, &err), AR_EIO);
+    /* the options are checked before any file is read */
+    o.energy_fraction = 2.0;
+    assert_int_equal(ar_weights_analyze_path(path, 1, &o, &r, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "{opt:energy}"));
+    assert_null(r.qk);
+    assert_int_equal(ar_weights_analyze_path(NULL, 1, NULL, &r, &err), AR_EINVAL);
+    assert_int_equal(ar_weights_analyze_path(dir, 1, NULL, NULL, &err), AR_EINVAL);
     tu_remove_tree(dir);
     model_free(&m);
 }

@@ -137,6 +137,13 @@ typedef struct ar_circuits_report {
 AR_API int ar_circuits_analyze_model(const ar_safetensors *st, const ar_model_config *cfg,
                                      const ar_circuits_opts *opts, ar_circuits_report *rep,
                                      ar_error *err);
+/* The model at path (a directory, a .safetensors file or an index) with,
+ * when read_config, the config.json beside it if there is one, analysed as
+ * ar_circuits_analyze_model does; err's message is printable
+ * (ar_error_printable). */
+AR_API int ar_circuits_analyze_path(const char *path, int read_config,
+                                    const ar_circuits_opts *opts, ar_circuits_report *rep,
+                                    ar_error *err);
 AR_API void ar_circuits_report_free(ar_circuits_report *rep);
 
 #ifdef __cplusplus

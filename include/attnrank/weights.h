@@ -188,8 +188,8 @@ typedef struct ar_weights_opts {
 AR_API void ar_weights_opts_init(ar_weights_opts *opts);
 /* The faces' rank tolerance into opts: a given rtol (rtol_given) or a
  * positive atol replaces the default rule with the given one, a missing rtol
- * counting as 0; otherwise the default rule stays.  rtol and atol >= 0, as
- * the face checked them. */
+ * counting as 0; otherwise the default rule stays.  The values are checked
+ * with the other options (ar_weights_opts_check). */
 AR_API void ar_weights_opts_tolerance(ar_weights_opts *opts, int rtol_given, double rtol,
                                       double atol);
 
@@ -328,6 +328,21 @@ AR_API int ar_weights_bias_analyze(const ar_safetensors *st, const ar_model_conf
 AR_API int ar_weights_analyze_model(const ar_safetensors *st, const ar_model_config *cfg,
                                     const ar_weights_opts *opts, ar_weights_report *rep,
                                     ar_error *err);
+/* The model at path (a directory, a .safetensors file or an index) with,
+ * when read_config, the config.json beside it if there is one, analysed as
+ * ar_weights_analyze_model does: the options are checked before any file is
+ * read (ar_weights_opts_check), and err's message is printable
+ * (ar_error_printable). */
+AR_API int ar_weights_analyze_path(const char *path, int read_config,
+                                   const ar_weights_opts *opts, ar_weights_report *rep,
+                                   ar_error *err);
+/* The rules on the options (opts NULL: the defaults, which pass): both
+ * patterns or neither, each with the {layer} placeholder; a non-empty
+ * layer range; finite rtol, atol >= 0; energy fraction in (0, 1]; noise
+ * draws and factor in range; a mask that fits any n (not documents).
+ * AR_EINVAL naming the option (a token, status.h); AR_OK otherwise.
+ * ar_weights_analyze_model checks them too. */
+AR_API int ar_weights_opts_check(const ar_weights_opts *opts, ar_error *err);
 AR_API void ar_weights_report_free(ar_weights_report *rep);
 /* One head from its factors (d_head x d each, any layout, values as decoded
  * from the storage type), as ar_weights_analyze_model analyses it: spectrum into

@@ -11,7 +11,8 @@ from attnrank._capi cimport (
     ar_precision_eps,
     AR_CIRCUITS_COMP_Q, AR_CIRCUITS_COMP_K, AR_CIRCUITS_COMP_V,
     ar_circuits_opts, ar_circuits_opts_init, ar_circuits_head, ar_circuits_pair,
-    ar_circuits_report, ar_circuits_analyze_model, ar_circuits_report_free,
+    ar_circuits_report, ar_circuits_analyze_model, ar_circuits_analyze_path,
+    ar_circuits_report_free,
     ar_circuit_embed, ar_circuit_embed_empty, ar_circuit_embed_init, ar_circuit_embed_free,
     ar_circuit_full_ov, ar_cview_transpose, ar_circuits_report_json,
 )
@@ -295,8 +296,7 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
     if kv_heads is not None:
         o.kv_heads = _positive(kv_heads, "kv_heads", fn)
     cdef const char *cpath = NULL
-    cdef const char *cdir = NULL
-    cdef int c_found = 0
+    cdef int read_config = 1 if config else 0
     cdef ar_safetensors *st = NULL
     cdef ar_model_config cfg
     cdef ar_circuits_report rep
@@ -310,21 +310,13 @@ def circuits(model_dir=None, *, state_dict=None, ov=None, qk=False, full=False,
         if views is not None:
             _open_state_dict(views, &st)
             found = _read_given_config(given_config, &cfg)
+            with nogil:
+                rc = ar_error_printable(&err, ar_circuits_analyze_model(
+                    st, &cfg if found else NULL, &o, &rep, &err))
         else:
             cpath = path
             with nogil:
-                rc = ar_error_printable(&err, ar_safetensors_open(&st, cpath, &err))
-            check_status(rc, "ar_safetensors_open", &err)
-        if views is None and config:
-            cdir = ar_safetensors_dir(st)
-            with nogil:
-                rc = ar_error_printable(&err, ar_model_config_read_beside(cdir, &cfg, &c_found,
-                                                                          &err))
-            check_status(rc, "ar_model_config_read", &err)
-            found = c_found
-        with nogil:
-            rc = ar_error_printable(&err, ar_circuits_analyze_model(
-                st, &cfg if found else NULL, &o, &rep, &err))
+                rc = ar_circuits_analyze_path(cpath, read_config, &o, &rep, &err)
         check_status(rc, fn, &err)
         try:
             rc = ar_circuits_report_json(&rep, AR_JSON_NONFINITE, &text, &err)

@@ -3,6 +3,7 @@
  * config.json and the shapes, and analyse W_q^h^T W_k^h head by head from
  * the factors. */
 #include "attnrank/weights.h"
+#include "attnrank/mask.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 #include "attnrank/status.h"
@@ -48,8 +49,12 @@ void ar_weights_opts_init(ar_weights_opts *o)
 
 void ar_weights_opts_tolerance(ar_weights_opts *o, int rtol_given, double rtol, double atol)
 {
-    if (o == NULL || !(rtol_given || atol > 0.0))
+    if (o == NULL)
         return;
+    if (!(rtol_given || atol > 0.0)) {
+        o->atol = atol; /* 0, or a value the checks refuse */
+        return;
+    }
     o->rule = AR_WRULE_GIVEN;
     o->rtol = rtol_given ? rtol : 0.0;
     o->atol = atol;
@@ -543,30 +548,60 @@ static void summarise(ar_weights_report *rep)
 /* entry points                                                         */
 /* ------------------------------------------------------------------ */
 
+/* A tolerance: finite and >= 0 (name: its option token). */
+static int check_tolerance(const char *name, double v, ar_error *err)
+{
+    if (!(v >= 0.0))
+        return ar_error_set(err, AR_EINVAL, "%s: must be >= 0, got %g", name, v);
+    if (!isfinite(v))
+        return ar_error_set(err, AR_EINVAL, "%s: must be finite, got %g", name, v);
+    return AR_OK;
+}
+
+/* The rules on the options, in the faces' order; the messages name the
+ * options as tokens (status.h). */
 static int check_opts(const ar_weights_opts *o, ar_error *err)
 {
     if ((o->q_pattern == NULL) != (o->k_pattern == NULL))
-        return ar_error_set(err, AR_EINVAL, "give both a query and a key pattern, or neither");
+        return ar_error_set(err, AR_EINVAL, "{opt:q-pattern} and {opt:k-pattern} go together");
     if (o->q_pattern != NULL &&
         (strstr(o->q_pattern, LAYER_TOKEN) == NULL || strstr(o->k_pattern, LAYER_TOKEN) == NULL))
         return ar_error_set(err, AR_EINVAL,
-                            "query and key patterns need the {layer} placeholder ('%s', '%s')",
+                            "{opt:q-pattern}/{opt:k-pattern} need the {layer} placeholder "
+                            "('%s', '%s')",
                             o->q_pattern, o->k_pattern);
     if (o->layer_range && o->layer_first > o->layer_last)
         return ar_error_set(err, AR_EINVAL, "layer range %zu-%zu is empty", o->layer_first,
                             o->layer_last);
     if (o->rule != AR_WRULE_NOISE && o->rule != AR_WRULE_GIVEN)
         return ar_error_set(err, AR_EINVAL, "unknown rank rule %d", (int)o->rule);
-    if (!(o->atol >= 0.0) || !isfinite(o->atol) || !(o->rtol >= 0.0) || !isfinite(o->rtol))
-        return ar_error_set(err, AR_EINVAL, "tolerances must be finite and >= 0");
+    int rc = check_tolerance("{opt:rtol}", o->rtol, err);
+    if (rc == AR_OK)
+        rc = check_tolerance("{opt:atol}", o->atol, err);
+    if (rc != AR_OK)
+        return rc;
     if (!(o->energy_fraction > 0.0 && o->energy_fraction <= 1.0))
-        return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1]");
+        return ar_error_set(err, AR_EINVAL, "{opt:energy}: must be in (0, 1], got %g",
+                            o->energy_fraction);
     if (o->noise_draws == 0 || o->noise_draws > AR_WEIGHTS_NOISE_MAX_DRAWS)
         return ar_error_set(err, AR_EINVAL, "noise draws must be in 1..%d, got %zu",
                             AR_WEIGHTS_NOISE_MAX_DRAWS, o->noise_draws);
     if (!(o->noise_factor > 0.0) || !isfinite(o->noise_factor))
         return ar_error_set(err, AR_EINVAL, "noise factor must be finite and > 0");
+    if (o->mask != NULL && ar_mask_fixes_length(o->mask)) {
+        char text[64];
+        ar_mask_format(o->mask, text, sizeof text);
+        return ar_error_set(err, AR_EINVAL,
+                            "{opt:mask=%s}: documents fix n; the verdicts need a mask for any n",
+                            text);
+    }
     return AR_OK;
+}
+
+int ar_weights_opts_check(const ar_weights_opts *opts, ar_error *err)
+{
+    ar_weights_opts o = opts_or_defaults(opts);
+    return check_opts(&o, err);
 }
 
 static int setup_report(const ar_safetensors *st, const ar_model_config *cfg,

@@ -150,27 +150,6 @@ static int build_opts(const circuits_args *a, ar_circuits_opts *o, heat_score *s
     return -1;
 }
 
-/* config.json beside the model, when there is one: the file I/O is the
- * CLI's (the library reads only the tensors' mapping). */
-static int analyze_path(const char *path, int read_config, const ar_circuits_opts *o,
-                        ar_circuits_report *rep, ar_error *err)
-{
-    memset(rep, 0, sizeof *rep);
-    ar_safetensors *st = NULL;
-    int rc = ar_safetensors_open(&st, path, err);
-    if (rc != AR_OK)
-        return rc;
-    ar_model_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    int found = 0;
-    if (read_config)
-        rc = ar_model_config_read_beside(ar_safetensors_dir(st), &cfg, &found, err);
-    if (rc == AR_OK)
-        rc = ar_circuits_analyze_model(st, found ? &cfg : NULL, o, rep, err);
-    ar_safetensors_close(st);
-    return ar_error_printable(err, rc);
-}
-
 static const char *preprocessing(const ar_circuits_report *r)
 {
     return r->tl ? "tl" : "raw";
@@ -508,7 +487,7 @@ int cmd_circuits(int argc, char **argv)
     cli_set_blas_threads(1); /* many small factorisations: one BLAS thread each */
     ar_circuits_report r;
     ar_error err = {{0}};
-    int rc = analyze_path(a.model, !a.no_config, &o, &r, &err);
+    int rc = ar_circuits_analyze_path(a.model, !a.no_config, &o, &r, &err);
     if (rc != AR_OK)
         return cli_status_error("circuits", rc, &err, NULL);
     code = a.csv != NULL ? write_csv(a.csv, &r) : -1;
