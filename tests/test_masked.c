@@ -1353,12 +1353,72 @@ static void test_bf16_row_sums(void **state)
     }
 }
 
+/* ar_mask_from_matrix: a causal 0/1 matrix in either layout reads as
+ * causal; a window's as the window; every refusal names its problem. */
+static void test_mask_from_matrix(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    double a[N * N]; /* row-major, a[i * N + j] */
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++)
+            a[i * N + j] = j <= i && i - j < 2; /* window:2, rows as queries */
+    ar_cview rows, cols;
+    assert_int_equal(ar_cview_init(&rows, a, N, N, N, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&cols, a, N, N, 1, N), AR_OK); /* the transpose */
+    ar_error err = {{0}};
+    ar_mask m;
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, &m, &err), AR_OK);
+    assert_int_equal(m.kind, AR_MASK_WINDOW);
+    assert_int_equal(m.w, 2);
+    ar_mask_free(&m);
+    /* the same pattern with columns as queries */
+    assert_int_equal(ar_mask_from_matrix(cols, AR_AXIS_COL, N, &m, &err), AR_OK);
+    assert_int_equal(m.kind, AR_MASK_WINDOW);
+    ar_mask_free(&m);
+    /* read in the other layout it is no kind: a pattern whose queries see
+     * their own and the next key */
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_COL, N, &m, &err), AR_OK);
+    assert_int_equal(m.kind, AR_MASK_PATTERN);
+    for (size_t q = 0; q < N; q++)
+        for (size_t k = 0; k < N; k++)
+            assert_int_equal(ar_mask_allows(&m, N, q, k), a[k * N + q] == 1.0);
+    ar_mask_free(&m);
+    /* refusals */
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, 4, &m, &err), AR_ESIZE);
+    assert_non_null(strstr(err.msg, "expected one 4 x 4 matrix (the map's shape), got 5 x 5"));
+    assert_int_equal(m.kind, AR_MASK_NONE);
+    a[1 * N + 3] = 0.5;
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, &m, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "entry (1, 3) = 0.5 is not 0 or 1"));
+    a[1 * N + 3] = NAN;
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, &m, &err), AR_EINVAL);
+    a[1 * N + 3] = 0.0;
+    for (size_t j = 0; j < N; j++)
+        a[2 * N + j] = 0.0; /* query 2 sees nothing */
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, &m, &err), AR_EDOMAIN);
+    assert_non_null(strstr(err.msg, "query 2 attends to no key"));
+    assert_int_equal(ar_mask_from_matrix(rows, (ar_axis)7, N, &m, &err), AR_EINVAL);
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, 0, &m, &err), AR_ESIZE);
+    assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, NULL, &err), AR_EINVAL);
+    ar_cview bad = rows;
+    bad.data = NULL;
+    assert_int_not_equal(ar_mask_from_matrix(bad, AR_AXIS_ROW, N, &m, &err), AR_OK);
+    /* n = 1: the one entry must be 1 */
+    double one = 1.0;
+    ar_cview v1;
+    assert_int_equal(ar_cview_init(&v1, &one, 1, 1, 1, 1), AR_OK);
+    assert_int_equal(ar_mask_from_matrix(v1, AR_AXIS_ROW, 1, &m, &err), AR_OK);
+    ar_mask_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_format),
         cmocka_unit_test(test_kind_table),
         cmocka_unit_test(test_dilated),
+        cmocka_unit_test(test_mask_from_matrix),
         cmocka_unit_test(test_allows),
         cmocka_unit_test(test_simplify_round_trip),
         cmocka_unit_test(test_infer),

@@ -118,6 +118,14 @@ AR_API int ar_mask_fill_pattern(const ar_mask *mask, size_t n, unsigned char *al
  * query with no allowed key (AR_EDOMAIN, naming it). */
 AR_API int ar_mask_from_pattern(ar_mask *mask, const unsigned char *allowed, size_t n,
                                 ar_error *err);
+/* The pattern mask of a 0/1 matrix m in the layout of axis (row axis:
+ * m[i][j] = 1 lets query i attend key j; column axis: key i, query j), as
+ * a mask file or array holds it, then named by its kind when it has one
+ * (ar_mask_simplify).  m must be n x n, n >= 1 (AR_ESIZE: "expected one n
+ * x n matrix (the map's shape), got r x c"); an entry other than 0 or 1 is
+ * AR_EINVAL naming it; a query with no key AR_EDOMAIN (ar_mask_from_pattern). */
+AR_API int ar_mask_from_matrix(ar_cview m, ar_axis axis, size_t n, ar_mask *mask,
+                               ar_error *err);
 /* Replace a pattern mask by the parametric kind it equals, when one does
  * (so an inferred causal map says "causal", not "file"); otherwise leave it.
  * Checks none, causal, window, band, prefix, sink + window, documents. */

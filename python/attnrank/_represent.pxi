@@ -8,7 +8,7 @@ from attnrank._capi cimport (
     uint64_t, ar_matrix, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis, AR_AXIS_COL,
     AR_AXIS_ROW, ar_axis_parse, ar_axis_infer_stack, ar_model_config, ar_model_config_read,
     ar_mask, ar_mask_none, ar_mask_free, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
-    ar_mask_check_size, ar_mask_from_pattern, ar_mask_simplify, ar_mask_syntax_list,
+    ar_mask_check_size, ar_mask_from_matrix, ar_mask_syntax_list,
     ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS,
     ar_generic_status_name, ar_model_masks, ar_represent_opts, ar_represent_opts_init,
     ar_head_config, ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
@@ -161,18 +161,14 @@ cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
     if pat.dtype.kind not in "biuf":
         raise UnsupportedError(AR_EUNSUPPORTED, strerror(AR_EUNSUPPORTED), fn,
                                f"mask must be a string or a boolean array, got dtype {pat.dtype}")
-    if pat.shape != (n, n):
+    if pat.ndim != 2:
         raise SizeError(AR_ESIZE, strerror(AR_ESIZE), fn,
                         f"a mask array must be n x n = {n} x {n} (the map's shape), got {pat.shape}")
-    if not np.all((pat == 0) | (pat == 1)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "a mask array must hold 0 and 1 only")
-    # query-major: rows are queries for the row axis, columns for the column axis
-    qm = pat if axis == AR_AXIS_ROW else pat.T
-    buf = np.ascontiguousarray(qm != 0, dtype=np.uint8)
-    cdef const unsigned char[::1] flat = buf.reshape(-1)
-    check_status(ar_mask_from_pattern(out, &flat[0], n, &err), "ar_mask_from_pattern", &err,
+    # the entries, the axis and the kind are the library's (ar_mask_from_matrix)
+    cdef ar_cview mv
+    pat = _views_of(pat.astype(np.float64, copy=False), &mv, fn, "mask")
+    check_status(ar_mask_from_matrix(mv, axis, n, out, &err), "ar_mask_from_matrix", &err,
                  "the mask array")
-    ar_mask_simplify(out)
     return 0
 
 

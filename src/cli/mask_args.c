@@ -2,7 +2,6 @@
  * and JSON (docs/theory/masked-attention.md for the kinds). */
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,29 +19,14 @@ static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t 
     if (rc != AR_OK)
         return cli_status_error(cmd, rc, &err, "--mask file");
     int code = -1;
-    if (arr.count != 1 || arr.rows != n || arr.cols != n)
-        code = cli_usage_error(cmd, "--mask file:%s: expected one %zu x %zu matrix (the map's "
-                               "shape), got %zu x %zu%s",
-                               path, n, n, arr.rows, arr.cols, arr.count != 1 ? " (a stack)" : "");
-    unsigned char *allowed = code < 0 ? malloc(n * n) : NULL;
-    if (code < 0 && allowed == NULL)
-        code = cli_status_error(cmd, AR_ENOMEM, NULL, NULL);
-    ar_cview m = ar_array_slice(&arr, 0);
-    for (size_t i = 0; code < 0 && i < n; i++)
-        for (size_t j = 0; code < 0 && j < n; j++) {
-            double v = AR_VAT(m, i, j);
-            if (v != 0.0 && v != 1.0)
-                code = cli_usage_error(cmd, "--mask file:%s: entry (%zu, %zu) = %g is not 0 or 1",
-                                       path, i, j, v);
-            size_t q = axis == AR_AXIS_ROW ? i : j, k = axis == AR_AXIS_ROW ? j : i;
-            if (code < 0)
-                allowed[q * n + k] = v == 1.0;
-        }
-    if (code < 0 && (rc = ar_mask_from_pattern(mask, allowed, n, &err)) != AR_OK)
-        code = cli_usage_error(cmd, "--mask file:%s: %s", path, err.msg);
-    if (code < 0)
-        ar_mask_simplify(mask);
-    free(allowed);
+    char where[AR_ERROR_MSG_LEN];
+    snprintf(where, sizeof where, "--mask file:%s", path);
+    if (arr.count != 1)
+        code = cli_usage_error(cmd, "%s: expected one %zu x %zu matrix (the map's shape), got a "
+                               "stack of %zu",
+                               where, n, n, arr.count);
+    if (code < 0 && (rc = ar_mask_from_matrix(ar_array_slice(&arr, 0), axis, n, mask, &err)))
+        code = cli_status_error(cmd, rc, &err, where);
     ar_array_free(&arr);
     return code;
 }
