@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "attnrank/attnrank.h"
+#include "st_testutil.h"
 
 /* The no-bottleneck verdict of d, heads, n (head size 0: d / heads) under
  * mask text (NULL: bidirectional). */
@@ -587,6 +588,163 @@ static void test_run_refit(void **state)
     ar_check_run_free(&run);
 }
 
+/* ---- the configurations file (ar_check_run_add_csv) ------------------------ */
+
+/* A run over the CSV text written to DIR/name; returns the status, err and
+ * rows filled. */
+static int run_csv(const char *dir, const char *name, const char *text,
+                   const ar_check_config *defaults, ar_check_run *run, size_t *rows,
+                   ar_error *err)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    tu_write_file(path, text, strlen(text));
+    ar_check_run_init(run, NULL);
+    return ar_check_run_add_csv(run, path, defaults, rows, err);
+}
+
+/* The run of the rows equals the run of the same configurations added one
+ * by one; labels, defaults, relative config paths; every refusal names its
+ * file and line. */
+static void test_run_csv(void **state)
+{
+    (void)state;
+    char dir[256];
+    tu_scratch_dir(dir, sizeof dir);
+    ar_error err = {{0}};
+    ar_check_run run;
+    size_t rows = 0;
+    ar_check_config defaults = {.require = AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK),
+                                .mask = "causal"};
+    const char *text = "# comment\n"
+                       "--d, heads ,n,head-size,layers,name,require,mask\n"
+                       "\n"
+                       "64,2,40,,,wide,,\n"
+                       "64,2,1e3,32,3,,no-bottleneck;depth-efficient,none\n";
+    assert_int_equal(run_csv(dir, "a.csv", text, &defaults, &run, &rows, &err), AR_OK);
+    assert_int_equal(rows, 2);
+    assert_int_equal(run.count, 2);
+    assert_string_equal(run.entry[0].label, "wide");
+    assert_string_equal(run.entry[0].mask, "causal"); /* the default */
+    char want[700];
+    snprintf(want, sizeof want, "%s/a.csv line 5 (d=64, heads=2, n=1000)", dir);
+    assert_string_equal(run.entry[1].label, want);
+    assert_string_equal(run.entry[1].mask, "none");
+    assert_int_equal(run.entry[1].result.count, 2); /* the row's conditions */
+    /* the same configurations by hand */
+    ar_check_run by_hand;
+    ar_check_run_init(&by_hand, NULL);
+    ar_check_config c0 = {.label = "wide", .d = 64, .heads = 2, .n = 40,
+                          .require = defaults.require, .mask = "causal"};
+    ar_check_config c1 = {.label = want, .d = 64, .heads = 2, .n = 1000, .head_size = 32,
+                          .layers = 3,
+                          .require = AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK) |
+                                     AR_CHECK_REQUIRE(AR_CHECK_DEPTH_EFFICIENT),
+                          .mask = "none"};
+    assert_int_equal(ar_check_run_add(&by_hand, &c0, &err), AR_OK);
+    int rc1 = ar_check_run_add(&by_hand, &c1, &err);
+    assert_int_equal(rc1, AR_OK);
+    char *a = NULL, *b = NULL;
+    assert_int_equal(ar_check_run_json(&run, 0, &a, &err), AR_OK);
+    assert_int_equal(ar_check_run_json(&by_hand, 0, &b, &err), AR_OK);
+    assert_string_equal(a, b);
+    ar_json_free(a);
+    ar_json_free(b);
+    ar_check_run_free(&by_hand);
+    ar_check_run_free(&run);
+    /* a config column: the path is relative to the CSV; the label names it */
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s/m.json", dir);
+    const char *json = "{\"model_type\": \"bert\", \"hidden_size\": 64, "
+                       "\"num_attention_heads\": 2, \"max_position_embeddings\": 40}";
+    tu_write_file(cfg, json, strlen(json));
+    assert_int_equal(run_csv(dir, "b.csv", "config\nm.json\n", &defaults, &run, &rows, &err),
+                     AR_OK);
+    snprintf(want, sizeof want, "%s/b.csv line 2 (%s/m.json)", dir, dir);
+    assert_non_null(strstr(run.entry[0].label, want));
+    ar_check_run_free(&run);
+    /* refusals */
+    static const struct {
+        const char *text;
+        int status;
+        const char *fragment;
+    } bad[] = {
+        {"d,colour\n1,2\n", AR_EFORMAT, "c.csv: line 1: unknown column 'colour'"},
+        {"heads,n\n2,3\n", AR_EFORMAT, "line 1: header needs a column d (or config)"},
+        {"d,heads\n64\n", AR_EFORMAT, "line 2: 1 fields, header has 2"},
+        {"d,heads,n\n64,2,1.5\n", AR_EFORMAT, "line 2: n: expected a non-negative integer, "
+                                              "got '1.5'"},
+        {"d,heads,n\n64,-2,3\n", AR_EFORMAT, "heads: expected a non-negative integer"},
+        {"d,heads,n,require\n64,2,40,fast\n", AR_EINVAL, "line 2: unknown condition 'fast'"},
+        {"# only a comment\nd,heads,n\n", AR_EFORMAT, "c.csv: no configuration rows"},
+        {"", AR_EFORMAT, "no configuration rows"},
+        {"d,heads,n\n64,2,0\n", AR_EINVAL, "line 2 (d=64, heads=2, n=0)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = run_csv(dir, "c.csv", bad[i].text, &defaults, &run, &rows, &err);
+        if (rc != bad[i].status || strstr(err.msg, bad[i].fragment) == NULL)
+            fail_msg("case %zu: status %d (want %d), '%s' (want '%s')", i, rc, bad[i].status,
+                     err.msg, bad[i].fragment);
+        ar_check_run_free(&run);
+    }
+    /* a line longer than the limit */
+    char *longline = malloc(1100);
+    assert_non_null(longline);
+    memcpy(longline, "d\n", 2);
+    memset(longline + 2, '1', 1090);
+    longline[1092] = '\0';
+    assert_int_equal(run_csv(dir, "d.csv", longline, &defaults, &run, &rows, &err), AR_EFORMAT);
+    assert_non_null(strstr(err.msg, "line 2: longer than 1022 characters"));
+    ar_check_run_free(&run);
+    free(longline);
+    /* a missing file, NULL arguments */
+    char path[600];
+    snprintf(path, sizeof path, "%s/none.csv", dir);
+    ar_check_run_init(&run, NULL);
+    assert_int_equal(ar_check_run_add_csv(&run, path, NULL, &rows, &err), AR_EIO);
+    assert_non_null(strstr(err.msg, "none.csv: cannot open"));
+    assert_int_equal(rows, 0);
+    assert_int_equal(ar_check_run_add_csv(NULL, path, NULL, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_check_run_add_csv(&run, NULL, NULL, NULL, &err), AR_EINVAL);
+    ar_check_run_free(&run);
+    tu_remove_tree(dir);
+}
+
+/* ar_count_parse: digits to UINT64_MAX, exact integral decimals to 2^53. */
+static void test_count_parse(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } good[] = {{"0", 0},
+                {"18446744073709551615", UINT64_MAX},
+                {"1e3", 1000},
+                {"4.096e3", 4096},
+                {"4096.0", 4096},
+                {"9007199254740992", 9007199254740992ULL},
+                {"9.007199254740992e15", 9007199254740992ULL}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t v = 7;
+        assert_int_equal(ar_count_parse(good[i].text, &v, NULL), AR_OK);
+        assert_true(v == good[i].value);
+    }
+    static const char *bad[] = {"",   "-1", "+1",   "0x10", "inf", "nan", "1.5",
+                                "1e", " 1", "1 ",   "18446744073709551616",
+                                "1.8e19"};
+    ar_error err = {{0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t v = 7;
+        if (ar_count_parse(bad[i], &v, &err) != AR_EINVAL)
+            fail_msg("'%s' accepted", bad[i]);
+        assert_true(v == 7);
+        assert_non_null(strstr(err.msg, "expected a non-negative integer"));
+    }
+    uint64_t v;
+    assert_int_equal(ar_count_parse(NULL, &v, &err), AR_EINVAL);
+    assert_int_equal(ar_count_parse("1", NULL, &err), AR_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +761,8 @@ int main(void)
         cmocka_unit_test(test_model_kinds),
         cmocka_unit_test(test_run),
         cmocka_unit_test(test_run_refit),
+        cmocka_unit_test(test_run_csv),
+        cmocka_unit_test(test_count_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,6 +228,23 @@ AR_API void ar_check_run_init(ar_check_run *run, const ar_check_run_opts *opts);
  * a mask that does not parse or fit n.  On failure the run keeps the
  * entries added before. */
 AR_API int ar_check_run_add(ar_check_run *run, const ar_check_config *c, ar_error *err);
+/* Judge every configuration of a CSV file into run: a header naming the
+ * columns (any order, any subset with d or config; a "--d" spelling is the
+ * same column) d, heads, n, head-size, layers, require (conditions
+ * separated by ';'), name, mask, config (a config.json path, relative to
+ * the CSV's folder unless absolute); then one configuration per row (blank
+ * and '#' lines skipped; lines of at most 1022 characters, at most 16
+ * fields).  A row's empty cell is not given; an empty require or mask cell
+ * takes defaults' (NULL: none); its label is the name, else "PATH line N
+ * (d=.., heads=.., n=..)" or "PATH line N (CONFIG)".  Counts read as
+ * ar_count_parse reads them.  Stops at the first error: AR_EIO when the
+ * file cannot be read, AR_EFORMAT naming the line for a malformed header
+ * or row (and for a file without rows), AR_EINVAL for an unknown
+ * condition, and the error of ar_check_run_add for a row it refuses.
+ * *rows (may be NULL): the configuration rows read, the failing one
+ * included. */
+AR_API int ar_check_run_add_csv(ar_check_run *run, const char *path,
+                                const ar_check_config *defaults, size_t *rows, ar_error *err);
 AR_API void ar_check_run_free(ar_check_run *run);
 
 #ifdef __cplusplus

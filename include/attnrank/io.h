@@ -46,6 +46,14 @@ AR_API void ar_array_free(ar_array *a);
  * always 2-D (one row is a 1 x n matrix). */
 AR_API int ar_array_require_matrix(const ar_array *a, const char *name, ar_error *err);
 
+/* A count as text: plain decimal digits (any size up to UINT64_MAX), or an
+ * integral value in decimal or exponent form ("1e3", "4.096e3", "4096.0")
+ * up to 2^53, above which a double would round.  No sign, no hex, no
+ * inf/nan.  AR_EINVAL "expected a non-negative integer, got 'TEXT'"
+ * otherwise.  The CLI's sizes and check's configurations file read counts
+ * by this rule. */
+AR_API int ar_count_parse(const char *text, uint64_t *out, ar_error *err);
+
 /* Read a .npy file (v1.0/2.0/3.0 headers, '<f8' '>f8' '<f4' '>f4' '<f2' '>f2',
  * C or Fortran order; precision records the stored type).  max_bytes caps
  * the allocation (0: no cap). */

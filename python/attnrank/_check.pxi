@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from attnrank._capi cimport (
     ar_dw_law_paper, ar_dw_fit, ar_check_require_parse,
     ar_check_config, ar_check_run_opts, ar_check_run_opts_init, ar_check_run, ar_check_run_init,
-    ar_check_run_add, ar_check_run_free, ar_check_run_json,
+    ar_check_run_add, ar_check_run_add_csv, ar_check_run_free, ar_check_run_json,
 )
 
 from attnrank._results_check import Check, CheckLaw, CheckReport
@@ -112,6 +112,36 @@ cdef int _check_add(ar_check_run *run, object d, object heads, object n, object 
     return check_status(rc, fn, &err)
 
 
+cdef bytes _check_csv_path(object configs, str fn):
+    path = os.fsencode(configs)
+    if b"\0" in path or not path:
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                            f"configs: not a usable path: {configs!r}")
+    return path
+
+
+cdef int _check_add_csv(ar_check_run *run, bytes path, object mask, unsigned bits) except -1:
+    """Judge every row of a configurations CSV into run (ar_check_run_add_csv);
+    mask and bits are the defaults of the rows that give none."""
+    cdef ar_check_config defaults
+    memset(&defaults, 0, sizeof(defaults))
+    if mask is not None and not isinstance(mask, str):
+        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), "ar_check_run_add_csv",
+                            f"mask must be a string ({_mask_syntaxes()}), "
+                            f"got {type(mask).__name__}")
+    mask_c = mask.encode("utf-8", "replace") if mask is not None else None
+    if mask_c is not None:
+        defaults.mask = mask_c
+    defaults.require = bits
+    cdef const char *cpath = path
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef int rc
+    with nogil:
+        rc = ar_check_run_add_csv(run, cpath, &defaults, NULL, &err)
+    return check_status(rc, "ar_check_run_add_csv", &err)
+
+
 def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None, strict=False,
           require=None, config=None, configs=None, law=None):
     """Gate a model configuration on theorem conditions, for CI, as
@@ -160,7 +190,10 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
         CLI's CSV columns, ``d``, ``heads``, ``n``, ``head_size`` (or
         ``"head-size"``), ``layers``, ``mask``, ``config`` (a config.json
         path), ``require`` (conditions as above; default the ``require``
-        argument) and ``name`` (the label).  Excludes d, heads, n,
+        argument) and ``name`` (the label); or the path of a CSV file
+        with those columns, the CLI's ``--configs FILE`` (read by the
+        library, ar_check_run_add_csv: rows without a mask or require take
+        the ``mask`` and ``require`` arguments).  Excludes d, heads, n,
         head_size, layers and config.
     law
         the depth-width law of the allocation conditions: None for the
@@ -193,6 +226,8 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
     cdef ar_check_run_opts o
     cdef ar_dw_fit fit
     ar_check_run_opts_init(&o)
+    rows = ()
+    csv_path = None
     source = _check_law(law, &o, &fit, fn)
     o.law_source = source
     o.strict = bool(strict)
@@ -201,16 +236,21 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
         if any(v is not None for v in (d, heads, n, head_size, layers, config)):
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                 "configs excludes d, heads, n, head_size, layers and config")
-        if isinstance(configs, (str, bytes, Mapping)):
+        if isinstance(configs, (str, bytes, os.PathLike)):
+            csv_path = _check_csv_path(configs, fn)
+        elif isinstance(configs, Mapping):
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                "configs must be a sequence of mappings (one per configuration)")
-        try:
-            rows = list(configs)
-        except TypeError:
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"configs must be a sequence of mappings, got {configs!r}")
-        if not rows:
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "configs: no configuration")
+                                "configs must be a sequence of mappings (one per configuration) "
+                                "or a CSV file's path")
+        else:
+            try:
+                rows = list(configs)
+            except TypeError:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    f"configs must be a sequence of mappings, got {configs!r}")
+            if not rows:
+                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                    "configs: no configuration")
     cdef ar_check_run run
     ar_check_run_init(&run, &o)
     cdef char *text = NULL
@@ -220,7 +260,10 @@ def check(d=None, heads=None, n=None, *, head_size=None, layers=None, mask=None,
         if configs is None:
             _check_add(&run, d, heads, n, head_size, layers, mask, _check_require(require, fn),
                        config, None)
-        for i, row in enumerate(rows if configs is not None else ()):
+        if csv_path is not None:
+            _check_add_csv(&run, csv_path, mask, 0 if require is None else
+                           _check_require(require, fn))
+        for i, row in enumerate(rows):
             if not isinstance(row, Mapping):
                 raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                                     f"configs[{i}] must be a mapping, got {row!r}")

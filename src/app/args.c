@@ -17,37 +17,11 @@ static const cli_option *find_option(const cli_option *opts, size_t nopts, const
     return NULL;
 }
 
-/* Largest integer a double holds exactly: above it, "1.2345678901234567e18"
- * would silently round, so exponent form stops there. */
-#define CLI_EXACT_DOUBLE_INT 9007199254740992.0 /* 2^53 */
-
-/* A count: plain decimal digits (any size up to UINT64_MAX), or an integral
- * value in decimal or exponent form ("1e3", "4.096e3", "4096.0") up to 2^53.
- * No sign, no hex, no inf/nan.  Shared with the CSV reader of `check`, so
- * a count means the same thing on the command line and in a file. */
+/* A count, by the library's rule (ar_count_parse): decimal digits up to
+ * UINT64_MAX, or an integral decimal or exponent form up to 2^53. */
 int cli_parse_count(const char *text, uint64_t *out)
 {
-    if (text == NULL || *text < '0' || *text > '9')
-        return -1;
-    if (strspn(text, "0123456789") == strlen(text)) {
-        errno = 0;
-        char *end = NULL;
-        unsigned long long v = strtoull(text, &end, 10);
-        if (errno != 0 || *end != '\0')
-            return -1;
-        *out = (uint64_t)v;
-        return 0;
-    }
-    if (strspn(text, "0123456789.eE+-") != strlen(text))
-        return -1;
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0.0 || v != floor(v) ||
-        v > CLI_EXACT_DOUBLE_INT)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
+    return ar_count_parse(text, out, NULL) == AR_OK ? 0 : -1;
 }
 
 /* The one message for a count that is not acceptable, naming what is. */

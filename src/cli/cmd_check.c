@@ -6,7 +6,6 @@
 
 #include <stdint.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,164 +78,18 @@ static const cli_command_doc check_doc = {
     "2 bad input (then nothing is printed on stdout and no JUnit file is written).",
 };
 
-/* ---- --configs FILE ---- */
+/* ---- --configs FILE: the library reads and judges every row ---- */
 
-typedef struct csv_columns {
-    int d, heads, n, head_size, layers, require, name, mask, config;
-} csv_columns;
-
-static void trim(char *s)
-{
-    size_t len = strlen(s);
-    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r' || s[len - 1] == '\n' ||
-                       s[len - 1] == '\t'))
-        s[--len] = '\0';
-    size_t lead = strspn(s, " \t");
-    memmove(s, s + lead, strlen(s + lead) + 1);
-}
-
-/* Split a line on commas in place; returns the field count (max 16). */
-static int split_fields(char *line, char **fields)
-{
-    int n = 0;
-    for (char *p = line; n < 16;) {
-        fields[n++] = p;
-        char *comma = strchr(p, ',');
-        if (comma == NULL)
-            break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    for (int i = 0; i < n; i++)
-        trim(fields[i]);
-    return n;
-}
-
-static int map_header(const char *path, char **fields, int nf, csv_columns *col)
-{
-    int *slots[] = {&col->d, &col->heads, &col->n, &col->head_size, &col->layers,
-                    &col->require, &col->name, &col->mask, &col->config};
-    const char *names[] = {"d",       "heads", "n",    "head-size", "layers",
-                           "require", "name",  "mask", "config"};
-    const size_t nslots = sizeof names / sizeof names[0];
-    for (size_t s = 0; s < nslots; s++)
-        *slots[s] = -1;
-    for (int i = 0; i < nf; i++) {
-        const char *f = fields[i];
-        if (strncmp(f, "--", 2) == 0)
-            f += 2; /* accept the flag spelling too */
-        size_t s = 0;
-        while (s < nslots && strcmp(f, names[s]) != 0)
-            s++;
-        if (s == nslots)
-            return cli_usage_error("check", "%s: line 1: unknown column '%s'", path, fields[i]);
-        *slots[s] = i;
-    }
-    if (col->d < 0 && col->config < 0)
-        return cli_usage_error("check", "%s: line 1: header needs a column d (or config)", path);
-    return -1;
-}
-
-static int parse_size_field(const char *path, size_t line, const char *what, const char *text,
-                            size_t *out)
-{
-    uint64_t v = 0;
-    if (cli_parse_count(text, &v) != 0 || v > SIZE_MAX)
-        return cli_usage_error("check",
-                               "%s: line %zu: %s: expected a non-negative integer, got '%s'",
-                               path, line, what, text);
-    *out = (size_t)v;
-    return -1;
-}
-
-static int row_to_config(const char *path, size_t line, char **f, int nf, const csv_columns *col,
-                         const check_config *defaults, check_config *c)
-{
-    memset(c, 0, sizeof *c);
-    snprintf(c->mask, sizeof c->mask, "%s", defaults->mask);
-    if (col->mask >= 0 && f[col->mask][0] != '\0')
-        snprintf(c->mask, sizeof c->mask, "%s", f[col->mask]);
-    struct { int idx; const char *what; size_t *dst; } sizes[] = {
-        {col->d, "d", &c->c.d},           {col->heads, "heads", &c->c.heads},
-        {col->n, "n", &c->c.n},           {col->head_size, "head-size", &c->c.head_size},
-        {col->layers, "layers", &c->c.layers},
-    };
-    for (size_t s = 0; s < 5; s++) {
-        if (sizes[s].idx < 0 || f[sizes[s].idx][0] == '\0')
-            continue;
-        int code = parse_size_field(path, line, sizes[s].what, f[sizes[s].idx], sizes[s].dst);
-        if (code >= 0)
-            return code;
-    }
-    c->c.require = defaults->c.require;
-    if (col->require >= 0 && f[col->require][0] != '\0') {
-        ar_error err = {{0}};
-        c->c.require = 0;
-        if (ar_check_require_parse(f[col->require], &c->c.require, &err) != AR_OK)
-            return cli_usage_error("check", "%s: line %zu: %s", path, line, err.msg);
-    }
-    if (col->config >= 0 && f[col->config][0] != '\0') {
-        /* relative to the CSV, so a configs file travels with its models */
-        const char *slash = strrchr(path, '/'), *cfg = f[col->config];
-        int dir = cfg[0] != '/' && slash != NULL ? (int)(slash - path + 1) : 0;
-        if ((size_t)snprintf(c->config, sizeof c->config, "%.*s%s", dir, path, cfg) >=
-            sizeof c->config)
-            return cli_usage_error("check", "%s: line %zu: config path too long", path, line);
-    }
-    if (col->name >= 0 && f[col->name][0] != '\0')
-        snprintf(c->label, sizeof c->label, "%s", f[col->name]);
-    else if (c->config[0])
-        snprintf(c->label, sizeof c->label, "%s line %zu (%.160s)", path, line, c->config);
-    else
-        snprintf(c->label, sizeof c->label, "%s line %zu (d=%zu, heads=%zu, n=%zu)", path, line,
-                 c->c.d, c->c.heads, c->c.n);
-    (void)nf;
-    return -1;
-}
-
-static int run_configs(const char *path, const check_config *defaults, ar_check_run *run,
+static int run_configs(const char *path, check_config *defaults, ar_check_run *run,
                        size_t *count)
 {
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL)
-        return cli_usage_error("check", "%s: cannot open: %s", path, strerror(errno));
-    char line[1024];
-    char *fields[16];
-    csv_columns col;
-    size_t lineno = 0;
-    int have_header = 0, code = -1, ncol = 0;
-    while (code < 0 && fgets(line, sizeof line, fp) != NULL) {
-        lineno++;
-        if (strchr(line, '\n') == NULL && !feof(fp)) {
-            code = cli_usage_error("check", "%s: line %zu: longer than %zu characters", path,
-                                   lineno, sizeof line - 2);
-            break;
-        }
-        trim(line);
-        if (line[0] == '\0' || line[0] == '#')
-            continue;
-        int nf = split_fields(line, fields);
-        if (!have_header) {
-            code = map_header(path, fields, nf, &col);
-            have_header = 1;
-            ncol = nf;
-            continue;
-        }
-        if (nf != ncol) {
-            code = cli_usage_error("check", "%s: line %zu: %d fields, header has %d", path,
-                                   lineno, nf, ncol);
-            break;
-        }
-        check_config c;
-        code = row_to_config(path, lineno, fields, nf, &col, defaults, &c);
-        if (code < 0)
-            code = evaluate(&c, run);
-        (*count)++;
-    }
-    fclose(fp);
-    if (code < 0 && *count == 0)
-        code = cli_usage_error("check", "%s: no configuration rows", path);
-    return code;
+    point_strings(defaults);
+    ar_error err = {{0}};
+    int rc = ar_check_run_add_csv(run, path, &defaults->c, count, &err);
+    if (rc == AR_OK)
+        return -1;
+    ar_error_message(&err, rc, AR_OPTION_STYLE_CLI);
+    return cli_status_error("check", rc, &err, NULL);
 }
 
 /* ---- output: rendered from the run ---- */

@@ -156,6 +156,14 @@ def test_a_list_equals_the_cli_csv(cli, model, tmp_path):
     want = _cli(cli, "--configs", csv, "--require", "no-bottleneck")
     got = attnrank.check(configs=rows, require="no-bottleneck")
     assert _drop(got.to_dict()) == _drop(want)
+    # the CSV itself, read by the library as the CLI reads it
+    for path in (csv, str(csv), bytes(csv)):
+        from_file = attnrank.check(configs=path, require="no-bottleneck")
+        assert from_file.to_dict() == want
+    # rows without a mask take the mask argument, as --mask
+    masked = attnrank.check(configs=csv, require="no-bottleneck", mask="causal")
+    assert masked.to_dict() == _cli(cli, "--configs", csv, "--require", "no-bottleneck",
+                                    "--mask", "causal")
     # the CSV's flag spelling of a key is accepted too
     spelled = attnrank.check(configs=[{"d": 1024, "heads": 8, "n": 129, "head-size": 127}],
                              require="no-bottleneck")
@@ -297,7 +305,9 @@ HOSTILE = [
     (dict(config="a\0b", require="no-bottleneck"), attnrank.ArgumentError),
     (dict(config="/nonexistent/config.json", require="no-bottleneck"), attnrank.FileError),
     (dict(configs=[], require="no-bottleneck"), attnrank.ArgumentError),
-    (dict(configs="d,heads,n", require="no-bottleneck"), attnrank.ArgumentError),
+    (dict(configs={"d": 8}, require="no-bottleneck"), attnrank.ArgumentError),
+    (dict(configs="no/such/configs.csv", require="no-bottleneck"), attnrank.FileError),
+    (dict(configs="bad\0path", require="no-bottleneck"), attnrank.ArgumentError),
     (dict(configs=[3], require="no-bottleneck"), attnrank.ArgumentError),
     (dict(configs=[{"colour": "red"}], require="no-bottleneck"), attnrank.ArgumentError),
     (dict(configs=[{"d": 8, "heads": 1, "n": 4, "require": "fast"}]), attnrank.ArgumentError),
