@@ -1353,6 +1353,60 @@ static void test_bf16_row_sums(void **state)
     }
 }
 
+/* ar_mask_from_text: kinds parsed and sized; auto and file: only for a
+ * map, named by kind; every refusal names the option as a token. */
+static void test_mask_from_text(void **state)
+{
+    (void)state;
+    ar_error err = {{0}};
+    ar_mask m;
+    ar_mask_text_kind kind = AR_MASK_TEXT_FILE;
+    assert_int_equal(ar_mask_from_text("window:4", 16, 0, &m, &kind, &err), AR_OK);
+    assert_int_equal(kind, AR_MASK_TEXT_NAMED);
+    assert_int_equal(m.kind, AR_MASK_WINDOW);
+    assert_int_equal(m.w, 4);
+    ar_mask_free(&m);
+    assert_int_equal(ar_mask_from_text("docs:2/3", 0, 0, &m, NULL, &err), AR_OK); /* any n */
+    ar_mask_free(&m);
+    assert_int_equal(ar_mask_from_text("auto", 8, 1, &m, &kind, &err), AR_OK);
+    assert_int_equal(kind, AR_MASK_TEXT_AUTO);
+    assert_int_equal(m.kind, AR_MASK_NONE);
+    assert_int_equal(ar_mask_from_text("file:p.npy", 8, 1, &m, &kind, &err), AR_OK);
+    assert_int_equal(kind, AR_MASK_TEXT_FILE);
+    assert_int_equal(m.kind, AR_MASK_NONE);
+    static const struct {
+        const char *text;
+        size_t n;
+        int for_map;
+        int status;
+        const char *fragment;
+    } bad[] = {
+        {"auto", 8, 0, AR_EINVAL, "{opt:mask=auto} needs an attention map; here give a kind ("},
+        {"file:x", 8, 0, AR_EINVAL, "{opt:mask=file:x} needs an attention map"},
+        {"file:", 8, 1, AR_EINVAL, "{opt:mask=file:} needs a path (file:PATH)"},
+        {"casual", 8, 1, AR_EINVAL, "{opt:mask}: "},
+        {"docs:2/3", 6, 0, AR_EINVAL, "{opt:mask=docs:2/3}: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = ar_mask_from_text(bad[i].text, bad[i].n, bad[i].for_map, &m, NULL, &err);
+        if (rc == AR_OK || strstr(err.msg, bad[i].fragment) == NULL)
+            fail_msg("case %zu: status %d, '%s' (want '%s')", i, rc, err.msg, bad[i].fragment);
+        assert_int_equal(m.kind, AR_MASK_NONE);
+    }
+    /* the size check's own status passes through */
+    ar_mask docs;
+    assert_int_equal(ar_mask_parse("docs:2/3", &docs, NULL), AR_OK);
+    ar_error direct = {{0}};
+    int want = ar_mask_check_size(&docs, 6, &direct);
+    ar_mask_free(&docs);
+    assert_int_equal(ar_mask_from_text("docs:2/3", 6, 0, &m, NULL, &err), want);
+    assert_non_null(strstr(err.msg, direct.msg));
+    assert_int_equal(ar_mask_from_text(NULL, 8, 1, &m, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_mask_from_text("causal", 8, 1, NULL, NULL, &err), AR_EINVAL);
+    assert_int_equal(ar_mask_from_text("causal", 8, 1, &m, NULL, NULL), AR_OK);
+    ar_mask_free(&m);
+}
+
 /* ar_mask_from_matrix: a causal 0/1 matrix in either layout reads as
  * causal; a window's as the window; every refusal names its problem. */
 static void test_mask_from_matrix(void **state)
@@ -1419,6 +1473,7 @@ int main(void)
         cmocka_unit_test(test_kind_table),
         cmocka_unit_test(test_dilated),
         cmocka_unit_test(test_mask_from_matrix),
+        cmocka_unit_test(test_mask_from_text),
         cmocka_unit_test(test_allows),
         cmocka_unit_test(test_simplify_round_trip),
         cmocka_unit_test(test_infer),

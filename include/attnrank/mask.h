@@ -102,6 +102,24 @@ AR_API size_t ar_mask_params(const ar_mask *mask, ar_mask_param *params);
  * offending part ("auto" and "file:" are refused here: the caller resolves
  * them). */
 AR_API int ar_mask_parse(const char *text, ar_mask *mask, ar_error *err);
+/* What a mask's text names (ar_mask_from_text). */
+typedef enum ar_mask_text_kind {
+    AR_MASK_TEXT_NAMED = 0, /* a kind of the syntax above, parsed */
+    AR_MASK_TEXT_AUTO = 1,  /* "auto": to infer from a map's exact zeros (ar_mask_infer) */
+    AR_MASK_TEXT_FILE = 2   /* "file:PATH": a 0/1 pattern the caller reads from PATH (text
+                               + 5; ar_mask_from_matrix) */
+} ar_mask_text_kind;
+
+/* A mask as an option gives it: text is a kind of the syntax (parsed, and
+ * checked at size n when n > 0), or, when for_map (the text is about an
+ * attention map), "auto" or "file:PATH", which *kind names and the caller
+ * resolves (*mask stays none).  The refusals name the option as a token
+ * (status.h): "{opt:mask=auto} needs an attention map; here give a kind
+ * (...)" without for_map, "{opt:mask=file:} needs a path (file:PATH)",
+ * "{opt:mask}: " + ar_mask_parse's message, "{opt:mask=TEXT}: " +
+ * ar_mask_check_size's.  kind may be NULL. */
+AR_API int ar_mask_from_text(const char *text, size_t n, int for_map, ar_mask *mask,
+                             ar_mask_text_kind *kind, ar_error *err);
 /* Canonical text of a mask ("window:16", "docs:3/5", "file" for a pattern);
  * truncated to len - 1 characters. */
 AR_API void ar_mask_format(const ar_mask *mask, char *buf, size_t len);

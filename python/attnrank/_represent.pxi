@@ -8,7 +8,8 @@ from attnrank._capi cimport (
     uint64_t, ar_matrix, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis, AR_AXIS_COL,
     AR_AXIS_ROW, ar_axis_parse, ar_axis_infer_stack, ar_model_config, ar_model_config_read,
     ar_mask, ar_mask_none, ar_mask_free, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
-    ar_mask_check_size, ar_mask_from_matrix, ar_mask_syntax_list,
+    ar_mask_check_size, ar_mask_from_matrix, ar_mask_from_text, ar_mask_text_kind,
+    AR_MASK_TEXT_AUTO, AR_MASK_TEXT_FILE, ar_mask_syntax_list,
     ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS,
     ar_generic_status_name, ar_model_masks, ar_represent_opts, ar_represent_opts_init,
     ar_head_config, ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
@@ -127,27 +128,19 @@ cdef int _mask_from(object mask, ar_axis axis, size_t n, bint for_map, str fn,
     err.msg[0] = 0
     out[0] = ar_mask_none()
     is_auto[0] = 0
+    cdef ar_mask_text_kind kind
     if isinstance(mask, str):
-        if mask == "auto" or mask.startswith("file:"):
-            if not for_map:
-                raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                    f"mask {mask!r} needs an attention map; give a kind "
-                                    f"({_mask_syntaxes()})")
-            if mask == "auto":
-                is_auto[0] = 1
-                return 0
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                "mask 'file:PATH' is the CLI's; pass the pattern as a "
-                                "boolean n x n array (numpy.load(PATH) != 0)")
+        # the syntax, "auto", "file:" and the size are the library's (ar_mask_from_text)
         data = mask.encode("utf-8", "replace")
         if b"\0" in data:
             data = b"?"
-        check_status(ar_mask_parse(data, out, &err), "ar_mask_parse", &err)
-        if n > 0:
-            rc = ar_mask_check_size(out, n, &err)
-            if rc != AR_OK:
-                ar_mask_free(out)
-                check_status(rc, "ar_mask_check_size", &err, f"mask {mask!r} at n = {n}")
+        check_status(ar_mask_from_text(data, n, for_map, out, &kind, &err), "ar_mask_from_text",
+                     &err)
+        if kind == AR_MASK_TEXT_FILE:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
+                                "mask 'file:PATH' is the CLI's; pass the pattern as a "
+                                "boolean n x n array (numpy.load(PATH) != 0)")
+        is_auto[0] = kind == AR_MASK_TEXT_AUTO
         return 0
     if not for_map:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,

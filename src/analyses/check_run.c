@@ -92,26 +92,7 @@ static int labelled(ar_error *err, int rc, const char *label)
  * map ("auto", "file:") has no place in a configuration. */
 static int read_mask(const char *text, size_t n, ar_mask *mask, ar_error *err)
 {
-    *mask = ar_mask_none();
-    if (strcmp(text, "auto") == 0 || strncmp(text, "file:", 5) == 0) {
-        char kinds[256];
-        ar_mask_syntax_list(kinds, sizeof kinds, 0);
-        return ar_error_set(err, AR_EINVAL,
-                            "{opt:mask=%.100s} needs an attention map; here give a kind (%s)",
-                            text, kinds);
-    }
-    char msg[sizeof err->msg];
-    int rc = ar_mask_parse(text, mask, err);
-    if (rc != AR_OK) {
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        return ar_error_set(err, rc, "{opt:mask}: %s", msg);
-    }
-    if (n > 0 && (rc = ar_mask_check_size(mask, n, err)) != AR_OK) {
-        ar_mask_free(mask);
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        return ar_error_set(err, rc, "{opt:mask=%.100s}: %s", text, msg);
-    }
-    return AR_OK;
+    return ar_mask_from_text(text, n, 0, mask, NULL, err);
 }
 
 /* The label of a configuration the caller did not name: its config's

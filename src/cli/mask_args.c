@@ -34,33 +34,16 @@ static int read_pattern(const char *cmd, const char *path, ar_axis axis, size_t 
 int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n, int for_map,
                        ar_mask *mask, int *is_auto)
 {
-    *mask = ar_mask_none();
     if (is_auto != NULL)
         *is_auto = 0;
-    if (strcmp(text, "auto") == 0 || strncmp(text, "file:", 5) == 0) {
-        if (!for_map) {
-            char kinds[256];
-            ar_mask_syntax_list(kinds, sizeof kinds, 0);
-            return cli_usage_error(cmd, "--mask %s needs an attention map; here give a kind "
-                                   "(%s)",
-                                   text, kinds);
-        }
-        if (text[0] == 'a') {
-            *is_auto = 1;
-            return -1;
-        }
-        if (text[5] == '\0')
-            return cli_usage_error(cmd, "--mask file: needs a path (file:PATH)");
-        return read_pattern(cmd, text + 5, axis, n, mask);
-    }
+    ar_mask_text_kind kind;
     ar_error err = {{0}};
-    if (ar_mask_parse(text, mask, &err) != AR_OK)
-        return cli_usage_error(cmd, "--mask: %s", err.msg);
-    if (n > 0 && ar_mask_check_size(mask, n, &err) != AR_OK) {
-        ar_mask_free(mask);
-        return cli_usage_error(cmd, "--mask %s: %s", text, err.msg);
-    }
-    return -1;
+    int rc = ar_mask_from_text(text, n, for_map, mask, &kind, &err);
+    if (rc != AR_OK)
+        return cli_status_error(cmd, rc, &err, NULL);
+    if (kind == AR_MASK_TEXT_AUTO)
+        *is_auto = 1;
+    return kind == AR_MASK_TEXT_FILE ? read_pattern(cmd, text + 5, axis, n, mask) : -1;
 }
 
 const char *cli_mask_help(char *buf, size_t len, const char *before, const char *after,
