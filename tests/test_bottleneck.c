@@ -538,8 +538,13 @@ static void test_fit(void **state)
     assert_true(a.kl_mean == b.kl_mean && a.iterations == b.iterations);
     o.seed = 12345;
     assert_int_equal(ar_fit_run(fw, 4, &o, &c, &err), AR_OK);
-    assert_true(c.kl_mean != a.kl_mean);
+    /* another start: another path (the optimum it reaches may be the same
+     * one to the last bit, as it is with some BLAS builds), as reproducible */
+    assert_true(c.seed == 12345 && a.seed == 0);
+    assert_true(c.iterations != a.iterations || c.kl_mean != a.kl_mean);
     assert_true(fabs(c.kl_mean - a.kl_mean) < 0.5 * a.kl_mean);
+    assert_int_equal(ar_fit_run(fw, 4, &o, &b, &err), AR_OK);
+    assert_true(b.kl_mean == c.kl_mean && b.iterations == c.iterations);
     /* more heads, less error; at n - 1 the fit is exact */
     ar_fit_result e8, full;
     assert_int_equal(ar_fit_run(fw, 8, &o, &e8, &err), AR_OK);
