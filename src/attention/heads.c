@@ -8,7 +8,8 @@
 #include "core/random_internal.h"
 #include "attention/attention_internal.h"
 
-int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp)
+int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp,
+                  ar_error *err)
 {
     if (dp == NULL || d == 0 || h == 0)
         return AR_EINVAL;
@@ -24,7 +25,7 @@ int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_
     return AR_OK;
 }
 
-int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp)
+int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp, ar_error *err)
 {
     if (heads == NULL || d == 0 || h == 0 || dp == 0)
         return AR_EINVAL;
@@ -39,8 +40,8 @@ int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_
         return AR_ENOMEM;
     }
     for (size_t k = 0; k < h; k++) {
-        if (ar_matrix_alloc(&heads->wq[k], dp, d) != AR_OK ||
-            ar_matrix_alloc(&heads->wk[k], dp, d) != AR_OK) {
+        if (ar_matrix_alloc(&heads->wq[k], dp, d, err) != AR_OK ||
+            ar_matrix_alloc(&heads->wk[k], dp, d, err) != AR_OK) {
             ar_heads_free(heads);
             return AR_ENOMEM;
         }
@@ -64,7 +65,7 @@ void ar_heads_free(ar_heads *heads)
     heads->h = 0;
 }
 
-int ar_heads_randomize(ar_heads *heads, ar_rng *rng)
+int ar_heads_randomize(ar_heads *heads, ar_rng *rng, ar_error *err)
 {
     if (heads == NULL || rng == NULL || heads->d == 0)
         return AR_EINVAL;
@@ -90,18 +91,19 @@ int ar_cm_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_a
     return rc == AR_OK ? ar_cm_attention_softmax(p, axis) : rc;
 }
 
-int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s)
+int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s, ar_error *err)
 {
     if (heads == NULL || k >= heads->h)
         return AR_EINVAL;
     return ar_attention_logits(x, ar_matrix_cview(&heads->wq[k]), ar_matrix_cview(&heads->wk[k]),
-                               s);
+                               s, err);
 }
 
-int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p)
+int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p,
+                    ar_error *err)
 {
     if (axis != AR_AXIS_COL && axis != AR_AXIS_ROW)
         return AR_EINVAL;
-    int rc = ar_heads_logits(heads, k, x, p);
-    return rc == AR_OK ? ar_attention_softmax(p, axis) : rc;
+    int rc = ar_heads_logits(heads, k, x, p, err);
+    return rc == AR_OK ? ar_attention_softmax(p, axis, err) : rc;
 }

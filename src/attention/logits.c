@@ -11,7 +11,7 @@ const char *ar_axis_name(ar_axis axis)
     return axis == AR_AXIS_ROW ? "row" : "col";
 }
 
-int ar_axis_parse(const char *text, ar_axis *axis)
+int ar_axis_parse(const char *text, ar_axis *axis, ar_error *err)
 {
     if (text == NULL || axis == NULL)
         return AR_EINVAL;
@@ -62,9 +62,9 @@ int ar_cm_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_mat
     if (s->rows != x->cols || s->cols != x->cols)
         return AR_ESIZE;
     ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-    rc = ar_matrix_alloc(&f, wk->rows, x->cols);
+    rc = ar_matrix_alloc(&f, wk->rows, x->cols, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g, wq->rows, x->cols);
+        rc = ar_matrix_alloc(&g, wq->rows, x->cols, NULL);
     if (rc == AR_OK)
         rc = ar_cm_attention_logit_factors(x, wq, wk, &f, &g);
     if (rc == AR_OK)
@@ -94,9 +94,10 @@ static void head_inputs_release(head_inputs *in)
     ar_colmajor_release(&in->wk);
 }
 
-int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g)
+int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g,
+                               ar_error *err)
 {
-    if (ar_view_check(f) != AR_OK || ar_view_check(g) != AR_OK)
+    if (ar_view_check(f, err) != AR_OK || ar_view_check(g, err) != AR_OK)
         return AR_EINVAL;
     head_inputs in;
     ar_colmajor_out fo, go;
@@ -119,9 +120,9 @@ int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, 
     return rc;
 }
 
-int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s)
+int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s, ar_error *err)
 {
-    if (ar_view_check(s) != AR_OK)
+    if (ar_view_check(s, err) != AR_OK)
         return AR_EINVAL;
     head_inputs in;
     ar_colmajor_out so;

@@ -28,9 +28,9 @@ static int softmax_strided(double *v, size_t len, size_t stride)
 }
 
 /* Any strides: each column (row) is a strided vector of the view. */
-int ar_attention_softmax(ar_view m, ar_axis axis)
+int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err)
 {
-    if (ar_view_check(m) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+    if (ar_view_check(m, err) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return AR_EINVAL;
     int rc = AR_OK;
     if (axis == AR_AXIS_COL) {
@@ -47,12 +47,12 @@ int ar_cm_attention_softmax(ar_matrix *m, ar_axis axis)
 {
     if (m == NULL)
         return AR_EINVAL;
-    return ar_attention_softmax(ar_matrix_view(m), axis);
+    return ar_attention_softmax(ar_matrix_view(m), axis, NULL);
 }
 
 double ar_attention_stochastic_defect(ar_cview p, ar_axis axis)
 {
-    if (ar_cview_check(p) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+    if (ar_cview_check(p, NULL) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return NAN;
     size_t outer = axis == AR_AXIS_COL ? p.cols : p.rows;
     size_t inner = axis == AR_AXIS_COL ? p.rows : p.cols;

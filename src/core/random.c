@@ -141,9 +141,9 @@ void ar_cm_fill_gaussian(ar_matrix *m, ar_rng *rng, double sigma)
             AR_AT(m, i, j) = gsl_ran_gaussian_ziggurat(ar_rng_gsl(rng), sigma);
 }
 
-int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma)
+int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma, ar_error *err)
 {
-    if (rng == NULL || ar_view_check(m) != AR_OK)
+    if (rng == NULL || ar_view_check(m, err) != AR_OK)
         return AR_EINVAL;
     for (size_t j = 0; j < m.cols; j++)
         for (size_t i = 0; i < m.rows; i++)
@@ -151,9 +151,9 @@ int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma)
     return AR_OK;
 }
 
-int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi)
+int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi, ar_error *err)
 {
-    if (rng == NULL || ar_view_check(m) != AR_OK)
+    if (rng == NULL || ar_view_check(m, err) != AR_OK)
         return AR_EINVAL;
     for (size_t j = 0; j < m.cols; j++)
         for (size_t i = 0; i < m.rows; i++)

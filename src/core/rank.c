@@ -27,7 +27,7 @@ const char *ar_precision_name(ar_precision p)
     }
 }
 
-int ar_precision_parse(const char *text, ar_precision *p)
+int ar_precision_parse(const char *text, ar_precision *p, ar_error *err)
 {
     static const struct {
         const char *name;
@@ -88,7 +88,7 @@ static int check_spectrum(const double *s, size_t k)
 }
 
 int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_rank_opts *opts,
-                      size_t *rank, double *threshold)
+                      size_t *rank, double *threshold, ar_error *err)
 {
     int rc = check_spectrum(s, k);
     if (rc != AR_OK)
@@ -184,7 +184,7 @@ double ar_rank_nuclear(const double *s, size_t k)
 }
 
 int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
-                            const ar_rank_opts *opts, ar_rank_metrics *out)
+                            const ar_rank_opts *opts, ar_rank_metrics *out, ar_error *err)
 {
     if (out == NULL)
         return AR_EINVAL;
@@ -201,7 +201,7 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     for (size_t i = 1; i < k; i++)
         if (s[i] > s[i - 1])
             return AR_EINVAL; /* metrics assume a descending spectrum */
-    rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold);
+    rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold, err);
     if (rc != AR_OK)
         return rc;
     out->m = m;

@@ -135,7 +135,8 @@ static int workspace_create(ar_svd_workspace **out, size_t m, size_t n, ar_svd_j
     return AR_OK;
 }
 
-int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job,
+                           ar_error *err)
 {
     return workspace_create(out, m, n, job, 1);
 }
@@ -245,7 +246,7 @@ static int run_svd(ar_svd_workspace *ws, ar_cview a, double *s, double *u,
  * workspace's is AR_ESIZE. */
 static int check_shape(ar_cview a, const ar_svd_workspace *ws, ar_svd_job job)
 {
-    if (ws == NULL || ar_cview_check(a) != AR_OK || ws->job != job)
+    if (ws == NULL || ar_cview_check(a, NULL) != AR_OK || ws->job != job)
         return AR_EINVAL;
     if (a.rows == 0 || a.cols == 0)
         return AR_EINVAL;
@@ -254,7 +255,7 @@ static int check_shape(ar_cview a, const ar_svd_workspace *ws, ar_svd_job job)
     return AR_OK;
 }
 
-int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws)
+int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws, ar_error *err)
 {
     int rc = check_shape(a, ws, AR_SVD_VALUES);
     if (rc != AR_OK)
@@ -270,7 +271,7 @@ int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws)
 
 static int check_factors(ar_cview a, ar_view u, ar_view vt)
 {
-    if (ar_view_check(u) != AR_OK || ar_view_check(vt) != AR_OK)
+    if (ar_view_check(u, NULL) != AR_OK || ar_view_check(vt, NULL) != AR_OK)
         return AR_EINVAL;
     size_t k = a.rows < a.cols ? a.rows : a.cols;
     if (u.rows != a.rows || u.cols != k || vt.rows != k || vt.cols != a.cols)
@@ -278,7 +279,8 @@ static int check_factors(ar_cview a, ar_view u, ar_view vt)
     return AR_OK;
 }
 
-int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_workspace *ws)
+int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_workspace *ws,
+                       ar_error *err)
 {
     int rc = check_shape(a, ws, AR_SVD_THIN);
     if (rc == AR_OK)
@@ -302,26 +304,26 @@ int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_work
     return ar_colmajor_out_put(&cvt, rc);
 }
 
-int ar_spectrum_svals(ar_cview a, double *s)
+int ar_spectrum_svals(ar_cview a, double *s, ar_error *err)
 {
-    if (ar_cview_check(a) != AR_OK)
+    if (ar_cview_check(a, err) != AR_OK)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
     int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_VALUES);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_ws(a, s, ws);
+        rc = ar_spectrum_svals_ws(a, s, ws, err);
     ar_svd_workspace_free(ws);
     return rc;
 }
 
-int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt)
+int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt, ar_error *err)
 {
-    if (ar_cview_check(a) != AR_OK)
+    if (ar_cview_check(a, err) != AR_OK)
         return AR_EINVAL;
     ar_svd_workspace *ws = NULL;
     int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_THIN);
     if (rc == AR_OK)
-        rc = ar_spectrum_svd_ws(a, u, s, vt, ws);
+        rc = ar_spectrum_svd_ws(a, u, s, vt, ws, err);
     ar_svd_workspace_free(ws);
     return rc;
 }
@@ -347,7 +349,7 @@ static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
         ar_matrix_free(&ft);
         return ar_lapack_status(info);
     }
-    rc = ar_matrix_alloc(r_out, k, r);
+    rc = ar_matrix_alloc(r_out, k, r, NULL);
     if (rc == AR_OK)
         for (size_t j = 0; j < r; j++)
             for (size_t i = 0; i <= j && i < k; i++)
@@ -378,18 +380,19 @@ static int svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
         rc = qr_r_of_transpose(g, &rg);
     /* F^T G = Q_F (R_F R_G^T) Q_G^T: the core has the same singular values. */
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&core, rf.rows, rg.rows);
+        rc = ar_matrix_alloc(&core, rf.rows, rg.rows, NULL);
     if (rc == AR_OK)
         rc = ar_cm_gemm(0, 1, 1.0, &rf, &rg, 0.0, &core);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(ar_matrix_cview(&core), s); /* writes min(kF, kG) <= kout values */
+        rc = ar_spectrum_svals(ar_matrix_cview(&core), s,
+                               NULL); /* writes min(kF, kG) <= kout values */
     ar_matrix_free(&rf);
     ar_matrix_free(&rg);
     ar_matrix_free(&core);
     return rc;
 }
 
-int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s)
+int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s, ar_error *err)
 {
     if (s == NULL)
         return AR_EINVAL;

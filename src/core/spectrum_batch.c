@@ -44,14 +44,14 @@ static void *batch_worker(void *arg)
 {
     batch_job *job = arg;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc(&ws, job->mats[0].rows, job->mats[0].cols, AR_SVD_VALUES);
+    int rc = ar_svd_workspace_alloc(&ws, job->mats[0].rows, job->mats[0].cols, AR_SVD_VALUES, NULL);
     if (rc != AR_OK) {
         record_failure(job, 0, rc);
         return NULL;
     }
     size_t t;
     while (take_next(job, &t)) {
-        rc = ar_spectrum_svals_ws(job->mats[t], job->s + t * job->k, ws);
+        rc = ar_spectrum_svals_ws(job->mats[t], job->s + t * job->k, ws, NULL);
         if (rc != AR_OK)
             record_failure(job, t, rc);
     }
@@ -66,13 +66,13 @@ static size_t online_cpus(void)
 }
 
 int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_t nthreads,
-                            size_t *failed_index)
+                            size_t *failed_index, ar_error *err)
 {
     if (mats == NULL || s == NULL || count == 0)
         return AR_EINVAL;
     size_t m = mats[0].rows, n = mats[0].cols;
     for (size_t t = 0; t < count; t++) {
-        if (ar_cview_check(mats[t]) != AR_OK) {
+        if (ar_cview_check(mats[t], err) != AR_OK) {
             if (failed_index != NULL)
                 *failed_index = t;
             return AR_EINVAL;

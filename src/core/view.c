@@ -44,7 +44,7 @@ static int check_layout(const void *data, size_t rows, size_t cols, size_t rs, s
 }
 
 int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols, size_t row_stride,
-                  size_t col_stride)
+                  size_t col_stride, ar_error *err)
 {
     if (v == NULL)
         return AR_EINVAL;
@@ -60,12 +60,12 @@ int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols, siz
 }
 
 int ar_view_init(ar_view *v, double *data, size_t rows, size_t cols, size_t row_stride,
-                 size_t col_stride)
+                 size_t col_stride, ar_error *err)
 {
     if (v == NULL)
         return AR_EINVAL;
     ar_cview c;
-    int rc = ar_cview_init(&c, data, rows, cols, row_stride, col_stride);
+    int rc = ar_cview_init(&c, data, rows, cols, row_stride, col_stride, err);
     ar_view made = {rc == AR_OK ? data : NULL, c.rows, c.cols, c.row_stride, c.col_stride};
     *v = made;
     return rc;
@@ -92,41 +92,41 @@ static int ld_strides(size_t rows, size_t cols, size_t ld, ar_layout layout, siz
 }
 
 int ar_cview_init_ld(ar_cview *v, const double *data, size_t rows, size_t cols, size_t ld,
-                     ar_layout layout)
+                     ar_layout layout, ar_error *err)
 {
     size_t rs = 0, cs = 0;
     int rc = ld_strides(rows, cols, ld, layout, &rs, &cs);
     if (rc != AR_OK) {
         if (v != NULL)
-            (void)ar_cview_init(v, NULL, 0, 0, 1, 1);
+            (void)ar_cview_init(v, NULL, 0, 0, 1, 1, err);
         return rc;
     }
-    return ar_cview_init(v, data, rows, cols, rs, cs);
+    return ar_cview_init(v, data, rows, cols, rs, cs, err);
 }
 
 int ar_view_init_ld(ar_view *v, double *data, size_t rows, size_t cols, size_t ld,
-                    ar_layout layout)
+                    ar_layout layout, ar_error *err)
 {
     size_t rs = 0, cs = 0;
     int rc = ld_strides(rows, cols, ld, layout, &rs, &cs);
     if (rc != AR_OK) {
         if (v != NULL)
-            (void)ar_view_init(v, NULL, 0, 0, 1, 1);
+            (void)ar_view_init(v, NULL, 0, 0, 1, 1, err);
         return rc;
     }
-    return ar_view_init(v, data, rows, cols, rs, cs);
+    return ar_view_init(v, data, rows, cols, rs, cs, err);
 }
 
-int ar_cview_check(ar_cview v)
+int ar_cview_check(ar_cview v, ar_error *err)
 {
     size_t rs = v.row_stride, cs = v.col_stride;
     normalise(v.rows, v.cols, &rs, &cs);
     return check_layout(v.data, v.rows, v.cols, rs, cs);
 }
 
-int ar_view_check(ar_view v)
+int ar_view_check(ar_view v, ar_error *err)
 {
-    return ar_cview_check(ar_view_const(v));
+    return ar_cview_check(ar_view_const(v), err);
 }
 
 ar_cview ar_view_const(ar_view v)
@@ -166,22 +166,24 @@ static int block_fits(size_t rows, size_t cols, size_t row0, size_t col0, size_t
     return row0 <= rows && nr <= rows - row0 && col0 <= cols && nc <= cols - col0;
 }
 
-int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols, ar_cview *out)
+int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols, ar_cview *out,
+                   ar_error *err)
 {
-    if (out == NULL || ar_cview_check(v) != AR_OK ||
+    if (out == NULL || ar_cview_check(v, err) != AR_OK ||
         !block_fits(v.rows, v.cols, row0, col0, rows, cols))
         return AR_EINVAL;
     const double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
-    return ar_cview_init(out, origin, rows, cols, v.row_stride, v.col_stride);
+    return ar_cview_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
 
-int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols, ar_view *out)
+int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols, ar_view *out,
+                  ar_error *err)
 {
-    if (out == NULL || ar_view_check(v) != AR_OK ||
+    if (out == NULL || ar_view_check(v, err) != AR_OK ||
         !block_fits(v.rows, v.cols, row0, col0, rows, cols))
         return AR_EINVAL;
     double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
-    return ar_view_init(out, origin, rows, cols, v.row_stride, v.col_stride);
+    return ar_view_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
 
 /* ---- the column-major bridge ---- */
@@ -197,7 +199,7 @@ int ar_colmajor_get(ar_colmajor *c, ar_cview v)
 {
     c->m = ar_matrix_empty();
     c->packed = NULL;
-    int rc = ar_cview_check(v);
+    int rc = ar_cview_check(v, NULL);
     if (rc != AR_OK)
         return rc;
     if (v.rows == 0 || v.cols == 0) {
@@ -226,7 +228,7 @@ int ar_colmajor_get_pair(ar_colmajor *pc, ar_colmajor *xc, ar_cview p, const ar_
     *xm = NULL;
     int rc = ar_colmajor_get(pc, p);
     int rx = ar_colmajor_get(xc, x != NULL ? *x : ar_matrix_cview(NULL));
-    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
+    if (ar_cview_check(p, err) != AR_OK || (x != NULL && ar_cview_check(*x, err) != AR_OK))
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     if (rc == AR_OK)
         rc = rx;
@@ -270,30 +272,30 @@ int ar_colmajor_out_put(ar_colmajor_out *c, int rc)
 
 /* ---- public operations ---- */
 
-int ar_matrix_clone(ar_matrix *dst, ar_cview src)
+int ar_matrix_clone(ar_matrix *dst, ar_cview src, ar_error *err)
 {
     if (dst == NULL)
         return AR_EINVAL;
     *dst = ar_matrix_empty();
-    int rc = ar_cview_check(src);
+    int rc = ar_cview_check(src, err);
     if (rc != AR_OK)
         return rc;
-    rc = ar_matrix_alloc(dst, src.rows, src.cols);
+    rc = ar_matrix_alloc(dst, src.rows, src.cols, err);
     if (rc == AR_OK)
         pack_into(dst->data, src);
     return rc;
 }
 
-int ar_matrix_transpose(ar_matrix *dst, ar_cview src)
+int ar_matrix_transpose(ar_matrix *dst, ar_cview src, ar_error *err)
 {
-    return ar_matrix_clone(dst, ar_cview_transpose(src));
+    return ar_matrix_clone(dst, ar_cview_transpose(src), err);
 }
 
-int ar_matrix_copy(ar_view dst, ar_cview src)
+int ar_matrix_copy(ar_view dst, ar_cview src, ar_error *err)
 {
-    int rc = ar_view_check(dst);
+    int rc = ar_view_check(dst, err);
     if (rc == AR_OK)
-        rc = ar_cview_check(src);
+        rc = ar_cview_check(src, err);
     if (rc != AR_OK)
         return rc;
     if (dst.rows != src.rows || dst.cols != src.cols)
@@ -304,9 +306,9 @@ int ar_matrix_copy(ar_view dst, ar_cview src)
     return AR_OK;
 }
 
-int ar_matrix_fill(ar_view m, double value)
+int ar_matrix_fill(ar_view m, double value, ar_error *err)
 {
-    int rc = ar_view_check(m);
+    int rc = ar_view_check(m, err);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < m.cols; j++)
@@ -315,17 +317,17 @@ int ar_matrix_fill(ar_view m, double value)
     return AR_OK;
 }
 
-int ar_matrix_identity(ar_view m)
+int ar_matrix_identity(ar_view m, ar_error *err)
 {
-    int rc = ar_matrix_fill(m, 0.0);
+    int rc = ar_matrix_fill(m, 0.0, err);
     for (size_t i = 0; rc == AR_OK && i < m.rows && i < m.cols; i++)
         AR_VAT(m, i, i) = 1.0;
     return rc;
 }
 
-int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col)
+int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col, ar_error *err)
 {
-    int rc = ar_cview_check(m);
+    int rc = ar_cview_check(m, err);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < m.cols; j++)
@@ -356,7 +358,7 @@ static int operand_get(gemm_operand *op, ar_cview v, ar_trans trans)
 }
 
 int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a, ar_cview b,
-                   double beta, ar_view c)
+                   double beta, ar_view c, ar_error *err)
 {
     if ((trans_a != AR_NO_TRANS && trans_a != AR_TRANS) ||
         (trans_b != AR_NO_TRANS && trans_b != AR_TRANS))
@@ -387,7 +389,7 @@ double ar_matrix_norm_fro(ar_cview m)
 
 double ar_matrix_max_abs(ar_cview m)
 {
-    if (ar_cview_check(m) != AR_OK)
+    if (ar_cview_check(m, NULL) != AR_OK)
         return NAN;
     double best = 0.0;
     for (size_t j = 0; j < m.cols; j++)
@@ -401,7 +403,7 @@ double ar_matrix_max_abs(ar_cview m)
 
 double ar_matrix_max_abs_diff(ar_cview a, ar_cview b)
 {
-    if (ar_cview_check(a) != AR_OK || ar_cview_check(b) != AR_OK || a.rows != b.rows ||
+    if (ar_cview_check(a, NULL) != AR_OK || ar_cview_check(b, NULL) != AR_OK || a.rows != b.rows ||
         a.cols != b.cols)
         return NAN;
     double best = 0.0;

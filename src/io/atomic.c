@@ -69,7 +69,7 @@ static int note_error(ar_atomic_file *af)
     return AR_EIO;
 }
 
-int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len)
+int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len, ar_error *err)
 {
     if (af == NULL || af->fp == NULL || (data == NULL && len > 0))
         return AR_EINVAL;

@@ -46,7 +46,7 @@ void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
     *cfg = c;
 }
 
-int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
+int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
         return AR_EINVAL;

@@ -74,7 +74,7 @@ struct ar_mh_fitter {
     double *scratch; /* a fit's result (fit_best), the gradient check: 2 np */
 };
 
-int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
+int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
         return AR_EINVAL;
@@ -84,7 +84,7 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
         return AR_ENOMEM;
     f->shape = *shape;
     f->np = ar_mh_nparams(shape);
-    int rc = ar_mh_workspace_alloc(&f->ws, shape);
+    int rc = ar_mh_workspace_alloc(&f->ws, shape, err);
     if (rc == AR_OK)
         rc = ar_lbfgs_alloc(&f->lb, f->np, MH_LBFGS_MEMORY);
     if (rc == AR_OK) {
@@ -182,7 +182,8 @@ int ar_mh_fitter_set_data_cm(ar_mh_fitter *f, const ar_matrix *x, const ar_matri
     return AR_OK;
 }
 
-int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y, size_t m)
+int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y, size_t m,
+                          ar_error *err)
 {
     if (f == NULL || x == NULL || y == NULL || m == 0)
         return AR_EINVAL;
@@ -306,7 +307,7 @@ static double polish_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, double *the
 }
 
 int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
-                   double *theta_out, ar_mh_fit_outcome *out)
+                   double *theta_out, ar_mh_fit_outcome *out, ar_error *err)
 {
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
@@ -341,7 +342,7 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
 }
 
 int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
-                   double *best_theta, ar_mh_fit_result *res)
+                   double *best_theta, ar_mh_fit_result *res, ar_error *err)
 {
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
@@ -364,7 +365,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
         ar_rng_seed(rng, ar_seed_derive(opts->seed, &key, 1));
         ar_mh_random_start(&f->shape, rng, sigma, f->theta);
         ar_mh_fit_outcome out;
-        rc = ar_mh_fit_from(f, opts, f->theta, best_theta != NULL ? f->scratch : NULL, &out);
+        rc = ar_mh_fit_from(f, opts, f->theta, best_theta != NULL ? f->scratch : NULL, &out, err);
         if (rc != AR_OK)
             break;
         if (errors != NULL)
@@ -385,7 +386,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     return rc;
 }
 
-int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out)
+int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out, ar_error *err)
 {
     if (f == NULL || rng == NULL || worst_out == NULL || f->m == 0)
         return AR_EINVAL;

@@ -14,7 +14,7 @@
 
 /* ---- the layer ---- */
 
-int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n)
+int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n, ar_error *err)
 {
     if (shape == NULL || d == 0 || h == 0 || p == 0 || n == 0)
         return AR_EINVAL;
@@ -44,7 +44,7 @@ void ar_mh_views(const ar_mh_shape *s, double *theta, size_t i, ar_matrix *q, ar
 }
 
 int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_view *q, ar_view *k,
-                     ar_view *v, ar_view *o)
+                     ar_view *v, ar_view *o, ar_error *err)
 {
     if (!ar_mh_shape_valid(shape) || theta == NULL || i >= shape->h || q == NULL || k == NULL ||
         v == NULL || o == NULL)
@@ -75,7 +75,7 @@ static void ws_matrices(ar_mh_workspace *ws, ar_matrix *m[WS_NMAT], size_t rows[
     }
 }
 
-int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape)
+int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
         return AR_EINVAL;
@@ -90,7 +90,7 @@ int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape)
     for (size_t i = 0; i < WS_NMAT; i++)
         *m[i] = ar_matrix_empty();
     for (size_t i = 0; i < WS_NMAT; i++)
-        if (ar_matrix_alloc(m[i], rows[i], cols[i]) != AR_OK) {
+        if (ar_matrix_alloc(m[i], rows[i], cols[i], err) != AR_OK) {
             ar_mh_workspace_free(ws);
             return AR_ENOMEM;
         }
@@ -155,7 +155,7 @@ int ar_mh_forward_cm(ar_mh_workspace *ws, const double *theta, const ar_matrix *
     return ar_mh_forward_add(ws, theta, x, y);
 }
 
-int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y)
+int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y, ar_error *err)
 {
     if (ws == NULL || theta == NULL)
         return AR_EINVAL;
@@ -185,7 +185,8 @@ static int head_scores_cm(ar_mh_workspace *ws, const double *theta, size_t i, co
     return rc;
 }
 
-int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x, ar_view p)
+int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x, ar_view p,
+                      ar_error *err)
 {
     if (ws == NULL || theta == NULL || i >= ws->shape.h)
         return AR_EINVAL;
@@ -298,7 +299,7 @@ static void views_release(ar_colmajor *c, size_t count)
 }
 
 int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x, const ar_cview *y,
-               size_t m, double norm2, double *loss, double *grad)
+               size_t m, double norm2, double *loss, double *grad, ar_error *err)
 {
     if (ws == NULL || theta == NULL || loss == NULL || x == NULL || y == NULL || m == 0 ||
         !(norm2 > 0.0) || !isfinite(norm2))

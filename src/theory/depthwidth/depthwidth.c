@@ -34,7 +34,7 @@ static int law_ok(const ar_dw_law *law)
            isfinite(law->params_coeff) && law->params_coeff > 0.0;
 }
 
-int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
+int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || d == NULL || !(layers >= 0.0) || !isfinite(layers))
@@ -43,7 +43,7 @@ int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
     return isfinite(*d) ? AR_OK : AR_EDOMAIN;
 }
 
-int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
+int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || layers == NULL || !(d > 0.0) || !isfinite(d))
@@ -55,7 +55,7 @@ int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
 }
 
 int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double layers,
-                       ar_dw_embedding *out)
+                       ar_dw_embedding *out, ar_error *err)
 {
     if (out == NULL || !(embed_rank >= 1.0) || !isfinite(embed_rank) || !(d > 0.0) ||
         !isfinite(d) || isinf(layers))
@@ -66,7 +66,7 @@ int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double
     out->effective_d = d < embed_rank ? d : embed_rank;
     out->width_capped = d > embed_rank;
     out->l_th = ar_dw_l_th(out->effective_d);
-    int rc = ar_dw_transition_layers(law, out->effective_d, &out->crossover_layers);
+    int rc = ar_dw_transition_layers(law, out->effective_d, &out->crossover_layers, err);
     if (rc != AR_OK)
         return rc;
     out->have_layers = !isnan(layers);
@@ -94,7 +94,7 @@ static double budget_gap(const ar_dw_law *law, double layers, double log_params)
            log_params;
 }
 
-int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
+int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(params > 0.0) || !isfinite(params))
@@ -123,7 +123,7 @@ int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
 }
 
 int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
-                     ar_dw_verdict *out)
+                     ar_dw_verdict *out, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(layers > 0.0) || !(d > 0.0) || !isfinite(layers) ||
@@ -138,12 +138,12 @@ int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double toler
     out->tolerance = tolerance;
     out->params = ar_dw_params(law, layers, d);
     out->l_th = ar_dw_l_th(d);
-    int rc = ar_dw_transition_layers(law, d, &out->transition_layers);
+    int rc = ar_dw_transition_layers(law, d, &out->transition_layers, err);
     if (rc == AR_OK)
-        rc = ar_dw_transition_d(law, layers, &out->transition_d);
+        rc = ar_dw_transition_d(law, layers, &out->transition_d, err);
     ar_dw_optimum opt;
     if (rc == AR_OK)
-        rc = ar_dw_optimal(law, out->params, &opt);
+        rc = ar_dw_optimal(law, out->params, &opt, err);
     if (rc != AR_OK)
         return rc;
     out->optimal_layers = opt.layers;
@@ -241,7 +241,7 @@ static double *table_column(ar_cview t, size_t c)
 
 int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err)
 {
-    if (ar_cview_check(points) != AR_OK || out == NULL)
+    if (ar_cview_check(points, err) != AR_OK || out == NULL)
         return ar_error_set(err, AR_EINVAL, "fit: invalid points view or NULL result");
     if (points.cols < 2 || points.cols > 3)
         return ar_error_set(err, AR_ESIZE,

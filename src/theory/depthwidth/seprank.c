@@ -18,7 +18,7 @@
 /* ------------------------------------------------------------------ */
 /* partitions                                                          */
 
-int ar_partition_half(size_t n, ar_partition *p)
+int ar_partition_half(size_t n, ar_partition *p, ar_error *err)
 {
     if (p == NULL || n < 2 || n > AR_SEPRANK_MAX_POSITIONS)
         return AR_EINVAL;
@@ -265,7 +265,8 @@ static int san_check_shape(size_t layers, size_t d, size_t heads, size_t n)
     return AR_OK;
 }
 
-int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, int residual)
+int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, int residual,
+                 ar_error *err)
 {
     if (net == NULL)
         return AR_EINVAL;
@@ -289,10 +290,10 @@ int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, i
         return AR_ENOMEM;
     }
     for (size_t l = 0; l < layers; l++) {
-        if (ar_matrix_alloc(&net->wq[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wk[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wv[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wo[l], d, d) != AR_OK) {
+        if (ar_matrix_alloc(&net->wq[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wk[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wv[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wo[l], d, d, err) != AR_OK) {
             ar_san_free(net);
             return AR_ENOMEM;
         }
@@ -338,7 +339,7 @@ void ar_san_randomize(ar_san *net, ar_rng *rng)
     ar_cm_fill_gaussian(&r, rng, sigma);
 }
 
-int ar_san_set_entry(ar_san *net, size_t position, size_t entry)
+int ar_san_set_entry(ar_san *net, size_t position, size_t entry, ar_error *err)
 {
     if (net == NULL || net->layers == 0 || position >= net->n || entry >= net->d)
         return AR_EINVAL;
@@ -469,7 +470,7 @@ static void san_readout_through_wo(const ar_san *net, double *ro)
 /* The view checks and the sizes of an input X (d x n). */
 static int san_check_input(const ar_san *net, ar_cview x)
 {
-    if (net == NULL || net->layers == 0 || ar_cview_check(x) != AR_OK)
+    if (net == NULL || net->layers == 0 || ar_cview_check(x, NULL) != AR_OK)
         return AR_EINVAL;
     if (x.rows != net->d || x.cols != net->n)
         return AR_ESIZE;
@@ -484,10 +485,10 @@ static void san_load(const ar_san *net, san_ws *ws, ar_cview x)
             ws->y[i + j * net->d] = AR_VAT(x, i, j);
 }
 
-int ar_san_forward(const ar_san *net, ar_cview x, ar_view y)
+int ar_san_forward(const ar_san *net, ar_cview x, ar_view y, ar_error *err)
 {
     int rc = san_check_input(net, x);
-    if (rc == AR_OK && ar_view_check(y) != AR_OK)
+    if (rc == AR_OK && ar_view_check(y, err) != AR_OK)
         rc = AR_EINVAL;
     if (rc == AR_OK && (y.rows != net->d || y.cols != net->n))
         rc = AR_ESIZE;
@@ -505,7 +506,7 @@ int ar_san_forward(const ar_san *net, ar_cview x, ar_view y)
     return AR_OK;
 }
 
-int ar_san_eval(const ar_san *net, ar_cview x, double *value)
+int ar_san_eval(const ar_san *net, ar_cview x, double *value, ar_error *err)
 {
     int rc = san_check_input(net, x);
     if (rc != AR_OK || value == NULL)
@@ -536,7 +537,7 @@ static int pow_checked(size_t m, size_t e, size_t *out)
 }
 
 int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t *rows,
-                  size_t *cols)
+                  size_t *cols, ar_error *err)
 {
     if (part == NULL || rows == NULL || cols == NULL || m == 0 || part->na == 0 ||
         part->nb == 0 || part->na + part->nb != part->n)
@@ -609,7 +610,7 @@ static void *grid_float_worker(void *arg)
 }
 
 int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *part, ar_view g,
-                  size_t threads)
+                  size_t threads, ar_error *err)
 {
     ar_colmajor t;
     int rc = ar_colmajor_get(&t, templates);
@@ -638,7 +639,7 @@ int ar_grid_float_offsets_cm(const ar_san *net, const ar_matrix *templates,
         (offsets != NULL && (offsets->rows != net->d || offsets->cols != net->n)))
         return AR_EINVAL;
     size_t rows, cols;
-    int rc = ar_grid_shape(part, templates->cols, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, templates->cols, 0, &rows, &cols, NULL);
     if (rc != AR_OK)
         return rc;
     if (g->rows != rows || g->cols != cols)

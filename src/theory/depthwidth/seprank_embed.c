@@ -82,7 +82,7 @@ static double value_log_of(double value, double fallback_log)
     return isnan(value) ? fallback_log : log(value);
 }
 
-int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out)
+int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
         return AR_EINVAL;
@@ -123,7 +123,7 @@ int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected 
 
 int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partition *part,
                             double *monomial, double *split, double *parity, double *vocab,
-                            double *least)
+                            double *least, ar_error *err)
 {
     if (cfg == NULL || part == NULL || !cfg->embedding.enabled || cfg->embedding.rank == 0 ||
         part->na == 0 || part->nb == 0)
@@ -163,8 +163,8 @@ int ar_seprank_embed_float_inputs(const ar_seprank_config *cfg, size_t m,
     ar_rng *rz = ar_rng_alloc(ar_seprank_role_seed(cfg, AR_SEPRANK_ROLE_TOKENS));
     ar_rng *rp = ar_rng_alloc(ar_seprank_role_seed(cfg, AR_SEPRANK_ROLE_POSITIONS));
     int rc = AR_OK;
-    if (re == NULL || rz == NULL || rp == NULL || ar_matrix_alloc(&e, d, r) != AR_OK ||
-        ar_matrix_alloc(&z, r, m) != AR_OK) {
+    if (re == NULL || rz == NULL || rp == NULL || ar_matrix_alloc(&e, d, r, NULL) != AR_OK ||
+        ar_matrix_alloc(&z, r, m, NULL) != AR_OK) {
         rc = AR_ENOMEM;
         goto done;
     }

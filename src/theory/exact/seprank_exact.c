@@ -52,7 +52,7 @@ uint64_t ar_seprank_field_uniform(ar_rng *rng, uint64_t p)
 /* modular network                                                     */
 
 int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
-                     int residual, uint64_t p)
+                     int residual, uint64_t p, ar_error *err)
 {
     if (net == NULL)
         return AR_EINVAL;
@@ -100,7 +100,7 @@ void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng)
         net->readout[i] = ar_seprank_field_uniform(rng, net->p);
 }
 
-int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry)
+int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry, ar_error *err)
 {
     if (net == NULL || net->w == NULL || position >= net->n || entry >= net->d)
         return AR_EINVAL;
@@ -243,7 +243,7 @@ static int mod_check_input(const ar_san_mod *net, const uint64_t *x)
     return AR_OK;
 }
 
-int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y)
+int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y, ar_error *err)
 {
     int rc = mod_check_input(net, x);
     if (rc != AR_OK || y == NULL)
@@ -258,7 +258,7 @@ int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y)
     return AR_OK;
 }
 
-int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value)
+int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value, ar_error *err)
 {
     int rc = mod_check_input(net, x);
     if (rc != AR_OK || value == NULL)
@@ -330,7 +330,7 @@ static void *grid_mod_worker(void *arg)
 }
 
 int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
-                const ar_partition *part, uint64_t *g, size_t ld, size_t threads)
+                const ar_partition *part, uint64_t *g, size_t ld, size_t threads, ar_error *err)
 {
     return ar_grid_mod_offsets(net, templates, m, NULL, part, g, ld, threads);
 }
@@ -343,7 +343,7 @@ int ar_grid_mod_offsets(const ar_san_mod *net, const uint64_t *templates, size_t
         m == 0 || part->n != net->n)
         return AR_EINVAL;
     size_t rows, cols;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, NULL);
     if (rc != AR_OK)
         return rc;
     if (ld < cols)
@@ -419,7 +419,7 @@ static size_t nmod_mat_rank_inplace(nmod_mat_t a, int *ok)
 }
 
 int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
-                        size_t *rank)
+                        size_t *rank, ar_error *err)
 {
     if (rank == NULL || p < 2 || (rows > 0 && cols > 0 && (g == NULL || ld < cols)))
         return AR_EINVAL;
@@ -451,7 +451,7 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
 {
     uint64_t p = ar_seprank_prime(prime_index);
     *templates = *offsets = NULL;
-    int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p);
+    int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p, NULL);
     if (rc != AR_OK)
         return rc;
     int embedded = cfg->embedding.enabled, with_pos = embedded && cfg->embedding.positions;
@@ -466,7 +466,7 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
         ar_san_mod_randomize(net, rw);
         net->position = cfg->position;
         if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
-            rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry);
+            rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry, NULL);
     }
     if (rc == AR_OK && embedded)
         rc = ar_seprank_embed_mod_inputs(cfg, prime_index, m, *templates, *offsets);
@@ -485,7 +485,7 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
 }
 
 int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                        size_t prime_index, size_t *rank)
+                        size_t prime_index, size_t *rank, ar_error *err)
 {
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
@@ -494,7 +494,7 @@ int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, 
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
     size_t rows, cols, bytes;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, err);
     if (rc == AR_OK)
         rc = ar_seprank_nmod_bytes(rows, cols, &bytes);
     if (rc == AR_OK)
@@ -597,7 +597,7 @@ static void z_random(fmpz_t x, ar_rng *rng, long range)
 }
 
 int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                             long range, size_t *rank)
+                             long range, size_t *rank, ar_error *err)
 {
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
@@ -607,7 +607,7 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
         return AR_EINVAL;
     size_t rows, cols, bytes;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, err);
     if (rc == AR_OK)
         rc = ar_seprank_rational_bytes(cfg, rows, cols, m, range, &bytes);
     if (rc == AR_OK)

@@ -27,7 +27,7 @@ void ar_mask_free(ar_mask *mask)
     *mask = ar_mask_none();
 }
 
-int ar_mask_copy(ar_mask *dst, const ar_mask *src)
+int ar_mask_copy(ar_mask *dst, const ar_mask *src, ar_error *err)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;

@@ -39,9 +39,9 @@ int ar_cm_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar
     return AR_OK;
 }
 
-int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p)
+int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p, ar_error *err)
 {
-    if (ar_cview_check(s) != AR_OK || ar_view_check(p) != AR_OK)
+    if (ar_cview_check(s, err) != AR_OK || ar_view_check(p, err) != AR_OK)
         return AR_EINVAL;
     ar_colmajor sc;
     ar_colmajor_out pc;
