@@ -239,14 +239,17 @@ int ar_weights_head_factored(ar_cview a, ar_cview b, ar_precision storage, uint6
     ar_colmajor ca, cb;
     int rc = ar_colmajor_get(&ca, a);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "head factors: %s", ar_strerror(rc));
     rc = ar_colmajor_get(&cb, b);
     if (rc == AR_OK) {
         rc = ar_weights_head_factored_cm(&ca.m, &cb.m, storage, seed, draws, factor, s, noise);
         ar_colmajor_release(&cb);
     }
     ar_colmajor_release(&ca);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "head factors: %s", ar_strerror(rc));
 }
 
 int ar_weights_head_factored_cm(const ar_matrix *a, const ar_matrix *b, ar_precision storage,

@@ -14,13 +14,13 @@ const char *ar_axis_name(ar_axis axis)
 int ar_axis_parse(const char *text, ar_axis *axis, ar_error *err)
 {
     if (text == NULL || axis == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (strcmp(text, "col") == 0 || strcmp(text, "column") == 0)
         *axis = AR_AXIS_COL;
     else if (strcmp(text, "row") == 0)
         *axis = AR_AXIS_ROW;
     else
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "unknown axis '%.40s' (col or row)", text);
     return AR_OK;
 }
 
@@ -94,11 +94,24 @@ static void head_inputs_release(head_inputs *in)
     ar_colmajor_release(&in->wk);
 }
 
+/* err's message for a failed logits computation (rc != AR_OK). */
+static int logits_status(int rc, ar_cview x, ar_cview wq, ar_cview wk, ar_error *err)
+{
+    if (rc == AR_OK)
+        return AR_OK;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    if (rc == AR_ESIZE)
+        return ar_error_set(err, rc, "logits: X %zu x %zu, W_q %zu x %zu, W_k %zu x %zu disagree",
+                            x.rows, x.cols, wq.rows, wq.cols, wk.rows, wk.cols);
+    return ar_error_set(err, rc, "logits: %s", ar_strerror(rc));
+}
+
 int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g,
                                ar_error *err)
 {
     if (ar_view_check(f, err) != AR_OK || ar_view_check(g, err) != AR_OK)
-        return AR_EINVAL;
+        return AR_EINVAL; /* the view check filled err */
     head_inputs in;
     ar_colmajor_out fo, go;
     int rc = head_inputs_get(&in, x, wq, wk);
@@ -117,13 +130,13 @@ int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, 
     rc = ar_colmajor_out_put(&fo, rc);
     rc = ar_colmajor_out_put(&go, rc);
     head_inputs_release(&in);
-    return rc;
+    return logits_status(rc, x, wq, wk, err);
 }
 
 int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s, ar_error *err)
 {
     if (ar_view_check(s, err) != AR_OK)
-        return AR_EINVAL;
+        return AR_EINVAL; /* the view check filled err */
     head_inputs in;
     ar_colmajor_out so;
     int rc = head_inputs_get(&in, x, wq, wk);
@@ -134,5 +147,5 @@ int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s, ar_erro
         rc = ar_cm_attention_logits(&in.x.m, &in.wq.m, &in.wk.m, &so.m);
     rc = ar_colmajor_out_put(&so, rc);
     head_inputs_release(&in);
-    return rc;
+    return logits_status(rc, x, wq, wk, err);
 }

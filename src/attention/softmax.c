@@ -31,7 +31,10 @@ static int softmax_strided(double *v, size_t len, size_t stride)
 int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err)
 {
     if (ar_view_check(m, err) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
-        return AR_EINVAL;
+        return axis != AR_AXIS_COL && axis != AR_AXIS_ROW && ar_view_check(m, NULL) == AR_OK
+               ? ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",
+                              (int)axis)
+               : AR_EINVAL;
     int rc = AR_OK;
     if (axis == AR_AXIS_COL) {
         for (size_t j = 0; j < m.cols && rc == AR_OK; j++)
@@ -40,7 +43,7 @@ int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err)
         for (size_t i = 0; i < m.rows && rc == AR_OK; i++)
             rc = softmax_strided(&AR_VAT(m, i, 0), m.cols, m.col_stride);
     }
-    return rc;
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "softmax: %s", ar_strerror(rc));
 }
 
 int ar_cm_attention_softmax(ar_matrix *m, ar_axis axis)

@@ -23,16 +23,16 @@ ar_matrix ar_matrix_alias(double *data, size_t rows, size_t cols, size_t ld)
 int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols, ar_error *err)
 {
     if (m == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *m = ar_matrix_empty();
     if (rows != 0 && cols > SIZE_MAX / sizeof(double) / rows)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     size_t count = rows * cols;
     double *data = NULL;
     if (count > 0) {
         data = calloc(count, sizeof *data);
         if (data == NULL)
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     m->rows = rows;
     m->cols = cols;

@@ -29,7 +29,10 @@ int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_
                            ar_rank_metrics *out, ar_error *err)
 {
     if (ar_cview_check(a, err) != AR_OK || k != (a.rows < a.cols ? a.rows : a.cols))
-        return AR_EINVAL;
+        return k != (a.rows < a.cols ? a.rows : a.cols) && ar_cview_check(a, NULL) == AR_OK
+               ? ar_error_set(err, AR_EINVAL, "%zu singular values for a %zu x %zu matrix", k,
+                              a.rows, a.cols)
+               : AR_EINVAL;
     ar_rank_opts d;
     ar_rank_opts_init(&d);
     if (opts == NULL)

@@ -69,19 +69,20 @@ int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_
                             size_t *failed_index, ar_error *err)
 {
     if (mats == NULL || s == NULL || count == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "spectrum: NULL argument or no matrices");
     size_t m = mats[0].rows, n = mats[0].cols;
     for (size_t t = 0; t < count; t++) {
         if (ar_cview_check(mats[t], err) != AR_OK) {
             if (failed_index != NULL)
                 *failed_index = t;
-            return AR_EINVAL;
+            return ar_error_set(err, AR_EINVAL, "invalid matrix view (matrix %zu)", t);
         }
         if (mats[t].rows != m || mats[t].cols != n)
-            return AR_ESIZE;
+            return ar_error_set(err, AR_ESIZE, "matrix %zu is %zu x %zu, matrix 0 %zu x %zu",
+                                t, mats[t].rows, mats[t].cols, m, n);
     }
     if (m == 0 || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "spectrum: empty matrices");
     if (nthreads == 0)
         nthreads = online_cpus();
     if (nthreads > count)
@@ -89,7 +90,7 @@ int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_
     batch_job job = {mats, count, m < n ? m : n, s, 0, AR_OK, 0, PTHREAD_MUTEX_INITIALIZER};
     pthread_t *threads = calloc(nthreads, sizeof *threads);
     if (threads == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     size_t started = 0;
     /* The calling thread works too; extra threads only when asked for. */
     for (; started + 1 < nthreads; started++)
@@ -100,7 +101,12 @@ int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_
         pthread_join(threads[i], NULL);
     free(threads);
     pthread_mutex_destroy(&job.lock);
-    if (job.status != AR_OK && failed_index != NULL)
+    if (job.status == AR_OK)
+        return AR_OK;
+    if (failed_index != NULL)
         *failed_index = job.failed_index;
-    return job.status;
+    if (job.status == AR_ENOMEM)
+        return ar_error_set(err, job.status, "out of memory");
+    return ar_error_set(err, job.status, "singular values of matrix %zu: %s", job.failed_index,
+                        ar_strerror(job.status));
 }

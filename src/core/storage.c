@@ -184,7 +184,8 @@ int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t 
 {
     int rc = check_args(a, draws, out);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "storage noise: %s", ar_strerror(rc));
     if (draws == 0)
         draws = AR_STORAGE_NOISE_DRAWS;
     size_t m = a.rows, n = a.cols;
@@ -202,5 +203,7 @@ int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t 
     if (rc == AR_OK)
         *out = r;
     free(h);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "storage noise: %s", ar_strerror(rc));
 }

@@ -47,13 +47,14 @@ int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols, siz
                   size_t col_stride, ar_error *err)
 {
     if (v == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_cview empty = {NULL, 0, 0, 1, 1};
     *v = empty;
     normalise(rows, cols, &row_stride, &col_stride);
     int rc = check_layout(data, rows, cols, row_stride, col_stride);
     if (rc != AR_OK)
-        return rc;
+        return ar_error_set(err, rc, "invalid matrix view (%zu x %zu, strides %zu, %zu)", rows,
+                            cols, row_stride, col_stride);
     ar_cview made = {data, rows, cols, row_stride, col_stride};
     *v = made;
     return AR_OK;
@@ -63,7 +64,7 @@ int ar_view_init(ar_view *v, double *data, size_t rows, size_t cols, size_t row_
                  size_t col_stride, ar_error *err)
 {
     if (v == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_cview c;
     int rc = ar_cview_init(&c, data, rows, cols, row_stride, col_stride, err);
     ar_view made = {rc == AR_OK ? data : NULL, c.rows, c.cols, c.row_stride, c.col_stride};
@@ -99,7 +100,8 @@ int ar_cview_init_ld(ar_cview *v, const double *data, size_t rows, size_t cols, 
     if (rc != AR_OK) {
         if (v != NULL)
             (void)ar_cview_init(v, NULL, 0, 0, 1, 1, err);
-        return rc;
+        return ar_error_set(err, rc, "leading dimension %zu or layout invalid for %zu x %zu", ld,
+                            rows, cols);
     }
     return ar_cview_init(v, data, rows, cols, rs, cs, err);
 }
@@ -112,7 +114,8 @@ int ar_view_init_ld(ar_view *v, double *data, size_t rows, size_t cols, size_t l
     if (rc != AR_OK) {
         if (v != NULL)
             (void)ar_view_init(v, NULL, 0, 0, 1, 1, err);
-        return rc;
+        return ar_error_set(err, rc, "leading dimension %zu or layout invalid for %zu x %zu", ld,
+                            rows, cols);
     }
     return ar_view_init(v, data, rows, cols, rs, cs, err);
 }
@@ -121,7 +124,9 @@ int ar_cview_check(ar_cview v, ar_error *err)
 {
     size_t rs = v.row_stride, cs = v.col_stride;
     normalise(v.rows, v.cols, &rs, &cs);
-    return check_layout(v.data, v.rows, v.cols, rs, cs);
+    if (check_layout(v.data, v.rows, v.cols, rs, cs) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    return AR_OK;
 }
 
 int ar_view_check(ar_view v, ar_error *err)
@@ -169,9 +174,14 @@ static int block_fits(size_t rows, size_t cols, size_t row0, size_t col0, size_t
 int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols, ar_cview *out,
                    ar_error *err)
 {
-    if (out == NULL || ar_cview_check(v, err) != AR_OK ||
-        !block_fits(v.rows, v.cols, row0, col0, rows, cols))
+    if (out == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_cview_check(v, err) != AR_OK)
         return AR_EINVAL;
+    if (!block_fits(v.rows, v.cols, row0, col0, rows, cols))
+        return ar_error_set(err, AR_EINVAL,
+                            "block %zu x %zu at (%zu, %zu) leaves the %zu x %zu view", rows,
+                            cols, row0, col0, v.rows, v.cols);
     const double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
     return ar_cview_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
@@ -179,9 +189,14 @@ int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t col
 int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols, ar_view *out,
                   ar_error *err)
 {
-    if (out == NULL || ar_view_check(v, err) != AR_OK ||
-        !block_fits(v.rows, v.cols, row0, col0, rows, cols))
+    if (out == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_view_check(v, err) != AR_OK)
         return AR_EINVAL;
+    if (!block_fits(v.rows, v.cols, row0, col0, rows, cols))
+        return ar_error_set(err, AR_EINVAL,
+                            "block %zu x %zu at (%zu, %zu) leaves the %zu x %zu view", rows,
+                            cols, row0, col0, v.rows, v.cols);
     double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
     return ar_view_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
@@ -275,7 +290,7 @@ int ar_colmajor_out_put(ar_colmajor_out *c, int rc)
 int ar_matrix_clone(ar_matrix *dst, ar_cview src, ar_error *err)
 {
     if (dst == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *dst = ar_matrix_empty();
     int rc = ar_cview_check(src, err);
     if (rc != AR_OK)
@@ -299,7 +314,8 @@ int ar_matrix_copy(ar_view dst, ar_cview src, ar_error *err)
     if (rc != AR_OK)
         return rc;
     if (dst.rows != src.rows || dst.cols != src.cols)
-        return AR_ESIZE;
+        return ar_error_set(err, AR_ESIZE, "copy: destination %zu x %zu, source %zu x %zu",
+                            dst.rows, dst.cols, src.rows, src.cols);
     for (size_t j = 0; j < src.cols; j++)
         for (size_t i = 0; i < src.rows; i++)
             AR_VAT(dst, i, j) = AR_VAT(src, i, j);
@@ -337,7 +353,7 @@ int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col, ar_erro
                     *bad_row = i;
                 if (bad_col)
                     *bad_col = j;
-                return AR_ENONFINITE;
+                return ar_error_set(err, AR_ENONFINITE, "non-finite entry at (%zu, %zu)", i, j);
             }
     return AR_OK;
 }
@@ -362,7 +378,7 @@ int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a,
 {
     if ((trans_a != AR_NO_TRANS && trans_a != AR_TRANS) ||
         (trans_b != AR_NO_TRANS && trans_b != AR_TRANS))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "gemm: trans must be AR_NO_TRANS or AR_TRANS");
     gemm_operand oa, ob;
     ar_colmajor_out oc;
     int rc = operand_get(&oa, a, trans_a);
@@ -376,7 +392,13 @@ int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a,
         rc = ar_cm_gemm(oa.trans, ob.trans, alpha, &oa.cm.m, &ob.cm.m, beta, &oc.m);
     ar_colmajor_release(&oa.cm);
     ar_colmajor_release(&ob.cm);
-    return ar_colmajor_out_put(&oc, rc);
+    rc = ar_colmajor_out_put(&oc, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    if (rc == AR_ESIZE)
+        return ar_error_set(err, rc, "gemm: C is %zu x %zu, not the shape of the product",
+                            c.rows, c.cols);
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "gemm: %s", ar_strerror(rc));
 }
 
 double ar_matrix_norm_fro(ar_cview m)

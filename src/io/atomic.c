@@ -72,9 +72,9 @@ static int note_error(ar_atomic_file *af)
 int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len, ar_error *err)
 {
     if (af == NULL || af->fp == NULL || (data == NULL && len > 0))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (len > 0 && fwrite(data, 1, len, af->fp) != len)
-        return note_error(af);
+        return ar_error_set(err, note_error(af), "write failed: %s", strerror(af->error));
     return AR_OK;
 }
 

@@ -58,13 +58,13 @@ const char *ar_st_dtype_name(ar_st_dtype dtype)
 int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype, ar_error *err)
 {
     if (text == NULL || dtype == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     for (int i = 0; i < AR_ST_NDTYPES; i++)
         if (strcmp(text, dtype_table[i].name) == 0) {
             *dtype = (ar_st_dtype)i;
             return AR_OK;
         }
-    return AR_EUNSUPPORTED;
+    return ar_error_set(err, AR_EUNSUPPORTED, "unknown dtype '%.40s'", text);
 }
 
 size_t ar_st_dtype_size(ar_st_dtype dtype)
@@ -856,12 +856,13 @@ const char *ar_safetensors_dir(const ar_safetensors *st)
 int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols, ar_error *err)
 {
     if (t == NULL || rows == NULL || cols == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     switch (t->ndim) {
     case 0: *rows = 1, *cols = 1; return AR_OK;
     case 1: *rows = 1, *cols = t->shape[0]; return AR_OK;
     case 2: *rows = t->shape[0], *cols = t->shape[1]; return AR_OK;
-    default: return AR_EUNSUPPORTED;
+    default: return ar_error_set(err, AR_EUNSUPPORTED,
+                                 "a tensor of %zu dimensions is no matrix", t->ndim);
     }
 }
 

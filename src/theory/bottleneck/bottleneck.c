@@ -82,11 +82,11 @@ void ar_represent_workspace_free(ar_represent_workspace *ws)
 int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n, ar_error *err)
 {
     if (out == NULL || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "represent: NULL argument or n = 0");
     *out = NULL;
     ar_represent_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n;
     ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->lstar, &ws->u,
                          &ws->vt, &ws->scratch};

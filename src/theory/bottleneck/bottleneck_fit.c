@@ -233,13 +233,13 @@ static void shape_views(ar_fit_workspace *ws, size_t m, size_t c)
 int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols, ar_error *err)
 {
     if (out == NULL || rows == 0 || cols == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "fit: NULL argument or an empty target");
     *out = NULL;
     if (rows > SIZE_MAX / sizeof(double) / cols)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ar_fit_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->rows = rows;
     ws->cols = cols;
     ws->r = rows < cols ? rows : cols;

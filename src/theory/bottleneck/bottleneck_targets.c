@@ -275,13 +275,13 @@ const char *ar_target_family_name(ar_target_family family)
 int ar_target_family_parse(const char *text, ar_target_family *family, ar_error *err)
 {
     if (text == NULL || family == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     for (int f = 0; f < AR_TARGET_NFAMILIES; f++)
         if (strcmp(text, family_names[f]) == 0) {
             *family = (ar_target_family)f;
             return AR_OK;
         }
-    return AR_EINVAL;
+    return ar_error_set(err, AR_EINVAL, "unknown target family '%.40s'", text);
 }
 
 void ar_target_opts_init(ar_target_opts *opts)
@@ -492,22 +492,28 @@ int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_tol, ar_
 int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep, ar_error *err)
 {
     if (ar_view_check(p, err) != AR_OK)
-        return AR_EINVAL;
+        return AR_EINVAL; /* the view check filled err */
     ar_colmajor_out c;
     int rc = ar_colmajor_out_get(&c, p);
     if (rc == AR_OK)
         rc = ar_cm_stochastic_smooth(&c.m, axis, eps, rep);
-    return ar_colmajor_out_put(&c, rc);
+    rc = ar_colmajor_out_put(&c, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "smoothing: %s", ar_strerror(rc));
 }
 
 int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng, ar_view p,
                        ar_error *err)
 {
     if (ar_view_check(p, err) != AR_OK || rng == NULL)
-        return AR_EINVAL;
+        return rng == NULL ? ar_error_set(err, AR_EINVAL, "NULL rng") : AR_EINVAL;
     ar_colmajor_out c;
     int rc = ar_colmajor_out_get(&c, p);
     if (rc == AR_OK)
         rc = ar_cm_target_generate(family, opts, rng, &c.m);
-    return ar_colmajor_out_put(&c, rc);
+    rc = ar_colmajor_out_put(&c, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "target: %s", ar_strerror(rc));
 }

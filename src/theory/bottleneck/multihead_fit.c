@@ -77,11 +77,11 @@ struct ar_mh_fitter {
 int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or an invalid shape");
     *out = NULL;
     ar_mh_fitter *f = calloc(1, sizeof *f);
     if (f == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     f->shape = *shape;
     f->np = ar_mh_nparams(shape);
     int rc = ar_mh_workspace_alloc(&f->ws, shape, err);
@@ -97,7 +97,9 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape, ar_error *e
     }
     if (rc != AR_OK) {
         ar_mh_fitter_free(f);
-        return rc;
+        if (rc == AR_ENOMEM)
+            return ar_error_set(err, rc, "out of memory");
+        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     *out = f;
     return AR_OK;
@@ -186,7 +188,7 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
                           ar_error *err)
 {
     if (f == NULL || x == NULL || y == NULL || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or no data");
     /* Column-major access to every view (aliases when the row stride is 1,
      * packed copies otherwise), held until the next set_data or free. */
     ar_colmajor *held = calloc(2 * m, sizeof *held);
@@ -207,7 +209,9 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
             ar_colmajor_release(&held[i]);
         free(held);
         free(mats);
-        return rc;
+        if (rc == AR_ENOMEM)
+            return ar_error_set(err, rc, "out of memory");
+        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     release_held(f); /* the previous call's copies; f->x, f->y now point into mats */
     f->held = held;
@@ -312,9 +316,9 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
     if (f == NULL || theta0 == NULL || out == NULL || !opts_ok(opts))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or fit options out of range");
     if (f->m == 0)
-        return AR_EINVAL; /* no data attached */
+        return ar_error_set(err, AR_EINVAL, "multihead: no data attached"); /* no data attached */
     memset(out, 0, sizeof *out);
     size_t np = f->np;
     double *point = f->point, *polished = f->point + np;
@@ -322,7 +326,8 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     double e = INFINITY;
     int rc = bfgs_phase(f, opts, point, &e, out);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead fit: %s", ar_strerror(rc));
     double e2 = INFINITY;
     if (opts->polish_iter > 0) {
         memcpy(polished, point, np * sizeof *point);
@@ -338,7 +343,8 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     out->converged = e < opts->zero_loss;
     if (theta_out != NULL)
         memcpy(theta_out, best, np * sizeof *theta_out);
-    return isfinite(e) ? AR_OK : AR_ENOCONV;
+    return isfinite(e) ? AR_OK
+                           : ar_error_set(err, AR_ENOCONV, "multihead fit: error not finite");
 }
 
 int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
@@ -347,9 +353,9 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
     if (f == NULL || res == NULL || !opts_ok(opts) || opts->starts == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or fit options out of range");
     if (f->m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: no data attached");
     memset(res, 0, sizeof *res);
     res->shape = f->shape;
     res->opts = *opts;
@@ -357,7 +363,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     res->best_rel_error = INFINITY;
     ar_rng *rng = ar_rng_alloc(0);
     if (rng == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     double sigma = opts->start_sigma > 0.0 ? opts->start_sigma : 1.0 / sqrt((double)f->shape.d);
     int rc = AR_OK;
     for (size_t s = 0; s < opts->starts; s++) {
@@ -389,7 +395,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
 int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out, ar_error *err)
 {
     if (f == NULL || rng == NULL || worst_out == NULL || f->m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or no data attached");
     size_t np = f->np;
     double *th = f->scratch, *g = f->scratch + np;
     for (size_t i = 0; i < np; i++)
@@ -409,6 +415,7 @@ int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out, ar_er
         worst = fmax(worst, fabs(fd - g[i]) / fmax(gnorm, 1e-300));
     }
     *worst_out = worst;
-    return isfinite(worst) ? AR_OK : AR_ENONFINITE;
+    return isfinite(worst) ? AR_OK
+                               : ar_error_set(err, AR_ENONFINITE, "multihead: gradient not finite");
 }
 

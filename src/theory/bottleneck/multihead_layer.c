@@ -17,7 +17,7 @@
 int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n, ar_error *err)
 {
     if (shape == NULL || d == 0 || h == 0 || p == 0 || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL shape or a zero size");
     *shape = (ar_mh_shape){.d = d, .h = h, .p = p, .n = n};
     return AR_OK;
 }
@@ -48,7 +48,8 @@ int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_view 
 {
     if (!ar_mh_shape_valid(shape) || theta == NULL || i >= shape->h || q == NULL || k == NULL ||
         v == NULL || o == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "multihead: NULL argument, invalid shape or head index out of range");
     ar_matrix mq, mk, mv, mo;
     ar_mh_views(shape, theta, i, &mq, &mk, &mv, &mo);
     *q = ar_matrix_view(&mq);
@@ -78,11 +79,11 @@ static void ws_matrices(ar_mh_workspace *ws, ar_matrix *m[WS_NMAT], size_t rows[
 int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or an invalid shape");
     *out = NULL;
     ar_mh_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->shape = *shape;
     ar_matrix *m[WS_NMAT];
     size_t rows[WS_NMAT], cols[WS_NMAT];
@@ -92,7 +93,7 @@ int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape, ar_er
     for (size_t i = 0; i < WS_NMAT; i++)
         if (ar_matrix_alloc(m[i], rows[i], cols[i], err) != AR_OK) {
             ar_mh_workspace_free(ws);
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
         }
     *out = ws;
     return AR_OK;
@@ -158,17 +159,20 @@ int ar_mh_forward_cm(ar_mh_workspace *ws, const double *theta, const ar_matrix *
 int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y, ar_error *err)
 {
     if (ws == NULL || theta == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_colmajor cx;
     int rc = ar_colmajor_get(&cx, x);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     ar_colmajor_out cy;
     rc = ar_colmajor_out_get(&cy, y);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&cy, ar_mh_forward_cm(ws, theta, &cx.m, &cy.m));
     ar_colmajor_release(&cx);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
 }
 
 static int head_scores_cm(ar_mh_workspace *ws, const double *theta, size_t i, const ar_matrix *x,
@@ -189,17 +193,20 @@ int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cvi
                       ar_error *err)
 {
     if (ws == NULL || theta == NULL || i >= ws->shape.h)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or head index out of range");
     ar_colmajor cx;
     int rc = ar_colmajor_get(&cx, x);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     ar_colmajor_out cp;
     rc = ar_colmajor_out_get(&cp, p);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&cp, head_scores_cm(ws, theta, i, &cx.m, &cp.m));
     ar_colmajor_release(&cx);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
 }
 
 /* Gradient of one head on one input, given ws->ybar = dE/dY (d x n):
@@ -303,7 +310,8 @@ int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x, cons
 {
     if (ws == NULL || theta == NULL || loss == NULL || x == NULL || y == NULL || m == 0 ||
         !(norm2 > 0.0) || !isfinite(norm2))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "multihead: NULL argument, no data or a norm that is not positive");
     ar_colmajor *c = malloc(2 * m * sizeof *c);
     ar_matrix *mats = malloc(2 * m * sizeof *mats);
     int rc = c != NULL && mats != NULL ? AR_OK : AR_ENOMEM;
@@ -321,5 +329,7 @@ int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x, cons
     }
     free(c);
     free(mats);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead loss: %s", ar_strerror(rc));
 }

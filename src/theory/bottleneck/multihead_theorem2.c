@@ -130,10 +130,11 @@ int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n
                              size_t m, uint64_t seed, ar_error *err)
 {
     if (t == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(t, 0, sizeof *t);
     if (n < 2 || dp == 0 || dp > d || h == 0 || h * dp <= d || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2 needs n >= 2, 1 <= d_p <= d, h d_p > d and m >= 1");
     t->d = d, t->h = h, t->n = n, t->dp = dp, t->m = m, t->seed = seed;
     int rc = ar_mh_shape_init(&t->shape, d, h, dp, n, err);
     ar_rng *rng = rc == AR_OK ? ar_rng_alloc(seed) : NULL;
@@ -157,7 +158,9 @@ int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n
     ar_rng_free(rng);
     if (rc != AR_OK)
         ar_theorem2_target_free(t);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "theorem 2 target: %s", ar_strerror(rc));
 }
 
 void ar_theorem2_target_free(ar_theorem2_target *t)
@@ -203,7 +206,8 @@ int ar_theorem2_logit_rank(const ar_theorem2_target *t, size_t input, size_t hea
 {
     if (!target_ok(t) || input >= t->m || head >= t->h || rank == NULL || sigma_kept == NULL ||
         sigma_cut == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2: NULL argument, no target or index out of range");
     ar_matrix s = ar_matrix_empty();
     double *sv = malloc(t->n * sizeof *sv);
     int rc = sv != NULL ? ar_matrix_alloc(&s, t->n, t->n, err) : AR_ENOMEM;
@@ -213,7 +217,9 @@ int ar_theorem2_logit_rank(const ar_theorem2_target *t, size_t input, size_t hea
         rc = small_rank(&s, sv, rank, sigma_kept, sigma_cut);
     ar_matrix_free(&s);
     free(sv);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "theorem 2 logit rank: %s", ar_strerror(rc));
 }
 
 /* rank U, rank sum_i O_i V_i and the largest |K_i^T Q_i - U|. */
@@ -250,7 +256,7 @@ static int measure_weights(const ar_theorem2_target *t, ar_theorem2_assumptions 
 int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a, ar_error *err)
 {
     if (!target_ok(t) || a == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "theorem 2: NULL argument or no target");
     memset(a, 0, sizeof *a);
     int rc = measure_weights(t, a);
     a->logit_rank_min = (size_t)-1;
@@ -269,30 +275,35 @@ int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a, 
     a->hold = rc == AR_OK && a->rank_u == t->dp && a->rank_vov == t->d &&
               a->u_shared_defect <= 1e-12 && a->logit_rank_min == t->dp &&
               a->logit_rank_max == t->dp;
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "theorem 2 assumptions: %s", ar_strerror(rc));
 }
 
 int ar_theorem2_model_shape(const ar_theorem2_target *t, ar_theorem2_model model,
                             ar_mh_shape *shape, ar_error *err)
 {
     if (t == NULL || shape == NULL || t->d == 0 || t->h == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "theorem 2: NULL argument or no target");
     switch (model) {
     case AR_THEOREM2_STANDARD:
         if (t->d % t->h != 0)
-            return AR_EINVAL;
+            return ar_error_set(err, AR_EINVAL, "theorem 2: %zu heads do not divide d = %zu",
+                                t->h, t->d);
         return ar_mh_shape_init(shape, t->d, t->h, t->d / t->h, t->n, err);
     case AR_THEOREM2_FIXED: return ar_mh_shape_init(shape, t->d, t->h, t->dp, t->n, err);
     case AR_THEOREM2_STANDARD_ONE_HEAD: return ar_mh_shape_init(shape, t->d, 1, t->d, t->n, err);
     }
-    return AR_EINVAL;
+    return ar_error_set(err, AR_EINVAL, "theorem 2: unknown model %d", (int)model);
 }
 
 int ar_theorem2_fit(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
                     const ar_mh_fit_opts *opts, ar_mh_fit_result *res, ar_error *err)
 {
     if (!target_ok(t) || res == NULL || m == 0 || m > t->m)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2: NULL argument, no target or m out of range");
     ar_mh_fit_opts o;
     if (opts != NULL)
         o = *opts;

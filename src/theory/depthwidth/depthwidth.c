@@ -38,18 +38,21 @@ int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d, ar_error 
 {
     law = law_or_paper(law);
     if (!law_ok(law) || d == NULL || !(layers >= 0.0) || !isfinite(layers))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a depth below 0 or not finite");
     *d = exp(law->intercept + law->slope * layers);
-    return isfinite(*d) ? AR_OK : AR_EDOMAIN;
+    return isfinite(*d) ? AR_OK
+                            : ar_error_set(err, AR_EDOMAIN, "law: the transition width overflows");
 }
 
 int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || layers == NULL || !(d > 0.0) || !isfinite(d))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a width not positive and finite");
     if (law->slope == 0.0)
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "law: slope 0, no transition depth");
     *layers = (log(d) - law->intercept) / law->slope;
     return AR_OK;
 }
@@ -59,7 +62,8 @@ int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double
 {
     if (out == NULL || !(embed_rank >= 1.0) || !isfinite(embed_rank) || !(d > 0.0) ||
         !isfinite(d) || isinf(layers))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: NULL argument, rank below 1, or a width or depth out of range");
     memset(out, 0, sizeof *out);
     out->embed_rank = embed_rank;
     out->d = d;
@@ -98,15 +102,18 @@ int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out, ar_er
 {
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(params > 0.0) || !isfinite(params))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a budget not positive and finite");
     if (!(law->slope > 0.0))
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "law: the optimum needs a positive slope, got %g",
+                            law->slope);
     double lp = log(params);
     /* Bisection in log L: the gap is monotone, so this is robust for any
      * budget whose optimum lies in [1e-9, 1e7] layers. */
     double lo = log(1e-9), hi = log(1e7);
     if (budget_gap(law, exp(lo), lp) > 0.0 || budget_gap(law, exp(hi), lp) < 0.0)
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN,
+                            "law: the optimal depth for %g parameters is outside (0, 1e7]", params);
     for (int it = 0; it < 200 && hi - lo > 1e-14; it++) {
         double mid = 0.5 * (lo + hi);
         if (budget_gap(law, exp(mid), lp) < 0.0)
@@ -128,7 +135,8 @@ int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double toler
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(layers > 0.0) || !(d > 0.0) || !isfinite(layers) ||
         !isfinite(d) || !isfinite(tolerance))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a size or tolerance out of range");
     if (tolerance < 0.0)
         tolerance = AR_DW_DEFAULT_TOLERANCE;
     memset(out, 0, sizeof *out);

@@ -21,7 +21,8 @@
 int ar_partition_half(size_t n, ar_partition *p, ar_error *err)
 {
     if (p == NULL || n < 2 || n > AR_SEPRANK_MAX_POSITIONS)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "partition: NULL argument or n = %zu outside 2 .. %d",
+                            n, AR_SEPRANK_MAX_POSITIONS);
     memset(p, 0, sizeof *p);
     p->n = n;
     p->na = n / 2;
@@ -269,11 +270,12 @@ int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, i
                  ar_error *err)
 {
     if (net == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(net, 0, sizeof *net);
     int rc = san_check_shape(layers, d, heads, n);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "network: %s", ar_strerror(rc));
     net->layers = layers;
     net->d = d;
     net->heads = heads;
@@ -287,7 +289,7 @@ int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, i
     net->readout = calloc(d, sizeof(double));
     if (!net->wq || !net->wk || !net->wv || !net->wo || !net->readout) {
         ar_san_free(net);
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     for (size_t l = 0; l < layers; l++) {
         if (ar_matrix_alloc(&net->wq[l], d, d, err) != AR_OK ||
@@ -295,7 +297,7 @@ int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, i
             ar_matrix_alloc(&net->wv[l], d, d, err) != AR_OK ||
             ar_matrix_alloc(&net->wo[l], d, d, err) != AR_OK) {
             ar_san_free(net);
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
         }
     }
     net->readout[0] = 1.0;
@@ -342,7 +344,8 @@ void ar_san_randomize(ar_san *net, ar_rng *rng)
 int ar_san_set_entry(ar_san *net, size_t position, size_t entry, ar_error *err)
 {
     if (net == NULL || net->layers == 0 || position >= net->n || entry >= net->d)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "network: NULL, empty, or position or entry out of range");
     memset(net->readout, 0, net->d * sizeof(double));
     net->readout[entry] = 1.0;
     net->position = position;
@@ -493,10 +496,11 @@ int ar_san_forward(const ar_san *net, ar_cview x, ar_view y, ar_error *err)
     if (rc == AR_OK && (y.rows != net->d || y.cols != net->n))
         rc = AR_ESIZE;
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "network input: %s", ar_strerror(rc));
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     san_load(net, &ws, x);
     san_run(net, &ws, 0, 1);
     for (size_t j = 0; j < net->n; j++)
@@ -510,10 +514,11 @@ int ar_san_eval(const ar_san *net, ar_cview x, double *value, ar_error *err)
 {
     int rc = san_check_input(net, x);
     if (rc != AR_OK || value == NULL)
-        return rc != AR_OK ? rc : AR_EINVAL;
+        return rc != AR_OK ? ar_error_set(err, rc, "network input: %s", ar_strerror(rc))
+                           : ar_error_set(err, AR_EINVAL, "NULL argument");
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     san_load(net, &ws, x);
     san_readout_through_wo(net, ws.ro);
     *value = san_run(net, &ws, 0, 0);
@@ -541,12 +546,13 @@ int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t
 {
     if (part == NULL || rows == NULL || cols == NULL || m == 0 || part->na == 0 ||
         part->nb == 0 || part->na + part->nb != part->n)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "grid: NULL argument, no templates or an invalid partition");
     size_t r, c;
     if (pow_checked(m, part->na, &r) != AR_OK || pow_checked(m, part->nb, &c) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     if (r > SIZE_MAX / c || (max_entries != 0 && r * c > max_entries))
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     *rows = r;
     *cols = c;
     return AR_OK;
@@ -615,13 +621,16 @@ int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *par
     ar_colmajor t;
     int rc = ar_colmajor_get(&t, templates);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "grid: %s", ar_strerror(rc));
     ar_colmajor_out out;
     rc = ar_colmajor_out_get(&out, g);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&out, ar_grid_float_cm(net, &t.m, part, &out.m, threads));
     ar_colmajor_release(&t);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "grid: %s", ar_strerror(rc));
 }
 
 int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_partition *part,

@@ -85,7 +85,7 @@ static double value_log_of(double value, double fallback_log)
 int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     out->claim = AR_SEPRANK_CLAIM_NONE;
     out->value = out->value_log = NAN;
     out->formula = NULL;
@@ -127,7 +127,8 @@ int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partition *pa
 {
     if (cfg == NULL || part == NULL || !cfg->embedding.enabled || cfg->embedding.rank == 0 ||
         part->na == 0 || part->nb == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "seprank: NULL argument, no embedding or an empty partition side");
     const ar_seprank_embedding *e = &cfg->embedding;
     size_t m = ar_seprank_embed_m(cfg);
     /* With positions f is a polynomial of degree <= 3^L with every lower

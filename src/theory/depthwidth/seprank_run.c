@@ -171,7 +171,7 @@ int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *par
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
     if (part == NULL || s == NULL || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "seprank: NULL argument or no templates");
     size_t rows, cols;
     int rc = ar_grid_shape(part, m, SEPRANK_MAX_ENTRIES, &rows, &cols, err);
     if (rc != AR_OK)
@@ -213,7 +213,10 @@ done:
     ar_matrix_free(&g);
     ar_matrix_free(&offsets);
     ar_san_free(&net);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "singular values of the grid: %s", ar_strerror(rc));
 }
 
 static int run_float(const ar_seprank_config *cfg, const ar_partition *part, size_t m,

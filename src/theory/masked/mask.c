@@ -30,7 +30,7 @@ void ar_mask_free(ar_mask *mask)
 int ar_mask_copy(ar_mask *dst, const ar_mask *src, ar_error *err)
 {
     if (dst == NULL || src == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *dst = *src;
     dst->lengths = NULL;
     dst->allowed = NULL;
@@ -50,7 +50,7 @@ int ar_mask_copy(ar_mask *dst, const ar_mask *src, ar_error *err)
 oom:
     free(dst->lengths);
     *dst = ar_mask_none();
-    return AR_ENOMEM;
+    return ar_error_set(err, AR_ENOMEM, "out of memory");
 }
 
 /* ---- parsing ---- */

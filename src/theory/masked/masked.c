@@ -72,13 +72,13 @@ void ar_masked_workspace_free(ar_masked_workspace *ws)
 int ar_masked_workspace_alloc(ar_masked_workspace **out, size_t n, ar_error *err)
 {
     if (out == NULL || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "masked: NULL argument or n = 0");
     *out = NULL;
     if (n > 46340) /* n * n bytes of pattern and 5 n^2 doubles stay addressable */
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ar_masked_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n;
     ws->mask = ar_mask_none();
     int rc = ar_matrix_alloc(&ws->prow, n, n, err);
@@ -92,7 +92,9 @@ int ar_masked_workspace_alloc(ar_masked_workspace **out, size_t n, ar_error *err
         rc = AR_ENOMEM;
     if (rc != AR_OK) {
         ar_masked_workspace_free(ws);
-        return rc;
+        if (rc == AR_ENOMEM)
+            return ar_error_set(err, rc, "out of memory");
+        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "masked workspace: %s", ar_strerror(rc));
     }
     *out = ws;
     return AR_OK;
@@ -373,7 +375,7 @@ int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double 
                                 ar_error *err)
 {
     if (ws == NULL || bound == NULL || !ws->analyzed)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "no analysis in the workspace");
     double best = 0.0;
     for (size_t b = 0; b < ws->nspec; b++) {
         const ar_block_spectrum *s = &ws->spec[b];

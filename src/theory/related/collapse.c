@@ -91,7 +91,9 @@ int ar_collapse_residual(ar_cview x, ar_view res, double *mean, ar_error *err)
     int rc = residual_check(x, res);
     if (rc == AR_OK)
         residual(x, res, mean);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "residual: %s", ar_strerror(rc));
 }
 
 static double ratio_or_zero(double num, double den)
@@ -116,7 +118,9 @@ int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out, 
     int rc = out == NULL ? AR_EINVAL : residual_check(x, work);
     if (rc == AR_OK)
         norms_compute(x, work, out);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "norms: %s", ar_strerror(rc));
 }
 
 /* ---- options ---- */

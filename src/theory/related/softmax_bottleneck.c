@@ -81,11 +81,11 @@ void ar_sbn_workspace_free(ar_sbn_workspace *ws)
 int ar_sbn_workspace_alloc(ar_sbn_workspace **out, size_t n_contexts, size_t vocab, ar_error *err)
 {
     if (out == NULL || n_contexts == 0 || vocab == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "softmax bottleneck: NULL argument or an empty target");
     *out = NULL;
     ar_sbn_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n_contexts;
     ws->v = vocab;
     ws->k = vocab < n_contexts ? vocab : n_contexts;
@@ -188,9 +188,11 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
 int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out, ar_error *err)
 {
     if (ws == NULL || ar_view_check(out, err) != AR_OK || !ws->have_prediction)
-        return AR_EINVAL;
+        return ws != NULL && !ws->have_prediction && ar_view_check(out, NULL) == AR_OK
+               ? ar_error_set(err, AR_EINVAL, "no fit in the workspace")
+               : ws == NULL ? ar_error_set(err, AR_EINVAL, "NULL argument") : AR_EINVAL;
     if (out.rows != ws->n || out.cols != ws->v)
-        return AR_ESIZE;
+        return ar_error_set(err, AR_ESIZE, "the prediction must be %zu x %zu", ws->n, ws->v);
     const ar_matrix *q = ar_cm_fit_prediction(ws->fit); /* V x N: contexts as columns */
     for (size_t j = 0; j < ws->v; j++)
         for (size_t i = 0; i < ws->n; i++)
