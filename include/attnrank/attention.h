@@ -97,7 +97,8 @@ typedef struct ar_heads {
 AR_API int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp,
                          ar_error *err);
 
-/* Allocate the weights of h heads of size dp (zero-filled).  err: may be NULL; filled on failure. */
+/* Allocate the weights of h heads of size dp (zero-filled).
+ * err: may be NULL; filled on failure. */
 AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp,
                           ar_error *err);
 AR_API void ar_heads_free(ar_heads *heads);

@@ -94,7 +94,7 @@ static void head_inputs_release(head_inputs *in)
     ar_colmajor_release(&in->wk);
 }
 
-/* err's message for a failed logits computation (rc != AR_OK). */
+/* rc, with err's message when it is a failure. */
 static int logits_status(int rc, ar_cview x, ar_cview wq, ar_cview wk, ar_error *err)
 {
     if (rc == AR_OK)
@@ -102,7 +102,8 @@ static int logits_status(int rc, ar_cview x, ar_cview wq, ar_cview wk, ar_error 
     if (rc == AR_ENOMEM)
         return ar_error_set(err, rc, "out of memory");
     if (rc == AR_ESIZE)
-        return ar_error_set(err, rc, "logits: X %zu x %zu, W_q %zu x %zu, W_k %zu x %zu disagree",
+        return ar_error_set(err, rc,
+                            "logits: shapes disagree (X %zu x %zu, W_q %zu x %zu, W_k %zu x %zu)",
                             x.rows, x.cols, wq.rows, wq.cols, wk.rows, wk.cols);
     return ar_error_set(err, rc, "logits: %s", ar_strerror(rc));
 }
