@@ -359,8 +359,8 @@ static int residual_populations(const ar_matrix *p, double tau, tol_row *out)
     double *resid = malloc(cols * sizeof *resid), *lo = malloc(cols * sizeof *lo),
            *hi = malloc(cols * sizeof *hi), *pr = malloc(6 * cols * sizeof *pr);
     unsigned char *flag = malloc(2 * cols);
-    int rc = start && resid && lo && hi && pr && flag ? ar_matrix_alloc(&d, n, cols,
-                                                                        NULL) : AR_ENOMEM;
+    int rc = start && resid && lo && hi && pr && flag ? ar_matrix_alloc(&d, n, cols, NULL)
+                                                      : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_matrix_alloc(&u, n, cols, NULL);
     if (rc == AR_OK)

@@ -381,8 +381,8 @@ static int write_allocation(const experiment *e)
     ar_dw_verdict v;
     ar_dw_optimum o1, o175;
     if (ar_dw_verdict_of(&law, 96, 12288, -1, &v, NULL) != AR_OK ||
-        ar_dw_optimal(&law, 1e12, &o1, NULL) != AR_OK || ar_dw_optimal(&law, 175e9, &o175,
-                                                                 NULL) != AR_OK) {
+        ar_dw_optimal(&law, 1e12, &o1, NULL) != AR_OK ||
+        ar_dw_optimal(&law, 175e9, &o175, NULL) != AR_OK) {
         exp_csv_abort(&csv);
         return exp_fail(&e->ctx, AR_EDOMAIN, NULL, "allocation");
     }

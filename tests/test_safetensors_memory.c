@@ -96,9 +96,8 @@ static void assert_same_table(const ar_safetensors *file, const ar_safetensors *
         assert_ptr_equal(b->data, w->bytes[n - 1 - i]); /* borrowed, not copied */
         assert_ptr_equal(ar_safetensors_find(mem, a->name), b);
         size_t rows = 0, cols = 0;
-        if (!ar_st_dtype_is_float(a->dtype) || ar_st_tensor_matrix_shape(a, &rows, &cols,
-                                                                         NULL) != AR_OK
-            || rows * cols == 0)
+        if (!ar_st_dtype_is_float(a->dtype) ||
+            ar_st_tensor_matrix_shape(a, &rows, &cols, NULL) != AR_OK || rows * cols == 0)
             continue;
         ar_matrix x = ar_matrix_empty(), y = ar_matrix_empty();
         ar_error err = {{0}};

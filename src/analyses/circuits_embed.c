@@ -74,9 +74,8 @@ static int stream_grams(const ar_safetensors *st, const ar_st_tensor *te,
         rc = ar_view_init_ld(&v, be, n, d, n, AR_COL_MAJOR, err);
         if (rc == AR_OK)
             rc = ar_safetensors_read_block(st, te, r0, 0, AR_NO_TRANS, v, err);
-        if (rc == AR_OK && tu != NULL && (rc = ar_view_init_ld(&v, bu, n, d, n, AR_COL_MAJOR,
-                                                               err)) ==
-                                             AR_OK)
+        if (rc == AR_OK && tu != NULL &&
+            (rc = ar_view_init_ld(&v, bu, n, d, n, AR_COL_MAJOR, err)) == AR_OK)
             rc = ar_safetensors_read_block(st, tu, r0, 0, AR_NO_TRANS, v, err);
         if (rc != AR_OK)
             break;

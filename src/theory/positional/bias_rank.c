@@ -199,8 +199,8 @@ static int remove_query(ar_cview p, ar_cview b, ar_axis axis, ar_view out, size_
 
 int ar_bias_remove(ar_cview p, ar_cview bias, ar_axis axis, ar_view out, ar_error *err)
 {
-    if (ar_cview_check(p, err) != AR_OK || ar_cview_check(bias, err) != AR_OK || ar_view_check(out,
-                                                                                     err) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK || ar_cview_check(bias, err) != AR_OK ||
+        ar_view_check(out, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "bias removal: invalid view");
     if (p.rows != p.cols || bias.rows != p.rows || bias.cols != p.cols || out.rows != p.rows ||
         out.cols != p.cols)
