@@ -30,11 +30,11 @@ static int softmax_strided(double *v, size_t len, size_t stride)
 /* Any strides: each column (row) is a strided vector of the view. */
 int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err)
 {
-    if (ar_view_check(m, err) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
-        return axis != AR_AXIS_COL && axis != AR_AXIS_ROW && ar_view_check(m, NULL) == AR_OK
-               ? ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",
-                              (int)axis)
-               : AR_EINVAL;
+    if (ar_view_check(m, err) != AR_OK)
+        return AR_EINVAL;
+    if (axis != AR_AXIS_COL && axis != AR_AXIS_ROW)
+        return ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",
+                            (int)axis);
     int rc = AR_OK;
     if (axis == AR_AXIS_COL) {
         for (size_t j = 0; j < m.cols && rc == AR_OK; j++)

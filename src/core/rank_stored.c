@@ -28,11 +28,11 @@ static double clamp_cut(double cut, const double *s, size_t k, size_t m, size_t 
 int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_opts *opts,
                            ar_rank_metrics *out, ar_error *err)
 {
-    if (ar_cview_check(a, err) != AR_OK || k != (a.rows < a.cols ? a.rows : a.cols))
-        return k != (a.rows < a.cols ? a.rows : a.cols) && ar_cview_check(a, NULL) == AR_OK
-               ? ar_error_set(err, AR_EINVAL, "%zu singular values for a %zu x %zu matrix", k,
-                              a.rows, a.cols)
-               : AR_EINVAL;
+    if (ar_cview_check(a, err) != AR_OK)
+        return AR_EINVAL;
+    if (k != (a.rows < a.cols ? a.rows : a.cols))
+        return ar_error_set(err, AR_EINVAL, "%zu singular values for a %zu x %zu matrix", k,
+                            a.rows, a.cols);
     ar_rank_opts d;
     ar_rank_opts_init(&d);
     if (opts == NULL)

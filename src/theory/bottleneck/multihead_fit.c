@@ -97,9 +97,8 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape, ar_error *e
     }
     if (rc != AR_OK) {
         ar_mh_fitter_free(f);
-        if (rc == AR_ENOMEM)
-            return ar_error_set(err, rc, "out of memory");
-        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     *out = f;
     return AR_OK;
@@ -209,9 +208,8 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
             ar_colmajor_release(&held[i]);
         free(held);
         free(mats);
-        if (rc == AR_ENOMEM)
-            return ar_error_set(err, rc, "out of memory");
-        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     release_held(f); /* the previous call's copies; f->x, f->y now point into mats */
     f->held = held;

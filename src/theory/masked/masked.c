@@ -92,9 +92,8 @@ int ar_masked_workspace_alloc(ar_masked_workspace **out, size_t n, ar_error *err
         rc = AR_ENOMEM;
     if (rc != AR_OK) {
         ar_masked_workspace_free(ws);
-        if (rc == AR_ENOMEM)
-            return ar_error_set(err, rc, "out of memory");
-        return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "masked workspace: %s", ar_strerror(rc));
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "masked workspace: %s", ar_strerror(rc));
     }
     *out = ws;
     return AR_OK;

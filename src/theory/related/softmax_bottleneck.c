@@ -187,10 +187,12 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
 
 int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out, ar_error *err)
 {
-    if (ws == NULL || ar_view_check(out, err) != AR_OK || !ws->have_prediction)
-        return ws != NULL && !ws->have_prediction && ar_view_check(out, NULL) == AR_OK
-               ? ar_error_set(err, AR_EINVAL, "no fit in the workspace")
-               : ws == NULL ? ar_error_set(err, AR_EINVAL, "NULL argument") : AR_EINVAL;
+    if (ws == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_view_check(out, err) != AR_OK)
+        return AR_EINVAL;
+    if (!ws->have_prediction)
+        return ar_error_set(err, AR_EINVAL, "no fit in the workspace");
     if (out.rows != ws->n || out.cols != ws->v)
         return ar_error_set(err, AR_ESIZE, "the prediction must be %zu x %zu", ws->n, ws->v);
     const ar_matrix *q = ar_cm_fit_prediction(ws->fit); /* V x N: contexts as columns */
