@@ -41,11 +41,11 @@ static int generate_stack(ar_array *arr, size_t count, size_t n, unsigned long s
     for (size_t t = 0; t < count && rc == AR_OK; t++) {
         /* slice t of the array's own (writable) buffer, column-major */
         ar_view m;
-        rc = ar_view_init_ld(&m, arr->data + t * n * n, n, n, n, AR_COL_MAJOR);
+        rc = ar_view_init_ld(&m, arr->data + t * n * n, n, n, n, AR_COL_MAJOR, NULL);
         if (rc == AR_OK)
-            rc = ar_matrix_fill_gaussian(m, rng, 2.0);
+            rc = ar_matrix_fill_gaussian(m, rng, 2.0, NULL);
         if (rc == AR_OK)
-            rc = ar_attention_softmax(m, AR_AXIS_COL);
+            rc = ar_attention_softmax(m, AR_AXIS_COL, NULL);
     }
     ar_rng_free(rng);
     return rc;
@@ -57,9 +57,9 @@ static double time_library(const ar_cview *mats, size_t count, size_t nthreads, 
 {
     size_t n = mats[0].rows, failed = 0;
     double c0 = bench_cpu_now(), t0 = bench_now();
-    int rc = ar_spectrum_svals_batch(mats, count, s, nthreads, &failed);
+    int rc = ar_spectrum_svals_batch(mats, count, s, nthreads, &failed, NULL);
     for (size_t t = 0; rc == AR_OK && t < count; t++)
-        rc = ar_rank_metrics_compute(s + t * n, n, n, n, NULL, &metrics[t]);
+        rc = ar_rank_metrics_compute(s + t * n, n, n, n, NULL, &metrics[t], NULL);
     double elapsed = bench_now() - t0;
     *cpu = bench_cpu_now() - c0;
     *ok = rc == AR_OK;
@@ -101,7 +101,7 @@ static long allocations_of_batch(count_fn counter, const ar_cview *mats, size_t 
 {
     unsigned long before = counter();
     size_t failed = 0;
-    if (ar_spectrum_svals_batch(mats, count, s, nthreads, &failed) != AR_OK)
+    if (ar_spectrum_svals_batch(mats, count, s, nthreads, &failed, NULL) != AR_OK)
         return -1;
     return (long)(counter() - before);
 }

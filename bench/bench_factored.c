@@ -29,21 +29,21 @@ static int problem_alloc(problem *p, size_t n, size_t d, size_t dp, unsigned lon
     p->n = n;
     p->d = d;
     p->dp = dp;
-    int rc = ar_heads_alloc(&p->heads, AR_HEADS_FIXED, d, 1, dp);
+    int rc = ar_heads_alloc(&p->heads, AR_HEADS_FIXED, d, 1, dp, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p->x, d, n);
+        rc = ar_matrix_alloc(&p->x, d, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p->f, dp, n);
+        rc = ar_matrix_alloc(&p->f, dp, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p->g, dp, n);
+        rc = ar_matrix_alloc(&p->g, dp, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p->s, n, n);
+        rc = ar_matrix_alloc(&p->s, n, n, NULL);
     ar_rng *rng = ar_rng_alloc(seed);
     if (rc == AR_OK && rng == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK) {
-        ar_heads_randomize(&p->heads, rng);
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&p->x), rng, 1.0);
+        ar_heads_randomize(&p->heads, rng, NULL);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&p->x), rng, 1.0, NULL);
     }
     ar_rng_free(rng);
     return rc;
@@ -62,9 +62,9 @@ static double time_dense(problem *p, double *sv)
 {
     double t0 = bench_now();
     int rc = ar_attention_logits(ar_matrix_cview(&p->x), ar_matrix_cview(&p->heads.wq[0]),
-                                 ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->s));
+                                 ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->s), NULL);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(ar_matrix_cview(&p->s), sv);
+        rc = ar_spectrum_svals(ar_matrix_cview(&p->s), sv, NULL);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }
@@ -74,9 +74,9 @@ static double time_factored(problem *p, double *sv)
     double t0 = bench_now();
     int rc = ar_attention_logit_factors(ar_matrix_cview(&p->x), ar_matrix_cview(&p->heads.wq[0]),
                                         ar_matrix_cview(&p->heads.wk[0]), ar_matrix_view(&p->f),
-                                        ar_matrix_view(&p->g));
+                                        ar_matrix_view(&p->g), NULL);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_factored(ar_matrix_cview(&p->f), ar_matrix_cview(&p->g), sv);
+        rc = ar_spectrum_svals_factored(ar_matrix_cview(&p->f), ar_matrix_cview(&p->g), sv, NULL);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }

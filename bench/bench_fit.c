@@ -85,7 +85,7 @@ static int time_fit(const ar_matrix *p, const ar_fit_opts *o, int gsl, fit_run *
     ar_fit_workspace *ws = NULL;
     ar_error err = {{0}};
     double c0 = bench_cpu_now(), t0 = bench_now();
-    int rc = ar_fit_workspace_alloc(&ws, p->rows);
+    int rc = ar_fit_workspace_alloc(&ws, p->rows, NULL);
     if (rc == AR_OK)
         rc = gsl ? ar_fit_lowrank_gsl_bfgs2(ws, ar_matrix_cview(p), out->res.k, o,
                                             AR_FIT_GSL_LINE_TOL, &out->res, &err)
@@ -153,11 +153,11 @@ static int bench_one(size_t n, ar_target_family fam, const bench_cfg *cfg, int j
         t[i] = calloc(r > g ? r : g, sizeof(double));
     double *svd_w = t[0], *svd_c = t[1], *lb_w = t[2], *lb_c = t[3], *gs_w = t[4], *gs_c = t[5];
     int bad = copy == NULL || u == NULL || vt == NULL || s == NULL ||
-              ar_matrix_alloc(&p, n, n) != AR_OK || ar_matrix_alloc(&l, n, n) != AR_OK;
+              ar_matrix_alloc(&p, n, n, NULL) != AR_OK || ar_matrix_alloc(&l, n, n, NULL) != AR_OK;
     for (size_t i = 0; i < 8; i++)
         bad |= t[i] == NULL;
     ar_rng *rng = bad ? NULL : ar_rng_alloc(cfg->seed + n + 1000u * (unsigned)fam);
-    if (rng == NULL || ar_target_generate(fam, &to, rng, ar_matrix_view(&p)) != AR_OK) {
+    if (rng == NULL || ar_target_generate(fam, &to, rng, ar_matrix_view(&p), NULL) != AR_OK) {
         fprintf(stderr, "bench_fit: cannot set up n = %zu\n", n);
         bad = 1;
     }

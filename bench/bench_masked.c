@@ -69,19 +69,19 @@ static int case_make(causal_case *c, size_t n, unsigned long seed)
 {
     memset(c, 0, sizeof *c);
     c->n = n;
-    int rc = ar_matrix_alloc(&c->s, n, n);
+    int rc = ar_matrix_alloc(&c->s, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&c->p, n, n);
+        rc = ar_matrix_alloc(&c->p, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&c->lrow, n, n);
+        rc = ar_matrix_alloc(&c->lrow, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&c->d, n, n - 1);
+        rc = ar_matrix_alloc(&c->d, n, n - 1, NULL);
     c->start = malloc(n * sizeof *c->start);
     c->allowed = malloc(n * n);
     if (rc != AR_OK || c->start == NULL || c->allowed == NULL)
         return AR_ENOMEM;
     ar_rng *rng = ar_rng_alloc(seed + n);
-    rc = ar_matrix_fill_gaussian(ar_matrix_view(&c->s), rng, 1.0);
+    rc = ar_matrix_fill_gaussian(ar_matrix_view(&c->s), rng, 1.0, NULL);
     ar_rng_free(rng);
     if (rc != AR_OK)
         return rc;
@@ -128,12 +128,13 @@ static double pattern_error(const causal_case *c, const greedy_run *g)
         return worst;
     }
     ar_matrix prod = ar_matrix_empty();
-    if (ar_matrix_alloc(&prod, n, n - 1) != AR_OK)
+    if (ar_matrix_alloc(&prod, n, n - 1, NULL) != AR_OK)
         return NAN;
     ar_cview ur, vr; /* the first r columns of the factors */
-    if (ar_cview_block(ar_matrix_cview(&g->u), 0, 0, n, r, &ur) != AR_OK ||
-        ar_cview_block(ar_matrix_cview(&g->v), 0, 0, n - 1, r, &vr) != AR_OK ||
-        ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ur, vr, 0.0, ar_matrix_view(&prod)) != AR_OK)
+    if (ar_cview_block(ar_matrix_cview(&g->u), 0, 0, n, r, &ur, NULL) != AR_OK ||
+        ar_cview_block(ar_matrix_cview(&g->v), 0, 0, n - 1, r, &vr, NULL) != AR_OK ||
+        ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ur, vr, 0.0, ar_matrix_view(&prod),
+                       NULL) != AR_OK)
         worst = NAN;
     for (size_t col = 0; worst == worst && col + 1 < n; col++)
         for (size_t i = col + 1; i < n; i++)
@@ -148,9 +149,9 @@ static int certify(const causal_case *c, greedy_run *g, double *seconds)
 {
     size_t n = c->n, r = g->res.rank;
     ar_matrix uf = ar_matrix_empty(), vf = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&uf, n, n);
+    int rc = ar_matrix_alloc(&uf, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vf, n, n);
+        rc = ar_matrix_alloc(&vf, n, n, NULL);
     for (size_t t = 0; rc == AR_OK && t < r; t++) {
         memcpy(&AR_AT(&uf, 0, t), &AR_AT(&g->u, 0, t), n * sizeof(double));
         memcpy(&AR_AT(&vf, 1, t), &AR_AT(&g->v, 0, t), (n - 1) * sizeof(double));
@@ -173,9 +174,9 @@ static int certify(const causal_case *c, greedy_run *g, double *seconds)
 static int greedy_alloc(greedy_run *g, size_t n)
 {
     memset(g, 0, sizeof *g);
-    int rc = ar_matrix_alloc(&g->u, n, n - 1);
+    int rc = ar_matrix_alloc(&g->u, n, n - 1, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g->v, n - 1, n - 1);
+        rc = ar_matrix_alloc(&g->v, n - 1, n - 1, NULL);
     return rc;
 }
 
@@ -214,7 +215,7 @@ static int run_analysis(const causal_case *c, const ar_mask *mask, analysis_run 
     ar_error err = {{0}};
     memset(&cert, 0, sizeof cert);
     double c0 = bench_cpu_now(), t0 = bench_now();
-    int rc = ar_masked_workspace_alloc(&ws, c->n);
+    int rc = ar_masked_workspace_alloc(&ws, c->n, NULL);
     double t1 = bench_now();
     if (rc == AR_OK)
         rc = ar_masked_analyze(ws, ar_matrix_cview(&c->p), NULL, mask, &o, &a->res, &err);
@@ -254,11 +255,11 @@ static void warm_up(void)
 {
     ar_matrix w = ar_matrix_empty();
     double s[64];
-    if (ar_matrix_alloc(&w, 64, 64) != AR_OK)
+    if (ar_matrix_alloc(&w, 64, 64, NULL) != AR_OK)
         return;
     for (size_t i = 0; i < 64; i++)
         AR_AT(&w, i, i) = 1.0 + (double)i;
-    (void)ar_spectrum_svals(ar_matrix_cview(&w), s);
+    (void)ar_spectrum_svals(ar_matrix_cview(&w), s, NULL);
     ar_matrix_free(&w);
 }
 

@@ -41,12 +41,12 @@ static const pattern_case cases[] = {
 /* L = masked row log-softmax of Gaussian logits (0 outside the mask). */
 static int masked_log_map(const unsigned char *allowed, size_t n, uint64_t seed, ar_matrix *l)
 {
-    int rc = ar_matrix_alloc(l, n, n);
+    int rc = ar_matrix_alloc(l, n, n, NULL);
     ar_rng *rng = rc == AR_OK ? ar_rng_alloc(seed) : NULL;
     if (rc == AR_OK && rng == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(l), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(l), rng, 1.0, NULL);
     ar_rng_free(rng);
     for (size_t i = 0; rc == AR_OK && i < n; i++) {
         double top = -INFINITY, z = 0.0;
@@ -67,9 +67,9 @@ static int residual_at(const ar_interval_form *f, const ar_matrix *d, size_t k, 
                        size_t polish, double *resid)
 {
     ar_matrix u = ar_matrix_empty(), v = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&u, f->pat.rows, k);
+    int rc = ar_matrix_alloc(&u, f->pat.rows, k, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&v, f->pat.cols, k);
+        rc = ar_matrix_alloc(&v, f->pat.cols, k, NULL);
     if (rc == AR_OK)
         rc = ar_interval_complete(&f->pat, d, k, seed, polish, &u, &v, resid, NULL);
     ar_matrix_free(&u);
@@ -108,7 +108,7 @@ static int run_case(const pattern_case *c, size_t seeds, size_t polish, size_t e
         ar_matrix l = ar_matrix_empty(), d = ar_matrix_empty();
         rc = masked_log_map(allowed, n, s, &l);
         if (rc == AR_OK)
-            rc = ar_matrix_alloc(&d, n, n - 1);
+            rc = ar_matrix_alloc(&d, n, n - 1, NULL);
         if (rc == AR_OK)
             ar_interval_form_data(&f, &l, &d);
         for (size_t e = 0; rc == AR_OK && e <= extra; e++)

@@ -57,7 +57,7 @@ static const char *kind_name(map_kind k)
 static int make_logits(ar_matrix *s, size_t n, map_kind kind, size_t r, double scale,
                        uint64_t seed)
 {
-    int rc = ar_matrix_alloc(s, n, n);
+    int rc = ar_matrix_alloc(s, n, n, NULL);
     if (rc != AR_OK)
         return rc;
     if (kind == MAP_SELF || kind == MAP_PREV) {
@@ -70,21 +70,21 @@ static int make_logits(ar_matrix *s, size_t n, map_kind kind, size_t r, double s
     }
     ar_rng *rng = ar_rng_alloc(seed);
     if (kind == MAP_GENERIC) {
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(s), rng, scale);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(s), rng, scale, NULL);
         ar_rng_free(rng);
         return rc;
     }
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
-    rc = ar_matrix_alloc(&a, n, r);
+    rc = ar_matrix_alloc(&a, n, r, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&b, n, r);
+        rc = ar_matrix_alloc(&b, n, r, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&b), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&b), rng, 1.0, NULL);
     if (rc == AR_OK)
         rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, scale / sqrt((double)r), ar_matrix_cview(&a),
-                            ar_matrix_cview(&b), 0.0, ar_matrix_view(s));
+                            ar_matrix_cview(&b), 0.0, ar_matrix_view(s), NULL);
     ar_matrix_free(&a);
     ar_matrix_free(&b);
     ar_rng_free(rng);
@@ -267,9 +267,9 @@ static int proto_run(const ar_matrix *d, const size_t *start, const proto_rule *
     memset(&s, 0, sizeof s);
     s.rows = rows;
     s.cap = cap;
-    int rc = ar_matrix_alloc(&s.u, rows, cap);
+    int rc = ar_matrix_alloc(&s.u, rows, cap, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&s.t, cap, cap);
+        rc = ar_matrix_alloc(&s.t, cap, cap, NULL);
     s.work = malloc((rows + 3 * cap + 2) * sizeof *s.work);
     if (rc == AR_OK && s.work == NULL)
         rc = AR_ENOMEM;
@@ -359,11 +359,12 @@ static int residual_populations(const ar_matrix *p, double tau, tol_row *out)
     double *resid = malloc(cols * sizeof *resid), *lo = malloc(cols * sizeof *lo),
            *hi = malloc(cols * sizeof *hi), *pr = malloc(6 * cols * sizeof *pr);
     unsigned char *flag = malloc(2 * cols);
-    int rc = start && resid && lo && hi && pr && flag ? ar_matrix_alloc(&d, n, cols) : AR_ENOMEM;
+    int rc = start && resid && lo && hi && pr && flag ? ar_matrix_alloc(&d, n, cols, NULL)
+                                                      : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, n, cols);
+        rc = ar_matrix_alloc(&u, n, cols, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&v, cols, cols);
+        rc = ar_matrix_alloc(&v, cols, cols, NULL);
     for (size_t c = 0; rc == AR_OK && c < cols; c++) {
         start[c] = c + 1;
         for (size_t i = c + 1; i < n; i++)
@@ -444,12 +445,12 @@ static int run_case(map_kind kind, size_t n, size_t r, int f32, int seed, double
     double t0 = bench_now();
     int rc = make_logits(&s, n, kind, r, scale, sd);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&p, n, n, NULL);
     if (rc == AR_OK)
         causal_softmax(&s, f32, &p);
     ar_masked_workspace *ws = NULL;
     if (rc == AR_OK)
-        rc = ar_masked_workspace_alloc(&ws, n);
+        rc = ar_masked_workspace_alloc(&ws, n, NULL);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.precision = f32 ? AR_PREC_F32 : AR_PREC_F64;

@@ -39,12 +39,12 @@ static lapack_int optimal_lwork(size_t n)
 
 static int fill_input(ar_matrix *a, size_t n)
 {
-    if (ar_matrix_alloc(a, n, n) != AR_OK)
+    if (ar_matrix_alloc(a, n, n, NULL) != AR_OK)
         return 1;
     ar_rng *rng = ar_rng_alloc(n);
     if (rng == NULL)
         return 1;
-    int rc = ar_matrix_fill_gaussian(ar_matrix_view(a), rng, 1.0);
+    int rc = ar_matrix_fill_gaussian(ar_matrix_view(a), rng, 1.0, NULL);
     ar_rng_free(rng);
     return rc == AR_OK ? 0 : 1;
 }
@@ -54,14 +54,15 @@ static int run_variant(enum variant v, size_t n)
 {
     ar_matrix a = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
     size_t m = v == V_BASELINE ? 64 : n;
-    if (fill_input(&a, m) || ar_matrix_alloc(&u, m, m) != AR_OK ||
-        ar_matrix_alloc(&vt, m, m) != AR_OK)
+    if (fill_input(&a, m) || ar_matrix_alloc(&u, m, m, NULL) != AR_OK ||
+        ar_matrix_alloc(&vt, m, m, NULL) != AR_OK)
         return 3;
     double *s = malloc(m * sizeof *s);
     if (s == NULL)
         return 3;
     if (v != V_LAPACKE)
-        return ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt)) ==
+        return ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt),
+                               NULL) ==
                        AR_OK
                    ? 0
                    : 4;

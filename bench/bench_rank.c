@@ -37,7 +37,7 @@ static double time_rank(size_t n, uint64_t p, int reps, int via_library, size_t 
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
         if (via_library) {
-            if (ar_seprank_rank_mod(grid, n, n, n, p, &rank) != AR_OK)
+            if (ar_seprank_rank_mod(grid, n, n, n, p, &rank, NULL) != AR_OK)
                 rank = (size_t)-1;
         } else
             rank = (size_t)nmod_mat_rank(a);

@@ -36,7 +36,7 @@ static int time_represent(const ar_matrix *p, phases *ph)
     ar_certificate cert;
     ar_error err = {{0}};
     double t0 = bench_now();
-    int rc = ar_represent_workspace_alloc(&ws, n);
+    int rc = ar_represent_workspace_alloc(&ws, n, NULL);
     double t1 = bench_now();
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, ar_matrix_cview(p), NULL, NULL, &res, &err);
@@ -105,13 +105,13 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
               vt = ar_matrix_empty(), wq = ar_matrix_empty(), wk = ar_matrix_empty(),
               sc = ar_matrix_empty();
     double *s = malloc(n * sizeof *s), *r = malloc(n * sizeof *r), *w = malloc(n * sizeof *w);
-    int rc = (s && r && w) ? ar_matrix_alloc(&l0, n, n) : AR_ENOMEM;
+    int rc = (s && r && w) ? ar_matrix_alloc(&l0, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&c, n, n);
+        rc = ar_matrix_alloc(&c, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, n, n);
+        rc = ar_matrix_alloc(&u, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, n, n);
+        rc = ar_matrix_alloc(&vt, n, n, NULL);
     for (size_t j = 0; rc == AR_OK && j < n; j++) { /* L0 = log P, C = Pi L0, r = L0^T e */
         double mean = 0.0;
         for (size_t i = 0; i < n; i++)
@@ -122,7 +122,7 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
             AR_AT(&c, i, j) = AR_AT(&l0, i, j) - mean;
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(ar_matrix_cview(&c), ar_matrix_view(&u), s, ar_matrix_view(&vt));
+        rc = ar_spectrum_svd(ar_matrix_cview(&c), ar_matrix_view(&u), s, ar_matrix_view(&vt), NULL);
     size_t m = 0;
     if (rc == AR_OK) {
         double rtol = ar_rank_resolve_rtol(NULL, n, n);
@@ -133,11 +133,11 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
     }
     size_t k = m > 0 ? m : 1;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&wq, k, n);
+        rc = ar_matrix_alloc(&wq, k, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&wk, k, n);
+        rc = ar_matrix_alloc(&wk, k, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&sc, n, n);
+        rc = ar_matrix_alloc(&sc, n, n, NULL);
     if (rc == AR_OK) {
         double scale = sqrt(sqrt((double)k));
         for (size_t j = 0; j < n; j++)
@@ -150,10 +150,10 @@ static int lean_represent(const ar_matrix *p, lean_result *out)
          * With X = I the logits are W_k^T W_q / sqrt(k): one GEMM instead of
          * the three ar_attention_logits runs with a dense identity. */
         rc = ar_matrix_gemm(AR_TRANS, AR_NO_TRANS, 1.0 / sqrt((double)k), ar_matrix_cview(&wk),
-                            ar_matrix_cview(&wq), 0.0, ar_matrix_view(&sc));
+                            ar_matrix_cview(&wq), 0.0, ar_matrix_view(&sc), NULL);
     }
     if (rc == AR_OK)
-        rc = ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&sc), AR_AXIS_COL, NULL);
     if (rc == AR_OK)
         out->max_abs = ar_matrix_max_abs_diff(ar_matrix_cview(&sc), ar_matrix_cview(p));
     free(s);
@@ -180,7 +180,7 @@ static double time_lean(const ar_matrix *p, lean_result *lr)
 static double time_svd(const ar_matrix *a, ar_matrix *u, double *s, ar_matrix *vt)
 {
     double t0 = bench_now();
-    int rc = ar_spectrum_svd(ar_matrix_cview(a), ar_matrix_view(u), s, ar_matrix_view(vt));
+    int rc = ar_spectrum_svd(ar_matrix_cview(a), ar_matrix_view(u), s, ar_matrix_view(vt), NULL);
     double t = bench_now() - t0;
     return rc == AR_OK ? t : -1.0;
 }
@@ -218,20 +218,20 @@ int main(int argc, char **argv)
               vt = ar_matrix_empty();
     double *s = malloc(n * sizeof *s);
     ar_rng *rng = ar_rng_alloc(seed);
-    int rc = (s && rng) ? ar_matrix_alloc(&p, n, n) : AR_ENOMEM;
+    int rc = (s && rng) ? ar_matrix_alloc(&p, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&a, n, n);
+        rc = ar_matrix_alloc(&a, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, n, n);
+        rc = ar_matrix_alloc(&u, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, n, n);
+        rc = ar_matrix_alloc(&vt, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p));
+        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p), NULL);
     if (rc != AR_OK) {
         fprintf(stderr, "bench_represent: setup failed: %s\n", ar_strerror(rc));
         return 1;
     }
-    if (ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0) != AR_OK)
+    if (ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0, NULL) != AR_OK)
         return 1;
     phases *ph = calloc((size_t)reps, sizeof *ph);
     double *tsvd = calloc((size_t)reps, sizeof *tsvd), *col = calloc((size_t)reps, sizeof *col);

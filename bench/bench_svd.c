@@ -47,7 +47,7 @@ typedef struct bench_bufs {
 static size_t count_rank(const double *s, size_t n)
 {
     size_t rank = 0;
-    if (ar_rank_numerical(s, n, n, n, NULL, &rank, NULL) != AR_OK)
+    if (ar_rank_numerical(s, n, n, n, NULL, &rank, NULL, NULL) != AR_OK)
         return (size_t)-1;
     return rank;
 }
@@ -85,12 +85,12 @@ static double time_attnrank(const ar_matrix *a, bench_bufs *b, const bench_cfg *
     int rc;
     if (b->ws != NULL)
         rc = cfg->full ? ar_spectrum_svd_ws(ar_matrix_cview(a), ar_matrix_view(&b->u), b->s_ar,
-                                            ar_matrix_view(&b->vt), b->ws)
-                       : ar_spectrum_svals_ws(ar_matrix_cview(a), b->s_ar, b->ws);
+                                            ar_matrix_view(&b->vt), b->ws, NULL)
+                       : ar_spectrum_svals_ws(ar_matrix_cview(a), b->s_ar, b->ws, NULL);
     else
         rc = cfg->full ? ar_spectrum_svd(ar_matrix_cview(a), ar_matrix_view(&b->u), b->s_ar,
-                                         ar_matrix_view(&b->vt))
-                       : ar_spectrum_svals(ar_matrix_cview(a), b->s_ar);
+                                         ar_matrix_view(&b->vt), NULL)
+                       : ar_spectrum_svals(ar_matrix_cview(a), b->s_ar, NULL);
     volatile size_t rank = cfg->rank ? count_rank(b->s_ar, a->rows) : 0;
     (void)rank;
     double t = bench_now() - t0;
@@ -109,11 +109,11 @@ static int bufs_alloc(bench_bufs *b, size_t n, int full, int use_ws)
     b->s_lp = calloc(n, sizeof(double));
     int rc = (b->copy && b->s_ar && b->s_lp) ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK && full)
-        rc = ar_matrix_alloc(&b->u, n, n);
+        rc = ar_matrix_alloc(&b->u, n, n, NULL);
     if (rc == AR_OK && full)
-        rc = ar_matrix_alloc(&b->vt, n, n);
+        rc = ar_matrix_alloc(&b->vt, n, n, NULL);
     if (rc == AR_OK && use_ws)
-        rc = ar_svd_workspace_alloc(&b->ws, n, n, full ? AR_SVD_THIN : AR_SVD_VALUES);
+        rc = ar_svd_workspace_alloc(&b->ws, n, n, full ? AR_SVD_THIN : AR_SVD_VALUES, NULL);
     return rc;
 }
 
@@ -132,11 +132,11 @@ static void warm_up(void)
 {
     ar_matrix w = ar_matrix_empty();
     double s[64];
-    if (ar_matrix_alloc(&w, 64, 64) != AR_OK)
+    if (ar_matrix_alloc(&w, 64, 64, NULL) != AR_OK)
         return;
     for (size_t i = 0; i < 64; i++)
         AR_AT(&w, i, i) = 1.0 + (double)i;
-    ar_spectrum_svals(ar_matrix_cview(&w), s);
+    ar_spectrum_svals(ar_matrix_cview(&w), s, NULL);
     ar_matrix_free(&w);
 }
 
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
             return 2;
         }
         ar_matrix a = ar_matrix_empty();
-        if (ar_matrix_clone(&a, ar_array_slice(&arr, 0)) != AR_OK) {
+        if (ar_matrix_clone(&a, ar_array_slice(&arr, 0), NULL) != AR_OK) {
             ar_array_free(&arr);
             return 2;
         }
@@ -337,12 +337,12 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < nsizes; t++) {
         size_t n = sizes[t];
         ar_matrix a = ar_matrix_empty();
-        if (n == 0 || ar_matrix_alloc(&a, n, n) != AR_OK) {
+        if (n == 0 || ar_matrix_alloc(&a, n, n, NULL) != AR_OK) {
             fprintf(stderr, "bench_svd: bad size %zu\n", n);
             return 2;
         }
         ar_rng *rng = ar_rng_alloc(seed + n);
-        ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0);
+        ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0, NULL);
         failed |= bench_one(&a, "gaussian", &cfg, json, t == 0 && from == NULL);
         ar_rng_free(rng);
         ar_matrix_free(&a);

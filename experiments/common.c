@@ -191,7 +191,7 @@ int exp_csv_commit(const exp_ctx *ctx, exp_csv *csv)
     int bad = fclose(csv->fp) != 0;
     csv->fp = NULL;
     if (!bad)
-        ar_atomic_write(csv->af, csv->text, csv->len); /* a failure is the commit's */
+        ar_atomic_write(csv->af, csv->text, csv->len, NULL); /* a failure is the commit's */
     int rc = bad ? (ar_atomic_abort(csv->af), ar_error_set(&err, AR_ENOMEM, "%s: out of memory",
                                                             csv->file))
                  : ar_atomic_commit(csv->af, &err);

@@ -183,7 +183,7 @@ static size_t beyond_templates(const dw_config *c)
 static int choose_templates(const experiment *e, ar_seprank_config *cfg, size_t *m_out)
 {
     ar_partition part;
-    ar_partition_half(cfg->n, &part);
+    ar_partition_half(cfg->n, &part, NULL);
     size_t cap = template_budget(e, cfg, &part);
     if (cfg->n == 2) {
         *m_out = cap;
@@ -194,11 +194,11 @@ static int choose_templates(const experiment *e, ar_seprank_config *cfg, size_t 
         if (m >= cap)
             m = cap;
         size_t r = 0;
-        int rc = ar_seprank_mod_rank(cfg, &part, m, 0, &r);
+        int rc = ar_seprank_mod_rank(cfg, &part, m, 0, &r, NULL);
         if (rc != AR_OK)
             return rc;
         size_t rows, cols;
-        ar_grid_shape(&part, m, 0, &rows, &cols);
+        ar_grid_shape(&part, m, 0, &rows, &cols, NULL);
         size_t full = rows < cols ? rows : cols;
         if ((r == prev && r < full) || m == cap)
             break;
@@ -331,7 +331,7 @@ static int write_plot_data(const experiment *e, const dw_state *rows, size_t cou
                 }
             }
             ar_partition part;
-            ar_partition_half(2, &part);
+            ar_partition_half(2, &part, NULL);
             fprintf(fp, "%zu,%zu,", d, L);
             if (ke)
                 fprintf(fp, "%.8g,", se / (double)ke);
@@ -365,7 +365,7 @@ static int write_allocation(const experiment *e)
     ar_dw_law law = ar_dw_law_paper();
     for (double lp = 7.0; lp <= 13.0001; lp += 0.05) {
         ar_dw_optimum o;
-        if (ar_dw_optimal(&law, pow(10.0, lp), &o) != AR_OK)
+        if (ar_dw_optimal(&law, pow(10.0, lp), &o, NULL) != AR_OK)
             continue;
         fprintf(csv.fp, "%.6e,%.6g,%.6g,%.6g\n", o.params, o.layers, o.d, o.l_th);
     }
@@ -380,8 +380,9 @@ static int write_allocation(const experiment *e)
         return code;
     ar_dw_verdict v;
     ar_dw_optimum o1, o175;
-    if (ar_dw_verdict_of(&law, 96, 12288, -1, &v) != AR_OK ||
-        ar_dw_optimal(&law, 1e12, &o1) != AR_OK || ar_dw_optimal(&law, 175e9, &o175) != AR_OK) {
+    if (ar_dw_verdict_of(&law, 96, 12288, -1, &v, NULL) != AR_OK ||
+        ar_dw_optimal(&law, 1e12, &o1, NULL) != AR_OK ||
+        ar_dw_optimal(&law, 175e9, &o175, NULL) != AR_OK) {
         exp_csv_abort(&csv);
         return exp_fail(&e->ctx, AR_EDOMAIN, NULL, "allocation");
     }
@@ -423,10 +424,10 @@ static void item_shape(const experiment *e, dw_item *it)
     ar_seprank_config cfg = base_config(&it->c, 0, 1);
     ar_partition part;
     it->rows = it->cols = 0;
-    if (ar_partition_half(it->c.n, &part) != AR_OK)
+    if (ar_partition_half(it->c.n, &part, NULL) != AR_OK)
         return;
     size_t m = it->beyond ? beyond_templates(&it->c) : template_budget(e, &cfg, &part);
-    if (ar_grid_shape(&part, m, 0, &it->rows, &it->cols) != AR_OK)
+    if (ar_grid_shape(&part, m, 0, &it->rows, &it->cols, NULL) != AR_OK)
         it->rows = it->cols = 0;
 }
 

@@ -124,7 +124,7 @@ static int measure_target(const experiment *e, size_t f, size_t s, target_ws *w,
     to.noise = fs->noise;
     if (fs->rank_div > 0)
         to.rank = n / fs->rank_div > 0 ? n / fs->rank_div : 1;
-    int rc = ar_target_generate(fs->family, &to, w->rng, ar_matrix_view(&w->p));
+    int rc = ar_target_generate(fs->family, &to, w->rng, ar_matrix_view(&w->p), NULL);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
@@ -192,11 +192,11 @@ static int run_one(void *user, size_t i, exp_sweep_record *rec)
     cell_state *cells = malloc((n + 1) * sizeof *cells);
     int rc = w.rng != NULL && cells != NULL ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&w.rws, n);
+        rc = ar_represent_workspace_alloc(&w.rws, n, NULL);
     if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc(&w.fws, n);
+        rc = ar_fit_workspace_alloc(&w.fws, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w.p, n, n);
+        rc = ar_matrix_alloc(&w.p, n, n, NULL);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
     for (size_t k = 0; code == 0 && k <= n; k++)
         cells[k] = (cell_state){NAN, NAN, NAN};

@@ -230,7 +230,7 @@ static int run_target(target_run *t, size_t *min_head_size)
     ar_target_opts_init(&to);
     to.noise = v->noise;
     to.rank = planted_rank(v, n);
-    int rc = ar_target_generate(v->family, &to, t->rng, ar_matrix_view(&t->p));
+    int rc = ar_target_generate(v->family, &to, t->rng, ar_matrix_view(&t->p), NULL);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target generation");
     ar_represent_result rr;
@@ -308,11 +308,11 @@ static int run_one(void *user, size_t i, exp_sweep_record *rec)
     t.rng = ar_rng_alloc(0);
     int rc = t.hs != NULL && t.rng != NULL ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&t.rws, t.n);
+        rc = ar_represent_workspace_alloc(&t.rws, t.n, NULL);
     if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc(&t.fws, t.n);
+        rc = ar_fit_workspace_alloc(&t.fws, t.n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&t.p, t.n, t.n);
+        rc = ar_matrix_alloc(&t.p, t.n, t.n, NULL);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
     size_t min_head_size = 0;
     if (code == 0)

@@ -173,11 +173,11 @@ static int run_generic(const experiment *e, size_t mi, size_t n, FILE *fp)
     ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
     ar_masked_workspace *ws = NULL;
     ar_rng *rng = ar_rng_alloc(seed);
-    int rc = rng != NULL ? ar_matrix_alloc(&s, n, n) : AR_ENOMEM;
+    int rc = rng != NULL ? ar_matrix_alloc(&s, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&p, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_masked_workspace_alloc(&ws, n);
+        rc = ar_masked_workspace_alloc(&ws, n, NULL);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, NULL, "allocation");
     if (code == 0) {
         for (size_t j = 0; j < n; j++)
@@ -301,15 +301,15 @@ static int run_head(const experiment *e, head_kind h, FILE *fp)
     ar_error err = {{0}};
     int rc = ar_mask_parse("causal", &causal, &err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&s, n, n);
+        rc = ar_matrix_alloc(&s, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&p, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&pfull, n, n);
+        rc = ar_matrix_alloc(&pfull, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_masked_workspace_alloc(&ws, n);
+        rc = ar_masked_workspace_alloc(&ws, n, NULL);
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&rws, n);
+        rc = ar_represent_workspace_alloc(&rws, n, NULL);
     if (rc == AR_OK)
         rc = head_logits(h, seed, &s);
     int code = rc == AR_OK ? 0 : exp_fail(&e->ctx, rc, &err, "allocation");

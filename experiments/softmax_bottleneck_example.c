@@ -46,26 +46,26 @@ static int generate(const example *e, ar_matrix *p)
     uint64_t cfg[3] = {e->n, e->v, e->r0};
     ar_rng *rng = ar_rng_alloc(ar_seed_derive(e->ctx.seed, cfg, 3));
     ar_matrix h0 = ar_matrix_empty(), w0 = ar_matrix_empty();
-    int rc = rng ? ar_matrix_alloc(p, e->n, e->v) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(p, e->n, e->v, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&h0, e->n, e->r0);
+        rc = ar_matrix_alloc(&h0, e->n, e->r0, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w0, e->v, e->r0);
+        rc = ar_matrix_alloc(&w0, e->v, e->r0, NULL);
     if (rc == AR_OK) {
         /* each entry of H0 W0^T is a sum of r0 products: variance r0 s^2 */
         double s = sqrt(2.0 / sqrt((double)e->r0));
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h0), rng, s);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h0), rng, s, NULL);
         if (rc == AR_OK)
-            rc = ar_matrix_fill_gaussian(ar_matrix_view(&w0), rng, s);
+            rc = ar_matrix_fill_gaussian(ar_matrix_view(&w0), rng, s, NULL);
         if (rc == AR_OK)
             rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ar_matrix_cview(&h0),
-                                ar_matrix_cview(&w0), 0.0, ar_matrix_view(p));
+                                ar_matrix_cview(&w0), 0.0, ar_matrix_view(p), NULL);
     }
     for (size_t j = 0; rc == AR_OK && j < e->v; j++)
         for (size_t i = 0; i < e->n; i++)
             AR_AT(p, i, j) += -1.1 * log((double)j + 1.0) + ar_rng_gaussian(rng, 0.25);
     if (rc == AR_OK)
-        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW);
+        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW, NULL);
     ar_matrix_free(&h0);
     ar_matrix_free(&w0);
     ar_rng_free(rng);
@@ -109,7 +109,7 @@ static int setup(example *e)
     int rc = generate(e, &e->p);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "generating P");
-    rc = ar_sbn_workspace_alloc(&e->ws, e->n, e->v);
+    rc = ar_sbn_workspace_alloc(&e->ws, e->n, e->v, NULL);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "allocation");
     for (int bias = 0; bias <= 1; bias++) {

@@ -121,24 +121,24 @@ static int write_target_checks(FILE *fp, const ar_theorem2_target *t)
     ar_theorem2_assumptions a;
     ar_mh_workspace *ws = NULL;
     ar_matrix sc = ar_matrix_empty(), pr = ar_matrix_empty();
-    int rc = ar_theorem2_verify(t, &a);
+    int rc = ar_theorem2_verify(t, &a, NULL);
     if (rc == AR_OK)
-        rc = ar_mh_workspace_alloc(&ws, &t->shape);
+        rc = ar_mh_workspace_alloc(&ws, &t->shape, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&sc, t->n, t->n);
+        rc = ar_matrix_alloc(&sc, t->n, t->n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&pr, t->n, t->n);
+        rc = ar_matrix_alloc(&pr, t->n, t->n, NULL);
     for (size_t m = 0; rc == AR_OK && m < t->m; m++)
         for (size_t i = 0; rc == AR_OK && i < t->h; i++) {
             size_t rank_s = 0;
             double ks = 0, cs = 0;
-            rc = ar_theorem2_logit_rank(t, m, i, &rank_s, &ks, &cs);
+            rc = ar_theorem2_logit_rank(t, m, i, &rank_s, &ks, &cs, NULL);
             if (rc == AR_OK)
                 rc = ar_mh_head_scores(ws, t->theta, i, ar_matrix_cview(&t->x[m]),
-                                       ar_matrix_view(&pr));
+                                       ar_matrix_view(&pr), NULL);
             if (rc == AR_OK)
                 rc = ar_heads_scores(&t->heads, i, ar_matrix_cview(&t->x[m]), AR_AXIS_COL,
-                                     ar_matrix_view(&sc));
+                                     ar_matrix_view(&sc), NULL);
             if (rc != AR_OK)
                 break;
             fprintf(fp, "%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu,", t->d, t->h, t->n, t->dp, m, i,
@@ -186,7 +186,7 @@ static int set_target_data(ar_mh_fitter *f, const ar_theorem2_target *t, size_t 
         v[k] = ar_matrix_cview(&t->x[k]);
         v[m + k] = ar_matrix_cview(&t->y[k]);
     }
-    int rc = ar_mh_fitter_set_data(f, v, v + m, m);
+    int rc = ar_mh_fitter_set_data(f, v, v + m, m, NULL);
     free(v);
     return rc;
 }
@@ -202,9 +202,9 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
     ar_mh_shape sh;
     ar_mh_fitter *f = NULL;
     ar_rng *rng = ar_rng_alloc(0);
-    int rc = ar_theorem2_model_shape(t, arms[j->arm], &sh);
+    int rc = ar_theorem2_model_shape(t, arms[j->arm], &sh, NULL);
     if (rc == AR_OK)
-        rc = ar_mh_fitter_alloc(&f, &sh);
+        rc = ar_mh_fitter_alloc(&f, &sh, NULL);
     if (rc == AR_OK)
         rc = set_target_data(f, t, m);
     double *theta0 = rc == AR_OK ? malloc(ar_mh_nparams(&sh) * sizeof *theta0) : NULL;
@@ -215,7 +215,7 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
         uint64_t cfg[4] = {j->ci, (uint64_t)j->arm, m, 7};
         ar_rng_seed(rng, ar_seed_derive(e->ctx.seed, cfg, 4));
         double gerr = INFINITY;
-        rc = ar_mh_gradient_defect(f, rng, &gerr);
+        rc = ar_mh_gradient_defect(f, rng, &gerr, NULL);
         if (rc != AR_OK || !(gerr < 1e-5))
             code = exp_fail(&e->ctx, AR_ENOCONV, NULL,
                             "analytic gradient disagrees with finite differences");
@@ -229,7 +229,7 @@ static int run_fit(const experiment *e, const ar_theorem2_target *t, const job *
         ar_rng_seed(rng, seed);
         ar_mh_random_start(&sh, rng, 1.0 / sqrt((double)t->d), theta0);
         ar_mh_fit_outcome out;
-        rc = ar_mh_fit_from(f, &opts, theta0, NULL, &out);
+        rc = ar_mh_fit_from(f, &opts, theta0, NULL, &out, NULL);
         if (rc != AR_OK)
             code = exp_fail(&e->ctx, rc, NULL, "fit");
         else {
@@ -254,7 +254,7 @@ static int run_one(void *user, size_t i, exp_sweep_record *rec)
     ar_theorem2_target t;
     uint64_t cfg[5] = {c->d, c->h, c->n, c->dp, 99};
     int rc = ar_theorem2_target_build(&t, c->d, c->h, c->n, c->dp, e->ms[e->nms - 1],
-                                      ar_seed_derive(e->ctx.seed, cfg, 5));
+                                      ar_seed_derive(e->ctx.seed, cfg, 5), NULL);
     if (rc != AR_OK)
         return exp_fail(&e->ctx, rc, NULL, "target g_V");
     int code = 0;

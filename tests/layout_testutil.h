@@ -22,7 +22,7 @@ static inline tu_strided tu_row_major(const ar_matrix *m)
     assert_non_null(s.buf);
     for (size_t t = 0; t < len; t++)
         s.buf[t] = NAN;
-    assert_ok(ar_view_init_ld(&s.v, s.buf, m->rows, m->cols, ld, AR_ROW_MAJOR));
+    assert_ok(ar_view_init_ld(&s.v, s.buf, m->rows, m->cols, ld, AR_ROW_MAJOR, NULL));
     for (size_t i = 0; i < m->rows; i++)
         for (size_t j = 0; j < m->cols; j++)
             AR_VAT(s.v, i, j) = AR_AT(m, i, j);

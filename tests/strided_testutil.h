@@ -20,7 +20,7 @@ static inline double *tu_strided_copy(const ar_matrix *m, ar_layout layout, size
     for (size_t i = 0; i < m->rows; i++)
         for (size_t j = 0; j < m->cols; j++)
             buf[layout == AR_ROW_MAJOR ? i * ld + j : i + j * ld] = AR_AT(m, i, j);
-    if (ar_cview_init_ld(v, buf, m->rows, m->cols, ld, layout) != AR_OK) {
+    if (ar_cview_init_ld(v, buf, m->rows, m->cols, ld, layout, NULL) != AR_OK) {
         free(buf);
         return NULL;
     }
@@ -36,7 +36,7 @@ static inline double *tu_strided_out(size_t rows, size_t cols, ar_layout layout,
     double *buf = calloc(ld * (lines ? lines : 1), sizeof(double));
     if (buf == NULL)
         return NULL;
-    if (ar_view_init_ld(v, buf, rows, cols, ld, layout) != AR_OK) {
+    if (ar_view_init_ld(v, buf, rows, cols, ld, layout, NULL) != AR_OK) {
         free(buf);
         return NULL;
     }

@@ -57,29 +57,30 @@ static void test_logits_rank_sweep(void **state)
             for (size_t c = 0; c < 6; c++) {
                 size_t d = ds[a], n = ns[b], dp = dps[c];
                 ar_heads heads = {0};
-                assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp));
-                ar_heads_randomize(&heads, rng);
+                assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp, NULL));
+                ar_heads_randomize(&heads, rng, NULL);
                 ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty();
-                assert_ok(ar_matrix_alloc(&s, n, n));
-                assert_ok(ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s)));
+                assert_ok(ar_matrix_alloc(&s, n, n, NULL));
+                assert_ok(ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s),
+                                          NULL));
                 double *sv = malloc(n * sizeof *sv);
                 assert_ok(ar_cm_svals(&s, sv));
                 size_t rank = 0;
                 ar_rank_opts ro;
                 ar_rank_opts_init(&ro);
                 ro.atol = logit_rounding_bound(&x, &heads.wq[0], &heads.wk[0]);
-                assert_ok(ar_rank_numerical(sv, n, n, n, &ro, &rank, NULL));
+                assert_ok(ar_rank_numerical(sv, n, n, n, &ro, &rank, NULL, NULL));
                 size_t want = dp < d ? dp : d;
                 want = want < n ? want : n;
                 if (rank != want)
                     fail_msg("d=%zu n=%zu dp=%zu: rank %zu, want %zu", d, n, dp, rank, want);
                 /* factored spectrum agrees with the dense one */
                 ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-                assert_ok(ar_matrix_alloc(&f, dp, n));
-                assert_ok(ar_matrix_alloc(&g, dp, n));
+                assert_ok(ar_matrix_alloc(&f, dp, n, NULL));
+                assert_ok(ar_matrix_alloc(&g, dp, n, NULL));
                 assert_ok(ar_attention_logit_factors(
                     ar_matrix_cview(&x), ar_matrix_cview(&heads.wq[0]),
-                    ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g)));
+                    ar_matrix_cview(&heads.wk[0]), ar_matrix_view(&f), ar_matrix_view(&g), NULL));
                 double *sf = malloc(n * sizeof *sf);
                 assert_ok(ar_cm_svals_factored(&f, &g, sf));
                 for (size_t i = 0; i < n; i++)
@@ -104,9 +105,9 @@ static void test_logits_definition(void **state)
     double xd[] = {1.5, -0.25, 0.125, 2.0}; /* column-major: x(:,0) = (1.5, -0.25) */
     ar_matrix Wq = ar_matrix_alias(wq, 1, 2, 1), Wk = ar_matrix_alias(wk, 1, 2, 1);
     ar_matrix X = ar_matrix_alias(xd, 2, 2, 2), S = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&S, 2, 2));
+    assert_ok(ar_matrix_alloc(&S, 2, 2, NULL));
     assert_ok(ar_attention_logits(ar_matrix_cview(&X), ar_matrix_cview(&Wq), ar_matrix_cview(&Wk),
-                                  ar_matrix_view(&S)));
+                                  ar_matrix_view(&S), NULL));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
             double ki = wk[0] * xd[2 * i] + wk[1] * xd[2 * i + 1];
@@ -124,7 +125,7 @@ static void test_softmax_axes(void **state)
         ar_matrix m = tu_gaussian(9, 13, rng);
         ar_matrix copy = ar_matrix_empty();
         assert_ok(ar_cm_clone(&copy, &m));
-        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax, NULL));
         assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)ax) < 1e-12);
         /* the other axis is not stochastic in general */
         assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&m), (ar_axis)!ax) > 1e-3);
@@ -149,7 +150,7 @@ static void test_softmax_stable_large_logits(void **state)
     (void)state;
     double d[] = {1000.0, 999.0, -1000.0, 1e3 + 0.5};
     ar_matrix m = ar_matrix_alias(d, 4, 1, 4);
-    assert_ok(ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&m), AR_AXIS_COL, NULL));
     double z = exp(-0.5) + exp(-1.5) + 1.0; /* exp(-2000.5) underflows to 0 */
     assert_close(d[0], exp(-0.5) / z, 1e-15);
     assert_close(d[1], exp(-1.5) / z, 1e-15);
@@ -157,12 +158,12 @@ static void test_softmax_stable_large_logits(void **state)
     assert_true(d[2] >= 0.0 && d[2] < 1e-300);
     double bad[] = {1.0, NAN};
     ar_matrix b = ar_matrix_alias(bad, 1, 2, 1);
-    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), AR_AXIS_ROW), AR_ENONFINITE);
-    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), (ar_axis)5), AR_EINVAL);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), AR_AXIS_ROW, NULL), AR_ENONFINITE);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&b), (ar_axis)5, NULL), AR_EINVAL);
     /* 1 x 1: softmax is exactly 1 */
     double one[] = {-2.385};
     ar_matrix o = ar_matrix_alias(one, 1, 1, 1);
-    assert_ok(ar_attention_softmax(ar_matrix_view(&o), AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&o), AR_AXIS_COL, NULL));
     assert_close(one[0], 1.0, 0.0);
 }
 
@@ -170,28 +171,31 @@ static void test_heads_config(void **state)
 {
     (void)state;
     size_t dp = 0;
-    assert_ok(ar_heads_size(AR_HEADS_MULTI, 1024, 16, 0, &dp));
+    assert_ok(ar_heads_size(AR_HEADS_MULTI, 1024, 16, 0, &dp, NULL));
     assert_int_equal(dp, 64);
-    assert_ok(ar_heads_size(AR_HEADS_FIXED, 512, 32, 128, &dp));
+    assert_ok(ar_heads_size(AR_HEADS_FIXED, 512, 32, 128, &dp, NULL));
     assert_int_equal(dp, 128);
-    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 100, 3, 0, &dp), AR_EINVAL);
-    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 0, 3, 0, &dp), AR_EINVAL);
-    assert_int_equal(ar_heads_size(AR_HEADS_FIXED, 10, 3, 0, &dp), AR_EINVAL);
+    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 100, 3, 0, &dp, NULL), AR_EINVAL);
+    assert_int_equal(ar_heads_size(AR_HEADS_MULTI, 0, 3, 0, &dp, NULL), AR_EINVAL);
+    assert_int_equal(ar_heads_size(AR_HEADS_FIXED, 10, 3, 0, &dp, NULL), AR_EINVAL);
     ar_heads h = {0};
-    assert_int_equal(ar_heads_alloc(&h, AR_HEADS_MULTI, 0, 1, 1), AR_EINVAL);
-    assert_ok(ar_heads_alloc(&h, AR_HEADS_MULTI, 6, 3, 2));
+    assert_int_equal(ar_heads_alloc(&h, AR_HEADS_MULTI, 0, 1, 1, NULL), AR_EINVAL);
+    assert_ok(ar_heads_alloc(&h, AR_HEADS_MULTI, 6, 3, 2, NULL));
     ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&x, 6, 4));
-    assert_ok(ar_matrix_alloc(&s, 4, 4));
-    assert_int_equal(ar_heads_logits(&h, 3, ar_matrix_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
+    assert_ok(ar_matrix_alloc(&x, 6, 4, NULL));
+    assert_ok(ar_matrix_alloc(&s, 4, 4, NULL));
+    assert_int_equal(ar_heads_logits(&h, 3, ar_matrix_cview(&x), ar_matrix_view(&s),
+                                     NULL), AR_EINVAL);
     ar_matrix xbad = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&xbad, 5, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&xbad), ar_matrix_view(&s)), AR_ESIZE);
+    assert_ok(ar_matrix_alloc(&xbad, 5, 4, NULL));
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&xbad), ar_matrix_view(&s),
+                                     NULL), AR_ESIZE);
     ar_matrix s3 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&s3, 3, 4));
-    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&x), ar_matrix_view(&s3)), AR_ESIZE);
+    assert_ok(ar_matrix_alloc(&s3, 3, 4, NULL));
+    assert_int_equal(ar_heads_logits(&h, 0, ar_matrix_cview(&x), ar_matrix_view(&s3),
+                                     NULL), AR_ESIZE);
     /* scores of a zero-weight head are uniform 1/n */
-    assert_ok(ar_heads_scores(&h, 1, ar_matrix_cview(&x), AR_AXIS_COL, ar_matrix_view(&s)));
+    assert_ok(ar_heads_scores(&h, 1, ar_matrix_cview(&x), AR_AXIS_COL, ar_matrix_view(&s), NULL));
     assert_close(AR_AT(&s, 2, 3), 0.25, 0.0);
     ar_matrix_free(&x);
     ar_matrix_free(&xbad);
@@ -199,9 +203,9 @@ static void test_heads_config(void **state)
     ar_matrix_free(&s3);
     ar_heads_free(&h);
     ar_axis axis;
-    assert_ok(ar_axis_parse("row", &axis));
+    assert_ok(ar_axis_parse("row", &axis, NULL));
     assert_int_equal(axis, AR_AXIS_ROW);
-    assert_int_equal(ar_axis_parse("diagonal", &axis), AR_EINVAL);
+    assert_int_equal(ar_axis_parse("diagonal", &axis, NULL), AR_EINVAL);
     assert_string_equal(ar_axis_name(AR_AXIS_COL), "col");
 }
 
@@ -218,20 +222,20 @@ static void test_logits_dp4_hand(void **state)
     const double want[2][2] = {{1.5, 3.5}, {4.0, 8.0}};
     double xd[] = {1.0, 0.0, 2.0, 1.0}; /* column-major */
     ar_cview wq, wk, x;
-    assert_ok(ar_cview_init_ld(&wq, &wq_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
-    assert_ok(ar_cview_init_ld(&wk, &wk_rows[0][0], 4, 2, 2, AR_ROW_MAJOR));
-    assert_ok(ar_cview_init_ld(&x, xd, 2, 2, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&wq, &wq_rows[0][0], 4, 2, 2, AR_ROW_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&wk, &wk_rows[0][0], 4, 2, 2, AR_ROW_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&x, xd, 2, 2, 2, AR_COL_MAJOR, NULL));
     double sd[4], fd[8], gd[8];
     ar_view s, f, g;
-    assert_ok(ar_view_init_ld(&s, sd, 2, 2, 2, AR_COL_MAJOR));
-    assert_ok(ar_attention_logits(x, wq, wk, s));
+    assert_ok(ar_view_init_ld(&s, sd, 2, 2, 2, AR_COL_MAJOR, NULL));
+    assert_ok(ar_attention_logits(x, wq, wk, s, NULL));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++)
             assert_close(AR_VAT(s, i, j), want[i][j], 1e-14);
     /* the factors multiply to the same S: F^T G */
-    assert_ok(ar_view_init_ld(&f, fd, 4, 2, 4, AR_COL_MAJOR));
-    assert_ok(ar_view_init_ld(&g, gd, 4, 2, 4, AR_COL_MAJOR));
-    assert_ok(ar_attention_logit_factors(x, wq, wk, f, g));
+    assert_ok(ar_view_init_ld(&f, fd, 4, 2, 4, AR_COL_MAJOR, NULL));
+    assert_ok(ar_view_init_ld(&g, gd, 4, 2, 4, AR_COL_MAJOR, NULL));
+    assert_ok(ar_attention_logit_factors(x, wq, wk, f, g, NULL));
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++) {
             double acc = 0.0;
@@ -250,56 +254,58 @@ static void test_attention_views(void **state)
     ar_rng *rng = ar_rng_alloc(2385);
     size_t d = 5, n = 7, dp = 3;
     ar_heads heads = {0};
-    assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp));
-    assert_ok(ar_heads_randomize(&heads, rng));
-    assert_int_equal(ar_heads_randomize(NULL, rng), AR_EINVAL);
+    assert_ok(ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp, NULL));
+    assert_ok(ar_heads_randomize(&heads, rng, NULL));
+    assert_int_equal(ar_heads_randomize(NULL, rng, NULL), AR_EINVAL);
     ar_matrix x = tu_gaussian(d, n, rng), s = ar_matrix_empty(), f = ar_matrix_empty(),
               g = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&s, n, n));
-    assert_ok(ar_matrix_alloc(&f, dp, n));
-    assert_ok(ar_matrix_alloc(&g, dp, n));
+    assert_ok(ar_matrix_alloc(&s, n, n, NULL));
+    assert_ok(ar_matrix_alloc(&f, dp, n, NULL));
+    assert_ok(ar_matrix_alloc(&g, dp, n, NULL));
     const ar_matrix *wq = &heads.wq[0], *wk = &heads.wk[0];
     tu_strided xs = tu_row_major(&x), qs = tu_row_major(wq), ks = tu_row_major(wk);
     tu_strided ss = tu_row_major(&s), fs = tu_row_major(&f), gs = tu_row_major(&g);
     /* logits */
     assert_ok(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
-                                  ar_matrix_view(&s)));
-    assert_ok(ar_attention_logits(tu_cv(xs), tu_cv(qs), tu_cv(ks), ss.v));
+                                  ar_matrix_view(&s), NULL));
+    assert_ok(ar_attention_logits(tu_cv(xs), tu_cv(qs), tu_cv(ks), ss.v, NULL));
     assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
     assert_int_equal(ar_attention_logits(tu_bad_cview(&x), ar_matrix_cview(wq), ar_matrix_cview(wk),
-                                         ar_matrix_view(&s)),
+                                         ar_matrix_view(&s), NULL),
                      AR_EINVAL);
     assert_int_equal(ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(wq),
-                                         ar_matrix_cview(wk), tu_bad_view(&s)),
+                                         ar_matrix_cview(wk), tu_bad_view(&s), NULL),
                      AR_EINVAL);
     /* factors */
     assert_ok(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
                                          ar_matrix_cview(wk), ar_matrix_view(&f),
-                                         ar_matrix_view(&g)));
-    assert_ok(ar_attention_logit_factors(tu_cv(xs), tu_cv(qs), tu_cv(ks), fs.v, gs.v));
+                                         ar_matrix_view(&g), NULL));
+    assert_ok(ar_attention_logit_factors(tu_cv(xs), tu_cv(qs), tu_cv(ks), fs.v, gs.v, NULL));
     assert_true(tu_view_diff(tu_cv(fs), &f) <= 1e-13);
     assert_true(tu_view_diff(tu_cv(gs), &g) <= 1e-13);
     assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), tu_bad_cview(wq),
                                                 ar_matrix_cview(wk), ar_matrix_view(&f),
-                                                ar_matrix_view(&g)),
+                                                ar_matrix_view(&g), NULL),
                      AR_EINVAL);
     assert_int_equal(ar_attention_logit_factors(ar_matrix_cview(&x), ar_matrix_cview(wq),
                                                 ar_matrix_cview(wk), ar_matrix_view(&f),
-                                                tu_bad_view(&g)),
+                                                tu_bad_view(&g), NULL),
                      AR_EINVAL);
     /* heads: logits and scores, both axes */
-    assert_ok(ar_heads_logits(&heads, 0, tu_cv(xs), ss.v));
+    assert_ok(ar_heads_logits(&heads, 0, tu_cv(xs), ss.v, NULL));
     assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
-    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s)), AR_EINVAL);
+    assert_int_equal(ar_heads_logits(&heads, 0, tu_bad_cview(&x), ar_matrix_view(&s),
+                                     NULL), AR_EINVAL);
     for (int ax = 0; ax < 2; ax++) {
-        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, ar_matrix_view(&s)));
-        assert_ok(ar_heads_scores(&heads, 0, tu_cv(xs), (ar_axis)ax, ss.v));
+        assert_ok(ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, ar_matrix_view(&s),
+                                  NULL));
+        assert_ok(ar_heads_scores(&heads, 0, tu_cv(xs), (ar_axis)ax, ss.v, NULL));
         assert_true(tu_view_diff(tu_cv(ss), &s) <= 1e-13);
         assert_true(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax) < 1e-12);
         assert_close(ar_attention_stochastic_defect(tu_cv(ss), (ar_axis)ax),
                      ar_attention_stochastic_defect(ar_matrix_cview(&s), (ar_axis)ax), 0.0);
         assert_int_equal(
-            ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, tu_bad_view(&s)),
+            ar_heads_scores(&heads, 0, ar_matrix_cview(&x), (ar_axis)ax, tu_bad_view(&s), NULL),
             AR_EINVAL);
     }
     assert_true(isnan(ar_attention_stochastic_defect(tu_bad_cview(&s), AR_AXIS_COL)));
@@ -307,10 +313,10 @@ static void test_attention_views(void **state)
     for (int ax = 0; ax < 2; ax++) {
         ar_matrix m = tu_gaussian(4, 6, rng);
         tu_strided ms = tu_row_major(&m);
-        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax));
-        assert_ok(ar_attention_softmax(ms.v, (ar_axis)ax));
+        assert_ok(ar_attention_softmax(ar_matrix_view(&m), (ar_axis)ax, NULL));
+        assert_ok(ar_attention_softmax(ms.v, (ar_axis)ax, NULL));
         assert_true(tu_view_diff(tu_cv(ms), &m) == 0.0);
-        assert_int_equal(ar_attention_softmax(tu_bad_view(&m), (ar_axis)ax), AR_EINVAL);
+        assert_int_equal(ar_attention_softmax(tu_bad_view(&m), (ar_axis)ax, NULL), AR_EINVAL);
         tu_strided_free(&ms);
         ar_matrix_free(&m);
     }
@@ -332,9 +338,9 @@ static ar_matrix row_softmax(size_t n, uint64_t seed)
 {
     ar_rng *rng = ar_rng_alloc(seed);
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&p, n, n));
-    assert_ok(ar_matrix_fill_gaussian(ar_matrix_view(&p), rng, 2.0));
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW));
+    assert_ok(ar_matrix_alloc(&p, n, n, NULL));
+    assert_ok(ar_matrix_fill_gaussian(ar_matrix_view(&p), rng, 2.0, NULL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW, NULL));
     ar_rng_free(rng);
     return p;
 }

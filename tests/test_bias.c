@@ -22,7 +22,7 @@
 static ar_matrix square(size_t n)
 {
     ar_matrix m = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&m, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&m, n, n, NULL), AR_OK);
     return m;
 }
 
@@ -111,7 +111,7 @@ static void test_alibi_errors(void **state)
     (void)state;
     ar_matrix b = square(3);
     ar_matrix r = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&r, 3, 2), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&r, 3, 2, NULL), AR_OK);
     ar_error err;
     assert_int_equal(ar_bias_alibi(-1.0, 0, AR_AXIS_ROW, ar_matrix_view(&b), &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "slope"));
@@ -303,10 +303,10 @@ static void test_rank_errors(void **state)
     (void)state;
     ar_matrix b = square(3);
     ar_matrix r3 = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&r3, 3, 2), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&r3, 3, 2, NULL), AR_OK);
     ar_bias_rank_result r;
     ar_error err;
-    assert_int_equal(ar_matrix_fill(ar_matrix_view(&b), 0.0), AR_OK);
+    assert_int_equal(ar_matrix_fill(ar_matrix_view(&b), 0.0, NULL), AR_OK);
     assert_int_equal(ar_bias_rank(ar_matrix_cview(&b), NULL, AR_AXIS_ROW, NULL, &err), AR_EINVAL);
     assert_int_equal(ar_bias_rank(ar_matrix_cview(&r3), NULL, AR_AXIS_ROW, &r, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "3 x 2"));
@@ -355,9 +355,9 @@ static void test_remove_reconstructs(void **state)
         ar_mask causal = ar_mask_none();
         causal.kind = AR_MASK_CAUSAL;
         assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &causal, (ar_axis)axis,
-                                         ar_matrix_view(&p)), AR_OK);
+                                         ar_matrix_view(&p), NULL), AR_OK);
         ar_matrix orig = ar_matrix_empty();
-        assert_int_equal(ar_matrix_clone(&orig, ar_matrix_cview(&p)), AR_OK);
+        assert_int_equal(ar_matrix_clone(&orig, ar_matrix_cview(&p), NULL), AR_OK);
         assert_int_equal(ar_bias_remove(ar_matrix_cview(&p), ar_matrix_cview(&b), (ar_axis)axis,
                                         ar_matrix_view(&p), &err), AR_OK);
         /* forward: logits log P' + B (row-query layout) under the mask */
@@ -369,7 +369,7 @@ static void test_remove_reconstructs(void **state)
                 AR_AT(&s, q, k) = k <= q ? log(pv) + bv : 0.0;
             }
         assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &causal, (ar_axis)axis,
-                                         ar_matrix_view(&back)), AR_OK);
+                                         ar_matrix_view(&back), NULL), AR_OK);
         assert_true(ar_matrix_max_abs_diff(ar_matrix_cview(&back), ar_matrix_cview(&orig)) < 1e-15);
         ar_matrix_free(&b);
         ar_matrix_free(&s);
@@ -390,11 +390,12 @@ static void test_not_nested(void **state)
     ar_error err;
     assert_int_equal(ar_bias_alibi(0.5, 0, AR_AXIS_ROW, ar_matrix_view(&b), &err), AR_OK);
     ar_mask none = ar_mask_none();
-    assert_int_equal(ar_mask_softmax(ar_matrix_cview(&b), &none, AR_AXIS_ROW, ar_matrix_view(&p)),
+    assert_int_equal(ar_mask_softmax(ar_matrix_cview(&b), &none, AR_AXIS_ROW, ar_matrix_view(&p),
+                                     NULL),
                      AR_OK);
-    assert_int_equal(ar_matrix_fill(ar_matrix_view(&u), 1.0 / (double)n), AR_OK);
+    assert_int_equal(ar_matrix_fill(ar_matrix_view(&u), 1.0 / (double)n, NULL), AR_OK);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_opts opts;
     ar_represent_opts_init(&opts);
     opts.axis = AR_AXIS_ROW;
@@ -424,8 +425,8 @@ static void test_remove_errors(void **state)
     (void)state;
     ar_matrix p = square(3), b = square(3), o2 = square(2);
     ar_error err;
-    assert_int_equal(ar_matrix_fill(ar_matrix_view(&p), 1.0 / 3.0), AR_OK);
-    assert_int_equal(ar_matrix_fill(ar_matrix_view(&b), 0.0), AR_OK);
+    assert_int_equal(ar_matrix_fill(ar_matrix_view(&p), 1.0 / 3.0, NULL), AR_OK);
+    assert_int_equal(ar_matrix_fill(ar_matrix_view(&b), 0.0, NULL), AR_OK);
     assert_int_equal(ar_bias_remove(ar_matrix_cview(&p), ar_matrix_cview(&b), AR_AXIS_ROW,
                                     ar_matrix_view(&o2), &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "2 x 2"));
@@ -567,8 +568,8 @@ static void test_model_bias_heads_t5(void **state)
     /* from values: generic bucket values give n - 1 bidirectional */
     ar_rng *rng = ar_rng_alloc(11);
     ar_matrix v = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&v, 32, 3), AR_OK);
-    assert_int_equal(ar_matrix_fill_gaussian(ar_matrix_view(&v), rng, 1.0), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&v, 32, 3, NULL), AR_OK);
+    assert_int_equal(ar_matrix_fill_gaussian(ar_matrix_view(&v), rng, 1.0, NULL), AR_OK);
     ar_cview cv = ar_matrix_cview(&v);
     assert_int_equal(ar_model_bias_heads(&b, 3, 40, 8, 0, &cv, out, &err), AR_OK);
     for (int h = 0; h < 3; h++) {
@@ -632,7 +633,7 @@ static void test_model_bias_report(void **state)
     assert_int_equal(r.count, 0);
     /* decoder values only: a constant head has rank 0, reach = head size */
     ar_matrix v = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&v, 32, 2), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&v, 32, 2, NULL), AR_OK);
     for (size_t b = 0; b < 32; b++) {
         AR_AT(&v, b, 0) = 0.5;
         AR_AT(&v, b, 1) = (double)b / 8.0;

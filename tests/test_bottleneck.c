@@ -32,14 +32,14 @@ static ar_matrix make_target(ar_target_family fam, size_t n, uint64_t seed, ar_a
                              size_t rank)
 {
     ar_matrix p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     assert_non_null(rng);
     ar_target_opts o;
     ar_target_opts_init(&o);
     o.axis = axis;
     o.rank = rank;
-    assert_int_equal(ar_target_generate(fam, &o, rng, ar_matrix_view(&p)), AR_OK);
+    assert_int_equal(ar_target_generate(fam, &o, rng, ar_matrix_view(&p), NULL), AR_OK);
     ar_rng_free(rng);
     return p;
 }
@@ -51,9 +51,9 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
 {
     size_t n = p->rows;
     ar_matrix ident = ar_matrix_empty(), s = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
     if (x == NULL) {
-        assert_int_equal(ar_matrix_alloc(&ident, n, n), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&ident, n, n, NULL), AR_OK);
         ar_cm_identity(&ident);
         x = &ident;
     }
@@ -63,13 +63,13 @@ static double forward_error(const ar_certificate *c, const ar_matrix *x, const a
      * S = (W_q X)^T (W_k X), i.e. the same call with the roles exchanged. */
     if (axis == AR_AXIS_COL)
         assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wq),
-                                             ar_matrix_cview(&c->wk), ar_matrix_view(&s)),
+                                             ar_matrix_cview(&c->wk), ar_matrix_view(&s), NULL),
                          AR_OK);
     else
         assert_int_equal(ar_attention_logits(ar_matrix_cview(x), ar_matrix_cview(&c->wk),
-                                             ar_matrix_cview(&c->wq), ar_matrix_view(&s)),
+                                             ar_matrix_cview(&c->wq), ar_matrix_view(&s), NULL),
                          AR_OK);
-    assert_int_equal(ar_attention_softmax(ar_matrix_view(&s), axis), AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&s), axis, NULL), AR_OK);
     double e = ar_cm_max_abs_diff(&s, p);
     ar_matrix_free(&s);
     ar_matrix_free(&ident);
@@ -98,7 +98,7 @@ static void test_paper_witness(void **state)
     double xd[2] = {1.0, 0.0};
     ar_matrix x = ar_matrix_alias(xd, 1, 2, 1);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, 2), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 2, NULL), AR_OK);
     ar_represent_result r;
     ar_error err = {{0}};
     assert_int_equal(analyze(ws, &p, &x, AR_AXIS_COL, &r, &err), AR_OK);
@@ -151,7 +151,7 @@ static void check_generic(size_t n, uint64_t seed, ar_axis axis)
 {
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, seed, axis, 1);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_result r;
     ar_error err = {{0}};
     assert_int_equal(analyze(ws, &p, NULL, axis, &r, &err), AR_OK);
@@ -203,7 +203,7 @@ static void test_row_axis_transpose(void **state)
     ar_matrix pt = ar_matrix_empty();
     assert_int_equal(ar_cm_transpose(&pt, &p), AR_OK);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_result rc_, rr;
     ar_error err = {{0}};
     assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &rc_, &err), AR_OK);
@@ -235,9 +235,9 @@ static void planted_feasible(ar_matrix *x, size_t n, size_t d, size_t r, int one
 {
     ar_rng *rng = ar_rng_alloc(seed);
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(x, d, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&a, d, r), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&b, r, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(x, d, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, d, r, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, r, n, NULL), AR_OK);
     ar_cm_fill_gaussian(&a, rng, 1.0);
     ar_cm_fill_gaussian(&b, rng, 1.0);
     if (ones_row)
@@ -246,13 +246,13 @@ static void planted_feasible(ar_matrix *x, size_t n, size_t d, size_t r, int one
     assert_int_equal(ar_cm_gemm(0, 0, 1.0, &a, &b, 0.0, x), AR_OK); /* rank r */
     /* logits X^T M X with a random M, then shift columns: still softmax-equal */
     ar_matrix m = ar_matrix_empty(), t = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&m, d, d), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&t, d, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&m, d, d, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&t, d, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(p, n, n, NULL), AR_OK);
     ar_cm_fill_gaussian(&m, rng, 0.3);
     assert_int_equal(ar_cm_gemm(0, 0, 1.0, &m, x, 0.0, &t), AR_OK);
     assert_int_equal(ar_cm_gemm(1, 0, 1.0, x, &t, 0.0, p), AR_OK);
-    assert_int_equal(ar_attention_softmax(ar_matrix_view(p), AR_AXIS_COL), AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(p), AR_AXIS_COL, NULL), AR_OK);
     ar_matrix_free(&a);
     ar_matrix_free(&b);
     ar_matrix_free(&m);
@@ -265,7 +265,7 @@ static void test_general_x(void **state)
     (void)state;
     size_t n = 12, d = 7, r = 5;
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_error err = {{0}};
     for (int ones = 0; ones <= 1; ones++) {
         ar_matrix x, p;
@@ -308,7 +308,7 @@ static void test_general_x(void **state)
     }
     /* Full-column-rank X with d > n: every P, and the same threshold. */
     ar_matrix x = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&x, n + 3, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, n + 3, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(8);
     ar_cm_fill_gaussian(&x, rng, 1.0);
     ar_rng_free(rng);
@@ -335,7 +335,7 @@ static void test_planted_rank(void **state)
     size_t n = 24;
     size_t ranks[] = {1, 2, 3, 7, 16};
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_error err = {{0}};
     for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
         ar_matrix p = make_target(AR_TARGET_LOWRANK_LOGITS, n, 300 + i, AR_AXIS_COL, ranks[i]);
@@ -372,7 +372,7 @@ static void test_uniform_ulp_noise(void **state)
     (void)state;
     size_t n = 33;
     ar_matrix p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     double u = 1.0 / (double)n;
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++) {
@@ -382,7 +382,7 @@ static void test_uniform_ulp_noise(void **state)
             AR_AT(&p, i, j) = flip > 0 ? nextafter(u, 1.0) : flip < 0 ? nextafter(u, 0.0) : u;
         }
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_result r;
     ar_error err = {{0}};
     assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
@@ -417,7 +417,7 @@ static void test_float32_export(void **state)
         for (size_t i = 0; i < n; i++)
             AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_opts o;
     ar_represent_opts_init(&o);
     ar_represent_result r;
@@ -442,17 +442,17 @@ static void test_logit_errors(void **state)
     size_t n = 10;
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 91, AR_AXIS_COL, 1);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_represent_result r;
     ar_error err = {{0}};
     assert_int_equal(analyze(ws, &p, NULL, AR_AXIS_COL, &r, &err), AR_OK);
     /* Independent computation: L0 = log P, shifted by several c, truncated. */
     ar_matrix l = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
     ar_matrix approx = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&l, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&u, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&vt, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&approx, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&l, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&u, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&vt, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&approx, n, n, NULL), AR_OK);
     double s[10];
     ar_rng *rng = ar_rng_alloc(5);
     for (int trial = 0; trial < 4; trial++) {
@@ -504,7 +504,7 @@ static void test_fit(void **state)
     size_t n = 16;
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 61, AR_AXIS_COL, 1);
     ar_fit_workspace *fw = NULL;
-    assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc(&fw, n, NULL), AR_OK);
     ar_fit_opts o;
     ar_fit_opts_init(&o);
     ar_fit_result a, b, c;
@@ -574,9 +574,9 @@ static void test_fit(void **state)
     ar_matrix small = make_target(AR_TARGET_DIRICHLET, 3, 1, AR_AXIS_COL, 1);
     ar_fit_opts_init(&o);
     assert_int_equal(ar_fit_set_target(fw, ar_matrix_cview(&small), &o, &err), AR_ESIZE);
-    assert_int_equal(ar_fit_workspace_alloc(NULL, 3), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc(NULL, 3, NULL), AR_EINVAL);
     ar_fit_workspace *bad = NULL;
-    assert_int_equal(ar_fit_workspace_alloc(&bad, 0), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc(&bad, 0, NULL), AR_EINVAL);
     ar_matrix_free(&small);
     ar_matrix_free(&pt);
     ar_fit_workspace_free(fw);
@@ -591,9 +591,9 @@ static ar_matrix planted_bias_target(size_t m, size_t c, size_t k, uint64_t seed
     ar_rng *rng = ar_rng_alloc(seed);
     assert_non_null(rng);
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty(), z = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&a, m, k), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&b, c, k), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&z, m, c), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, m, k, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, c, k, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&z, m, c, NULL), AR_OK);
     ar_cm_fill_gaussian(&a, rng, 1.0);
     ar_cm_fill_gaussian(&b, rng, 1.0);
     assert_int_equal(ar_cm_gemm(0, 1, 1.0, &a, &b, 0.0, &z), AR_OK);
@@ -602,7 +602,7 @@ static ar_matrix planted_bias_target(size_t m, size_t c, size_t k, uint64_t seed
         for (size_t j = 0; j < c; j++)
             AR_AT(&z, i, j) += bias;
     }
-    assert_int_equal(ar_attention_softmax(ar_matrix_view(&z), AR_AXIS_COL), AR_OK);
+    assert_int_equal(ar_attention_softmax(ar_matrix_view(&z), AR_AXIS_COL, NULL), AR_OK);
     ar_matrix out = ar_matrix_empty();
     if (row)
         assert_int_equal(ar_cm_transpose(&out, &z), AR_OK);
@@ -621,7 +621,7 @@ static ar_fit_workspace *fit_once(const ar_matrix *p, ar_axis axis, int bias, si
                                   ar_fit_result *res)
 {
     ar_fit_workspace *ws = NULL;
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, p->rows, p->cols), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, p->rows, p->cols, NULL), AR_OK);
     ar_fit_opts o;
     ar_fit_opts_init(&o);
     o.axis = axis;
@@ -710,8 +710,8 @@ static void test_fit_rect_axes(void **state)
     o.bias = 1;
     ar_error err = {{0}};
     ar_fit_workspace *ws = NULL, *ref = NULL;
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, m, c), AR_OK);
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ref, c, m), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, m, c, NULL), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ref, c, m, NULL), AR_OK);
     ar_fit_result a, b;
     for (int pass = 0; pass < 2; pass++) { /* col, row, col, row: reorients each time */
         o.axis = AR_AXIS_COL;
@@ -737,7 +737,7 @@ static void test_fit_rect_axes(void **state)
     assert_int_equal(ar_fit_set_target(ref, ar_matrix_cview(&pcol), &o, &err),
                      AR_ESIZE); /* 6 x 11 != 11 x 6 */
     ar_fit_workspace *fresh = NULL;
-    assert_int_equal(ar_fit_workspace_alloc_rect(&fresh, m, c), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&fresh, m, c, NULL), AR_OK);
     assert_int_equal(ar_fit_lowrank(fresh, ar_matrix_cview(&pcol), 2, &o, &b, &err), AR_OK);
     assert_true(a.kl_mean == b.kl_mean && a.start_kl_mean == b.start_kl_mean);
     assert_true(a.kl_mean < nob.kl_mean); /* the bias is worth something on a planted bias */
@@ -804,10 +804,10 @@ static void test_fit_check_target(void **state)
         AR_EINVAL);
     /* the fit refuses what the check refuses, and a shape it was not made for */
     ar_fit_workspace *ws = NULL;
-    assert_int_equal(ar_fit_workspace_alloc_rect(NULL, 2, 3), AR_EINVAL);
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 0, 3), AR_EINVAL);
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 3), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc_rect(NULL, 2, 3, NULL), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 0, 3, NULL), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_fit_workspace_alloc_rect(&ws, 2, 3, NULL), AR_OK);
     ar_fit_opts o;
     ar_fit_opts_init(&o);
     ar_fit_result r;
@@ -952,7 +952,7 @@ static void test_fit_progress_methods(void **state)
     size_t n = 40, k = 4;
     ar_matrix p = make_target(AR_TARGET_DIRICHLET, n, 71, AR_AXIS_COL, 1);
     ar_fit_workspace *fw = NULL;
-    assert_int_equal(ar_fit_workspace_alloc(&fw, n), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc(&fw, n, NULL), AR_OK);
     ar_fit_opts o;
     ar_fit_opts_init(&o);
     assert_int_equal(o.method, AR_FIT_LBFGS);
@@ -1061,7 +1061,7 @@ static void test_input_errors(void **state)
 {
     (void)state;
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, 3), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 3, NULL), AR_OK);
     ar_represent_result r;
     ar_error err = {{0}};
     double d[9] = {0.2, 0.3, 0.5, 0.125, 0.625, 0.25, 0.4, 0.4, 0.2};
@@ -1128,8 +1128,8 @@ static void test_input_errors(void **state)
     ar_certificate c;
     assert_int_equal(ar_represent_certificate(ws, 0, &c, &err), AR_EINVAL);
     assert_int_equal(ar_represent_certificate(NULL, 0, &c, &err), AR_EINVAL);
-    assert_int_equal(ar_represent_workspace_alloc(&ws, 0), AR_EINVAL);
-    assert_int_equal(ar_represent_workspace_alloc(NULL, 3), AR_EINVAL);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_represent_workspace_alloc(NULL, 3, NULL), AR_EINVAL);
     ar_certificate_free(NULL);
     ar_represent_workspace_free(NULL);
     ar_represent_workspace_free(ws);
@@ -1141,7 +1141,7 @@ static void test_smoothing(void **state)
     double d[9] = {0.0, 0.25, 0.75, 0.5, 0.5, 0.0, 0.125, 0.375, 0.5};
     ar_matrix p = ar_matrix_alias(d, 3, 3, 3);
     ar_represent_workspace *ws = NULL;
-    assert_int_equal(ar_represent_workspace_alloc(&ws, 3), AR_OK);
+    assert_int_equal(ar_represent_workspace_alloc(&ws, 3, NULL), AR_OK);
     ar_represent_opts o;
     ar_represent_opts_init(&o);
     ar_represent_result r;
@@ -1166,12 +1166,15 @@ static void test_smoothing(void **state)
     double e[4] = {0.0, 0.5, 1.0, 0.5}; /* rows (0, 1) and (0.5, 0.5) */
     ar_matrix q = ar_matrix_alias(e, 2, 2, 2);
     ar_smooth_report rep;
-    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.25, &rep), AR_OK);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.25, &rep,
+                                          NULL), AR_OK);
     assert_true(fabs(e[0] - 0.25 / 1.5) < 1e-15 && fabs(e[2] - 1.25 / 1.5) < 1e-15);
     assert_true(fabs(e[1] - 0.5) < 1e-15);
     assert_int_equal(rep.zeros, 1);
-    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.0, &rep), AR_EINVAL);
-    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(NULL), AR_AXIS_ROW, 0.1, &rep), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(&q), AR_AXIS_ROW, 0.0, &rep,
+                                          NULL), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_smooth(ar_matrix_view(NULL), AR_AXIS_ROW, 0.1, &rep,
+                                          NULL), AR_EINVAL);
     /* a negative entry is still refused with smoothing */
     d[0] = -0.125;
     d[1] = 0.375;
@@ -1201,7 +1204,7 @@ static double round_prec(double v, ar_precision prec)
 static ar_matrix stored_softmax_rows(size_t n, uint64_t seed, double scale, ar_precision prec)
 {
     ar_matrix t = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&t, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&t, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     assert_non_null(rng);
     for (size_t i = 0; i < n; i++) {
@@ -1277,7 +1280,7 @@ static void test_low_precision_sums(void **state)
             /* uniform rows: every entry rounds the same way (1 / n is not a
              * grid value unless n is a power of 2) */
             size_t n = ns[k] - 1;
-            assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+            assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
             for (size_t j = 0; j < n; j++)
                 for (size_t i = 0; i < n; i++)
                     AR_AT(&p, i, j) = round_prec(1.0 / (double)n, precs[a]);
@@ -1430,7 +1433,8 @@ static void test_targets(void **state)
     (void)state;
     for (int f = 0; f < AR_TARGET_NFAMILIES; f++) {
         ar_target_family fam;
-        assert_int_equal(ar_target_family_parse(ar_target_family_name((ar_target_family)f), &fam),
+        assert_int_equal(ar_target_family_parse(ar_target_family_name((ar_target_family)f), &fam,
+                                                NULL),
                          AR_OK);
         assert_int_equal(fam, f);
         for (int ax = 0; ax <= 1; ax++) {
@@ -1446,32 +1450,35 @@ static void test_targets(void **state)
         }
     }
     ar_target_family fam;
-    assert_int_equal(ar_target_family_parse("gaussian", &fam), AR_EINVAL);
+    assert_int_equal(ar_target_family_parse("gaussian", &fam, NULL), AR_EINVAL);
     assert_string_equal(ar_target_family_name((ar_target_family)99), "unknown");
     ar_matrix p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&p, 4, 4), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, 4, 4, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(1);
     ar_target_opts o;
     ar_target_opts_init(&o);
     o.alpha = 0.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p), NULL),
                      AR_EINVAL);
     ar_target_opts_init(&o);
     o.delta = 1.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p),
+                                        NULL),
                      AR_EINVAL);
     ar_target_opts_init(&o);
     o.rank = 0;
-    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_LOWRANK_LOGITS, &o, rng, ar_matrix_view(&p),
+                                        NULL),
                      AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_NFAMILIES, NULL, rng, ar_matrix_view(&p), NULL),
                      AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p), NULL),
                      AR_EINVAL);
     /* small alpha: entries underflow, still strictly positive */
     ar_target_opts_init(&o);
     o.alpha = 0.005;
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)), AR_OK);
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p),
+                                        NULL), AR_OK);
     for (size_t j = 0; j < 4; j++)
         for (size_t i = 0; i < 4; i++)
             assert_true(AR_AT(&p, i, j) > 0.0);
@@ -1593,7 +1600,7 @@ static void test_params(void **state)
     ar_bert_config cfg;
     ar_bert_config_init(&cfg, 1024, 16, 64);
     ar_param_count c;
-    assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
+    assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_OK);
     assert_int_equal(c.attention, 4198400);
     assert_int_equal(c.ffn, 8393728);
     assert_int_equal(c.embeddings, 31782912);
@@ -1609,7 +1616,7 @@ static void test_params(void **state)
     double worst = 0.0;
     for (size_t i = 0; i < count; i++) {
         ar_bert_config_init(&cfg, pc[i].d, pc[i].h, pc[i].dp);
-        assert_int_equal(ar_bert_params(&cfg, &c), AR_OK);
+        assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_OK);
         double dev = fabs((double)c.total - pc[i].printed) / pc[i].printed;
         if (dev > worst)
             worst = dev;
@@ -1620,11 +1627,11 @@ static void test_params(void **state)
     assert_true(worst > 0.0); /* printed values are rounded */
     /* errors */
     cfg.d = 0;
-    assert_int_equal(ar_bert_params(&cfg, &c), AR_EINVAL);
-    assert_int_equal(ar_bert_params(NULL, &c), AR_EINVAL);
+    assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_EINVAL);
+    assert_int_equal(ar_bert_params(NULL, &c, NULL), AR_EINVAL);
     ar_bert_config_init(&cfg, 1024, 16, 64);
     cfg.layers = (size_t)1 << 30;
-    assert_int_equal(ar_bert_params(&cfg, &c), AR_EDOMAIN);
+    assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_EDOMAIN);
 }
 
 /* The public bottleneck functions that take matrices give the column-major
@@ -1635,15 +1642,15 @@ static void test_bottleneck_views(void **state)
     const size_t n = 6, d = 8;
     ar_rng *rng = ar_rng_alloc(31);
     ar_matrix p = ar_matrix_empty(), x = tu_gaussian(d, n, rng);
-    assert_ok(ar_matrix_alloc(&p, n, n));
+    assert_ok(ar_matrix_alloc(&p, n, n, NULL));
     tu_strided ps = tu_row_major(&p), xs = tu_row_major(&x);
     /* targets: the same draw whatever the layout */
     ar_rng_seed(rng, 77);
-    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p)));
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p), NULL));
     ar_rng_seed(rng, 77);
-    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ps.v));
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ps.v, NULL));
     assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, tu_bad_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, tu_bad_view(&p), NULL),
                      AR_EINVAL);
     /* stochastic check */
     double dc = -1.0, dr = -2.0;
@@ -1664,8 +1671,8 @@ static void test_bottleneck_views(void **state)
         AR_EINVAL);
     /* representability with and without X */
     ar_represent_workspace *w1 = NULL, *w2 = NULL;
-    assert_ok(ar_represent_workspace_alloc(&w1, n));
-    assert_ok(ar_represent_workspace_alloc(&w2, n));
+    assert_ok(ar_represent_workspace_alloc(&w1, n, NULL));
+    assert_ok(ar_represent_workspace_alloc(&w2, n, NULL));
     ar_represent_result r1, r2;
     ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
     for (int with_x = 0; with_x < 2; with_x++) {
@@ -1687,8 +1694,8 @@ static void test_bottleneck_views(void **state)
     ar_represent_workspace_free(w2);
     /* probability-space fit: NULL options are the defaults */
     ar_fit_workspace *f1 = NULL, *f2 = NULL;
-    assert_ok(ar_fit_workspace_alloc(&f1, n));
-    assert_ok(ar_fit_workspace_alloc(&f2, n));
+    assert_ok(ar_fit_workspace_alloc(&f1, n, NULL));
+    assert_ok(ar_fit_workspace_alloc(&f2, n, NULL));
     ar_fit_opts fo;
     ar_fit_opts_init(&fo);
     fo.max_iter = 30;
@@ -1707,10 +1714,11 @@ static void test_bottleneck_views(void **state)
     ar_fit_workspace_free(f1);
     ar_fit_workspace_free(f2);
     /* smoothing in place: the same numbers on the padded copy */
-    assert_ok(ar_bottleneck_smooth(ar_matrix_view(&p), AR_AXIS_COL, 1e-3, NULL));
-    assert_ok(ar_bottleneck_smooth(ps.v, AR_AXIS_COL, 1e-3, NULL));
+    assert_ok(ar_bottleneck_smooth(ar_matrix_view(&p), AR_AXIS_COL, 1e-3, NULL, NULL));
+    assert_ok(ar_bottleneck_smooth(ps.v, AR_AXIS_COL, 1e-3, NULL, NULL));
     assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
-    assert_int_equal(ar_bottleneck_smooth(tu_bad_view(&p), AR_AXIS_COL, 1e-3, NULL), AR_EINVAL);
+    assert_int_equal(ar_bottleneck_smooth(tu_bad_view(&p), AR_AXIS_COL, 1e-3, NULL,
+                                          NULL), AR_EINVAL);
     tu_strided_free(&ps);
     tu_strided_free(&xs);
     ar_matrix_free(&p);

@@ -194,7 +194,7 @@ static void test_depth_threshold(void **state)
 {
     (void)state;
     double t = 0.0;
-    assert_int_equal(ar_dw_transition_layers(NULL, 768, &t), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(NULL, 768, &t, NULL), AR_OK);
     assert_true(t > 28.0 && t < 29.0);
     ar_check_verdict v = allocation(AR_CHECK_DEPTH_EFFICIENT, 28, 768, NULL);
     assert_true(v.holds);
@@ -205,7 +205,7 @@ static void test_depth_threshold(void **state)
     assert_non_null(strstr(v.why, "L = 29 > transition depth 28.9"));
     /* another law moves the threshold: ln d = ln 768 - 0.1 * 10 + 0.1 L puts it at 10 */
     ar_dw_law law = {.intercept = log(768.0) - 1.0, .slope = 0.1, .params_coeff = 12.0};
-    assert_int_equal(ar_dw_transition_layers(&law, 768, &t), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&law, 768, &t, NULL), AR_OK);
     assert_true(fabs(t - 10.0) < 1e-9);
     assert_true(allocation(AR_CHECK_DEPTH_EFFICIENT, 9, 768, &law).holds);
     assert_false(allocation(AR_CHECK_DEPTH_EFFICIENT, 11, 768, &law).holds);
@@ -226,7 +226,7 @@ static void test_near_optimal_threshold(void **state)
     int last = 0, switches = 0;
     for (size_t layers = 1; layers <= 200; layers++) {
         ar_dw_optimum opt;
-        assert_int_equal(ar_dw_optimal(NULL, 12.0 * layers * 13422.0 * 13422.0, &opt), AR_OK);
+        assert_int_equal(ar_dw_optimal(NULL, 12.0 * layers * 13422.0 * 13422.0, &opt, NULL), AR_OK);
         int inside = fabs((double)layers - opt.layers) <= 0.15 * opt.layers;
         v = allocation(AR_CHECK_NEAR_OPTIMAL, layers, 13422, NULL);
         assert_int_equal(v.holds, inside);
@@ -561,7 +561,7 @@ static void test_run_refit(void **state)
     const double pts[] = {0, 4, 8, 12, 100, 200, 400, 800};
     ar_cview v;
     ar_error err = {{0}};
-    assert_int_equal(ar_cview_init(&v, pts, 4, 2, 1, 4), AR_OK);
+    assert_int_equal(ar_cview_init(&v, pts, 4, 2, 1, 4, NULL), AR_OK);
     assert_int_equal(ar_dw_fit_table(v, &fit, &err), AR_OK);
     ar_check_run_opts o;
     ar_check_run_opts_init(&o);

@@ -10,7 +10,7 @@
 static ar_matrix orthonormal(size_t d, size_t r, ar_rng *rng)
 {
     ar_matrix q = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q, d, r));
+    assert_ok(ar_matrix_alloc(&q, d, r, NULL));
     ar_cm_fill_gaussian(&q, rng, 1.0);
     double tau[16];
     assert_true(r <= 16);
@@ -26,11 +26,11 @@ static void closed_form_head(const double *c, size_t r, size_t d, ar_rng *rng, a
                              ar_matrix *w_o)
 {
     *w_o = orthonormal(d, r, rng);
-    assert_ok(ar_matrix_alloc(w_v, r, d));
+    assert_ok(ar_matrix_alloc(w_v, r, d, NULL));
     ar_cview cv;
-    assert_ok(ar_cview_init_ld(&cv, c, r, r, r, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&cv, c, r, r, r, AR_COL_MAJOR, NULL));
     assert_ok(ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, cv, ar_matrix_cview(w_o), 0.0,
-                             ar_matrix_view(w_v)));
+                             ar_matrix_view(w_v), NULL));
 }
 
 static void scores_of(const double *c, size_t r, size_t d, ar_copying_scores *s)
@@ -116,7 +116,7 @@ static void test_k_composition_closed_form(void **state)
     /* W_O1 = W_Q2^T = W_K2^T = [e1, e2] at d = 4, so OV_1 = QK_2 = diag(1, 1, 0, 0). */
     double e[8] = {1, 0, 0, 0, 0, 1, 0, 0}; /* 4 x 2 column-major */
     ar_cview w_o, w_v;
-    assert_ok(ar_cview_init_ld(&w_o, e, 4, 2, 4, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&w_o, e, 4, 2, 4, AR_COL_MAJOR, NULL));
     w_v = ar_cview_transpose(w_o);
     ar_circuit_factor ov = ar_circuit_factor_empty(), qk = ar_circuit_factor_empty();
     ar_error err;
@@ -140,7 +140,7 @@ static void test_k_composition_closed_form(void **state)
 static ar_matrix gaussian(size_t m, size_t n, ar_rng *rng)
 {
     ar_matrix a = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, m, n));
+    assert_ok(ar_matrix_alloc(&a, m, n, NULL));
     ar_cm_fill_gaussian(&a, rng, 1.0);
     return a;
 }
@@ -149,8 +149,8 @@ static ar_matrix product(ar_trans ta, ar_cview a, ar_trans tb, ar_cview b)
 {
     ar_matrix c = ar_matrix_empty();
     size_t m = ta == AR_TRANS ? a.cols : a.rows, n = tb == AR_TRANS ? b.rows : b.cols;
-    assert_ok(ar_matrix_alloc(&c, m, n));
-    assert_ok(ar_matrix_gemm(ta, tb, 1.0, a, b, 0.0, ar_matrix_view(&c)));
+    assert_ok(ar_matrix_alloc(&c, m, n, NULL));
+    assert_ok(ar_matrix_gemm(ta, tb, 1.0, a, b, 0.0, ar_matrix_view(&c), NULL));
     return c;
 }
 
@@ -160,8 +160,8 @@ static void dense_scores(const ar_matrix *m, double *se, double *sn, double *ss)
 {
     size_t d = m->rows;
     ar_matrix a = ar_matrix_empty(), s = ar_matrix_empty();
-    assert_ok(ar_matrix_clone(&a, ar_matrix_cview(m)));
-    assert_ok(ar_matrix_alloc(&s, d, d));
+    assert_ok(ar_matrix_clone(&a, ar_matrix_cview(m), NULL));
+    assert_ok(ar_matrix_alloc(&s, d, d, NULL));
     double tr = 0.0;
     for (size_t i = 0; i < d; i++)
         tr += AR_AT(m, i, i);
@@ -184,7 +184,7 @@ static void dense_scores(const ar_matrix *m, double *se, double *sn, double *ss)
             abs_sum += hypot(wr[i], wi[i]);
         }
     *se = re / abs_sum;
-    assert_ok(ar_spectrum_svals(ar_matrix_cview(m), sv));
+    assert_ok(ar_spectrum_svals(ar_matrix_cview(m), sv, NULL));
     double nuc = 0.0;
     for (size_t i = 0; i < d; i++)
         nuc += sv[i];
@@ -231,7 +231,7 @@ static void test_dense_copying(void **state)
         assert_ok(ar_circuit_factor_ov(&f, w_v, w_o, &err));
         double sf[5], sd[16];
         assert_ok(ar_circuit_factor_svals(&f, sf, &err));
-        assert_ok(ar_spectrum_svals(ar_matrix_cview(&m), sd));
+        assert_ok(ar_spectrum_svals(ar_matrix_cview(&m), sd, NULL));
         for (size_t i = 0; i < f.k; i++)
             check_rel(sf[i], sd[i], 1e-12);
         check_rel(f.fro, ar_matrix_norm_fro(ar_matrix_cview(&m)), 1e-13);
@@ -296,8 +296,8 @@ static void test_edges(void **state)
     for (size_t d = 1; d <= 3; d++) {
         double v[3] = {2.385, -0.5, 1.25}, o[3] = {-1.5, 0.75, -0.25};
         ar_cview w_v, w_o;
-        assert_ok(ar_cview_init_ld(&w_v, v, 1, d, 1, AR_COL_MAJOR));
-        assert_ok(ar_cview_init_ld(&w_o, o, d, 1, d, AR_COL_MAJOR));
+        assert_ok(ar_cview_init_ld(&w_v, v, 1, d, 1, AR_COL_MAJOR, NULL));
+        assert_ok(ar_cview_init_ld(&w_o, o, d, 1, d, AR_COL_MAJOR, NULL));
         assert_ok(ar_circuit_copying(w_v, w_o, NULL, &s, NULL, NULL, &err));
         double c = 0.0, nv = 0.0, no = 0.0;
         for (size_t i = 0; i < d; i++) {
@@ -317,8 +317,8 @@ static void test_edges(void **state)
     /* zero matrices: nothing is defined, the sign is not certain */
     double z[12] = {0};
     ar_cview w_v, w_o;
-    assert_ok(ar_cview_init_ld(&w_v, z, 2, 6, 2, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&w_o, z, 6, 2, 6, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&w_v, z, 2, 6, 2, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&w_o, z, 6, 2, 6, AR_COL_MAJOR, NULL));
     assert_ok(ar_circuit_copying(w_v, w_o, NULL, &s, NULL, NULL, &err));
     assert_false(s.eig_defined || s.nuc_defined || s.sym_defined);
     assert_true(isnan(s.s_nuc) && isnan(s.s_sym) && isnan(s.z_nuc));
@@ -346,8 +346,8 @@ static void test_certified_trace(void **state)
     size_t h = 8, d = 64;
     ar_matrix v = gaussian(h, d, rng), o = gaussian(d, h, rng);
     ar_matrix vs = ar_matrix_empty(), os = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&vs, h, d));
-    assert_ok(ar_matrix_alloc(&os, d, h));
+    assert_ok(ar_matrix_alloc(&vs, h, d, NULL));
+    assert_ok(ar_matrix_alloc(&os, d, h, NULL));
     const int bits[2] = {8, 11}, emin[2] = {-126, -14};
     const ar_precision prec[2] = {AR_PREC_BF16, AR_PREC_F16};
     for (int p = 0; p < 2; p++) {
@@ -496,7 +496,7 @@ static void test_full_circuits(void **state)
         check_rel(s.s_nuc, sn, 1e-12);
         check_rel(s.s_sym, ss, 1e-12);
         double *sd = calloc(V, sizeof(double));
-        assert_ok(ar_spectrum_svals(ar_matrix_cview(&f), sd));
+        assert_ok(ar_spectrum_svals(ar_matrix_cview(&f), sd, NULL));
         for (size_t i = 0; i < em.k && i < h; i++)
             check_rel(sv[i], sd[i], 1e-12);
         assert_true(isnan(s.trace.bound) && !s.trace.sign_certain && isnan(s.z_eig));
@@ -509,9 +509,9 @@ static void test_full_circuits(void **state)
     /* errors */
     double x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     ar_cview e23, u32, u22;
-    assert_ok(ar_cview_init_ld(&e23, x, 2, 3, 2, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&u32, x, 3, 2, 3, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&u22, x, 2, 2, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&e23, x, 2, 3, 2, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&u32, x, 3, 2, 3, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&u22, x, 2, 2, 2, AR_COL_MAJOR, NULL));
     ar_circuit_embed em = ar_circuit_embed_empty();
     ar_error err;
     assert_int_equal(ar_circuit_embed_init(NULL, e23, u32, &err), AR_EINVAL);
@@ -520,8 +520,8 @@ static void test_full_circuits(void **state)
     assert_int_equal(ar_circuit_full_ov(&em, e23, u32, NULL, &s, NULL, &err), AR_EINVAL);
     assert_ok(ar_circuit_embed_init(&em, e23, u32, &err)); /* d = 2 */
     ar_cview v13, o31;
-    assert_ok(ar_cview_init_ld(&v13, x, 1, 3, 1, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&o31, x, 3, 1, 3, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&v13, x, 1, 3, 1, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&o31, x, 3, 1, 3, AR_COL_MAJOR, NULL));
     assert_int_equal(ar_circuit_full_ov(&em, v13, o31, NULL, &s, NULL, &err), AR_ESIZE);
     ar_circuit_embed_free(&em);
     ar_circuit_embed_free(NULL);
@@ -531,8 +531,8 @@ static void test_full_circuits(void **state)
     double y[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, z[12];
     memcpy(z, y, sizeof z);
     ar_cview e26, u62, w62;
-    assert_ok(ar_cview_init_ld(&e26, y, 2, 6, 2, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&w62, z, 6, 2, 6, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&e26, y, 2, 6, 2, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&w62, z, 6, 2, 6, AR_COL_MAJOR, NULL));
     u62 = ar_cview_transpose(e26);
     y[7] = NAN; /* E(1, 3) */
     assert_int_equal(ar_circuit_embed_init(&em, e26, u62, &err), AR_ENONFINITE);
@@ -556,9 +556,9 @@ static void test_errors(void **state)
     (void)state;
     double x[12] = {2.385, 1, 0.5, -1, 3, 2, 1, 0, 1, 2, 3, 4};
     ar_cview v23, o32, o22, bad;
-    assert_ok(ar_cview_init_ld(&v23, x, 2, 3, 2, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&o32, x, 3, 2, 3, AR_COL_MAJOR));
-    assert_ok(ar_cview_init_ld(&o22, x, 2, 2, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&v23, x, 2, 3, 2, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&o32, x, 3, 2, 3, AR_COL_MAJOR, NULL));
+    assert_ok(ar_cview_init_ld(&o22, x, 2, 2, 2, AR_COL_MAJOR, NULL));
     bad = o32;
     bad.row_stride = 0; /* assembled by hand: overlapping rows */
     ar_copying_scores s;
@@ -569,7 +569,7 @@ static void test_errors(void **state)
     assert_non_null(strstr(err.msg, "W_O must be 3 x 2"));
     assert_int_equal(ar_circuit_copying(v23, bad, NULL, &s, NULL, NULL, &err), AR_EINVAL);
     ar_cview empty;
-    assert_ok(ar_cview_init_ld(&empty, x, 0, 3, 1, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&empty, x, 0, 3, 1, AR_COL_MAJOR, NULL));
     assert_int_equal(ar_circuit_copying(empty, o32, NULL, &s, NULL, NULL, &err), AR_EINVAL);
     ar_circuit_opts opts;
     ar_circuit_opts_init(&opts);
@@ -577,7 +577,7 @@ static void test_errors(void **state)
     assert_int_equal(ar_circuit_copying(v23, o32, &opts, &s, NULL, NULL, &err), AR_EINVAL);
     double y[6] = {1, 2, NAN, 4, 5, 6};
     ar_cview vnan;
-    assert_ok(ar_cview_init_ld(&vnan, y, 2, 3, 2, AR_COL_MAJOR));
+    assert_ok(ar_cview_init_ld(&vnan, y, 2, 3, 2, AR_COL_MAJOR, NULL));
     assert_int_equal(ar_circuit_copying(vnan, o32, NULL, &s, NULL, NULL, &err), AR_ENONFINITE);
     assert_non_null(strstr(err.msg, "W_V(0, 1)"));
     assert_int_equal(ar_circuit_copying(v23, ar_cview_transpose(vnan), NULL, &s, NULL, NULL, &err),

@@ -26,7 +26,7 @@ static void toy_make(toy *t, size_t layers, size_t heads, size_t kv, size_t dh, 
         size_t cols[4] = {t->d, t->d, t->d, heads * dh};
         for (int i = 0; i < 4; i++) {
             *all[i] = ar_matrix_empty();
-            assert_ok(ar_matrix_alloc(all[i], rows[i], cols[i]));
+            assert_ok(ar_matrix_alloc(all[i], rows[i], cols[i], NULL));
             ar_cm_fill_gaussian(all[i], rng, 0.25);
         }
         /* head 0 of layer 0 copies: W_V of its group ~ W_O^T */
@@ -57,7 +57,7 @@ static void toy_write(const toy *t, int family, const char *dtype, const char *p
     for (size_t l = 0; l < t->layers; l++) {
         if (family == GPT2) {
             ar_matrix fused = ar_matrix_empty(); /* [d, 3d] = [Q^T | K^T | V^T] */
-            assert_ok(ar_matrix_alloc(&fused, t->d, 3 * t->d));
+            assert_ok(ar_matrix_alloc(&fused, t->d, 3 * t->d, NULL));
             for (size_t i = 0; i < t->d; i++)
                 for (size_t j = 0; j < t->d; j++) {
                     AR_AT(&fused, i, j) = AR_AT(&t->q[l], j, i);
@@ -104,14 +104,14 @@ static ar_cview rows_of(const ar_matrix *m, size_t r0, size_t n)
 {
     ar_cview v, out;
     v = ar_matrix_cview(m);
-    assert_ok(ar_cview_block(v, r0, 0, n, m->cols, &out));
+    assert_ok(ar_cview_block(v, r0, 0, n, m->cols, &out, NULL));
     return out;
 }
 
 static ar_cview cols_of(const ar_matrix *m, size_t c0, size_t n)
 {
     ar_cview v = ar_matrix_cview(m), out;
-    assert_ok(ar_cview_block(v, 0, c0, m->rows, n, &out));
+    assert_ok(ar_cview_block(v, 0, c0, m->rows, n, &out, NULL));
     return out;
 }
 

@@ -26,9 +26,9 @@ static void test_residual_and_norms(void **state)
     /* X (3 x 2), column means (0.5, 2.385 - ...) checked by hand. */
     double xd[] = {1.5, -0.25, 0.25, 2.385, 0.75, -1.25};
     ar_matrix x = ar_matrix_alias(xd, 3, 2, 3), res = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&res, 3, 2));
+    assert_ok(ar_matrix_alloc(&res, 3, 2, NULL));
     double mean[2];
-    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean));
+    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean, NULL));
     assert_close(mean[0], 0.5, 1e-15);
     assert_close(mean[1], (2.385 + 0.75 - 1.25) / 3.0, 1e-15);
     for (size_t j = 0; j < 2; j++) {
@@ -46,8 +46,8 @@ static void test_residual_and_norms(void **state)
     /* Frobenius minimiser: moving x away from the means increases ||res||_F */
     ar_collapse_norms nm;
     ar_matrix work = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&work, 3, 2));
-    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &nm));
+    assert_ok(ar_matrix_alloc(&work, 3, 2, NULL));
+    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &nm, NULL));
     double best = nm.res_fro;
     for (int t = -1; t <= 1; t += 2) {
         double shifted = 0.0;
@@ -61,8 +61,8 @@ static void test_residual_and_norms(void **state)
     assert_close(nm.rel_res_1inf, nm.res_1inf / nm.norm_1inf, 1e-15);
     /* zero matrix: every residual norm and ratio is 0 */
     ar_matrix z = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&z, 3, 2));
-    assert_ok(ar_collapse_norms_compute(CV(&z), VW(&work), &nm));
+    assert_ok(ar_matrix_alloc(&z, 3, 2, NULL));
+    assert_ok(ar_collapse_norms_compute(CV(&z), VW(&work), &nm, NULL));
     assert_true(nm.res_fro == 0.0 && nm.rel_res_fro == 0.0 && nm.rel_res_1inf == 0.0);
     ar_matrix_free(&z);
     ar_matrix_free(&work);
@@ -77,7 +77,7 @@ static void test_rank_one_input(void **state)
     const size_t n = 7, d = 12;
     const double xrow[12] = {0.1, -2.385, 0.3, 1.7, -0.61, 3.14159, 0.2, -0.05, 1e-3, 5.5, -7.25, 0.9};
     ar_matrix x = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&x, n, d));
+    assert_ok(ar_matrix_alloc(&x, n, d, NULL));
     for (size_t j = 0; j < d; j++)
         for (size_t i = 0; i < n; i++)
             AR_AT(&x, i, j) = xrow[j];
@@ -326,13 +326,13 @@ static void test_strided_views(void **state)
     (void)state;
     ar_rng *rng = ar_rng_alloc(41);
     ar_matrix x = tu_gaussian(7, 5, rng), res = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&res, 7, 5));
+    assert_ok(ar_matrix_alloc(&res, 7, 5, NULL));
     double mean[5], smean[5];
-    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean));
+    assert_ok(ar_collapse_residual(CV(&x), VW(&res), mean, NULL));
     ar_collapse_norms want = {0}, got = {0}; /* the reserved tails compare too */
     ar_matrix work = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&work, 7, 5));
-    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &want));
+    assert_ok(ar_matrix_alloc(&work, 7, 5, NULL));
+    assert_ok(ar_collapse_norms_compute(CV(&x), VW(&work), &want, NULL));
     ar_collapse_opts o = small_opts(7, 6, 2, 3, 5);
     o.d = 5;
     o.heads = 5;
@@ -345,10 +345,10 @@ static void test_strided_views(void **state)
         double *rb = tu_strided_out(7, 5, (ar_layout)(1 - layout), 2, &rv);
         assert_non_null(xb);
         assert_non_null(rb);
-        assert_ok(ar_collapse_residual(xv, rv, smean));
+        assert_ok(ar_collapse_residual(xv, rv, smean, NULL));
         assert_true(ar_matrix_max_abs_diff(ar_view_const(rv), CV(&res)) == 0.0);
         assert_memory_equal(mean, smean, sizeof mean);
-        assert_ok(ar_collapse_norms_compute(xv, rv, &got));
+        assert_ok(ar_collapse_norms_compute(xv, rv, &got, NULL));
         assert_memory_equal(&want, &got, sizeof want);
         assert_true(ar_collapse_norm_1(xv) == ar_collapse_norm_1(CV(&x)));
         assert_true(ar_collapse_norm_inf(xv) == ar_collapse_norm_inf(CV(&x)));
@@ -366,8 +366,8 @@ static void test_strided_views(void **state)
     assert_true(isnan(ar_collapse_norm_1(tu_bad_cview(&x))));
     assert_true(isnan(ar_collapse_norm_inf(tu_bad_cview(&x))));
     assert_true(isnan(ar_collapse_norm_1inf(tu_bad_cview(&x))));
-    assert_int_equal(ar_collapse_residual(CV(&x), tu_bad_view(&res), NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_norms_compute(tu_bad_cview(&x), VW(&work), &got), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(CV(&x), tu_bad_view(&res), NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_norms_compute(tu_bad_cview(&x), VW(&work), &got, NULL), AR_EINVAL);
     assert_int_equal(ar_collapse_run_from(&o, tu_bad_cview(&x), &rg, NULL), AR_EINVAL);
     assert_null(rg.depths);
     ar_collapse_result_free(&rw);
@@ -425,22 +425,22 @@ static void test_errors(void **state)
     /* input of the wrong size or with a NaN */
     o = small_opts(4, 6, 2, 2, 0);
     ar_matrix x = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&x, 4, 5));
+    assert_ok(ar_matrix_alloc(&x, 4, 5, NULL));
     assert_int_equal(ar_collapse_run_from(&o, CV(&x), &r, NULL), AR_ESIZE);
     ar_matrix_free(&x);
-    assert_ok(ar_matrix_alloc(&x, 4, 6));
+    assert_ok(ar_matrix_alloc(&x, 4, 6, NULL));
     AR_AT(&x, 2, 3) = NAN;
     assert_int_equal(ar_collapse_run_from(&o, CV(&x), &r, NULL), AR_ENONFINITE);
     assert_null(r.depths);
     /* residual arguments */
     ar_matrix res = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&res, 4, 5));
-    assert_int_equal(ar_collapse_residual(CV(&x), VW(&res), NULL), AR_ESIZE);
-    assert_int_equal(ar_collapse_residual(CV(&x), VW(&x), NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_residual(tu_bad_cview(&x), VW(&res), NULL), AR_EINVAL);
+    assert_ok(ar_matrix_alloc(&res, 4, 5, NULL));
+    assert_int_equal(ar_collapse_residual(CV(&x), VW(&res), NULL, NULL), AR_ESIZE);
+    assert_int_equal(ar_collapse_residual(CV(&x), VW(&x), NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(tu_bad_cview(&x), VW(&res), NULL, NULL), AR_EINVAL);
     ar_matrix empty = ar_matrix_empty();
-    assert_int_equal(ar_collapse_residual(CV(&empty), VW(&res), NULL), AR_EINVAL);
-    assert_int_equal(ar_collapse_norms_compute(CV(&x), VW(&res), NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_residual(CV(&empty), VW(&res), NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_collapse_norms_compute(CV(&x), VW(&res), NULL, NULL), AR_EINVAL);
     ar_matrix_free(&res);
     ar_matrix_free(&x);
     ar_collapse_result_free(NULL);

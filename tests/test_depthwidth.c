@@ -27,19 +27,19 @@ static void test_transition_widths(void **state)
     const double width[] = {215, 300, 585, 2215, 30000};
     for (size_t i = 0; i < 5; i++) {
         double d = 0.0, l = 0.0;
-        assert_int_equal(ar_dw_transition_d(&law, depth[i], &d), AR_OK);
+        assert_int_equal(ar_dw_transition_d(&law, depth[i], &d, NULL), AR_OK);
         assert_true(within(d, width[i], 0.02));
         /* and back */
-        assert_int_equal(ar_dw_transition_layers(&law, d, &l), AR_OK);
+        assert_int_equal(ar_dw_transition_layers(&law, d, &l, NULL), AR_OK);
         assert_true(fabs(l - depth[i]) < 1e-9);
     }
     /* L = 95 is ~1.0T parameters */
     double d95;
-    ar_dw_transition_d(&law, 95, &d95);
+    ar_dw_transition_d(&law, 95, &d95, NULL);
     assert_true(within(ar_dw_params(&law, 95, d95), 1.0e12, 0.05));
     /* narrow widths lie past the transition at every depth */
     double l = 0.0;
-    assert_int_equal(ar_dw_transition_layers(&law, 100.0, &l), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&law, 100.0, &l, NULL), AR_OK);
     assert_true(l < 0.0);
 }
 
@@ -48,20 +48,20 @@ static void test_optimal_allocation(void **state)
     (void)state;
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_optimum o;
-    assert_int_equal(ar_dw_optimal(&law, 175e9, &o), AR_OK);
+    assert_int_equal(ar_dw_optimal(&law, 175e9, &o, NULL), AR_OK);
     assert_true(within(o.layers, 80.0, 0.02));
     assert_true(within(o.d, 13500.0, 0.02));
     /* the optimum sits on the law and spends the budget */
     assert_true(within(ar_dw_params(&law, o.layers, o.d), 175e9, 1e-10));
     assert_true(fabs(log(o.d) - (law.intercept + law.slope * o.layers)) < 1e-12);
     assert_true(fabs(o.l_th - log(o.d) / log(3.0)) < 1e-12);
-    assert_int_equal(ar_dw_optimal(&law, 1e12, &o), AR_OK);
+    assert_int_equal(ar_dw_optimal(&law, 1e12, &o, NULL), AR_OK);
     assert_true(within(o.d, 30000.0, 0.02));
     assert_true(within(o.layers, 95.0, 0.02));
     /* monotone in the budget */
     ar_dw_optimum small, big;
-    ar_dw_optimal(&law, 1e9, &small);
-    ar_dw_optimal(&law, 1e10, &big);
+    ar_dw_optimal(&law, 1e9, &small, NULL);
+    ar_dw_optimal(&law, 1e10, &big, NULL);
     assert_true(small.layers < big.layers && small.d < big.d);
     assert_true(o.params == 1e12);
 }
@@ -72,7 +72,7 @@ static void test_verdicts(void **state)
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_verdict v;
     /* GPT-3: too deep for its size, and not within 15% of the optimal depth */
-    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, -1, &v), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, -1, &v, NULL), AR_OK);
     assert_false(v.depth_efficient);
     assert_false(v.near_optimal);
     assert_string_equal(ar_dw_verdict_name(&v), "depth-inefficient");
@@ -83,16 +83,16 @@ static void test_verdicts(void **state)
     assert_true(within(v.params, 12.0 * 96 * 12288.0 * 12288.0, 1e-12));
     /* the 1T optimum, rounded to integers: depth-efficient or on the line, near optimal */
     ar_dw_optimum o;
-    ar_dw_optimal(&law, 1e12, &o);
-    assert_int_equal(ar_dw_verdict_of(&law, 95, 30000, -1, &v), AR_OK);
+    ar_dw_optimal(&law, 1e12, &o, NULL);
+    assert_int_equal(ar_dw_verdict_of(&law, 95, 30000, -1, &v, NULL), AR_OK);
     assert_true(v.near_optimal);
     /* shallow and wide: depth-efficient but far from optimal */
-    assert_int_equal(ar_dw_verdict_of(&law, 12, 4096, 0.15, &v), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(&law, 12, 4096, 0.15, &v, NULL), AR_OK);
     assert_true(v.depth_efficient);
     assert_false(v.near_optimal);
     assert_string_equal(ar_dw_verdict_name(&v), "depth-efficient");
     /* a looser tolerance accepts GPT-3 */
-    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, 0.25, &v), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(&law, 96, 12288, 0.25, &v, NULL), AR_OK);
     assert_true(v.near_optimal);
     assert_string_equal(ar_dw_verdict_name(NULL), "unknown");
 }
@@ -104,23 +104,23 @@ static void test_law_errors(void **state)
     double x;
     ar_dw_optimum o;
     ar_dw_verdict v;
-    assert_int_equal(ar_dw_transition_d(&law, 6, NULL), AR_EINVAL);
-    assert_int_equal(ar_dw_transition_d(&law, -1, &x), AR_EINVAL);
-    assert_int_equal(ar_dw_transition_layers(&law, 0, &x), AR_EINVAL);
-    assert_int_equal(ar_dw_optimal(&law, 0, &o), AR_EINVAL);
-    assert_int_equal(ar_dw_optimal(&law, NAN, &o), AR_EINVAL);
-    assert_int_equal(ar_dw_verdict_of(&law, 0, 100, -1, &v), AR_EINVAL);
-    assert_int_equal(ar_dw_verdict_of(&law, 10, -3, -1, &v), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_d(&law, 6, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_d(&law, -1, &x, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_layers(&law, 0, &x, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_optimal(&law, 0, &o, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_optimal(&law, NAN, &o, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_verdict_of(&law, 0, 100, -1, &v, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_verdict_of(&law, 10, -3, -1, &v, NULL), AR_EINVAL);
     ar_dw_law flat = law;
     flat.slope = 0.0;
-    assert_int_equal(ar_dw_transition_layers(&flat, 100, &x), AR_EDOMAIN);
-    assert_int_equal(ar_dw_optimal(&flat, 1e9, &o), AR_EDOMAIN);
+    assert_int_equal(ar_dw_transition_layers(&flat, 100, &x, NULL), AR_EDOMAIN);
+    assert_int_equal(ar_dw_optimal(&flat, 1e9, &o, NULL), AR_EDOMAIN);
     ar_dw_law bad = law;
     bad.params_coeff = -1;
-    assert_int_equal(ar_dw_transition_d(&bad, 6, &x), AR_EINVAL);
+    assert_int_equal(ar_dw_transition_d(&bad, 6, &x, NULL), AR_EINVAL);
     assert_true(isnan(ar_dw_params(&bad, 1, 1)));
     /* a budget too small for any depth >= 1e-9 */
-    assert_int_equal(ar_dw_optimal(&law, 1e-8, &o), AR_EDOMAIN);
+    assert_int_equal(ar_dw_optimal(&law, 1e-8, &o, NULL), AR_EDOMAIN);
     assert_true(isnan(ar_dw_l_th(0)));
 }
 
@@ -229,22 +229,22 @@ static void test_fit_table(void **state)
     double err3[3] = {10, 12, 20};
     ar_cview v;
     assert_int_equal(ar_dw_fit_points(dep, wid, err3, 3, &g, &e), AR_OK);
-    assert_int_equal(ar_cview_init_ld(&v, rm, 3, 3, 5, AR_ROW_MAJOR), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&v, rm, 3, 3, 5, AR_ROW_MAJOR, NULL), AR_OK);
     assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
     assert_true(f.weighted);
     assert_memory_equal(&f, &g, sizeof f);
-    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 3, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 3, 7, AR_COL_MAJOR, NULL), AR_OK);
     assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
     assert_memory_equal(&f, &g, sizeof f);
     /* 2 columns of the same table: unweighted */
-    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 2, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 2, 7, AR_COL_MAJOR, NULL), AR_OK);
     assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_OK);
     assert_false(f.weighted);
     /* an invalid view (column stride below the rows) and wrong column counts */
     ar_cview bad = {cm, 3, 3, 1, 2};
     assert_int_equal(ar_dw_fit_table(bad, &f, &e), AR_EINVAL);
     assert_int_equal(ar_dw_fit_table(v, NULL, &e), AR_EINVAL);
-    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 1, 7, AR_COL_MAJOR), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&v, cm, 3, 1, 7, AR_COL_MAJOR, NULL), AR_OK);
     assert_int_equal(ar_dw_fit_table(v, &f, &e), AR_ESIZE);
     assert_non_null(strstr(e.msg, "expected columns"));
     /* malformed text: refused by the reader or, for a column count, by the fit */
@@ -281,20 +281,20 @@ static void test_null_law_is_paper(void **state)
     (void)state;
     ar_dw_law paper = ar_dw_law_paper();
     double a, b;
-    assert_int_equal(ar_dw_transition_d(NULL, 24.0, &a), AR_OK);
-    assert_int_equal(ar_dw_transition_d(&paper, 24.0, &b), AR_OK);
+    assert_int_equal(ar_dw_transition_d(NULL, 24.0, &a, NULL), AR_OK);
+    assert_int_equal(ar_dw_transition_d(&paper, 24.0, &b, NULL), AR_OK);
     assert_true(a == b);
-    assert_int_equal(ar_dw_transition_layers(NULL, 768.0, &a), AR_OK);
-    assert_int_equal(ar_dw_transition_layers(&paper, 768.0, &b), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(NULL, 768.0, &a, NULL), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&paper, 768.0, &b, NULL), AR_OK);
     assert_true(a == b);
     assert_true(ar_dw_params(NULL, 12.0, 768.0) == ar_dw_params(&paper, 12.0, 768.0));
     ar_dw_optimum o1, o2;
-    assert_int_equal(ar_dw_optimal(NULL, 175e9, &o1), AR_OK);
-    assert_int_equal(ar_dw_optimal(&paper, 175e9, &o2), AR_OK);
+    assert_int_equal(ar_dw_optimal(NULL, 175e9, &o1, NULL), AR_OK);
+    assert_int_equal(ar_dw_optimal(&paper, 175e9, &o2, NULL), AR_OK);
     assert_true(o1.layers == o2.layers && o1.law.slope == paper.slope);
     ar_dw_verdict v1, v2;
-    assert_int_equal(ar_dw_verdict_of(NULL, 96, 12288, -1, &v1), AR_OK);
-    assert_int_equal(ar_dw_verdict_of(&paper, 96, 12288, -1, &v2), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(NULL, 96, 12288, -1, &v1, NULL), AR_OK);
+    assert_int_equal(ar_dw_verdict_of(&paper, 96, 12288, -1, &v2, NULL), AR_OK);
     assert_memory_equal(&v1, &v2, sizeof v1);
 }
 
@@ -306,30 +306,30 @@ static void test_embedding_crossover(void **state)
     ar_dw_law law = {.intercept = 1.25, .slope = 0.5, .params_coeff = 12.0};
     ar_dw_embedding e;
     /* d = e^3.25 > r = e^2.25: effective r, crossover (2.25 - 1.25) / 0.5 = 2. */
-    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.0, &e), AR_OK);
+    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.0, &e, NULL), AR_OK);
     assert_true(e.width_capped);
     assert_true(fabs(e.effective_d - exp(2.25)) < 1e-12);
     assert_true(fabs(e.crossover_layers - 2.0) < 1e-12);
     assert_true(fabs(e.l_th - 2.25 / log(3.0)) < 1e-12);
     assert_true(e.have_layers && e.depth_efficient); /* 2 <= 2 */
-    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.5, &e), AR_OK);
+    assert_int_equal(ar_dw_embedding_of(&law, exp(3.25), exp(2.25), 2.5, &e, NULL), AR_OK);
     assert_false(e.depth_efficient);
     /* r >= d: the width's own transition depth, nothing capped. */
     double plain;
-    assert_int_equal(ar_dw_transition_layers(&law, 37.0, &plain), AR_OK);
-    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 37.0, NAN, &e), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&law, 37.0, &plain, NULL), AR_OK);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 37.0, NAN, &e, NULL), AR_OK);
     assert_false(e.width_capped);
     assert_false(e.have_layers);
     assert_true(e.crossover_layers == plain);
-    assert_int_equal(ar_dw_embedding_of(NULL, 37.0, 1.0, NAN, &e), AR_OK);
+    assert_int_equal(ar_dw_embedding_of(NULL, 37.0, 1.0, NAN, &e, NULL), AR_OK);
     assert_true(e.effective_d == 1.0);
-    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 0.0, NAN, &e), AR_EINVAL);
-    assert_int_equal(ar_dw_embedding_of(&law, 0.0, 4.0, NAN, &e), AR_EINVAL);
-    assert_int_equal(ar_dw_embedding_of(&law, 37.0, INFINITY, NAN, &e), AR_EINVAL);
-    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, INFINITY, &e), AR_EINVAL);
-    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, NAN, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 0.0, NAN, &e, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 0.0, 4.0, NAN, &e, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, INFINITY, NAN, &e, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, INFINITY, &e, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_embedding_of(&law, 37.0, 4.0, NAN, NULL, NULL), AR_EINVAL);
     ar_dw_law flat = {.intercept = 1.0, .slope = 0.0, .params_coeff = 12.0};
-    assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e), AR_EDOMAIN);
+    assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e, NULL), AR_EDOMAIN);
 }
 
 /* The workflow (depthwidth_run.h): each mode as its own function computes it,
@@ -349,7 +349,7 @@ static void test_run_modes(void **state)
     q.embed_rank = 64;
     assert_int_equal(ar_dw_run(&q, &r, &err), AR_OK);
     ar_dw_optimum o;
-    assert_int_equal(ar_dw_optimal(&law, 1e9, &o), AR_OK);
+    assert_int_equal(ar_dw_optimal(&law, 1e9, &o, NULL), AR_OK);
     assert_true(r.optimum.layers == o.layers && r.l_th == o.l_th && r.have_embedding);
     assert_true(r.embedding.d == o.d && r.embedding.effective_d == 64.0);
     q.mode = AR_DW_MODE_TRANSITION_LAYERS;
@@ -357,7 +357,7 @@ static void test_run_modes(void **state)
     q.embed_rank = 0;
     assert_int_equal(ar_dw_run(&q, &r, &err), AR_OK);
     double l = 0.0;
-    assert_int_equal(ar_dw_transition_layers(&law, 768.0, &l), AR_OK);
+    assert_int_equal(ar_dw_transition_layers(&law, 768.0, &l, NULL), AR_OK);
     assert_true(r.transition_layers == l && !r.have_embedding);
     char *text = NULL;
     assert_int_equal(ar_dw_result_json(&r, 0, &text, &err), AR_OK);

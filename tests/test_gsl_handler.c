@@ -214,9 +214,9 @@ static void test_rng(void **state)
     assert_true(ar_rng_uniform(NULL) == 0.0);
     assert_true(ar_rng_gaussian(NULL, 1.0) == 0.0);
     ar_matrix m = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&m, 3, 2));
-    assert_int_equal(ar_matrix_fill_gaussian(ar_matrix_view(&m), NULL, 1.0), AR_EINVAL);
-    assert_int_equal(ar_matrix_fill_uniform(ar_matrix_view(&m), NULL, 0.0, 1.0), AR_EINVAL);
+    assert_ok(ar_matrix_alloc(&m, 3, 2, NULL));
+    assert_int_equal(ar_matrix_fill_gaussian(ar_matrix_view(&m), NULL, 1.0, NULL), AR_EINVAL);
+    assert_int_equal(ar_matrix_fill_uniform(ar_matrix_view(&m), NULL, 0.0, 1.0, NULL), AR_EINVAL);
     ar_matrix_free(&m);
     assert_no_handler("ar_rng_* with NULL");
 }
@@ -235,9 +235,9 @@ static int target_once(void *ctx)
     if (rng == NULL)
         return AR_ENOMEM;
     ar_matrix p = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&p, c->n, c->n);
+    int rc = ar_matrix_alloc(&p, c->n, c->n, NULL);
     if (rc == AR_OK)
-        rc = ar_target_generate(c->family, NULL, rng, ar_matrix_view(&p));
+        rc = ar_target_generate(c->family, NULL, rng, ar_matrix_view(&p), NULL);
     ar_matrix_free(&p);
     ar_rng_free(rng);
     return rc;
@@ -255,29 +255,31 @@ static void test_targets(void **state)
         }
     ar_rng *rng = ar_rng_alloc(2);
     ar_matrix p = ar_matrix_empty(), q = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&p, 4, 4));
-    assert_ok(ar_matrix_alloc(&q, 3, 4));
+    assert_ok(ar_matrix_alloc(&p, 4, 4, NULL));
+    assert_ok(ar_matrix_alloc(&q, 3, 4, NULL));
     ar_target_opts o = target_opts();
     const double bad_alpha[] = {0.0, -1.0, NAN, INFINITY};
     for (size_t i = 0; i < 4; i++) {
         o.alpha = bad_alpha[i];
-        assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p)),
+        assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, &o, rng, ar_matrix_view(&p), NULL),
                      AR_EINVAL);
     }
     o = target_opts();
     o.delta = 1.0;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p),
+                                        NULL),
                      AR_EINVAL);
     o.delta = NAN;
-    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_NEAR_PERMUTATION, &o, rng, ar_matrix_view(&p),
+                                        NULL),
                      AR_EINVAL);
     ar_matrix empty = ar_matrix_empty();
     assert_int_equal(
-        ar_target_generate(AR_TARGET_NEAR_PERMUTATION, NULL, rng, ar_matrix_view(&empty)),
+        ar_target_generate(AR_TARGET_NEAR_PERMUTATION, NULL, rng, ar_matrix_view(&empty), NULL),
         AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&q)),
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&q), NULL),
                      AR_EINVAL);
-    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p)),
+    assert_int_equal(ar_target_generate(AR_TARGET_DIRICHLET, NULL, NULL, ar_matrix_view(&p), NULL),
                      AR_EINVAL);
     ar_matrix_free(&p);
     ar_matrix_free(&q);
@@ -344,11 +346,11 @@ static int fit_once(void *ctx)
     ar_fit_workspace *ws = NULL;
     ar_fit_result res;
     ar_fit_opts o = fit_opts(AR_FIT_LBFGS, c->max_iter);
-    int rc = ar_matrix_alloc(&p, c->n, c->n);
+    int rc = ar_matrix_alloc(&p, c->n, c->n, NULL);
     if (rc == AR_OK)
-        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p));
+        rc = ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p), NULL);
     if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc(&ws, c->n);
+        rc = ar_fit_workspace_alloc(&ws, c->n, NULL);
     if (rc == AR_OK)
         rc = fit_lowrank_by(c->gsl, ws, ar_matrix_cview(&p), c->k, &o, AR_FIT_GSL_LINE_TOL, &res);
     ar_fit_workspace_free(ws);
@@ -372,10 +374,10 @@ static void test_lowrank_fit(void **state)
 
     ar_rng *rng = ar_rng_alloc(5);
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&p, 4, 4));
-    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p)));
+    assert_ok(ar_matrix_alloc(&p, 4, 4, NULL));
+    assert_ok(ar_target_generate(AR_TARGET_DIRICHLET, NULL, rng, ar_matrix_view(&p), NULL));
     ar_fit_workspace *ws = NULL;
-    assert_ok(ar_fit_workspace_alloc(&ws, 4));
+    assert_ok(ar_fit_workspace_alloc(&ws, 4, NULL));
     ar_fit_result res;
     ar_cview pv = ar_matrix_cview(&p);
     const double tol = AR_FIT_GSL_LINE_TOL;
@@ -423,7 +425,7 @@ static int mh_attach(ar_mh_fitter *f, size_t m)
         x[k] = ar_matrix_cview(&xm);
         y[k] = ar_matrix_cview(&ym);
     }
-    return ar_mh_fitter_set_data(f, x, y, m);
+    return ar_mh_fitter_set_data(f, x, y, m, NULL);
 }
 
 static ar_mh_fit_opts mh_short_opts(void)
@@ -441,10 +443,10 @@ static int mh_fit_once(void *ctx)
 {
     (void)ctx;
     ar_mh_shape shape;
-    int rc = ar_mh_shape_init(&shape, 2, 1, 1, 2);
+    int rc = ar_mh_shape_init(&shape, 2, 1, 1, 2, NULL);
     ar_mh_fitter *f = NULL;
     if (rc == AR_OK)
-        rc = ar_mh_fitter_alloc(&f, &shape);
+        rc = ar_mh_fitter_alloc(&f, &shape, NULL);
     if (rc == AR_OK)
         rc = mh_attach(f, 1);
     if (rc == AR_OK)
@@ -454,9 +456,9 @@ static int mh_fit_once(void *ctx)
     ar_mh_fit_outcome out;
     ar_mh_fit_result res;
     if (rc == AR_OK)
-        rc = ar_mh_fit_from(f, &o, theta, best, &out);
+        rc = ar_mh_fit_from(f, &o, theta, best, &out, NULL);
     if (rc == AR_OK)
-        rc = ar_mh_fit_best(f, &o, NULL, best, &res);
+        rc = ar_mh_fit_best(f, &o, NULL, best, &res, NULL);
     ar_mh_fitter_free(f);
     return rc;
 }
@@ -467,24 +469,24 @@ static int mh_fit_only(void *ctx)
     double theta[8] = {0.3, -0.2, 0.5, 0.1, -0.4, 0.6, 0.2, -0.1};
     ar_mh_fit_opts o = mh_short_opts();
     ar_mh_fit_outcome out;
-    return ar_mh_fit_from(ctx, &o, theta, NULL, &out);
+    return ar_mh_fit_from(ctx, &o, theta, NULL, &out, NULL);
 }
 
 static void test_multihead(void **state)
 {
     (void)state;
     ar_mh_shape shape;
-    assert_ok(ar_mh_shape_init(&shape, 2, 1, 1, 2));
+    assert_ok(ar_mh_shape_init(&shape, 2, 1, 1, 2, NULL));
     size_t np = ar_mh_nparams(&shape);
     ar_mh_fitter *f = NULL;
-    assert_ok(ar_mh_fitter_alloc(&f, &shape));
+    assert_ok(ar_mh_fitter_alloc(&f, &shape, NULL));
     ar_rng *rng = ar_rng_alloc(9);
     ar_matrix x = tu_gaussian(2, 2, rng), y = tu_gaussian(2, 2, rng);
     ar_matrix zero = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&zero, 2, 2));
+    assert_ok(ar_matrix_alloc(&zero, 2, 2, NULL));
     ar_cview xv = ar_matrix_cview(&x), yv = ar_matrix_cview(&y), zv = ar_matrix_cview(&zero);
-    assert_int_equal(ar_mh_fitter_set_data(f, &xv, &zv, 1), AR_EINVAL);
-    assert_ok(ar_mh_fitter_set_data(f, &xv, &yv, 1));
+    assert_int_equal(ar_mh_fitter_set_data(f, &xv, &zv, 1, NULL), AR_EINVAL);
+    assert_ok(ar_mh_fitter_set_data(f, &xv, &yv, 1, NULL));
     double *theta = malloc(np * sizeof *theta);
     assert_non_null(theta);
     ar_mh_fit_outcome out;
@@ -492,30 +494,30 @@ static void test_multihead(void **state)
     o.max_iter = 2; /* cannot converge in two steps */
     o.polish_iter = 2;
     ar_mh_random_start(&shape, rng, 0.5, theta);
-    assert_ok(ar_mh_fit_from(f, &o, theta, NULL, &out));
+    assert_ok(ar_mh_fit_from(f, &o, theta, NULL, &out, NULL));
     for (size_t i = 0; i < np; i++)
         theta[i] = NAN;
-    assert_int_not_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_OK); /* NaN start */
+    assert_int_not_equal(ar_mh_fit_from(f, &o, theta, NULL, &out, NULL), AR_OK); /* NaN start */
     for (size_t i = 0; i < np; i++)
         theta[i] = 1e300;
-    (void)ar_mh_fit_from(f, &o, theta, NULL, &out); /* overflowing start */
+    (void)ar_mh_fit_from(f, &o, theta, NULL, &out, NULL); /* overflowing start */
     const double bad[] = {-1.0, NAN};
     for (size_t b = 0; b < 2; b++) {
         o = mh_opts();
         o.grad_tol = bad[b];
-        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_EINVAL);
+        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out, NULL), AR_EINVAL);
         o = mh_opts();
         o.polish_tol = bad[b];
-        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_EINVAL);
+        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out, NULL), AR_EINVAL);
         o = mh_opts();
         o.line_tol = bad[b];
-        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out), AR_EINVAL);
+        assert_int_equal(ar_mh_fit_from(f, &o, theta, NULL, &out, NULL), AR_EINVAL);
     }
     free(theta);
     ar_mh_fitter_free(f);
     oom_sweep("multi-head fitter", mh_fit_once, NULL);
     f = NULL;
-    assert_ok(ar_mh_fitter_alloc(&f, &shape));
+    assert_ok(ar_mh_fitter_alloc(&f, &shape, NULL));
     assert_ok(mh_attach(f, 2));
     size_t points = oom_sweep("ar_mh_fit_from", mh_fit_only, f);
     /* with injection: no allocation to fail, the sweep stops at its first run */
@@ -524,7 +526,7 @@ static void test_multihead(void **state)
     ar_mh_shape huge = shape;
     huge.p = (size_t)1 << 60; /* the parameter count overflows: refused before any alloc */
     f = NULL;
-    assert_int_not_equal(ar_mh_fitter_alloc(&f, &huge), AR_OK);
+    assert_int_not_equal(ar_mh_fitter_alloc(&f, &huge, NULL), AR_OK);
     assert_null(f);
     ar_matrix_free(&x);
     ar_matrix_free(&y);
@@ -540,14 +542,14 @@ static void test_seprank_rational(void **state)
     (void)state;
     ar_seprank_config c = seprank_config(1, 2, 1, 2);
     ar_partition part;
-    assert_ok(ar_partition_half(2, &part));
+    assert_ok(ar_partition_half(2, &part, NULL));
     size_t rank = 0;
-    assert_ok(ar_seprank_rational_rank(&c, &part, 2, 1, &rank)); /* span 3 */
-    assert_ok(ar_seprank_rational_rank(&c, &part, 2, 1000000000L, &rank)); /* the largest */
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, 1000000001L, &rank), AR_EINVAL);
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, 0, &rank), AR_EINVAL);
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, -5, &rank), AR_EINVAL);
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, 0, 3, &rank), AR_EINVAL);
+    assert_ok(ar_seprank_rational_rank(&c, &part, 2, 1, &rank, NULL)); /* span 3 */
+    assert_ok(ar_seprank_rational_rank(&c, &part, 2, 1000000000L, &rank, NULL)); /* the largest */
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, 1000000001L, &rank, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, 0, &rank, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 2, -5, &rank, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 0, 3, &rank, NULL), AR_EINVAL);
     assert_no_handler("ar_seprank_rational_rank");
 }
 

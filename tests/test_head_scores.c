@@ -29,7 +29,7 @@
 static ar_matrix zeros(size_t n)
 {
     ar_matrix m = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&m, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&m, n, n, NULL), AR_OK);
     return m;
 }
 
@@ -348,7 +348,7 @@ static void test_axes(void **state)
     const int64_t t[] = {5, 1, 5, 2, 1, 5, 1, 2};
     ar_matrix m = random_causal(n, rng), mt = ar_matrix_empty();
     AR_AT(&m, 1, 5) = 0.25; /* a weight above the diagonal, so transposing matters */
-    assert_int_equal(ar_matrix_transpose(&mt, ar_matrix_cview(&m)), AR_OK);
+    assert_int_equal(ar_matrix_transpose(&mt, ar_matrix_cview(&m), NULL), AR_OK);
     ar_head_scores_opts o = token_opts(t, n);
     ar_head_scores row = scores_of(ar_matrix_cview(&m), AR_AXIS_ROW, &o);
     ar_head_scores col = scores_of(ar_matrix_cview(&mt), AR_AXIS_COL, &o);
@@ -384,9 +384,9 @@ static void test_strides(void **state)
         }
     }
     ar_cview vc, vr, vs;
-    assert_int_equal(ar_cview_init_ld(&vc, colmajor, n, n, ld, AR_COL_MAJOR), AR_OK);
-    assert_int_equal(ar_cview_init_ld(&vr, rowmajor, n, n, ld, AR_ROW_MAJOR), AR_OK);
-    assert_int_equal(ar_cview_init(&vs, sparse, n, n, 2, 2 * n * 3), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&vc, colmajor, n, n, ld, AR_COL_MAJOR, NULL), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&vr, rowmajor, n, n, ld, AR_ROW_MAJOR, NULL), AR_OK);
+    assert_int_equal(ar_cview_init(&vs, sparse, n, n, 2, 2 * n * 3, NULL), AR_OK);
     const int64_t t[] = {1, 2, 1, 2};
     ar_head_scores_opts o = token_opts(t, n);
     for (int axis = 0; axis <= 1; axis++) {
@@ -409,7 +409,7 @@ static void test_small_sizes(void **state)
     (void)state;
     double one = 0.75;
     ar_cview v;
-    assert_int_equal(ar_cview_init(&v, &one, 1, 1, 1, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&v, &one, 1, 1, 1, 1, NULL), AR_OK);
     const int64_t t1[] = {3};
     ar_head_scores_opts o = token_opts(t1, 1);
     ar_head_scores s = scores_of(v, AR_AXIS_COL, &o);
@@ -468,13 +468,13 @@ static void test_errors_map(void **state)
     expect_error(v, (ar_axis)2, NULL, AR_EINVAL, "axis must be");
 
     ar_cview empty;
-    assert_int_equal(ar_cview_init(&empty, NULL, 0, 0, 1, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&empty, NULL, 0, 0, 1, 1, NULL), AR_OK);
     expect_error(empty, AR_AXIS_ROW, NULL, AR_EINVAL, "empty map (0 x 0)");
     ar_cview rect;
-    assert_int_equal(ar_cview_block(v, 0, 0, 2, 3, &rect), AR_OK);
+    assert_int_equal(ar_cview_block(v, 0, 0, 2, 3, &rect, NULL), AR_OK);
     expect_error(rect, AR_AXIS_ROW, NULL, AR_ESIZE, "square map");
     expect_error(rect, AR_AXIS_ROW, NULL, AR_ESIZE, "2 x 3");
-    assert_int_equal(ar_cview_block(v, 0, 0, 0, 3, &rect), AR_OK);
+    assert_int_equal(ar_cview_block(v, 0, 0, 0, 3, &rect, NULL), AR_OK);
     expect_error(rect, AR_AXIS_COL, NULL, AR_EINVAL, "empty map (0 x 3)");
 
     AR_AT(&m, 1, 2) = NAN;
@@ -536,7 +536,7 @@ static void test_errors_opts(void **state)
 
     double one = 1.0;
     ar_cview single;
-    assert_int_equal(ar_cview_init(&single, &one, 1, 1, 1, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&single, &one, 1, 1, 1, 1, NULL), AR_OK);
     o = period_opts(1);
     expect_error(single, AR_AXIS_ROW, &o, AR_EINVAL, "[1, 0]");
 

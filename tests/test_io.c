@@ -462,10 +462,10 @@ static void test_write_views(void **state)
             strided[i * 2 * C + 2 * j] = x;
         }
     ar_cview views[4];
-    assert_int_equal(ar_cview_init_ld(&views[0], cm, R, C, R, AR_COL_MAJOR), AR_OK);
-    assert_int_equal(ar_cview_init_ld(&views[1], rm, R, C, C, AR_ROW_MAJOR), AR_OK);
-    assert_int_equal(ar_cview_init_ld(&views[2], padded, R, C, 6, AR_COL_MAJOR), AR_OK);
-    assert_int_equal(ar_cview_init(&views[3], strided, R, C, 2 * C, 2), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&views[0], cm, R, C, R, AR_COL_MAJOR, NULL), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&views[1], rm, R, C, C, AR_ROW_MAJOR, NULL), AR_OK);
+    assert_int_equal(ar_cview_init_ld(&views[2], padded, R, C, 6, AR_COL_MAJOR, NULL), AR_OK);
+    assert_int_equal(ar_cview_init(&views[3], strided, R, C, 2 * C, 2, NULL), AR_OK);
     ar_error err = {{0}};
     char path[128];
     for (int csv = 0; csv < 2; csv++) {
@@ -513,7 +513,7 @@ static void test_atomic_file(void **state)
     assert_non_null(ar_atomic_tmp_path(af));
     assert_int_equal(access(ar_atomic_tmp_path(af), F_OK), 0);
     assert_int_equal(ar_atomic_printf(af, "%d,%.3f\n", 7, 2.385), AR_OK);
-    assert_int_equal(ar_atomic_write(af, "end\n", 4), AR_OK);
+    assert_int_equal(ar_atomic_write(af, "end\n", 4, NULL), AR_OK);
     assert_int_equal(access(path, F_OK), -1);
     assert_int_equal(ar_atomic_commit(af, &err), AR_OK);
     size_t len;
@@ -536,7 +536,7 @@ static void test_atomic_file(void **state)
     assert_null(af);
     assert_int_equal(ar_atomic_open(NULL, path, &err), AR_EINVAL);
     assert_int_equal(ar_atomic_open(&af, "", &err), AR_EINVAL);
-    assert_int_equal(ar_atomic_write(NULL, "x", 1), AR_EINVAL);
+    assert_int_equal(ar_atomic_write(NULL, "x", 1, NULL), AR_EINVAL);
     assert_int_equal(ar_atomic_printf(NULL, "x"), AR_EINVAL);
     assert_int_equal(ar_atomic_commit(NULL, &err), AR_EINVAL);
 }

@@ -48,15 +48,16 @@ static ar_matrix planted(size_t n, const char *mask, double scale, uint64_t seed
                          int half)
 {
     ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++)
             AR_AT(&s, i, j) = scale * ar_rng_gaussian(rng, 1.0);
     ar_rng_free(rng);
     ar_mask m = parse(mask);
-    assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p)), AR_OK);
+    assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p),
+                                     NULL), AR_OK);
     if (half)
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
@@ -118,7 +119,7 @@ static ar_masked_result analyse(const ar_matrix *p, ar_axis axis, const char *ma
                                 ar_precision prec, double smooth, int *rc, ar_error *err)
 {
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows, err), AR_OK);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.axis = axis;
@@ -242,8 +243,8 @@ static void test_irregular_pattern(void **state)
     ar_error err = {{0}};
     assert_int_equal(ar_mask_from_pattern(&pat, allowed, n, &err), AR_OK);
     ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     for (int pass = 0; pass < 3; pass++) {
         /* pass 0: float64, 1: float16, 2: float16 with logits of scale 6 */
         double scale = pass == 2 ? 6.0 : 1.0;
@@ -251,7 +252,7 @@ static void test_irregular_pattern(void **state)
             for (size_t i = 0; i < n; i++)
                 AR_AT(&s, i, j) = scale * ar_rng_gaussian(rng, 1.0);
         assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &pat, AR_AXIS_ROW,
-                                         ar_matrix_view(&p)),
+                                         ar_matrix_view(&p), NULL),
                          AR_OK);
         double low = 1.0;
         for (size_t j = 0; j < n; j++)

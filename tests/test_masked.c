@@ -41,7 +41,7 @@ static ar_mask parse(const char *text)
 static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
 {
     ar_matrix s = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     if (rank == 0) {
         for (size_t j = 0; j < n; j++)
@@ -71,8 +71,8 @@ static ar_matrix logits(size_t n, size_t rank, double scale, uint64_t seed)
 static ar_matrix masked_map(const ar_matrix *s, const ar_mask *m, ar_axis axis)
 {
     ar_matrix p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&p, s->rows, s->rows), AR_OK);
-    assert_int_equal(ar_mask_softmax(ar_matrix_cview(s), m, axis, ar_matrix_view(&p)), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, s->rows, s->rows, NULL), AR_OK);
+    assert_int_equal(ar_mask_softmax(ar_matrix_cview(s), m, axis, ar_matrix_view(&p), NULL), AR_OK);
     return p;
 }
 
@@ -141,7 +141,7 @@ static run analyse(const ar_matrix *p, const ar_matrix *x, const char *mask, ar_
     run out;
     memset(&out, 0, sizeof out);
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows, NULL), AR_OK);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.axis = axis;
@@ -157,7 +157,7 @@ static run analyse(const ar_matrix *p, const ar_matrix *x, const char *mask, ar_
     if (out.r.certified) {
         assert_int_equal(ar_masked_certificate(ws, 0, &out.c, &err), AR_OK);
         ar_mask used;
-        assert_int_equal(ar_mask_copy(&used, out.r.mask), AR_OK);
+        assert_int_equal(ar_mask_copy(&used, out.r.mask, NULL), AR_OK);
         out.forward = forward_error(&out.c, x, p, &used, axis);
         ar_mask_free(&used);
     }
@@ -634,10 +634,10 @@ static void test_f32_ill_conditioned(void **state)
     uint64_t sd = 1000003u * 20u + 7919u * n + 31u * r + 1u;
     ar_matrix s = ar_matrix_empty(), a = ar_matrix_empty(), b = ar_matrix_empty(),
               p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&a, n, r), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&b, n, r), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, n, r, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, n, r, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(sd);
     ar_cm_fill_gaussian(&a, rng, 1.0);
     ar_cm_fill_gaussian(&b, rng, 1.0);
@@ -655,7 +655,7 @@ static void test_f32_ill_conditioned(void **state)
     }
     /* the public analysis */
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.precision = AR_PREC_F32;
@@ -668,9 +668,9 @@ static void test_f32_ill_conditioned(void **state)
     assert_true(res.max_not_innovative <= res.tau && res.tau < res.min_innovative);
     /* both greedies on the D of the analysis (shift removal on key 0) */
     ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&d, n, cols), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&u, n, cols), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&v, cols, cols), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&d, n, cols, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&u, n, cols, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&v, cols, cols, NULL), AR_OK);
     size_t *start = malloc(cols * sizeof *start);
     double *resid = malloc(cols * sizeof *resid);
     for (size_t c = 0; c < cols; c++) {
@@ -716,7 +716,7 @@ static void test_uniform_rows_zero(void **state)
 {
     (void)state;
     ar_matrix s = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&s, 10, 10), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, 10, 10, NULL), AR_OK);
     ar_mask m = parse("causal");
     ar_matrix p = masked_map(&s, &m, AR_AXIS_ROW);
     run o = analyse(&p, NULL, NULL, AR_AXIS_ROW);
@@ -739,7 +739,7 @@ static void test_structured_heads(void **state)
     } heads[] = {{"alibi", 1}, {"self", 31}, {"previous", 30}, {"local4", 28}};
     for (size_t h = 0; h < 4; h++) {
         ar_matrix s = ar_matrix_empty();
-        assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j <= i; j++) {
                 double v = 0.0;
@@ -775,7 +775,7 @@ static size_t numeric_rank(const ar_matrix *d, size_t r0, size_t c1)
     if (rows == 0 || c1 == 0)
         return 0;
     ar_matrix a = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&a, rows, c1), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, rows, c1, NULL), AR_OK);
     for (size_t j = 0; j < c1; j++)
         for (size_t i = 0; i < rows; i++)
             AR_AT(&a, i, j) = AR_AT(d, r0 + i, j);
@@ -797,7 +797,7 @@ static void test_woerdeman_formula(void **state)
         /* low-rank blocks with random structure: sum of rank-one terms
          * supported on random trailing rows / leading columns */
         ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
-        assert_int_equal(ar_matrix_alloc(&d, m, m), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&d, m, m, NULL), AR_OK);
         for (size_t t = 0; t < planted + trial % 3; t++) {
             size_t r0 = gsl_rng_uniform_int(ar_rng_gsl(rng), m), c1 = 1 + gsl_rng_uniform_int(ar_rng_gsl(rng), m);
             for (size_t j = 0; j < c1; j++)
@@ -814,8 +814,8 @@ static void test_woerdeman_formula(void **state)
         size_t *start = malloc(m * sizeof *start);
         for (size_t c = 0; c < m; c++)
             start[c] = c;
-        assert_int_equal(ar_matrix_alloc(&u, m, m), AR_OK);
-        assert_int_equal(ar_matrix_alloc(&v, m, m), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&u, m, m, NULL), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&v, m, m, NULL), AR_OK);
         ar_staircase_result fast, ref;
         assert_int_equal(ar_staircase_complete(&d, start, 1e-8, &u, &v, NULL, &fast), AR_OK);
         /* the completion matches D on the pattern */
@@ -858,7 +858,7 @@ static void test_conventions_and_x(void **state)
     run c = analyse(&pcol, NULL, NULL, AR_AXIS_COL);
     assert_true(c.r.mask_inferred && c.r.min_head_size == 4);
     ar_matrix x = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&x, n + 5, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, n + 5, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(8);
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n + 5; i++)
@@ -908,8 +908,8 @@ static void test_errors(void **state)
 {
     (void)state;
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, 0), AR_EINVAL);
-    assert_int_equal(ar_masked_workspace_alloc(&ws, 6), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, 6, NULL), AR_OK);
     ar_matrix p = generic_map(6, "causal", 1, AR_AXIS_ROW);
     ar_masked_result r;
     ar_error err = {{0}};
@@ -920,13 +920,13 @@ static void test_errors(void **state)
     assert_int_equal(ar_masked_certificate(ws, 0, &c, &err), AR_EINVAL);
     /* rank-deficient and too-narrow X */
     ar_matrix x = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&x, 4, 6), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, 4, 6, NULL), AR_OK);
     assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
                                        (const ar_cview[]){ar_matrix_cview(&x)}, &m, NULL, &r, &err),
                      AR_EDOMAIN);
     assert_non_null(strstr(err.msg, "full-column-rank"));
     ar_matrix_free(&x);
-    assert_int_equal(ar_matrix_alloc(&x, 8, 6), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, 8, 6, NULL), AR_OK);
     for (size_t j = 0; j < 6; j++)
         AR_AT(&x, j % 3, j) = 1.0;
     assert_int_equal(ar_masked_analyze(ws, ar_matrix_cview(&p),
@@ -976,7 +976,7 @@ static ar_masked_workspace *analysed(const ar_matrix *p, const char *mask, ar_ax
                                      ar_masked_result *r)
 {
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows, NULL), AR_OK);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.axis = axis;
@@ -1023,7 +1023,7 @@ static void test_fit_planted_exact(void **state)
     for (int ax = 0; ax < 2; ax++) {
         ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
         ar_matrix p = masked_map(&s, &m, axis), q = ar_matrix_empty();
-        assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&q, n, n, NULL), AR_OK);
         ar_masked_result r;
         ar_masked_workspace *ws = analysed(&p, "causal", axis, &r);
         assert_true(r.exact && r.min_head_size == planted);
@@ -1057,7 +1057,7 @@ static void test_fit_below_threshold(void **state)
     (void)state;
     size_t n = 16, ks[] = {1, 2, 4};
     ar_matrix p = generic_map(n, "causal", 202, AR_AXIS_ROW), q = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&q, n, n, NULL), AR_OK);
     ar_masked_result r;
     ar_masked_workspace *ws = analysed(&p, "causal", AR_AXIS_ROW, &r);
     assert_true(r.exact && r.min_head_size == n / 2);
@@ -1120,7 +1120,7 @@ static void test_fit_limits_and_zeros(void **state)
         for (int ax = 0; ax < 2; ax++) {
             ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
             ar_matrix pm = generic_map(n, masks[k], 404 + k, axis), q = ar_matrix_empty();
-            assert_int_equal(ar_matrix_alloc(&q, n, n), AR_OK);
+            assert_int_equal(ar_matrix_alloc(&q, n, n, NULL), AR_OK);
             ar_cm_fill(&q, NAN);
             ws = analysed(&pm, masks[k], axis, &r);
             ar_fit_result f;
@@ -1157,8 +1157,8 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_mask causal = parse("causal");
     assert_int_equal(ar_mask_fill_pattern(&causal, n, allowed, NULL), AR_OK);
     ar_fit_workspace *a = NULL, *b = NULL;
-    assert_int_equal(ar_fit_workspace_alloc(&a, n), AR_OK);
-    assert_int_equal(ar_fit_workspace_alloc(&b, n), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc(&a, n, NULL), AR_OK);
+    assert_int_equal(ar_fit_workspace_alloc(&b, n, NULL), AR_OK);
     ar_fit_opts o;
     ar_fit_opts_init(&o);
     ar_fit_result fresh, again, masked;
@@ -1184,7 +1184,7 @@ static void test_fit_unmasked_unchanged(void **state)
     assert_non_null(strstr(err.msg, "not positive"));
     /* ar_masked_fit without an analysis, and a wrong prediction size */
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, n, NULL), AR_OK);
     ar_fit_result f;
     assert_int_equal(ar_masked_fit(ws, 1, NULL, &f, &err), AR_EINVAL);
     assert_int_equal(ar_masked_fit(NULL, 1, NULL, &f, &err), AR_EINVAL);
@@ -1192,7 +1192,7 @@ static void test_fit_unmasked_unchanged(void **state)
     ar_masked_result r;
     ar_matrix pr = generic_map(n, "causal", 507, AR_AXIS_ROW), small = ar_matrix_empty();
     ws = analysed(&pr, "causal", AR_AXIS_ROW, &r);
-    assert_int_equal(ar_matrix_alloc(&small, n - 1, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&small, n - 1, n, NULL), AR_OK);
     assert_int_equal(
         ar_masked_fit_map(ws, 1, NULL, &f, (const ar_view[]){ar_matrix_view(&small)}, &err),
         AR_ESIZE);
@@ -1219,17 +1219,17 @@ static void test_masked_views(void **state)
     ar_error err = {{0}};
     ar_matrix s = logits(n, 2, 2.0, 5), p = ar_matrix_empty();
     ar_mask m = parse("window:4");
-    assert_ok(ar_matrix_alloc(&p, n, n));
+    assert_ok(ar_matrix_alloc(&p, n, n, NULL));
     tu_strided ss = tu_row_major(&s), ps = tu_row_major(&p);
     for (int ax = 0; ax < 2; ax++) {
         ar_axis axis = ax ? AR_AXIS_COL : AR_AXIS_ROW;
         /* masked softmax */
-        assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p)));
-        assert_ok(ar_mask_softmax(tu_cv(ss), &m, axis, ps.v));
+        assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, ar_matrix_view(&p), NULL));
+        assert_ok(ar_mask_softmax(tu_cv(ss), &m, axis, ps.v, NULL));
         assert_true(tu_view_diff(tu_cv(ps), &p) == 0.0);
-        assert_int_equal(ar_mask_softmax(tu_bad_cview(&s), &m, axis, ar_matrix_view(&p)),
+        assert_int_equal(ar_mask_softmax(tu_bad_cview(&s), &m, axis, ar_matrix_view(&p), NULL),
                          AR_EINVAL);
-        assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, tu_bad_view(&p)),
+        assert_int_equal(ar_mask_softmax(ar_matrix_cview(&s), &m, axis, tu_bad_view(&p), NULL),
                          AR_EINVAL);
         /* map check and inference */
         assert_ok(ar_mask_check_map(tu_cv(ps), axis, &m, &err));
@@ -1245,13 +1245,13 @@ static void test_masked_views(void **state)
     /* the analysis, with and without X, and the fitted map */
     ar_rng *rng = ar_rng_alloc(8);
     ar_matrix x = tu_gaussian(d, n, rng), q1 = ar_matrix_empty(), q2 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q1, n, n));
-    assert_ok(ar_matrix_alloc(&q2, n, n));
+    assert_ok(ar_matrix_alloc(&q1, n, n, NULL));
+    assert_ok(ar_matrix_alloc(&q2, n, n, NULL));
     tu_strided xs = tu_row_major(&x), qs = tu_row_major(&q2);
     ar_cview xc = ar_matrix_cview(&x), xr = tu_cv(xs), xbad = tu_bad_cview(&x);
     ar_masked_workspace *w1 = NULL, *w2 = NULL;
-    assert_ok(ar_masked_workspace_alloc(&w1, n));
-    assert_ok(ar_masked_workspace_alloc(&w2, n));
+    assert_ok(ar_masked_workspace_alloc(&w1, n, NULL));
+    assert_ok(ar_masked_workspace_alloc(&w2, n, NULL));
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.axis = AR_AXIS_COL; /* p holds the column-query map of the last pass */
@@ -1307,9 +1307,9 @@ static void test_bf16_row_sums(void **state)
     for (size_t k = 0; k < 2; k++) {
         size_t n = ns[k];
         ar_matrix s = logits(n, 8, 1.0, 70 + k), p = ar_matrix_empty();
-        assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
         ar_masked_workspace *ws = NULL;
-        assert_int_equal(ar_masked_workspace_alloc(&ws, n), AR_OK);
+        assert_int_equal(ar_masked_workspace_alloc(&ws, n, NULL), AR_OK);
         ar_mask m = parse("causal");
         for (size_t c = 0; c < 3; c++) {
             for (size_t i = 0; i < n; i++) {
@@ -1418,8 +1418,8 @@ static void test_mask_from_matrix(void **state)
         for (size_t j = 0; j < N; j++)
             a[i * N + j] = j <= i && i - j < 2; /* window:2, rows as queries */
     ar_cview rows, cols;
-    assert_int_equal(ar_cview_init(&rows, a, N, N, N, 1), AR_OK);
-    assert_int_equal(ar_cview_init(&cols, a, N, N, 1, N), AR_OK); /* the transpose */
+    assert_int_equal(ar_cview_init(&rows, a, N, N, N, 1, NULL), AR_OK);
+    assert_int_equal(ar_cview_init(&cols, a, N, N, 1, N, NULL), AR_OK); /* the transpose */
     ar_error err = {{0}};
     ar_mask m;
     assert_int_equal(ar_mask_from_matrix(rows, AR_AXIS_ROW, N, &m, &err), AR_OK);
@@ -1461,7 +1461,7 @@ static void test_mask_from_matrix(void **state)
     /* n = 1: the one entry must be 1 */
     double one = 1.0;
     ar_cview v1;
-    assert_int_equal(ar_cview_init(&v1, &one, 1, 1, 1, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&v1, &one, 1, 1, 1, 1, NULL), AR_OK);
     assert_int_equal(ar_mask_from_matrix(v1, AR_AXIS_ROW, 1, &m, &err), AR_OK);
     ar_mask_free(&m);
 }

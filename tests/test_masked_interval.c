@@ -83,7 +83,7 @@ static ar_matrix delta_of_gaussian_logits(const tpat *t, ar_rng *rng)
 {
     size_t n = t->pat.rows;
     ar_matrix l = tu_gaussian(n, n, rng), d = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&d, t->pat.rows, t->pat.cols));
+    assert_ok(ar_matrix_alloc(&d, t->pat.rows, t->pat.cols, NULL));
     for (size_t i = 0; i < n; i++)
         for (size_t j = t->lo[i]; j <= t->hi[i] && t->lo[i] <= t->hi[i]; j++)
             AR_AT(&d, i, j) = AR_AT(&l, i, j + 1) - AR_AT(&l, i, j);
@@ -96,8 +96,8 @@ static ar_matrix delta_of_gaussian_logits(const tpat *t, ar_rng *rng)
 static double complete(const tpat *t, const ar_matrix *d, size_t r, size_t polish)
 {
     ar_matrix u = ar_matrix_empty(), v = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&u, t->pat.rows, r));
-    assert_ok(ar_matrix_alloc(&v, t->pat.cols, r));
+    assert_ok(ar_matrix_alloc(&u, t->pat.rows, r, NULL));
+    assert_ok(ar_matrix_alloc(&v, t->pat.cols, r, NULL));
     double res = -1.0, check = 0.0;
     ar_error err;
     int rc = ar_interval_complete(&t->pat, d, r, SEED, polish, &u, &v, &res, &err);
@@ -330,10 +330,10 @@ static void test_f64_deterministic(void **state)
     ar_matrix d = delta_of_gaussian_logits(&t, rng);
     ar_matrix u1 = ar_matrix_empty(), v1 = ar_matrix_empty(), u2 = ar_matrix_empty(),
               v2 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&u1, 20, 3));
-    assert_ok(ar_matrix_alloc(&v1, 19, 3));
-    assert_ok(ar_matrix_alloc(&u2, 20, 3));
-    assert_ok(ar_matrix_alloc(&v2, 19, 3));
+    assert_ok(ar_matrix_alloc(&u1, 20, 3, NULL));
+    assert_ok(ar_matrix_alloc(&v1, 19, 3, NULL));
+    assert_ok(ar_matrix_alloc(&u2, 20, 3, NULL));
+    assert_ok(ar_matrix_alloc(&v2, 19, 3, NULL));
     double r1, r2;
     assert_ok(ar_interval_complete(&t.pat, &d, 3, 7, 0, &u1, &v1, &r1, NULL));
     assert_ok(ar_interval_complete(&t.pat, &d, 3, 7, 0, &u2, &v2, &r2, NULL));
@@ -361,7 +361,7 @@ static void test_edges(void **state)
     for (size_t cols = 0; cols <= 3; cols += 3) {
         tpat t = tpat_alloc(0, cols);
         ar_matrix d = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&d, 0, cols));
+        assert_ok(ar_matrix_alloc(&d, 0, cols, NULL));
         assert_true(complete(&t, &d, 2, 10) == 0.0);
         assert_int_equal(verify(&t, 0), 1);
         assert_int_equal(verify(&t, 2), 1);
@@ -452,8 +452,8 @@ static void test_edges(void **state)
         tpat t = window_pattern(10, 4);
         ar_matrix d = delta_of_gaussian_logits(&t, rng), u = ar_matrix_empty(),
                   v = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&u, 10, 5));
-        assert_ok(ar_matrix_alloc(&v, 9, 5));
+        assert_ok(ar_matrix_alloc(&u, 10, 5, NULL));
+        assert_ok(ar_matrix_alloc(&v, 9, 5, NULL));
         ar_cm_fill(&u, 3.0);
         ar_cm_fill(&v, 3.0);
         double res;
@@ -481,9 +481,9 @@ static void test_errors(void **state)
     tpat t = window_pattern(8, 4);
     ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty(),
               bad = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&d, 8, 7));
-    assert_ok(ar_matrix_alloc(&u, 8, 2));
-    assert_ok(ar_matrix_alloc(&v, 7, 2));
+    assert_ok(ar_matrix_alloc(&d, 8, 7, NULL));
+    assert_ok(ar_matrix_alloc(&u, 8, 2, NULL));
+    assert_ok(ar_matrix_alloc(&v, 7, 2, NULL));
     double res;
     int ok;
     ar_error err;
@@ -495,7 +495,7 @@ static void test_errors(void **state)
     assert_int_equal(ar_interval_complete(p, &d, 2, 0, 0, &u, &v, NULL, &err), AR_EINVAL);
     assert_int_equal(ar_interval_complete(p, &d, 3, 0, 0, &u, &v, &res, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "rank 3"));
-    assert_ok(ar_matrix_alloc(&bad, 8, 6));
+    assert_ok(ar_matrix_alloc(&bad, 8, 6, NULL));
     assert_int_equal(ar_interval_complete(p, &bad, 2, 0, 0, &u, &v, &res, &err), AR_EINVAL);
     assert_int_equal(ar_interval_complete(p, &d, 2, 0, 0, &u, &bad, &res, &err), AR_EINVAL);
     assert_int_equal(ar_interval_complete(p, &d, 2, 0, 0, &v, &v, &res, &err), AR_EINVAL);

@@ -51,10 +51,10 @@ static ar_matrix planted(size_t n, size_t k, uint64_t seed, ar_precision prec)
 {
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty(), s = ar_matrix_empty(),
               p = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&a, n, k), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&b, n, k), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&s, n, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&p, n, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, n, k, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, n, k, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&s, n, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&p, n, n, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(seed);
     ar_cm_fill_gaussian(&a, rng, 1.0);
     ar_cm_fill_gaussian(&b, rng, 1.0);
@@ -112,7 +112,7 @@ typedef struct outcome {
 static outcome analyse(const ar_matrix *p, ar_precision prec, double tau, double smooth)
 {
     ar_masked_workspace *ws = NULL;
-    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows), AR_OK);
+    assert_int_equal(ar_masked_workspace_alloc(&ws, p->rows, NULL), AR_OK);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     o.precision = prec;

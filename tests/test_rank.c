@@ -13,7 +13,7 @@ static void test_metrics_hand_computed(void **state)
     ar_rank_opts o;
     ar_rank_opts_init(&o);
     o.energy_fraction = 0.9;
-    assert_ok(ar_rank_metrics_compute(s, 4, 4, 5, &o, &m));
+    assert_ok(ar_rank_metrics_compute(s, 4, 4, 5, &o, &m, NULL));
     assert_int_equal(m.rank, 3);
     assert_close(m.rtol, 5 * DBL_EPSILON, 0.0);
     assert_close(m.threshold, 15 * DBL_EPSILON, 0.0);
@@ -38,7 +38,7 @@ static void test_rank_margin(void **state)
     ar_rank_opts_init(&o);
     o.atol = 1e-2;
     ar_rank_metrics m;
-    assert_ok(ar_rank_metrics_compute(s, 3, 3, 3, &o, &m));
+    assert_ok(ar_rank_metrics_compute(s, 3, 3, 3, &o, &m, NULL));
     assert_int_equal(m.rank, 2);
     assert_close(m.rank_margin, 10.0, 1e-15); /* min(2 / 1e-2, 1e-2 / 1e-3) */
     /* the count is 2 on [t / margin, t * margin) and changes at both ends */
@@ -57,7 +57,7 @@ static void test_rank_margin(void **state)
     assert_true(isinf(ar_rank_margin(exact, 2, 1, 0.0)));
     assert_true(isinf(ar_rank_margin(NULL, 0, 0, 1.0)));
     const double z[] = {0.0, 0.0};
-    assert_ok(ar_rank_metrics_compute(z, 2, 2, 2, NULL, &m));
+    assert_ok(ar_rank_metrics_compute(z, 2, 2, 2, NULL, &m, NULL));
     assert_true(isinf(m.rank_margin) && m.rank_margin > 0.0);
     /* a rank the threshold did not set (the storage rule's floor of 1):
      * below 1 */
@@ -81,7 +81,7 @@ static void test_zero_and_tiny(void **state)
     (void)state;
     const double z[] = {0.0, 0.0, 0.0};
     ar_rank_metrics m;
-    assert_ok(ar_rank_metrics_compute(z, 3, 3, 3, NULL, &m));
+    assert_ok(ar_rank_metrics_compute(z, 3, 3, 3, NULL, &m, NULL));
     assert_int_equal(m.rank, 0);
     assert_close(m.stable_rank, 0.0, 0.0);
     assert_close(m.roy_vetterli_rank, 0.0, 0.0);
@@ -95,7 +95,7 @@ static void test_zero_and_tiny(void **state)
     assert_close(ar_rank_participation_ratio(h, 2), 2.0, 1e-14);
     /* k = 0 */
     size_t r = 7;
-    assert_ok(ar_rank_numerical(NULL, 0, 0, 0, NULL, &r, NULL));
+    assert_ok(ar_rank_numerical(NULL, 0, 0, 0, NULL, &r, NULL, NULL));
     assert_int_equal(r, 0);
 }
 
@@ -109,16 +109,16 @@ static void test_threshold_edges(void **state)
     o.rtol = 0.1;
     size_t r = 0;
     double thr = 0;
-    assert_ok(ar_rank_numerical(s, 5, 5, 5, &o, &r, &thr));
+    assert_ok(ar_rank_numerical(s, 5, 5, 5, &o, &r, &thr, NULL));
     assert_int_equal(r, 2);
     assert_close(thr, 0.2, 1e-16);
     /* just above the cut is in */
     const double s2[] = {2.0, 0.5, 0.20000000001};
-    assert_ok(ar_rank_numerical(s2, 3, 3, 3, &o, &r, &thr));
+    assert_ok(ar_rank_numerical(s2, 3, 3, 3, &o, &r, &thr, NULL));
     assert_int_equal(r, 3);
     /* atol wins when larger than rtol * sigma_1 */
     o.atol = 0.6;
-    assert_ok(ar_rank_numerical(s, 5, 5, 5, &o, &r, &thr));
+    assert_ok(ar_rank_numerical(s, 5, 5, 5, &o, &r, &thr, NULL));
     assert_int_equal(r, 1);
     assert_close(thr, 0.6, 0.0);
     /* float32 storage: eps 2^-23 sets the default rtol */
@@ -127,9 +127,9 @@ static void test_threshold_edges(void **state)
     f.precision = AR_PREC_F32;
     assert_close(ar_rank_resolve_rtol(&f, 128, 64), 128 * 0x1p-23, 0.0);
     const double s3[] = {1.0, 1e-4, 1e-5};
-    assert_ok(ar_rank_numerical(s3, 3, 128, 128, &f, &r, &thr));
+    assert_ok(ar_rank_numerical(s3, 3, 128, 128, &f, &r, &thr, NULL));
     assert_int_equal(r, 2); /* cut 1.53e-5 */
-    assert_ok(ar_rank_numerical(s3, 3, 128, 128, NULL, &r, &thr));
+    assert_ok(ar_rank_numerical(s3, 3, 128, 128, NULL, &r, &thr, NULL));
     assert_int_equal(r, 3); /* float64's cut 2.8e-14 */
     assert_close(ar_precision_eps(AR_PREC_BF16), 0x1p-7, 0.0);
     assert_string_equal(ar_precision_name(AR_PREC_F32), "float32");
@@ -143,20 +143,20 @@ static void test_rank_errors(void **state)
     const double up[] = {1.0, 2.0};
     size_t r;
     ar_rank_metrics m;
-    assert_int_equal(ar_rank_numerical(bad, 2, 2, 2, NULL, &r, NULL), AR_ENONFINITE);
-    assert_int_equal(ar_rank_numerical(neg, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
-    assert_int_equal(ar_rank_numerical(NULL, 2, 2, 2, NULL, &r, NULL), AR_EINVAL);
-    assert_int_equal(ar_rank_metrics_compute(up, 2, 2, 2, NULL, &m), AR_EINVAL);
+    assert_int_equal(ar_rank_numerical(bad, 2, 2, 2, NULL, &r, NULL, NULL), AR_ENONFINITE);
+    assert_int_equal(ar_rank_numerical(neg, 2, 2, 2, NULL, &r, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_numerical(NULL, 2, 2, 2, NULL, &r, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_compute(up, 2, 2, 2, NULL, &m, NULL), AR_EINVAL);
     ar_rank_opts o;
     ar_rank_opts_init(&o);
     o.atol = -1.0;
-    assert_int_equal(ar_rank_numerical(up, 1, 2, 2, &o, &r, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_numerical(up, 1, 2, 2, &o, &r, NULL, NULL), AR_EINVAL);
     ar_rank_opts_init(&o);
     o.energy_fraction = 0.0;
-    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m, NULL), AR_EINVAL);
     o.energy_fraction = 1.5;
-    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m), AR_EINVAL);
-    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, &o, &m, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_compute(neg, 1, 2, 2, NULL, NULL, NULL), AR_EINVAL);
 }
 
 /* A NULL spectrum is checked before anything reads it, in every function
@@ -170,14 +170,14 @@ static void test_rank_null_spectrum(void **state)
     memset(&m, 0x5a, sizeof m);
     ar_rank_metrics before = m;
     size_t r = 7;
-    assert_int_equal(ar_rank_metrics_compute(NULL, 3, 3, 3, NULL, &m), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_compute(NULL, 3, 3, 3, NULL, &m, NULL), AR_EINVAL);
     assert_memory_equal(&m, &before, sizeof m);
     const double nan_up[] = {1.0, 2.0, NAN};
-    assert_int_equal(ar_rank_metrics_compute(nan_up, 3, 3, 3, NULL, &m), AR_ENONFINITE);
+    assert_int_equal(ar_rank_metrics_compute(nan_up, 3, 3, 3, NULL, &m, NULL), AR_ENONFINITE);
     assert_memory_equal(&m, &before, sizeof m);
-    assert_ok(ar_rank_metrics_compute(NULL, 0, 3, 3, NULL, &m));
+    assert_ok(ar_rank_metrics_compute(NULL, 0, 3, 3, NULL, &m, NULL));
     assert_int_equal(m.rank, 0);
-    assert_int_equal(ar_rank_numerical(NULL, 3, 3, 3, NULL, &r, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_numerical(NULL, 3, 3, 3, NULL, &r, NULL, NULL), AR_EINVAL);
     assert_int_equal(r, 7);
     assert_int_equal(ar_rank_count_above(NULL, 3, 0.0), 0);
     assert_true(ar_rank_stable(NULL, 3) == 0.0);
@@ -185,7 +185,7 @@ static void test_rank_null_spectrum(void **state)
     assert_true(ar_rank_participation_ratio(NULL, 3) == 0.0);
     assert_int_equal(ar_rank_energy(NULL, 3, 0.5), 0);
     assert_true(ar_rank_nuclear(NULL, 3) == 0.0);
-    assert_int_equal(ar_precision_parse(NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_precision_parse(NULL, NULL, NULL), AR_EINVAL);
     ar_rank_opts_init(NULL); /* a no-op, not a crash */
     assert_close(ar_rank_resolve_rtol(NULL, 4, 9), 9 * 0x1p-52, 0.0);
 }
@@ -243,7 +243,7 @@ static void test_seed_streams_distinct(void **state)
 static ar_matrix tr_hilbert(size_t n)
 {
     ar_matrix h = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&h, n, n));
+    assert_ok(ar_matrix_alloc(&h, n, n, NULL));
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++)
             AR_AT(&h, i, j) = 1.0 / (double)(i + j + 1);
@@ -254,7 +254,7 @@ static ar_matrix tr_hilbert(size_t n)
 static ar_matrix tr_vandermonde(const double *x, size_t m, size_t n)
 {
     ar_matrix v = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&v, m, n));
+    assert_ok(ar_matrix_alloc(&v, m, n, NULL));
     for (size_t i = 0; i < m; i++) {
         double p = 1.0;
         for (size_t j = 0; j < n; j++, p *= x[i])
@@ -332,7 +332,7 @@ static void tr_spectrum_metrics(const ar_matrix *a, const ar_rank_opts *opts, do
 {
     assert_ok(ar_cm_svals(a, s));
     size_t k = a->rows < a->cols ? a->rows : a->cols;
-    assert_ok(ar_rank_metrics_compute(s, k, a->rows, a->cols, opts, m));
+    assert_ok(ar_rank_metrics_compute(s, k, a->rows, a->cols, opts, m, NULL));
 }
 
 /* Computed singular values of fl(H_n) differ from the exact ones by the

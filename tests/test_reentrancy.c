@@ -94,7 +94,7 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
     ar_error err = {{0}};
     memset(&arr, 0, sizeof arr);
     r->len = 0;
-    int rc = (s1 && s2 && s3 && rng) ? ar_matrix_alloc(&a, jb->m, jb->n) : AR_ENOMEM;
+    int rc = (s1 && s2 && s3 && rng) ? ar_matrix_alloc(&a, jb->m, jb->n, NULL) : AR_ENOMEM;
     if (rc == AR_OK) {
         ar_cm_fill_gaussian(&a, rng, 2.385);
         rc = ar_cm_svals(&a, s1);
@@ -102,16 +102,16 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
     if (rc == AR_OK)
         rc = ar_cm_svals_ws(&a, s2, ws);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, jb->m, k);
+        rc = ar_matrix_alloc(&u, jb->m, k, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, k, jb->n);
+        rc = ar_matrix_alloc(&vt, k, jb->n, NULL);
     if (rc == AR_OK)
         rc = ar_cm_svd(&a, &u, s3, &vt);
     ar_rank_metrics met;
     ar_rank_opts opts;
     ar_rank_opts_init(&opts);
     if (rc == AR_OK)
-        rc = ar_rank_metrics_compute(s1, k, jb->m, jb->n, &opts, &met);
+        rc = ar_rank_metrics_compute(s1, k, jb->m, jb->n, &opts, &met, NULL);
     if (rc == AR_OK)
         rc = ar_npy_parse(jb->npy, jb->npy_len, &arr, 0, &err);
     if (rc == AR_OK) {
@@ -130,7 +130,7 @@ static int run_job(const job *jb, ar_svd_workspace *ws, result *r)
         push(r, met.nuclear_rank);
         /* read back: must be the generated matrix, bit for bit */
         push(r, (double)memcmp(arr.data, a.data, jb->m * jb->n * sizeof(double)));
-        rc = ar_attention_softmax(ar_matrix_view(&a), AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&a), AR_AXIS_COL, NULL);
     }
     if (rc == AR_OK) {
         push(r, AR_AT(&a, 0, 0));
@@ -168,7 +168,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     ar_svd_workspace *ws[NJOBS] = {NULL};
     for (size_t j = 0; j < NJOBS; j++)
-        if (ar_svd_workspace_alloc(&ws[j], g_jobs[j].m, g_jobs[j].n, AR_SVD_VALUES) != AR_OK)
+        if (ar_svd_workspace_alloc(&ws[j], g_jobs[j].m, g_jobs[j].n, AR_SVD_VALUES, NULL) != AR_OK)
             w->failures++;
     result *r = malloc(sizeof *r);
     for (size_t round = 0; r != NULL && w->failures == 0 && round < ROUNDS; round++)
@@ -199,7 +199,7 @@ static int setup(void **state)
         jb->seed = 0x9e3779b97f4a7c15ull * (j + 1);
         ar_matrix a = ar_matrix_empty();
         ar_rng *rng = ar_rng_alloc(jb->seed);
-        if (rng == NULL || ar_matrix_alloc(&a, jb->m, jb->n) != AR_OK)
+        if (rng == NULL || ar_matrix_alloc(&a, jb->m, jb->n, NULL) != AR_OK)
             return -1;
         ar_cm_fill_gaussian(&a, rng, 2.385);
         jb->npy = npy_image(&a, &jb->npy_len);
@@ -226,7 +226,7 @@ static void test_serial_reference(void **state)
     (void)state;
     for (size_t j = 0; j < NJOBS; j++) {
         ar_svd_workspace *ws = NULL;
-        assert_int_equal(ar_svd_workspace_alloc(&ws, g_jobs[j].m, g_jobs[j].n, AR_SVD_VALUES),
+        assert_int_equal(ar_svd_workspace_alloc(&ws, g_jobs[j].m, g_jobs[j].n, AR_SVD_VALUES, NULL),
                          AR_OK);
         assert_int_equal(run_job(&g_jobs[j], ws, &g_serial[j]), AR_OK);
         ar_svd_workspace_free(ws);
@@ -287,9 +287,9 @@ static void *fallback_main(void *arg)
     ar_svd_workspace *ws = NULL;
     ar_matrix a = ar_matrix_empty();
     ar_rng *rng = ar_rng_alloc(jb->seed);
-    fw->status = ar_svd_workspace_alloc(&ws, jb->m, jb->n, AR_SVD_VALUES);
+    fw->status = ar_svd_workspace_alloc(&ws, jb->m, jb->n, AR_SVD_VALUES, NULL);
     if (fw->status == AR_OK)
-        fw->status = ar_matrix_alloc(&a, jb->m, jb->n);
+        fw->status = ar_matrix_alloc(&a, jb->m, jb->n, NULL);
     if (fw->status == AR_OK && rng != NULL) {
         ar_cm_fill_gaussian(&a, rng, 2.385);
         ar_svd_workspace_force_fallback(ws, fw->force);
@@ -356,13 +356,13 @@ typedef struct threaded_out {
 
 static int threaded_run(const threaded_inputs *in, size_t nthreads, threaded_out *out)
 {
-    int rc = ar_spectrum_svals_batch(in->views, TB_COUNT, out->s, nthreads, NULL);
+    int rc = ar_spectrum_svals_batch(in->views, TB_COUNT, out->s, nthreads, NULL, NULL);
     if (rc == AR_OK)
         rc = ar_grid_float(&in->net, ar_matrix_cview(&in->templates), &in->part,
-                           ar_matrix_view(&out->grid), nthreads);
+                           ar_matrix_view(&out->grid), nthreads, NULL);
     if (rc == AR_OK)
         rc = ar_grid_mod(&in->mod, in->mod_templates, TG_TEMPLATES, &in->part, out->grid_mod,
-                         in->cols, nthreads);
+                         in->cols, nthreads, NULL);
     return rc;
 }
 
@@ -370,7 +370,7 @@ static void threaded_out_init(threaded_out *o, const threaded_inputs *in)
 {
     memset(o, 0, sizeof *o);
     o->grid = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&o->grid, in->rows, in->cols), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&o->grid, in->rows, in->cols, NULL), AR_OK);
     o->grid_mod = calloc(in->rows * in->cols, sizeof *o->grid_mod);
     assert_non_null(o->grid_mod);
 }
@@ -388,25 +388,25 @@ static void threaded_inputs_init(threaded_inputs *in)
     assert_non_null(rng);
     for (size_t t = 0; t < TB_COUNT; t++) {
         in->mats[t] = ar_matrix_empty();
-        assert_int_equal(ar_matrix_alloc(&in->mats[t], TB_M, TB_N), AR_OK);
+        assert_int_equal(ar_matrix_alloc(&in->mats[t], TB_M, TB_N, NULL), AR_OK);
         ar_cm_fill_gaussian(&in->mats[t], rng, 1.0 + 0.5 * (double)t);
         in->views[t] = ar_matrix_cview(&in->mats[t]);
     }
     const size_t layers = 1, d = 4, heads = 2, n = 4;
-    assert_int_equal(ar_san_alloc(&in->net, layers, d, heads, n, 1), AR_OK);
+    assert_int_equal(ar_san_alloc(&in->net, layers, d, heads, n, 1, NULL), AR_OK);
     ar_san_randomize(&in->net, rng);
     in->templates = ar_matrix_empty();
-    assert_int_equal(ar_matrix_alloc(&in->templates, d, TG_TEMPLATES), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&in->templates, d, TG_TEMPLATES, NULL), AR_OK);
     ar_cm_fill_gaussian(&in->templates, rng, 1.0);
-    assert_int_equal(ar_san_mod_alloc(&in->mod, layers, d, heads, n, 1, ar_seprank_prime(0)),
+    assert_int_equal(ar_san_mod_alloc(&in->mod, layers, d, heads, n, 1, ar_seprank_prime(0), NULL),
                      AR_OK);
     ar_san_mod_randomize(&in->mod, rng);
     in->mod_templates = malloc(TG_TEMPLATES * d * sizeof *in->mod_templates);
     assert_non_null(in->mod_templates);
     for (size_t i = 0; i < TG_TEMPLATES * d; i++)
         in->mod_templates[i] = ar_seprank_field_uniform(rng, in->mod.p);
-    assert_int_equal(ar_partition_half(n, &in->part), AR_OK);
-    assert_int_equal(ar_grid_shape(&in->part, TG_TEMPLATES, 0, &in->rows, &in->cols), AR_OK);
+    assert_int_equal(ar_partition_half(n, &in->part, NULL), AR_OK);
+    assert_int_equal(ar_grid_shape(&in->part, TG_TEMPLATES, 0, &in->rows, &in->cols, NULL), AR_OK);
     ar_rng_free(rng);
 }
 

@@ -17,7 +17,7 @@ static ar_matrix planted(size_t r, uint64_t seed)
     assert_non_null(rng);
     ar_matrix p = tu_random_rank(N, N, r, rng);
     ar_rng_free(rng);
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL, NULL));
     return p;
 }
 
@@ -113,7 +113,7 @@ static void test_infeasible_side(void **state)
     (void)state;
     ar_matrix p = planted(3, 77);
     ar_matrix x = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&x, 1, N));
+    assert_ok(ar_matrix_alloc(&x, 1, N, NULL));
     memset(x.data, 0, N * sizeof(double));
     x.data[0] = 1.0;
     ar_represent_run_opts o;
@@ -164,8 +164,8 @@ static void test_causal(void **state)
     ar_mask mask;
     assert_ok(ar_mask_parse("causal", &mask, NULL));
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&p, N, N));
-    assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &mask, AR_AXIS_COL, ar_matrix_view(&p)));
+    assert_ok(ar_matrix_alloc(&p, N, N, NULL));
+    assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &mask, AR_AXIS_COL, ar_matrix_view(&p), NULL));
     ar_represent_run_opts o;
     opts_col(&o);
     o.mask = &mask;
@@ -244,7 +244,7 @@ static void test_failures(void **state)
     assert_int_equal(r.failed_step, AR_REPRESENT_STEP_SETUP);
     assert_int_equal(ar_represent_run(ar_matrix_cview(&p), NULL, &o, NULL, NULL), AR_EINVAL);
     ar_cview empty;
-    assert_ok(ar_cview_init(&empty, p.data, 0, 0, 1, 1));
+    assert_ok(ar_cview_init(&empty, p.data, 0, 0, 1, 1, NULL));
     assert_int_equal(ar_represent_run(empty, NULL, &o, &r, NULL), AR_EINVAL);
     ar_represent_run_result_free(NULL);
     ar_represent_run_opts_init(NULL);
@@ -272,8 +272,8 @@ static void test_bias_alibi(void **state)
     (void)state;
     ar_matrix b = alibi(0.5, 0);
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_clone(&p, ar_matrix_cview(&b)));
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    assert_ok(ar_matrix_clone(&p, ar_matrix_cview(&b), NULL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL, NULL));
     ar_represent_run_opts o;
     opts_col(&o);
     ar_represent_run_result r;
@@ -322,7 +322,7 @@ static void test_bias_planted(void **state)
     ar_matrix b = alibi(0.5, 0);
     for (size_t k = 0; k < N * N; k++)
         p.data[k] += b.data[k]; /* both column-major N x N */
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL, NULL));
     ar_represent_run_opts o;
     opts_col(&o);
     ar_cview bv = ar_matrix_cview(&b);
@@ -358,9 +358,9 @@ static void test_bias_causal(void **state)
     ar_mask mask;
     assert_ok(ar_mask_parse("causal", &mask, NULL));
     ar_matrix s = ar_matrix_empty(), p = ar_matrix_empty();
-    assert_ok(ar_matrix_transpose(&s, ar_matrix_cview(&b))); /* rows as queries */
-    assert_ok(ar_matrix_alloc(&p, N, N));
-    assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &mask, AR_AXIS_COL, ar_matrix_view(&p)));
+    assert_ok(ar_matrix_transpose(&s, ar_matrix_cview(&b), NULL)); /* rows as queries */
+    assert_ok(ar_matrix_alloc(&p, N, N, NULL));
+    assert_ok(ar_mask_softmax(ar_matrix_cview(&s), &mask, AR_AXIS_COL, ar_matrix_view(&p), NULL));
     ar_represent_run_opts o;
     opts_col(&o);
     o.mask = &mask;
@@ -388,8 +388,8 @@ static void test_bias_refused(void **state)
     (void)state;
     ar_matrix p = planted(2, 5);
     ar_matrix b = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&b, N - 1, N - 1));
-    assert_ok(ar_matrix_fill(ar_matrix_view(&b), 0.0));
+    assert_ok(ar_matrix_alloc(&b, N - 1, N - 1, NULL));
+    assert_ok(ar_matrix_fill(ar_matrix_view(&b), 0.0, NULL));
     ar_represent_run_opts o;
     opts_col(&o);
     ar_cview bv = ar_matrix_cview(&b);

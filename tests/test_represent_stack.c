@@ -17,7 +17,7 @@ static ar_matrix planted(size_t r, uint64_t seed)
     assert_non_null(rng);
     ar_matrix p = tu_random_rank(N, N, r, rng);
     ar_rng_free(rng);
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_COL, NULL));
     return p;
 }
 

@@ -112,15 +112,15 @@ static void test_dtype_table(void **state)
     const size_t sizes[] = {8, 4, 2, 2, 1, 1, 1, 1, 1, 2, 2, 4, 4, 8, 8};
     for (int i = 0; i < AR_ST_NDTYPES; i++) {
         ar_st_dtype d;
-        assert_ok(ar_st_dtype_parse(names[i], &d));
+        assert_ok(ar_st_dtype_parse(names[i], &d, NULL));
         assert_int_equal(d, i);
         assert_string_equal(ar_st_dtype_name(d), names[i]);
         assert_int_equal(ar_st_dtype_size(d), sizes[i]);
         assert_int_equal(ar_st_dtype_is_float(d), i <= AR_ST_BF16);
     }
     ar_st_dtype d;
-    assert_int_equal(ar_st_dtype_parse("f32", &d), AR_EUNSUPPORTED);
-    assert_int_equal(ar_st_dtype_parse("F12", &d), AR_EUNSUPPORTED);
+    assert_int_equal(ar_st_dtype_parse("f32", &d, NULL), AR_EUNSUPPORTED);
+    assert_int_equal(ar_st_dtype_parse("F12", &d, NULL), AR_EUNSUPPORTED);
     assert_int_equal(ar_st_dtype_precision(AR_ST_F16), AR_PREC_F16);
     assert_int_equal(ar_st_dtype_precision(AR_ST_BF16), AR_PREC_BF16);
     assert_int_equal(ar_st_dtype_precision(AR_ST_F32), AR_PREC_F32);
@@ -135,7 +135,7 @@ static void test_each_dtype(void **state)
 {
     (void)state;
     ar_matrix m = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&m, 2, 3));
+    assert_ok(ar_matrix_alloc(&m, 2, 3, NULL));
     const double vals[6] = {2.375, -0.5, 1.25, 0.0, -3.0, 96.0};
     for (size_t i = 0; i < 6; i++)
         AR_AT(&m, i / 3, i % 3) = vals[i];
@@ -190,7 +190,7 @@ static void test_blocks_and_transpose(void **state)
 {
     (void)state;
     ar_matrix m = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&m, 3, 5));
+    assert_ok(ar_matrix_alloc(&m, 3, 5, NULL));
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 5; j++)
             AR_AT(&m, i, j) = 10.0 * (double)i + (double)j + 0.125;
@@ -201,8 +201,8 @@ static void test_blocks_and_transpose(void **state)
     ar_safetensors *st = parse_ok(&b, &img);
     const ar_st_tensor *t = ar_safetensors_find(st, "w");
     ar_matrix blk = ar_matrix_empty(), blkt = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&blk, 2, 3));
-    assert_ok(ar_matrix_alloc(&blkt, 3, 2));
+    assert_ok(ar_matrix_alloc(&blk, 2, 3, NULL));
+    assert_ok(ar_matrix_alloc(&blkt, 3, 2, NULL));
     ar_error err = {{0}};
     assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_NO_TRANS, ar_matrix_view(&blk), &err));
     assert_ok(ar_safetensors_read_block(st, t, 1, 2, AR_TRANS, ar_matrix_view(&blkt), &err));
@@ -291,7 +291,7 @@ static void test_nonfinite_weights(void **state)
             fail_msg("case %zu: '%s' lacks '%s'", c, err.msg, want);
         /* the transposed read names the same element */
         ar_matrix tb = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&tb, 3, 2));
+        assert_ok(ar_matrix_alloc(&tb, 3, 2, NULL));
         assert_int_equal(ar_safetensors_read_block(st, ar_safetensors_find(st, "layer.0.q"), 0, 0,
                                                    AR_TRANS, ar_matrix_view(&tb), &err),
                          AR_ENONFINITE);
@@ -470,7 +470,7 @@ static void write_shard(const char *dir, const char *file, const char *tensor, d
     st_builder b;
     stb_init(&b);
     ar_matrix m = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&m, 2, 2));
+    assert_ok(ar_matrix_alloc(&m, 2, 2, NULL));
     ar_cm_fill(&m, value);
     stb_add_matrix(&b, tensor, "F32", &m, 0);
     char path[512];

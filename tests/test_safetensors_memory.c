@@ -96,8 +96,8 @@ static void assert_same_table(const ar_safetensors *file, const ar_safetensors *
         assert_ptr_equal(b->data, w->bytes[n - 1 - i]); /* borrowed, not copied */
         assert_ptr_equal(ar_safetensors_find(mem, a->name), b);
         size_t rows = 0, cols = 0;
-        if (!ar_st_dtype_is_float(a->dtype) || ar_st_tensor_matrix_shape(a, &rows, &cols) != AR_OK
-            || rows * cols == 0)
+        if (!ar_st_dtype_is_float(a->dtype) ||
+            ar_st_tensor_matrix_shape(a, &rows, &cols, NULL) != AR_OK || rows * cols == 0)
             continue;
         ar_matrix x = ar_matrix_empty(), y = ar_matrix_empty();
         ar_error err = {{0}};
@@ -203,7 +203,7 @@ static void model_tensors(st_builder *b, family fam, const char *dtype, ar_rng *
     size_t kv = fam == LLAMA ? KV : HEADS;
     for (size_t l = 0; l < LAYERS; l++) {
         ar_matrix q = ar_matrix_empty(), k = tu_gaussian(kv * DH, D, rng);
-        assert_ok(ar_matrix_alloc(&q, HEADS * DH, D));
+        assert_ok(ar_matrix_alloc(&q, HEADS * DH, D, NULL));
         for (size_t h = 0; h < HEADS; h++) {
             ar_matrix qh = tu_random_rank(DH, D, 1 + (l + h) % DH, rng);
             for (size_t i = 0; i < DH; i++)
@@ -213,7 +213,7 @@ static void model_tensors(st_builder *b, family fam, const char *dtype, ar_rng *
         }
         if (fam == GPT2) { /* Conv1D [d, 3 d]: q | k | v, stored transposed */
             ar_matrix stack = ar_matrix_empty(), bias = tu_gaussian(1, 3 * D, rng);
-            assert_ok(ar_matrix_alloc(&stack, 3 * D, D));
+            assert_ok(ar_matrix_alloc(&stack, 3 * D, D, NULL));
             for (size_t i = 0; i < D; i++)
                 for (size_t j = 0; j < D; j++) {
                     AR_AT(&stack, i, j) = AR_AT(&q, i, j);

@@ -81,17 +81,17 @@ static void hand_layer(const ar_san *net, size_t l, const ar_matrix *y, ar_matri
 static void check_against_hand(size_t layers, size_t d, size_t heads, size_t n, int residual)
 {
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, layers, d, heads, n, residual), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, layers, d, heads, n, residual, NULL), AR_OK);
     fill_net(&net, layers * 100 + d * 10 + heads + (size_t)residual);
     ar_matrix x, y, a, b;
-    assert_int_equal(ar_matrix_alloc(&x, d, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&y, d, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&a, d, n), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&b, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, d, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&y, d, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&a, d, n, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&b, d, n, NULL), AR_OK);
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < d; i++)
             AR_AT(&x, i, j) = 0.5 * hv(7777 + i + 13 * j);
-    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y), NULL), AR_OK);
     ar_cm_copy(&a, &x);
     for (size_t l = 0; l < layers; l++) {
         hand_layer(&net, l, &a, &b);
@@ -104,7 +104,7 @@ static void check_against_hand(size_t layers, size_t d, size_t heads, size_t n, 
     for (size_t p = 0; p < n; p++) {
         net.position = p;
         double f = 0.0, want = 0.0;
-        assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
+        assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_OK);
         for (size_t r = 0; r < d; r++)
             want += net.readout[r] * AR_AT(&a, r, p);
         assert_true(fabs(f - want) <= 1e-12 * (fabs(want) + scale));
@@ -134,7 +134,7 @@ static void test_network_scalar_closed_form(void **state)
 {
     (void)state;
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, 1, 1, 1, 2, 0), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, 1, 1, 1, 2, 0, NULL), AR_OK);
     net.wq[0].data[0] = 1.5;
     net.wk[0].data[0] = -0.7;
     net.wv[0].data[0] = 2.1;
@@ -143,13 +143,13 @@ static void test_network_scalar_closed_form(void **state)
     double xs[2] = {0.83, -1.27};
     ar_matrix x = ar_matrix_alias(xs, 1, 2, 1);
     double f = 0.0;
-    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_OK);
     double w = 1.5 * -0.7 * 2.1 * 0.3 * 1.9;
     double want = w * (xs[0] * xs[0] * xs[0] + xs[0] * xs[1] * xs[1]);
     assert_true(fabs(f - want) < 1e-14);
     /* with the residual: + r x0 */
     net.residual = 1;
-    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_OK);
     assert_true(fabs(f - (want + 1.9 * xs[0])) < 1e-14);
     ar_san_free(&net);
 }
@@ -163,8 +163,8 @@ static void test_mod_matches_integer_arithmetic(void **state)
     uint64_t p = ar_seprank_prime(0);
     ar_san net;
     ar_san_mod mnet;
-    assert_int_equal(ar_san_alloc(&net, L, d, H, n, 1), AR_OK);
-    assert_int_equal(ar_san_mod_alloc(&mnet, L, d, H, n, 1, p), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, L, d, H, n, 1, NULL), AR_OK);
+    assert_int_equal(ar_san_mod_alloc(&mnet, L, d, H, n, 1, p, NULL), AR_OK);
     size_t c = 0;
     for (size_t l = 0; l < L; l++) {
         ar_matrix *ms[4] = {&net.wq[l], &net.wk[l], &net.wv[l], &net.wo[l]};
@@ -186,10 +186,10 @@ static void test_mod_matches_integer_arithmetic(void **state)
             xm[j * d + i] = v < 0 ? p - (uint64_t)(-v) : (uint64_t)v;
         }
     ar_matrix x = ar_matrix_alias(xs, d, n, d), y;
-    assert_int_equal(ar_matrix_alloc(&y, d, n), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&y, d, n, NULL), AR_OK);
     uint64_t ym[12];
-    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
-    assert_int_equal(ar_san_mod_forward(&mnet, xm, ym), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y), NULL), AR_OK);
+    assert_int_equal(ar_san_mod_forward(&mnet, xm, ym, NULL), AR_OK);
     int nonzero = 0;
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < d; i++) {
@@ -202,13 +202,13 @@ static void test_mod_matches_integer_arithmetic(void **state)
         }
     assert_true(nonzero > 0);
     /* eval = entry read-out */
-    assert_int_equal(ar_san_mod_set_entry(&mnet, 2, 3), AR_OK);
+    assert_int_equal(ar_san_mod_set_entry(&mnet, 2, 3, NULL), AR_OK);
     uint64_t f = 0;
-    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f), AR_OK);
+    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f, NULL), AR_OK);
     assert_true(f == ym[2 * d + 3]);
     /* inputs must be reduced */
     xm[0] = p;
-    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f), AR_EDOMAIN);
+    assert_int_equal(ar_san_mod_eval(&mnet, xm, &f, NULL), AR_EDOMAIN);
     ar_matrix_free(&y);
     ar_san_free(&net);
     ar_san_mod_free(&mnet);
@@ -247,20 +247,20 @@ static void test_rank_of_separable_sums(void **state)
                 gf[i + j * m] = af;
             }
         size_t rank = 99;
-        assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank), AR_OK);
+        assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank, NULL), AR_OK);
         assert_int_equal(rank, R);
         ar_matrix a = ar_matrix_alias(gf, m, m, m);
         double s[12];
         assert_int_equal(ar_cm_svals(&a, s), AR_OK);
         size_t fr = 0;
-        assert_int_equal(ar_rank_numerical(s, m, m, m, NULL, &fr, NULL), AR_OK);
+        assert_int_equal(ar_rank_numerical(s, m, m, m, NULL, &fr, NULL, NULL), AR_OK);
         assert_int_equal(fr, R);
     }
     ar_rng_free(rng);
     size_t r = 5;
-    assert_int_equal(ar_seprank_rank_mod(NULL, 0, 4, 4, 7, &r), AR_OK);
+    assert_int_equal(ar_seprank_rank_mod(NULL, 0, 4, 4, 7, &r, NULL), AR_OK);
     assert_int_equal(r, 0);
-    assert_int_equal(ar_seprank_rank_mod(NULL, 3, 3, 3, 7, &r), AR_EINVAL);
+    assert_int_equal(ar_seprank_rank_mod(NULL, 3, 3, 3, 7, &r, NULL), AR_EINVAL);
 }
 
 /* A residual network with zero attention weights computes f = r^T x_p: a
@@ -270,18 +270,18 @@ static void test_network_product_function(void **state)
     (void)state;
     uint64_t p = ar_seprank_prime(0);
     ar_san_mod net;
-    assert_int_equal(ar_san_mod_alloc(&net, 2, 3, 1, 2, 1, p), AR_OK);
+    assert_int_equal(ar_san_mod_alloc(&net, 2, 3, 1, 2, 1, p, NULL), AR_OK);
     for (size_t i = 0; i < 3; i++)
         net.readout[i] = 1000003 * (i + 1);
     ar_partition part;
-    assert_int_equal(ar_partition_half(2, &part), AR_OK);
+    assert_int_equal(ar_partition_half(2, &part, NULL), AR_OK);
     size_t m = 6;
     uint64_t t[18], g[36];
     for (size_t i = 0; i < 18; i++)
         t[i] = (i * 2654435761u + 17) % p;
-    assert_int_equal(ar_grid_mod(&net, t, m, &part, g, m, 2), AR_OK);
+    assert_int_equal(ar_grid_mod(&net, t, m, &part, g, m, 2, NULL), AR_OK);
     size_t rank = 0;
-    assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank), AR_OK);
+    assert_int_equal(ar_seprank_rank_mod(g, m, m, m, p, &rank, NULL), AR_OK);
     assert_int_equal(rank, 1);
     /* and rows are f(t_a) on every column */
     for (size_t i = 0; i < m; i++)
@@ -295,23 +295,24 @@ static void test_grid_float_matches_eval(void **state)
 {
     (void)state;
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, 2, 2, 2, 3, 0), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, 2, 2, 2, 3, 0, NULL), AR_OK);
     fill_net(&net, 5);
     net.position = 1;
     ar_partition part;
     ar_error err;
     assert_int_equal(ar_partition_parse("2/0,1", 3, &part, &err), AR_OK);
     size_t m = 3, rows, cols;
-    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols), AR_OK);
+    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols, NULL), AR_OK);
     assert_int_equal(rows, 3);
     assert_int_equal(cols, 9);
     ar_matrix t, g, x;
-    ar_matrix_alloc(&t, 2, m);
-    ar_matrix_alloc(&g, rows, cols);
-    ar_matrix_alloc(&x, 2, 3);
+    ar_matrix_alloc(&t, 2, m, NULL);
+    ar_matrix_alloc(&g, rows, cols, NULL);
+    ar_matrix_alloc(&x, 2, 3, NULL);
     for (size_t i = 0; i < 2 * m; i++)
         t.data[i] = hv(300 + i);
-    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 3), AR_OK);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 3,
+                                   NULL), AR_OK);
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++) {
             size_t which[3] = {c % m, (c / m) % m, r};
@@ -319,12 +320,13 @@ static void test_grid_float_matches_eval(void **state)
                 for (size_t i = 0; i < 2; i++)
                     AR_AT(&x, i, j) = AR_AT(&t, i, which[j]);
             double f;
-            assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
+            assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_OK);
             assert_true(fabs(f - AR_AT(&g, r, c)) <= 1e-13 * (1.0 + fabs(f)));
         }
     ar_matrix bad;
-    ar_matrix_alloc(&bad, rows, cols + 1);
-    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&bad), 1), AR_ESIZE);
+    ar_matrix_alloc(&bad, rows, cols + 1, NULL);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&bad), 1,
+                                   NULL), AR_ESIZE);
     ar_matrix_free(&bad);
     ar_matrix_free(&t);
     ar_matrix_free(&g);
@@ -338,25 +340,26 @@ static void test_strided_views(void **state)
 {
     (void)state;
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, 2, 4, 2, 3, 1), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, 2, 4, 2, 3, 1, NULL), AR_OK);
     fill_net(&net, 9);
     ar_partition part;
-    ar_partition_half(3, &part);
+    ar_partition_half(3, &part, NULL);
     size_t m = 3, rows, cols;
-    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols), AR_OK);
+    assert_int_equal(ar_grid_shape(&part, m, 0, &rows, &cols, NULL), AR_OK);
     ar_matrix t, g, x, y;
-    assert_int_equal(ar_matrix_alloc(&t, 4, m), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&g, rows, cols), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&x, 4, 3), AR_OK);
-    assert_int_equal(ar_matrix_alloc(&y, 4, 3), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&t, 4, m, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&g, rows, cols, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&x, 4, 3, NULL), AR_OK);
+    assert_int_equal(ar_matrix_alloc(&y, 4, 3, NULL), AR_OK);
     for (size_t i = 0; i < 4 * m; i++)
         t.data[i] = hv(500 + i);
     for (size_t i = 0; i < 12; i++)
         x.data[i] = 0.5 * hv(900 + i);
-    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 1), AR_OK);
-    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y)), AR_OK);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, ar_matrix_view(&g), 1,
+                                   NULL), AR_OK);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), ar_matrix_view(&y), NULL), AR_OK);
     double f0, f;
-    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f0), AR_OK);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f0, NULL), AR_OK);
     for (int layout = 0; layout < 2; layout++) {
         ar_cview tv, xv;
         ar_view gv, yv;
@@ -368,22 +371,24 @@ static void test_strided_views(void **state)
         assert_non_null(xb);
         assert_non_null(gb);
         assert_non_null(yb);
-        assert_int_equal(ar_grid_float(&net, tv, &part, gv, 2), AR_OK);
+        assert_int_equal(ar_grid_float(&net, tv, &part, gv, 2, NULL), AR_OK);
         assert_true(ar_matrix_max_abs_diff(ar_view_const(gv), ar_matrix_cview(&g)) == 0.0);
-        assert_int_equal(ar_san_forward(&net, xv, yv), AR_OK);
+        assert_int_equal(ar_san_forward(&net, xv, yv, NULL), AR_OK);
         assert_true(ar_matrix_max_abs_diff(ar_view_const(yv), ar_matrix_cview(&y)) == 0.0);
-        assert_int_equal(ar_san_eval(&net, xv, &f), AR_OK);
+        assert_int_equal(ar_san_eval(&net, xv, &f, NULL), AR_OK);
         assert_true(f == f0);
         free(tb);
         free(xb);
         free(gb);
         free(yb);
     }
-    assert_int_equal(ar_grid_float(&net, tu_bad_cview(&t), &part, ar_matrix_view(&g), 1), AR_EINVAL);
-    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, tu_bad_view(&g), 1), AR_EINVAL);
-    assert_int_equal(ar_san_forward(&net, tu_bad_cview(&x), ar_matrix_view(&y)), AR_EINVAL);
-    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), tu_bad_view(&y)), AR_EINVAL);
-    assert_int_equal(ar_san_eval(&net, tu_bad_cview(&x), &f), AR_EINVAL);
+    assert_int_equal(ar_grid_float(&net, tu_bad_cview(&t), &part, ar_matrix_view(&g), 1,
+                                   NULL), AR_EINVAL);
+    assert_int_equal(ar_grid_float(&net, ar_matrix_cview(&t), &part, tu_bad_view(&g), 1,
+                                   NULL), AR_EINVAL);
+    assert_int_equal(ar_san_forward(&net, tu_bad_cview(&x), ar_matrix_view(&y), NULL), AR_EINVAL);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&x), tu_bad_view(&y), NULL), AR_EINVAL);
+    assert_int_equal(ar_san_eval(&net, tu_bad_cview(&x), &f, NULL), AR_EINVAL);
     ar_matrix_free(&t);
     ar_matrix_free(&g);
     ar_matrix_free(&x);
@@ -520,7 +525,7 @@ static void test_bounds_small_values(void **state)
     assert_true(fabs(ar_seprank_bound_log_monomial(2, 1, 1, 1) - log(10.0)) < 1e-12);
     assert_true(fabs(ar_seprank_bound_log_split(2, 1, 1, 1, 0) - log(6.0)) < 1e-12);
     ar_partition part;
-    ar_partition_half(2, &part);
+    ar_partition_half(2, &part, NULL);
     assert_true(fabs(ar_seprank_bound_log_parity(2, 1, &part, 0, 0) - log(3.0)) < 1e-12);
     /* parity bound for N = 2 is C(d + (3^L-1)/2, d) */
     for (size_t d = 1; d <= 6; d++)
@@ -558,7 +563,7 @@ static void test_partitions(void **state)
     assert_int_equal(p.a[1], 3);
     ar_partition_format(&p, buf, sizeof buf);
     assert_string_equal(buf, "0,3/1,2");
-    assert_int_equal(ar_partition_half(5, &p), AR_OK);
+    assert_int_equal(ar_partition_half(5, &p, NULL), AR_OK);
     ar_partition_format(&p, buf, sizeof buf);
     assert_string_equal(buf, "0,1/2,3,4");
     const char *bad[] = {"0,1,2,3", "0/1/2,3", "0,1/", "/0,1,2,3", "0,0/1,2,3", "0,1/2",
@@ -569,15 +574,15 @@ static void test_partitions(void **state)
         assert_true(strlen(err.msg) > 0);
     }
     assert_int_equal(ar_partition_parse("0/1", 1, &p, &err), AR_EINVAL);
-    assert_int_equal(ar_partition_half(1, &p), AR_EINVAL);
-    assert_int_equal(ar_partition_half(AR_SEPRANK_MAX_POSITIONS + 1, &p), AR_EINVAL);
+    assert_int_equal(ar_partition_half(1, &p, NULL), AR_EINVAL);
+    assert_int_equal(ar_partition_half(AR_SEPRANK_MAX_POSITIONS + 1, &p, NULL), AR_EINVAL);
     size_t r, c;
-    assert_int_equal(ar_partition_half(4, &p), AR_OK);
-    assert_int_equal(ar_grid_shape(&p, 5, 0, &r, &c), AR_OK);
+    assert_int_equal(ar_partition_half(4, &p, NULL), AR_OK);
+    assert_int_equal(ar_grid_shape(&p, 5, 0, &r, &c, NULL), AR_OK);
     assert_int_equal(r, 25);
-    assert_int_equal(ar_grid_shape(&p, 5, 600, &r, &c), AR_ENOMEM);
-    assert_int_equal(ar_grid_shape(&p, (size_t)1 << 40, 0, &r, &c), AR_ENOMEM);
-    assert_int_equal(ar_grid_shape(&p, 0, 0, &r, &c), AR_EINVAL);
+    assert_int_equal(ar_grid_shape(&p, 5, 600, &r, &c, NULL), AR_ENOMEM);
+    assert_int_equal(ar_grid_shape(&p, (size_t)1 << 40, 0, &r, &c, NULL), AR_ENOMEM);
+    assert_int_equal(ar_grid_shape(&p, 0, 0, &r, &c, NULL), AR_EINVAL);
 }
 
 static void test_primes_and_field(void **state)
@@ -601,14 +606,15 @@ static void test_primes_and_field(void **state)
         assert_true(ar_seprank_field_uniform(rng, 7) < 7);
     ar_rng_free(rng);
     ar_san_mod m;
-    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 2, 2, 0, 15), AR_EINVAL); /* not prime */
-    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 3, 2, 0, a), AR_EINVAL);  /* 3 does not divide 4 */
-    assert_int_equal(ar_san_mod_alloc(&m, 0, 4, 1, 2, 0, a), AR_EINVAL);
-    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 1, 2, 0, a), AR_OK);
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 2, 2, 0, 15, NULL), AR_EINVAL); /* not prime */
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 3, 2, 0, a,
+                                      NULL), AR_EINVAL);  /* 3 does not divide 4 */
+    assert_int_equal(ar_san_mod_alloc(&m, 0, 4, 1, 2, 0, a, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_mod_alloc(&m, 1, 4, 1, 2, 0, a, NULL), AR_OK);
     assert_null(ar_san_mod_weight(&m, 1, AR_SAN_WQ, 0, 0));
     assert_null(ar_san_mod_weight(&m, 0, (ar_san_weight)4, 0, 0));
-    assert_int_equal(ar_san_mod_set_entry(&m, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_san_mod_set_entry(&m, 0, 4), AR_EINVAL);
+    assert_int_equal(ar_san_mod_set_entry(&m, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_mod_set_entry(&m, 0, 4, NULL), AR_EINVAL);
     ar_san_mod_free(&m);
 }
 
@@ -616,20 +622,20 @@ static void test_error_paths(void **state)
 {
     (void)state;
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, 1, 6, 4, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_san_alloc(&net, 1, 4, 0, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_san_alloc(&net, 1, 4, 1, 0, 0), AR_EINVAL);
-    assert_int_equal(ar_san_alloc(NULL, 1, 4, 1, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_san_alloc(&net, 1, 4, 2, 2, 0), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, 1, 6, 4, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 0, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 1, 0, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(NULL, 1, 4, 1, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_alloc(&net, 1, 4, 2, 2, 0, NULL), AR_OK);
     ar_matrix x, y;
-    ar_matrix_alloc(&x, 3, 2);
-    ar_matrix_alloc(&y, 4, 2);
+    ar_matrix_alloc(&x, 3, 2, NULL);
+    ar_matrix_alloc(&y, 4, 2, NULL);
     double f;
-    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_ESIZE);
-    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&y), ar_matrix_view(&x)), AR_ESIZE);
-    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&y), NULL), AR_EINVAL);
-    assert_int_equal(ar_san_set_entry(&net, 2, 0), AR_EINVAL);
-    assert_int_equal(ar_san_set_entry(&net, 0, 4), AR_EINVAL);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_ESIZE);
+    assert_int_equal(ar_san_forward(&net, ar_matrix_cview(&y), ar_matrix_view(&x), NULL), AR_ESIZE);
+    assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&y), NULL, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_set_entry(&net, 2, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_san_set_entry(&net, 0, 4, NULL), AR_EINVAL);
     ar_matrix_free(&x);
     ar_matrix_free(&y);
     ar_san_free(&net);
@@ -639,7 +645,7 @@ static void test_error_paths(void **state)
     ar_error err = {{0}};
     ar_partition part0;
     size_t rank0;
-    ar_partition_half(2, &part0);
+    ar_partition_half(2, &part0, NULL);
     ar_seprank_config c = cfg_of(1, 4, 3, 2, 0);
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "divide"));
@@ -655,7 +661,7 @@ static void test_error_paths(void **state)
     c.entry = 4;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     c.entry = 3;
-    assert_int_equal(ar_seprank_mod_rank(&c, &part0, 2, 0, &rank0), AR_OK);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part0, 2, 0, &rank0, NULL), AR_OK);
     c.readout = (ar_seprank_readout)7;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     c.readout = AR_SEPRANK_READOUT_RANDOM;
@@ -668,7 +674,7 @@ static void test_error_paths(void **state)
     c.templates = 100000; /* 10^10 entries */
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_ENOMEM);
     c.templates = 0;
-    ar_partition_half(3, &c.partition); /* does not match n = 2 */
+    ar_partition_half(3, &c.partition, NULL); /* does not match n = 2 */
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
     /* NULL configuration: the defaults (L = 1, d = 2, N = 2) */
     assert_int_equal(ar_seprank_run(NULL, &r, &err), AR_OK);
@@ -681,11 +687,11 @@ static void test_error_paths(void **state)
     assert_int_equal(ar_seprank_run(&c, NULL, &err), AR_EINVAL);
     size_t rank;
     ar_partition part;
-    ar_partition_half(2, &part);
+    ar_partition_half(2, &part, NULL);
     c = cfg_of(1, 4, 1, 2, 0);
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, 0, 0, &rank), AR_EINVAL);
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, 4, 16, &rank), AR_EINVAL);
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, 4, 0, &rank), AR_EINVAL);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, 0, 0, &rank, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, 4, 16, &rank, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, 4, 0, &rank, NULL), AR_EINVAL);
     /* auto templates: N = 2 takes bound + 1 (d + 1 = 5 at L = 1: bound 5),
      * capped by max_dim */
     c.max_dim = 1024;
@@ -693,7 +699,7 @@ static void test_error_paths(void **state)
     c.layers = 4;
     c.max_dim = 100;
     assert_int_equal(ar_seprank_auto_templates(&c, &part), 100);
-    ar_partition_half(4, &part);
+    ar_partition_half(4, &part, NULL);
     c.n = 4;
     assert_int_equal(ar_seprank_auto_templates(&c, &part), 10);
 }
@@ -783,50 +789,50 @@ static void test_flint_cap(void **state)
     __flint_set_memory_functions(count_malloc, count_calloc, count_realloc, free);
     ar_seprank_config c = cfg_of(2, 2, 1, 2, 0);
     ar_partition part;
-    ar_partition_half(2, &part);
+    ar_partition_half(2, &part, NULL);
     size_t m = 5, rows = 5, cols = 5, need, rank_free, rank;
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank_free), AR_OK); /* 16e9 cap */
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank_free, NULL), AR_OK); /* 16e9 cap */
     assert_true(rank_free >= 1 && rank_free <= 5);
     assert_int_equal(ar_seprank_nmod_bytes(rows, cols, &need), AR_OK);
     c.max_bytes = (double)need - 1.0;
     flint_allocs = 0;
     rank = 99;
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_ENOMEM);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank, NULL), AR_ENOMEM);
     assert_int_equal(flint_allocs, 0);
     assert_int_equal(rank, 99);
     c.max_bytes = (double)need; /* just fits */
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_OK);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank, NULL), AR_OK);
     assert_true(flint_allocs > 0 && rank == rank_free);
     c.max_bytes = 0.0; /* no cap */
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_OK);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank, NULL), AR_OK);
     assert_int_equal(rank, rank_free);
     c.max_bytes = -1.0;
-    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank), AR_EINVAL);
+    assert_int_equal(ar_seprank_mod_rank(&c, &part, m, 0, &rank, NULL), AR_EINVAL);
     /* over Q */
     c.max_bytes = AR_SEPRANK_DEFAULT_MAX_BYTES;
     size_t qrank_free, qrank;
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank_free), AR_OK);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank_free, NULL), AR_OK);
     assert_int_equal(qrank_free, rank_free); /* generic rank, both ways */
     assert_int_equal(ar_seprank_rational_bytes(&c, rows, cols, m, 1000, &need), AR_OK);
     c.max_bytes = (double)need - 1.0;
     flint_allocs = 0;
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank), AR_ENOMEM);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank, NULL), AR_ENOMEM);
     assert_int_equal(flint_allocs, 0);
     c.max_bytes = (double)need;
-    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank), AR_OK);
+    assert_int_equal(ar_seprank_rational_rank(&c, &part, m, 1000, &qrank, NULL), AR_OK);
     assert_true(flint_allocs > 0 && qrank == qrank_free);
     /* ar_seprank_rank_mod has the default cap: 2^17 x 2^17 needs 4e11 bytes
      * and is refused before g is read (g is one entry here) */
     uint64_t g[1] = {1};
     size_t big = (size_t)1 << 17;
     flint_allocs = 0;
-    assert_int_equal(ar_seprank_rank_mod(g, big, big, big, ar_seprank_prime(0), &rank),
+    assert_int_equal(ar_seprank_rank_mod(g, big, big, big, ar_seprank_prime(0), &rank, NULL),
                      AR_ENOMEM);
     assert_int_equal(ar_seprank_rank_mod(g, (size_t)1 << 40, (size_t)1 << 40, (size_t)1 << 40,
-                                         ar_seprank_prime(0), &rank),
+                                         ar_seprank_prime(0), &rank, NULL),
                      AR_ENOMEM); /* the count overflows */
     assert_int_equal(flint_allocs, 0);
-    assert_int_equal(ar_seprank_rank_mod(g, 1, 1, 1, ar_seprank_prime(0), &rank), AR_OK);
+    assert_int_equal(ar_seprank_rank_mod(g, 1, 1, 1, ar_seprank_prime(0), &rank, NULL), AR_OK);
     assert_int_equal(rank, 1);
     /* the whole run: the message names the rank and the cap; NaN refused */
     ar_seprank_result r;

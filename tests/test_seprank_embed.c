@@ -229,11 +229,12 @@ static void test_bounds_with_m(void **state)
 {
     (void)state;
     ar_partition part;
-    ar_partition_half(4, &part);
+    ar_partition_half(4, &part, NULL);
     ar_seprank_config c = embed_cfg(2, 8, 2, 3);
     c.n = 4;
     double mono, split, parity, vocab, least;
-    assert_int_equal(ar_seprank_embed_bounds(&c, &part, &mono, &split, &parity, &vocab, &least),
+    assert_int_equal(ar_seprank_embed_bounds(&c, &part, &mono, &split, &parity, &vocab, &least,
+                                             NULL),
                      AR_OK);
     assert_true(mono == ar_seprank_bound_log_monomial(3, 2, 2, 2));
     assert_true(split == ar_seprank_bound_log_split(3, 2, 2, 2, 0));
@@ -242,14 +243,15 @@ static void test_bounds_with_m(void **state)
     assert_true(least <= mono && least <= split && least <= parity);
     c.embedding.vocab = 5;
     c.embedding.positions = 1;
-    assert_int_equal(ar_seprank_embed_bounds(&c, &part, &mono, &split, &parity, &vocab, &least),
+    assert_int_equal(ar_seprank_embed_bounds(&c, &part, &mono, &split, &parity, &vocab, &least,
+                                             NULL),
                      AR_OK);
     assert_true(isnan(parity));
     assert_true(split == ar_seprank_bound_log_split(3, 2, 2, 2, 1));
     assert_true(fabs(vocab - 2.0 * log(5.0)) < 1e-12);
     assert_true(least == vocab);
     c.embedding.enabled = 0;
-    assert_int_equal(ar_seprank_embed_bounds(&c, &part, NULL, NULL, NULL, NULL, &least),
+    assert_int_equal(ar_seprank_embed_bounds(&c, &part, NULL, NULL, NULL, NULL, &least, NULL),
                      AR_EINVAL);
 }
 
@@ -260,20 +262,20 @@ static void test_offsets_match_eval(void **state)
     (void)state;
     size_t d = 3, n = 2, m = 2;
     ar_san net;
-    assert_int_equal(ar_san_alloc(&net, 2, d, 1, n, 1), AR_OK);
+    assert_int_equal(ar_san_alloc(&net, 2, d, 1, n, 1, NULL), AR_OK);
     ar_rng *rng = ar_rng_alloc(7);
     ar_san_randomize(&net, rng);
     ar_matrix t, off, g, x;
-    ar_matrix_alloc(&t, d, m);
-    ar_matrix_alloc(&off, d, n);
-    ar_matrix_alloc(&g, m, m);
-    ar_matrix_alloc(&x, d, n);
+    ar_matrix_alloc(&t, d, m, NULL);
+    ar_matrix_alloc(&off, d, n, NULL);
+    ar_matrix_alloc(&g, m, m, NULL);
+    ar_matrix_alloc(&x, d, n, NULL);
     for (size_t i = 0; i < d * m; i++)
         t.data[i] = sin(2.385 * (double)i + 0.3);
     for (size_t i = 0; i < d * n; i++)
         off.data[i] = cos(1.731 * (double)i + 0.1);
     ar_partition part;
-    ar_partition_half(n, &part);
+    ar_partition_half(n, &part, NULL);
     assert_int_equal(ar_grid_float_offsets_cm(&net, &t, &off, &part, &g, 2), AR_OK);
     for (size_t a = 0; a < m; a++)
         for (size_t b = 0; b < m; b++) {
@@ -282,17 +284,17 @@ static void test_offsets_match_eval(void **state)
                 AR_AT(&x, i, 1) = AR_AT(&t, i, b) + AR_AT(&off, i, 1);
             }
             double f;
-            assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f), AR_OK);
+            assert_int_equal(ar_san_eval(&net, ar_matrix_cview(&x), &f, NULL), AR_OK);
             assert_true(fabs(f - AR_AT(&g, a, b)) <= 1e-13 * (1.0 + fabs(f)));
         }
     ar_matrix bad;
-    ar_matrix_alloc(&bad, d, n + 1);
+    ar_matrix_alloc(&bad, d, n + 1, NULL);
     assert_int_equal(ar_grid_float_offsets_cm(&net, &t, &bad, &part, &g, 1), AR_EINVAL);
     ar_matrix_free(&bad);
 
     ar_san_mod mn;
     uint64_t p = ar_seprank_prime(0);
-    assert_int_equal(ar_san_mod_alloc(&mn, 2, d, 1, n, 0, p), AR_OK);
+    assert_int_equal(ar_san_mod_alloc(&mn, 2, d, 1, n, 0, p, NULL), AR_OK);
     ar_san_mod_randomize(&mn, rng);
     uint64_t tm[6], om[6], gm[4], xm[6], fm;
     for (size_t i = 0; i < 6; i++) {
@@ -306,7 +308,7 @@ static void test_offsets_match_eval(void **state)
                 xm[i] = (tm[a * d + i] + om[i]) % p;
                 xm[d + i] = (tm[b * d + i] + om[d + i]) % p;
             }
-            assert_int_equal(ar_san_mod_eval(&mn, xm, &fm), AR_OK);
+            assert_int_equal(ar_san_mod_eval(&mn, xm, &fm, NULL), AR_OK);
             assert_true(fm == gm[a * m + b]);
         }
     om[0] = p; /* not a residue */
@@ -348,10 +350,10 @@ static void test_refusals(void **state)
     assert_int_equal(ar_seprank_run(&c, &res, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "{flag:rational}"));
     ar_seprank_expected x;
-    assert_int_equal(ar_seprank_embed_expected(NULL, &x), AR_EINVAL);
-    assert_int_equal(ar_seprank_embed_expected(&c, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_embed_expected(NULL, &x, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_embed_expected(&c, NULL, NULL), AR_EINVAL);
     c.n = 3;
-    assert_int_equal(ar_seprank_embed_expected(&c, &x), AR_OK);
+    assert_int_equal(ar_seprank_embed_expected(&c, &x, NULL), AR_OK);
     assert_int_equal(x.claim, AR_SEPRANK_CLAIM_NONE);
     assert_true(isnan(x.value));
     assert_null(x.formula);

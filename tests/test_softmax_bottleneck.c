@@ -14,7 +14,7 @@ static ar_matrix row_softmax(const ar_matrix *z)
 {
     ar_matrix p = ar_matrix_empty();
     assert_ok(ar_cm_clone(&p, z));
-    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW));
+    assert_ok(ar_attention_softmax(ar_matrix_view(&p), AR_AXIS_ROW, NULL));
     return p;
 }
 
@@ -71,7 +71,7 @@ static ar_matrix planted_logits_flat(size_t n, size_t v, size_t r, int bias, ar_
     ar_matrix h = tu_gaussian(n, r, rng), w = tu_gaussian(v, r, rng), z = ar_matrix_empty();
     orthonormal_to_ones(&h);
     orthonormal_to_ones(&w);
-    assert_ok(ar_matrix_alloc(&z, n, v));
+    assert_ok(ar_matrix_alloc(&z, n, v, NULL));
     assert_ok(ar_cm_gemm(0, 1, sqrt((double)n * (double)v), &h, &w, 0.0, &z));
     ar_matrix_free(&h);
     ar_matrix_free(&w);
@@ -88,7 +88,7 @@ static void analyse(const ar_matrix *p, ar_precision prec, size_t d, int bias, i
                     ar_sbn_result *r)
 {
     ar_sbn_workspace *ws = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, p->rows, p->cols));
+    assert_ok(ar_sbn_workspace_alloc(&ws, p->rows, p->cols, NULL));
     ar_sbn_opts o;
     ar_sbn_opts_init(&o);
     o.d = d;
@@ -224,7 +224,7 @@ static void test_uniform_ulp_noise(void **state)
     (void)state;
     const size_t n = 6, v = 9;
     ar_matrix p = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&p, n, v));
+    assert_ok(ar_matrix_alloc(&p, n, v, NULL));
     for (size_t j = 0; j < v; j++)
         for (size_t i = 0; i < n; i++) {
             double u = 1.0 / (double)v;
@@ -257,7 +257,7 @@ static void test_float32_precision(void **state)
         for (size_t i = 0; i < p.rows; i++)
             AR_AT(&p, i, j) = (double)(float)AR_AT(&p, i, j);
     ar_sbn_workspace *ws = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, 24, 40));
+    assert_ok(ar_sbn_workspace_alloc(&ws, 24, 40, NULL));
     ar_sbn_opts o;
     ar_sbn_opts_init(&o);
     o.d = 3;
@@ -299,7 +299,7 @@ static void test_errors_against_width(void **state)
             AR_AT(&z, i, j) += 0.1 * AR_AT(&noise, i, j);
     ar_matrix p = row_softmax(&z);
     ar_sbn_workspace *ws = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, 15, 25));
+    assert_ok(ar_sbn_workspace_alloc(&ws, 15, 25, NULL));
     ar_sbn_opts o;
     ar_sbn_opts_init(&o);
     o.d = 2;
@@ -316,8 +316,8 @@ static void test_errors_against_width(void **state)
     assert_true(res.fit.kl_mean < res.fit.start_kl_mean); /* BFGS improved on the SVD start */
     assert_int_equal(res.fit.seed, 9);
     ar_matrix q = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q, 15, 25));
-    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)));
+    assert_ok(ar_matrix_alloc(&q, 15, 25, NULL));
+    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q), NULL));
     assert_true(ar_attention_stochastic_defect(ar_matrix_cview(&q), AR_AXIS_ROW) < 1e-14);
     double kls = 0.0;
     for (size_t i = 0; i < 15; i++) {
@@ -368,10 +368,10 @@ static void test_shared_fit(void **state)
     ar_matrix p = row_softmax(&z);
     ar_sbn_workspace *ws = NULL;
     ar_fit_workspace *fw = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, n, v));
-    assert_ok(ar_fit_workspace_alloc_rect(&fw, n, v));
+    assert_ok(ar_sbn_workspace_alloc(&ws, n, v, NULL));
+    assert_ok(ar_fit_workspace_alloc_rect(&fw, n, v, NULL));
     ar_matrix q1 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q1, n, v));
+    assert_ok(ar_matrix_alloc(&q1, n, v, NULL));
     for (int bias = 0; bias <= 1; bias++) {
         ar_sbn_opts o;
         ar_sbn_opts_init(&o);
@@ -399,7 +399,7 @@ static void test_shared_fit(void **state)
             assert_true(f.kl_mean >= 0.0 && f.kl_max >= 0.0 && f.start_kl_mean >= 0.0);
             assert_true(f.kl_mean <= f.start_kl_mean);
             /* the same prediction, transposed back to N x V */
-            assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q1)));
+            assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q1), NULL));
             const ar_matrix *q2 = ar_cm_fit_prediction(fw);
             for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < v; j++)
@@ -431,7 +431,7 @@ static void test_strided_views(void **state)
     ar_matrix z = planted_logits(9, 13, 3, 1, rng);
     ar_matrix p = row_softmax(&z);
     ar_sbn_workspace *ws = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, 9, 13));
+    assert_ok(ar_sbn_workspace_alloc(&ws, 9, 13, NULL));
     ar_sbn_opts o;
     ar_sbn_opts_init(&o);
     o.d = 2;
@@ -440,8 +440,8 @@ static void test_strided_views(void **state)
     ar_sbn_result want, got;
     assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &want, NULL));
     ar_matrix q = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q, 9, 13));
-    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)));
+    assert_ok(ar_matrix_alloc(&q, 9, 13, NULL));
+    assert_ok(ar_sbn_fit_prediction(ws, ar_matrix_view(&q), NULL));
     for (int layout = 0; layout < 2; layout++) {
         ar_cview pv;
         ar_view qv;
@@ -456,7 +456,7 @@ static void test_strided_views(void **state)
         assert_true(got.logit_error == want.logit_error);
         assert_memory_equal(got.singular_values, want.singular_values, want.nsv * sizeof(double));
         assert_true(got.fit.kl_mean == want.fit.kl_mean);
-        assert_ok(ar_sbn_fit_prediction(ws, qv));
+        assert_ok(ar_sbn_fit_prediction(ws, qv, NULL));
         assert_true(ar_matrix_max_abs_diff(ar_view_const(qv), ar_matrix_cview(&q)) == 0.0);
         ar_sbn_result_free(&got);
         free(pb);
@@ -464,7 +464,7 @@ static void test_strided_views(void **state)
     }
     assert_int_equal(ar_sbn_validate(tu_bad_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EINVAL);
     assert_int_equal(ar_sbn_analyze(ws, tu_bad_cview(&p), AR_PREC_F64, &o, &got, NULL), AR_EINVAL);
-    assert_int_equal(ar_sbn_fit_prediction(ws, tu_bad_view(&q)), AR_EINVAL);
+    assert_int_equal(ar_sbn_fit_prediction(ws, tu_bad_view(&q), NULL), AR_EINVAL);
     /* NULL options: the defaults (d = 0, fit on) */
     assert_ok(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, NULL, &got, NULL));
     assert_int_equal(got.d, 0);
@@ -508,9 +508,9 @@ static void test_input_errors(void **state)
     assert_int_equal(ar_sbn_validate(tu_bad_cview(&p), -1.0, AR_PREC_F64, NULL), AR_EINVAL);
     /* workspace and analysis arguments */
     ar_sbn_workspace *ws = NULL;
-    assert_int_equal(ar_sbn_workspace_alloc(&ws, 0, 3), AR_EINVAL);
-    assert_int_equal(ar_sbn_workspace_alloc(NULL, 2, 3), AR_EINVAL);
-    assert_ok(ar_sbn_workspace_alloc(&ws, 3, 3));
+    assert_int_equal(ar_sbn_workspace_alloc(&ws, 0, 3, NULL), AR_EINVAL);
+    assert_int_equal(ar_sbn_workspace_alloc(NULL, 2, 3, NULL), AR_EINVAL);
+    assert_ok(ar_sbn_workspace_alloc(&ws, 3, 3, NULL));
     ar_sbn_opts o;
     ar_sbn_opts_init(&o);
     ar_sbn_result res;
@@ -518,12 +518,12 @@ static void test_input_errors(void **state)
     ar_sbn_fit f;
     assert_int_equal(ar_sbn_fit_run(ws, 1, &o, &f, NULL), AR_EINVAL); /* nothing loaded */
     ar_matrix q = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&q, 3, 3));
-    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&q)), AR_EINVAL);
+    assert_ok(ar_matrix_alloc(&q, 3, 3, NULL));
+    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&q), NULL), AR_EINVAL);
     ar_matrix_free(&q);
     ar_sbn_workspace_free(ws);
     ws = NULL;
-    assert_ok(ar_sbn_workspace_alloc(&ws, 2, 3));
+    assert_ok(ar_sbn_workspace_alloc(&ws, 2, 3, NULL));
     o.rank.atol = -1.0;
     assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, NULL), AR_EINVAL);
     ar_sbn_opts_init(&o);
@@ -539,8 +539,8 @@ static void test_input_errors(void **state)
     assert_true(f.jitter == 1e-3 && f.seed == 0);
     assert_int_equal(ar_sbn_fit_run(ws, 1, &o, NULL, NULL), AR_EINVAL);
     ar_matrix wrong = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&wrong, 3, 2));
-    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&wrong)), AR_ESIZE);
+    assert_ok(ar_matrix_alloc(&wrong, 3, 2, NULL));
+    assert_int_equal(ar_sbn_fit_prediction(ws, ar_matrix_view(&wrong), NULL), AR_ESIZE);
     ar_matrix_free(&wrong);
     ar_sbn_result_free(&res);
     ar_sbn_result_free(NULL);

@@ -13,7 +13,7 @@ static double svd_residual(const ar_matrix *a, const ar_matrix *u, const double 
     for (size_t j = 0; j < us.cols; j++)
         for (size_t i = 0; i < us.rows; i++)
             AR_AT(&us, i, j) *= s[j];
-    assert_ok(ar_matrix_alloc(&rec, a->rows, a->cols));
+    assert_ok(ar_matrix_alloc(&rec, a->rows, a->cols, NULL));
     assert_ok(ar_cm_copy(&rec, a));
     assert_ok(ar_cm_gemm(0, 0, -1.0, &us, vt, 1.0, &rec));
     double big = (double)(a->rows > a->cols ? a->rows : a->cols);
@@ -29,8 +29,8 @@ static double orthogonality_defect(const ar_matrix *q, int rows_orth)
 {
     size_t k = rows_orth ? q->rows : q->cols;
     ar_matrix g = ar_matrix_empty(), eye = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&g, k, k));
-    assert_ok(ar_matrix_alloc(&eye, k, k));
+    assert_ok(ar_matrix_alloc(&g, k, k, NULL));
+    assert_ok(ar_matrix_alloc(&eye, k, k, NULL));
     ar_cm_identity(&eye);
     assert_ok(ar_cm_gemm(rows_orth ? 0 : 1, rows_orth ? 1 : 0, 1.0, q, q, 0.0, &g));
     double d = ar_cm_max_abs_diff(&g, &eye);
@@ -45,8 +45,8 @@ static void check_full_svd(const ar_matrix *a)
     ar_matrix u = ar_matrix_empty(), vt = ar_matrix_empty();
     double *s = malloc(k * sizeof *s);
     assert_non_null(s);
-    assert_ok(ar_matrix_alloc(&u, a->rows, k));
-    assert_ok(ar_matrix_alloc(&vt, k, a->cols));
+    assert_ok(ar_matrix_alloc(&u, a->rows, k, NULL));
+    assert_ok(ar_matrix_alloc(&vt, k, a->cols, NULL));
     assert_ok(ar_cm_svd(a, &u, s, &vt));
     assert_true(svd_residual(a, &u, s, &vt) < 10.0);
     assert_true(orthogonality_defect(&u, 0) < 100 * (double)k * DBL_EPSILON);
@@ -81,7 +81,7 @@ static void test_diagonal_closed_form(void **state)
     const double diag[] = {0.0917, -3.25, 2.385, 0.0, 7.125};
     const double want[] = {7.125, 3.25, 2.385, 0.0917, 0.0};
     ar_matrix a = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, 5, 6)); /* rectangular: an extra zero column */
+    assert_ok(ar_matrix_alloc(&a, 5, 6, NULL)); /* rectangular: an extra zero column */
     for (size_t i = 0; i < 5; i++)
         AR_AT(&a, i, i) = diag[i];
     double s[5];
@@ -98,8 +98,8 @@ static void test_orthogonal_all_ones(void **state)
     ar_rng *rng = ar_rng_alloc(77);
     ar_matrix a = tu_gaussian(40, 40, rng), u = ar_matrix_empty(), vt = ar_matrix_empty();
     double s[40];
-    assert_ok(ar_matrix_alloc(&u, 40, 40));
-    assert_ok(ar_matrix_alloc(&vt, 40, 40));
+    assert_ok(ar_matrix_alloc(&u, 40, 40, NULL));
+    assert_ok(ar_matrix_alloc(&vt, 40, 40, NULL));
     assert_ok(ar_cm_svd(&a, &u, s, &vt));
     assert_ok(ar_cm_svals(&u, s));
     for (size_t i = 0; i < 40; i++)
@@ -130,7 +130,7 @@ static void test_rank_k_products(void **state)
         size_t rank = 99;
         double thr = -1;
         assert_ok(ar_cm_svals(&a, s));
-        assert_ok(ar_rank_numerical(s, n, m, n, NULL, &rank, &thr));
+        assert_ok(ar_rank_numerical(s, n, m, n, NULL, &rank, &thr, NULL));
         assert_int_equal(rank, r);
         assert_close(thr, 23 * DBL_EPSILON * s[0], 1e-300);
         ar_matrix_free(&a);
@@ -143,7 +143,7 @@ static void test_workspace_reuse_and_fallback(void **state)
     (void)state;
     ar_rng *rng = ar_rng_alloc(9);
     ar_svd_workspace *ws = NULL;
-    assert_ok(ar_svd_workspace_alloc(&ws, 30, 20, AR_SVD_VALUES));
+    assert_ok(ar_svd_workspace_alloc(&ws, 30, 20, AR_SVD_VALUES, NULL));
     double s1[20], s2[20];
     for (int rep = 0; rep < 3; rep++) {
         ar_matrix a = tu_gaussian(30, 20, rng);
@@ -164,12 +164,12 @@ static void test_workspace_reuse_and_fallback(void **state)
     }
     /* fallback in the thin SVD keeps the residual small */
     ar_svd_workspace *wt = NULL;
-    assert_ok(ar_svd_workspace_alloc(&wt, 12, 9, AR_SVD_THIN));
+    assert_ok(ar_svd_workspace_alloc(&wt, 12, 9, AR_SVD_THIN, NULL));
     ar_svd_workspace_force_fallback(wt, 1);
     ar_matrix a = tu_gaussian(12, 9, rng), u = ar_matrix_empty(), vt = ar_matrix_empty();
     double s[9];
-    assert_ok(ar_matrix_alloc(&u, 12, 9));
-    assert_ok(ar_matrix_alloc(&vt, 9, 9));
+    assert_ok(ar_matrix_alloc(&u, 12, 9, NULL));
+    assert_ok(ar_matrix_alloc(&vt, 9, 9, NULL));
     assert_ok(ar_cm_svd_ws(&a, &u, s, &vt, wt));
     assert_true(svd_residual(&a, &u, s, &vt) < 10.0);
     assert_int_equal(ar_svd_workspace_fallbacks(wt), 1);
@@ -202,8 +202,8 @@ static void test_oneshot_lazy_fallback(void **state)
             ar_svd_workspace_force_fallback(ws, 1);
             for (int rep = 0; rep < 2; rep++) { /* the second reuses the lazy workspace */
                 if (job) {
-                    assert_ok(ar_matrix_alloc(&u, m, k));
-                    assert_ok(ar_matrix_alloc(&vt, k, n));
+                    assert_ok(ar_matrix_alloc(&u, m, k, NULL));
+                    assert_ok(ar_matrix_alloc(&vt, k, n, NULL));
                     assert_ok(ar_cm_svd_ws(&a, &u, s_thin, &vt, ws));
                     assert_true(svd_residual(&a, &u, s_thin, &vt) < 10.0);
                     ar_matrix_free(&u);
@@ -229,15 +229,15 @@ static void test_errors(void **state)
     ar_matrix empty = ar_matrix_empty();
     assert_int_equal(ar_cm_svals(&empty, s), AR_EINVAL);
     ar_matrix zero_rows = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&zero_rows, 0, 3));
+    assert_ok(ar_matrix_alloc(&zero_rows, 0, 3, NULL));
     assert_int_equal(ar_cm_svals(&zero_rows, s), AR_EINVAL);
     assert_int_equal(ar_cm_svals(NULL, s), AR_EINVAL);
     ar_svd_workspace *ws = NULL;
-    assert_int_equal(ar_svd_workspace_alloc(&ws, 0, 3, AR_SVD_VALUES), AR_EINVAL);
-    assert_int_equal(ar_svd_workspace_alloc(&ws, 3, 3, (ar_svd_job)7), AR_EINVAL);
+    assert_int_equal(ar_svd_workspace_alloc(&ws, 0, 3, AR_SVD_VALUES, NULL), AR_EINVAL);
+    assert_int_equal(ar_svd_workspace_alloc(&ws, 3, 3, (ar_svd_job)7, NULL), AR_EINVAL);
 
     ar_matrix a = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, 3, 4));
+    assert_ok(ar_matrix_alloc(&a, 3, 4, NULL));
     ar_cm_fill(&a, 0.5);
     AR_AT(&a, 2, 1) = NAN;
     assert_int_equal(ar_cm_svals(&a, s), AR_ENONFINITE);
@@ -249,14 +249,14 @@ static void test_errors(void **state)
     assert_int_equal(bj, 1);
     AR_AT(&a, 2, 1) = 1.0;
     /* wrong workspace size or job */
-    assert_ok(ar_svd_workspace_alloc(&ws, 4, 3, AR_SVD_VALUES));
+    assert_ok(ar_svd_workspace_alloc(&ws, 4, 3, AR_SVD_VALUES, NULL));
     assert_int_equal(ar_cm_svals_ws(&a, s, ws), AR_ESIZE);
     ar_svd_workspace_free(ws);
-    assert_ok(ar_svd_workspace_alloc(&ws, 3, 4, AR_SVD_THIN));
+    assert_ok(ar_svd_workspace_alloc(&ws, 3, 4, AR_SVD_THIN, NULL));
     assert_int_equal(ar_cm_svals_ws(&a, s, ws), AR_EINVAL); /* job mismatch: a bad argument */
     ar_matrix u = ar_matrix_empty(), vt = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&u, 3, 2));
-    assert_ok(ar_matrix_alloc(&vt, 3, 4));
+    assert_ok(ar_matrix_alloc(&u, 3, 2, NULL));
+    assert_ok(ar_matrix_alloc(&vt, 3, 4, NULL));
     assert_int_equal(ar_cm_svd_ws(&a, &u, s, &vt, ws), AR_ESIZE);
     ar_svd_workspace_free(ws);
     ar_matrix_free(&u);
@@ -274,7 +274,7 @@ static void test_factored_matches_dense(void **state)
         size_t r = cases[t][0], n = cases[t][1], p = cases[t][2];
         ar_matrix f = tu_gaussian(r, n, rng), g = tu_gaussian(r, p, rng);
         ar_matrix dense = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&dense, n, p));
+        assert_ok(ar_matrix_alloc(&dense, n, p, NULL));
         assert_ok(ar_cm_gemm(1, 0, 1.0, &f, &g, 0.0, &dense));
         size_t k = n < p ? n : p;
         double *sd = malloc(k * sizeof *sd), *sf = malloc(k * sizeof *sf);
@@ -304,7 +304,7 @@ static void test_matrix_basics(void **state)
 {
     (void)state;
     ar_matrix a = ar_matrix_empty(), t = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, 2, 3));
+    assert_ok(ar_matrix_alloc(&a, 2, 3, NULL));
     for (size_t j = 0; j < 3; j++)
         for (size_t i = 0; i < 2; i++)
             AR_AT(&a, i, j) = 2.385 * (double)(i + 1) - 0.0917 * (double)j;
@@ -314,7 +314,7 @@ static void test_matrix_basics(void **state)
     assert_close(ar_cm_norm_fro(&a), ar_cm_norm_fro(&t), 4 * DBL_EPSILON * 10);
     /* the scaled Frobenius norm survives entries near DBL_MAX */
     ar_matrix big = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&big, 2, 2));
+    assert_ok(ar_matrix_alloc(&big, 2, 2, NULL));
     ar_cm_fill(&big, 1e300);
     assert_close(ar_cm_norm_fro(&big), 2e300, 1e286);
     /* an alias writes through to the caller's buffer */
@@ -324,7 +324,7 @@ static void test_matrix_basics(void **state)
     assert_close(buf[4], 4.5, 0.0);
     /* gemm size mismatch */
     ar_matrix c = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&c, 2, 2));
+    assert_ok(ar_matrix_alloc(&c, 2, 2, NULL));
     assert_int_equal(ar_cm_gemm(0, 0, 1.0, &a, &a, 0.0, &c), AR_ESIZE);
     assert_ok(ar_cm_gemm(0, 1, 1.0, &a, &a, 0.0, &c));
     assert_close(AR_AT(&c, 0, 1), AR_AT(&c, 1, 0), 1e-15);
@@ -353,7 +353,7 @@ static void test_batch_matches_sequential(void **state)
     }
     for (size_t threads = 0; threads <= 3; threads++) {
         size_t failed = 99;
-        assert_ok(ar_spectrum_svals_batch(views, COUNT, batch, threads, &failed));
+        assert_ok(ar_spectrum_svals_batch(views, COUNT, batch, threads, &failed, NULL));
         assert_int_equal(failed, 99); /* untouched on success */
         for (size_t t = 0; t < COUNT; t++) {
             assert_ok(ar_cm_svals(&mats[t], one));
@@ -364,18 +364,18 @@ static void test_batch_matches_sequential(void **state)
     /* a NaN in matrix 20 is reported with its index */
     AR_AT(&mats[20], 1, 2) = NAN;
     size_t failed = 0;
-    assert_int_equal(ar_spectrum_svals_batch(views, COUNT, batch, 2, &failed), AR_ENONFINITE);
+    assert_int_equal(ar_spectrum_svals_batch(views, COUNT, batch, 2, &failed, NULL), AR_ENONFINITE);
     assert_int_equal(failed, 20);
     /* mismatched shapes and empty input */
     ar_matrix other = tu_gaussian(N, M, rng);
     ar_cview odd[2] = {views[0], ar_matrix_cview(&other)};
-    assert_int_equal(ar_spectrum_svals_batch(odd, 2, batch, 1, NULL), AR_ESIZE);
-    assert_int_equal(ar_spectrum_svals_batch(views, 0, batch, 1, NULL), AR_EINVAL);
+    assert_int_equal(ar_spectrum_svals_batch(odd, 2, batch, 1, NULL, NULL), AR_ESIZE);
+    assert_int_equal(ar_spectrum_svals_batch(views, 0, batch, 1, NULL, NULL), AR_EINVAL);
     /* an invalid view (column stride below the rows) is named */
     odd[1] = views[1];
     odd[1].col_stride = 2;
     failed = 0;
-    assert_int_equal(ar_spectrum_svals_batch(odd, 2, batch, 1, &failed), AR_EINVAL);
+    assert_int_equal(ar_spectrum_svals_batch(odd, 2, batch, 1, &failed, NULL), AR_EINVAL);
     assert_int_equal(failed, 1);
     ar_matrix_free(&other);
     for (size_t t = 0; t < COUNT; t++)

@@ -38,7 +38,7 @@ static void fill_diagonals(double *block, ar_cview *mats, const double d[3][3])
     for (size_t t = 0; t < 3; t++) {
         for (size_t i = 0; i < 3; i++)
             block[t * 12 + i * 4 + i] = d[t][i];
-        assert_int_equal(ar_cview_init(&mats[t], block + t * 12, 3, 4, 4, 1), AR_OK);
+        assert_int_equal(ar_cview_init(&mats[t], block + t * 12, 3, 4, 4, 1, NULL), AR_OK);
     }
 }
 
@@ -63,7 +63,8 @@ static void test_diagonal_stack(void **state)
                 assert_true(fabs(s[t * 3 + i] - want[t][i]) <= 1e-14 * want[t][0]);
             assert_int_equal(m[t].rank, ranks[t]);
             ar_rank_metrics direct;
-            assert_int_equal(ar_rank_metrics_stored(mats[t], s + t * 3, 3, &opts, &direct), AR_OK);
+            assert_int_equal(ar_rank_metrics_stored(mats[t], s + t * 3, 3, &opts, &direct,
+                                                    NULL), AR_OK);
             assert_metrics_equal(&direct, &m[t]);
         }
     }
@@ -81,7 +82,7 @@ static void test_edge_counts(void **state)
     assert_int_equal(failed, 0);
     double one = -4.0, s;
     ar_cview v;
-    assert_int_equal(ar_cview_init(&v, &one, 1, 1, 1, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&v, &one, 1, 1, 1, 1, NULL), AR_OK);
     ar_rank_metrics m;
     assert_int_equal(ar_spectrum_run_stack(&v, 1, &opts, 1, &s, &m, NULL, &err), AR_OK);
     assert_true(s == 4.0);
@@ -114,7 +115,7 @@ static void test_refusals(void **state)
     assert_int_equal(failed, 2);
 
     fill_diagonals(block, mats, d);
-    assert_int_equal(ar_cview_init(&mats[2], block + 24, 4, 3, 3, 1), AR_OK);
+    assert_int_equal(ar_cview_init(&mats[2], block + 24, 4, 3, 3, 1, NULL), AR_OK);
     assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, &failed, &err), AR_ESIZE);
     assert_int_equal(failed, 2);
     assert_string_equal(err.msg, "matrix 2 is 4 x 3, the first 3 x 4");
@@ -190,16 +191,17 @@ static void direct_svals(size_t n, size_t d, size_t heads, uint64_t seed, size_t
     ar_rng *rng = ar_rng_alloc(seed);
     ar_heads h = {0};
     ar_matrix x = ar_matrix_empty(), m = ar_matrix_empty();
-    assert_ok(ar_heads_alloc(&h, AR_HEADS_MULTI, d, heads, d / heads));
-    assert_ok(ar_heads_randomize(&h, rng));
-    assert_ok(ar_matrix_alloc(&x, d, n));
-    assert_ok(ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0));
-    assert_ok(ar_matrix_alloc(&m, n, n));
+    assert_ok(ar_heads_alloc(&h, AR_HEADS_MULTI, d, heads, d / heads, NULL));
+    assert_ok(ar_heads_randomize(&h, rng, NULL));
+    assert_ok(ar_matrix_alloc(&x, d, n, NULL));
+    assert_ok(ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0, NULL));
+    assert_ok(ar_matrix_alloc(&m, n, n, NULL));
     if (scores)
-        assert_ok(ar_heads_scores(&h, k, ar_matrix_cview(&x), AR_AXIS_ROW, ar_matrix_view(&m)));
+        assert_ok(ar_heads_scores(&h, k, ar_matrix_cview(&x), AR_AXIS_ROW, ar_matrix_view(&m),
+                                  NULL));
     else
-        assert_ok(ar_heads_logits(&h, k, ar_matrix_cview(&x), ar_matrix_view(&m)));
-    assert_ok(ar_spectrum_svals(ar_matrix_cview(&m), s));
+        assert_ok(ar_heads_logits(&h, k, ar_matrix_cview(&x), ar_matrix_view(&m), NULL));
+    assert_ok(ar_spectrum_svals(ar_matrix_cview(&m), s, NULL));
     ar_matrix_free(&m);
     ar_matrix_free(&x);
     ar_heads_free(&h);

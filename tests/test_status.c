@@ -102,6 +102,56 @@ static void test_error_message(void **state)
     assert_string_equal(ar_error_message(NULL, -3, AR_OPTION_STYLE_CLI), "unknown status");
 }
 
+/* A function returning a status fills err on failure (docs/api.md, "Which
+ * functions take ar_error"), keeps the status, and takes a NULL err. */
+static void test_status_functions_fill_err(void **state)
+{
+    (void)state;
+    ar_error err;
+    ar_axis axis;
+    err.msg[0] = '\0';
+    assert_int_equal(ar_axis_parse("diagonal", &axis, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "unknown axis 'diagonal' (col or row)");
+    assert_int_equal(ar_axis_parse("diagonal", &axis, NULL), AR_EINVAL);
+    ar_precision prec;
+    assert_int_equal(ar_precision_parse("float8", &prec, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "unknown precision 'float8'");
+    ar_st_dtype dtype;
+    assert_int_equal(ar_st_dtype_parse("Q4", &dtype, &err), AR_EUNSUPPORTED);
+    assert_string_equal(err.msg, "unknown dtype 'Q4'");
+    /* views: the checking constructors and the copy */
+    double data[6] = {0};
+    ar_cview v;
+    assert_int_equal(ar_cview_init(&v, data, 2, 3, 1, 1, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "invalid matrix view (2 x 3, strides 1, 1)");
+    ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
+    assert_ok(ar_matrix_alloc(&a, 2, 3, &err));
+    assert_ok(ar_matrix_alloc(&b, 3, 2, &err));
+    assert_int_equal(ar_matrix_copy(ar_matrix_view(&a), ar_matrix_cview(&b), &err), AR_ESIZE);
+    assert_string_equal(err.msg, "copy: destination 2 x 3, source 3 x 2");
+    AR_AT(&a, 1, 2) = NAN;
+    assert_int_equal(ar_matrix_check_finite(ar_matrix_cview(&a), NULL, NULL, &err),
+                     AR_ENONFINITE);
+    assert_string_equal(err.msg, "non-finite entry at (1, 2)");
+    /* a failure passed on keeps the callee's message */
+    double s[2];
+    assert_int_equal(ar_spectrum_svals(ar_matrix_cview(&a), s, &err), AR_ENONFINITE);
+    assert_string_equal(err.msg, "non-finite entry at (1, 2)");
+    ar_matrix_free(&a);
+    ar_matrix_free(&b);
+    /* out of memory reads as ar_strerror's text */
+    assert_int_equal(ar_matrix_alloc(&a, SIZE_MAX / 2, 4, &err), AR_ENOMEM);
+    assert_string_equal(err.msg, ar_strerror(AR_ENOMEM));
+    /* the rank metrics name the value at fault */
+    const double desc[3] = {3.0, 1.0, 2.0};
+    ar_rank_metrics m;
+    assert_int_equal(ar_rank_metrics_compute(desc, 3, 3, 3, NULL, &m, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "the spectrum is not non-increasing at index 2");
+    ar_param_count pc;
+    assert_int_equal(ar_bert_params(NULL, &pc, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "NULL argument");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -110,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_render_leaves_other_text),
         cmocka_unit_test(test_render_full_message),
         cmocka_unit_test(test_error_message),
+        cmocka_unit_test(test_status_functions_fill_err),
     };
     return cmocka_run_group_tests_name("status", tests, NULL, NULL);
 }

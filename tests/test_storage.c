@@ -79,8 +79,8 @@ static void test_noise_levels_bound_actual_error(void **state)
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
         size_t m = sizes[c][0], n = sizes[c][1];
         ar_matrix a = tu_gaussian(m, n, rng), b = ar_matrix_empty(), e = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&b, m, n));
-        assert_ok(ar_matrix_alloc(&e, m, n));
+        assert_ok(ar_matrix_alloc(&b, m, n, NULL));
+        assert_ok(ar_matrix_alloc(&e, m, n, NULL));
         for (size_t k = 0; k < 3; k++) {
             for (size_t j = 0; j < n; j++)
                 for (size_t i = 0; i < m; i++) {
@@ -92,7 +92,7 @@ static void test_noise_levels_bound_actual_error(void **state)
             double *se = malloc(kk * sizeof(double));
             assert_ok(ar_cm_svals(&e, se));
             ar_storage_noise z;
-            assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&b), ps[k], 3, 0, &z));
+            assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&b), ps[k], 3, 0, &z, NULL));
             assert_int_equal(z.draws, AR_STORAGE_NOISE_DRAWS);
             assert_true(se[0] <= z.certain);
             assert_true(z.typical_min <= z.typical && z.typical <= z.certain);
@@ -127,7 +127,7 @@ static void test_storage_rule_planted_rank(void **state)
     ar_matrix a = tu_random_rank(n, n, r, rng);
     for (size_t k = 0; k < 3; k++) {
         ar_matrix b = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&b, n, n));
+        assert_ok(ar_matrix_alloc(&b, n, n, NULL));
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < n; i++)
                 AR_AT(&b, i, j) = round_to(AR_AT(&a, i, j), ps[k]);
@@ -138,7 +138,7 @@ static void test_storage_rule_planted_rank(void **state)
         o.precision = ps[k];
         o.seed = 9;
         ar_rank_metrics m;
-        assert_ok(ar_rank_metrics_stored(ar_matrix_cview(&b), s, n, &o, &m));
+        assert_ok(ar_rank_metrics_stored(ar_matrix_cview(&b), s, n, &o, &m, NULL));
         assert_int_equal(m.rule, AR_RANK_RULE_STORAGE);
         assert_string_equal(ar_rank_rule_name(m.rule), "storage");
         assert_int_equal(m.rank, r);
@@ -150,7 +150,7 @@ static void test_storage_rule_planted_rank(void **state)
         assert_close(m.rtol, m.threshold / s[0], 1e-15);
         /* the relative rule for comparison: bfloat16's cut is above sigma_1 */
         ar_rank_metrics rel;
-        assert_ok(ar_rank_metrics_compute(s, n, n, n, &o, &rel));
+        assert_ok(ar_rank_metrics_compute(s, n, n, n, &o, &rel, NULL));
         assert_int_equal(rel.rule, AR_RANK_RULE_RELATIVE);
         assert_int_equal(rel.certain_rank, rel.rank);
         if (ps[k] == AR_PREC_BF16)
@@ -178,8 +178,8 @@ static void test_storage_rule_scope(void **state)
         o.precision = c == 0 ? AR_PREC_F64 : AR_PREC_BF16;
         o.rtol = c == 1 ? 1e-3 : -1.0;
         o.atol = c == 2 ? 1e-9 : 0.0;
-        assert_ok(ar_rank_metrics_stored(ar_matrix_cview(&a), s, 20, &o, &m));
-        assert_ok(ar_rank_metrics_compute(s, 20, 30, 20, &o, &ref));
+        assert_ok(ar_rank_metrics_stored(ar_matrix_cview(&a), s, 20, &o, &m, NULL));
+        assert_ok(ar_rank_metrics_compute(s, 20, 30, 20, &o, &ref, NULL));
         assert_int_equal(m.rule, AR_RANK_RULE_RELATIVE);
         assert_int_equal(m.rank, ref.rank);
         assert_close(m.threshold, ref.threshold, 0.0);
@@ -201,18 +201,18 @@ static void test_storage_rule_edges(void **state)
     ar_rank_metrics m;
     double one = 0.75, s1 = 0.75;
     ar_cview v;
-    assert_ok(ar_cview_init(&v, &one, 1, 1, 1, 1));
-    assert_ok(ar_rank_metrics_stored(v, &s1, 1, &o, &m));
+    assert_ok(ar_cview_init(&v, &one, 1, 1, 1, 1, NULL));
+    assert_ok(ar_rank_metrics_stored(v, &s1, 1, &o, &m, NULL));
     assert_int_equal(m.rank, 1);
     assert_int_equal(m.certain_rank, 1);
     double zeros[6] = {0}, sz[2] = {0, 0};
-    assert_ok(ar_cview_init(&v, zeros, 2, 3, 3, 1));
-    assert_ok(ar_rank_metrics_stored(v, sz, 2, &o, &m));
+    assert_ok(ar_cview_init(&v, zeros, 2, 3, 3, 1, NULL));
+    assert_ok(ar_rank_metrics_stored(v, sz, 2, &o, &m, NULL));
     assert_int_equal(m.rank, 0);
     assert_int_equal(m.certain_rank, 0);
     double tiny[4] = {0x1p-24, 0, 0, 0}, st[2] = {0x1p-24, 0};
-    assert_ok(ar_cview_init(&v, tiny, 2, 2, 2, 1));
-    assert_ok(ar_rank_metrics_stored(v, st, 2, &o, &m));
+    assert_ok(ar_cview_init(&v, tiny, 2, 2, 2, 1, NULL));
+    assert_ok(ar_rank_metrics_stored(v, st, 2, &o, &m, NULL));
     assert_int_equal(m.certain_rank, 1);
     assert_int_equal(m.rank, 1);
     assert_true(m.threshold < st[0]);
@@ -223,27 +223,27 @@ static void test_storage_errors(void **state)
     (void)state;
     double a[4] = {1, 2, 3, 4}, s[2] = {5.4, 0.37};
     ar_cview v;
-    assert_ok(ar_cview_init(&v, a, 2, 2, 2, 1));
+    assert_ok(ar_cview_init(&v, a, 2, 2, 2, 1, NULL));
     ar_storage_noise z;
-    assert_int_equal(ar_storage_noise_estimate(v, AR_PREC_F16, 0, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_storage_noise_estimate(v, AR_PREC_F16, 0, 0, NULL, NULL), AR_EINVAL);
     assert_int_equal(ar_storage_noise_estimate(v, AR_PREC_F16, 0, AR_STORAGE_NOISE_MAX_DRAWS + 1,
-                                               &z),
+                                               &z, NULL),
                      AR_EINVAL);
     ar_cview bad = v;
     bad.data = NULL;
-    assert_int_equal(ar_storage_noise_estimate(bad, AR_PREC_F16, 0, 0, &z), AR_EINVAL);
+    assert_int_equal(ar_storage_noise_estimate(bad, AR_PREC_F16, 0, 0, &z, NULL), AR_EINVAL);
     a[3] = NAN;
-    assert_int_equal(ar_storage_noise_estimate(v, AR_PREC_F16, 0, 0, &z), AR_ENONFINITE);
+    assert_int_equal(ar_storage_noise_estimate(v, AR_PREC_F16, 0, 0, &z, NULL), AR_ENONFINITE);
     a[3] = 4;
     ar_rank_opts o;
     ar_rank_opts_init(&o);
     o.precision = AR_PREC_BF16;
     ar_rank_metrics m;
-    assert_int_equal(ar_rank_metrics_stored(v, s, 1, &o, &m), AR_EINVAL); /* k != min(m, n) */
-    assert_int_equal(ar_rank_metrics_stored(bad, s, 2, &o, &m), AR_EINVAL);
-    assert_int_equal(ar_rank_metrics_stored(v, s, 2, &o, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_stored(v, s, 1, &o, &m, NULL), AR_EINVAL); /* k != min(m, n) */
+    assert_int_equal(ar_rank_metrics_stored(bad, s, 2, &o, &m, NULL), AR_EINVAL);
+    assert_int_equal(ar_rank_metrics_stored(v, s, 2, &o, NULL, NULL), AR_EINVAL);
     double up[2] = {0.37, 5.4};
-    assert_int_equal(ar_rank_metrics_stored(v, up, 2, &o, &m), AR_EINVAL); /* ascending */
+    assert_int_equal(ar_rank_metrics_stored(v, up, 2, &o, &m, NULL), AR_EINVAL); /* ascending */
 }
 
 /* The same seed gives the same thresholds; another seed other draws. */
@@ -253,9 +253,9 @@ static void test_storage_seeded(void **state)
     ar_rng *rng = ar_rng_alloc(1);
     ar_matrix a = tu_gaussian(25, 25, rng);
     ar_storage_noise z1, z2, z3;
-    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 4, 2, &z1));
-    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 4, 2, &z2));
-    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 5, 2, &z3));
+    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 4, 2, &z1, NULL));
+    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 4, 2, &z2, NULL));
+    assert_ok(ar_storage_noise_estimate(ar_matrix_cview(&a), AR_PREC_BF16, 5, 2, &z3, NULL));
     assert_close(z1.typical, z2.typical, 0.0);
     assert_close(z1.certain, z2.certain, 0.0);
     assert_true(z1.typical != z3.typical);

@@ -47,15 +47,15 @@ static void model_make(test_model *m, size_t layers, size_t heads, size_t kv, si
     m->rank = calloc(layers * heads, sizeof *m->rank);
     ar_rng *rng = ar_rng_alloc(seed);
     for (size_t l = 0; l < layers; l++) {
-        assert_ok(ar_matrix_alloc(&m->wq[l], heads * dh, d));
-        assert_ok(ar_matrix_alloc(&m->wk[l], kv * dh, d));
+        assert_ok(ar_matrix_alloc(&m->wq[l], heads * dh, d, NULL));
+        assert_ok(ar_matrix_alloc(&m->wk[l], kv * dh, d, NULL));
         for (size_t h = 0; h < heads; h++) {
             size_t r = planted_rank(l, h, dh);
             m->rank[l * heads + h] = r;
             ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty(), p = ar_matrix_empty();
-            assert_ok(ar_matrix_alloc(&a, dh, r));
-            assert_ok(ar_matrix_alloc(&b, r, d));
-            assert_ok(ar_matrix_alloc(&p, dh, d));
+            assert_ok(ar_matrix_alloc(&a, dh, r, NULL));
+            assert_ok(ar_matrix_alloc(&b, r, d, NULL));
+            assert_ok(ar_matrix_alloc(&p, dh, d, NULL));
             /* small integer factors can be singular: redraw until A has
              * full column rank, so that the planted rank holds */
             double sa[64];
@@ -104,7 +104,7 @@ static void model_tensors(const test_model *m, layout lay, const char *dtype, st
             snprintf(name, sizeof name, "bert.encoder.layer.%zu.attention.self.key.weight", l);
             stb_add_matrix(b, name, dtype, &m->wk[l], 0);
             ar_matrix bias = ar_matrix_empty();
-            assert_ok(ar_matrix_alloc(&bias, 1, m->heads * m->dh));
+            assert_ok(ar_matrix_alloc(&bias, 1, m->heads * m->dh, NULL));
             ar_cm_fill(&bias, 0.5);
             snprintf(name, sizeof name, "bert.encoder.layer.%zu.attention.self.query.bias", l);
             stb_add_matrix(b, name, dtype, &bias, 0);
@@ -113,7 +113,7 @@ static void model_tensors(const test_model *m, layout lay, const char *dtype, st
             /* Conv1D [d, 3 d]: stack q, k, v (v = k here) and store transposed */
             size_t o = m->heads * m->dh;
             ar_matrix stack = ar_matrix_empty();
-            assert_ok(ar_matrix_alloc(&stack, 3 * o, m->d));
+            assert_ok(ar_matrix_alloc(&stack, 3 * o, m->d, NULL));
             for (size_t i = 0; i < o; i++)
                 for (size_t j = 0; j < m->d; j++) {
                     AR_AT(&stack, i, j) = AR_AT(&m->wq[l], i, j);
@@ -187,9 +187,9 @@ static void check_against_direct(const test_model *m, const ar_weights_report *r
     assert_int_equal(r->d, m->d);
     size_t group = m->heads / m->kv;
     ar_matrix wq = ar_matrix_empty(), wk = ar_matrix_empty(), dense = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&wq, m->dh, m->d));
-    assert_ok(ar_matrix_alloc(&wk, m->dh, m->d));
-    assert_ok(ar_matrix_alloc(&dense, m->d, m->d));
+    assert_ok(ar_matrix_alloc(&wq, m->dh, m->d, NULL));
+    assert_ok(ar_matrix_alloc(&wk, m->dh, m->d, NULL));
+    assert_ok(ar_matrix_alloc(&dense, m->d, m->d, NULL));
     double *s = malloc(m->d * sizeof *s);
     for (size_t l = 0; l < m->layers; l++)
         for (size_t h = 0; h < m->heads; h++) {
@@ -639,7 +639,7 @@ static void test_tolerance_rule(void **state)
     ar_rng *rng = ar_rng_alloc(2024);
     ar_matrix a = tu_gaussian(dh, 2, rng), b = tu_gaussian(2, d, rng), wq = ar_matrix_empty();
     ar_matrix wk = tu_gaussian(dh, d, rng);
-    assert_ok(ar_matrix_alloc(&wq, dh, d));
+    assert_ok(ar_matrix_alloc(&wq, dh, d, NULL));
     assert_ok(ar_cm_gemm(0, 0, 1.0 / 16.0, &a, &b, 0.0, &wq));
     for (size_t i = 0; i < dh * d; i++)
         wk.data[i] /= 16.0;
@@ -731,7 +731,7 @@ static double stored_value(const char *dtype, double x)
 static ar_matrix stored_copy(const char *dtype, const ar_matrix *x)
 {
     ar_matrix y = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&y, x->rows, x->cols));
+    assert_ok(ar_matrix_alloc(&y, x->rows, x->cols, NULL));
     for (size_t j = 0; j < x->cols; j++)
         for (size_t i = 0; i < x->rows; i++)
             AR_AT(&y, i, j) = stored_value(dtype, AR_AT(x, i, j));
@@ -774,8 +774,8 @@ static void planted_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_ma
     ar_matrix r1 = tu_gaussian(dp, 3, rng), r2 = tu_gaussian(dp, 3, rng);
     *a = ar_matrix_empty();
     *b = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(a, dp, d));
-    assert_ok(ar_matrix_alloc(b, dp, d));
+    assert_ok(ar_matrix_alloc(a, dp, d, NULL));
+    assert_ok(ar_matrix_alloc(b, dp, d, NULL));
     assert_ok(ar_cm_gemm(0, 0, 1.0, &r1, &g, 0.0, a));
     assert_ok(ar_cm_gemm(0, 0, 1.0, &r2, &g, 0.0, b));
     ar_matrix_free(&g);
@@ -797,7 +797,7 @@ static void decaying_head(size_t d, size_t dp, uint64_t seed, ar_matrix *a, ar_m
             AR_AT(&q2, i, k) *= sqrt(s);
     }
     *a = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(a, dp, d));
+    assert_ok(ar_matrix_alloc(a, dp, d, NULL));
     assert_ok(ar_cm_gemm(0, 1, 1.0, &q2, &q1, 0.0, a));
     assert_ok(ar_cm_clone(b, a));
     ar_matrix_free(&q1);
@@ -849,7 +849,7 @@ static ar_matrix dense_first_order(const ar_matrix *a, const ar_matrix *da, cons
                                    const ar_matrix *db)
 {
     ar_matrix m = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&m, a->cols, a->cols));
+    assert_ok(ar_matrix_alloc(&m, a->cols, a->cols, NULL));
     assert_ok(ar_cm_gemm(1, 0, 1.0, da, b, 0.0, &m));
     assert_ok(ar_cm_gemm(1, 0, 1.0, a, db, 1.0, &m));
     return m;
@@ -861,8 +861,8 @@ static double actual_first_order(const ar_matrix *a, const ar_matrix *b, const c
 {
     size_t p = a->rows, d = a->cols;
     ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&f, 2 * p, d));
-    assert_ok(ar_matrix_alloc(&g, 2 * p, d));
+    assert_ok(ar_matrix_alloc(&f, 2 * p, d, NULL));
+    assert_ok(ar_matrix_alloc(&g, 2 * p, d, NULL));
     for (size_t j = 0; j < d; j++)
         for (size_t i = 0; i < p; i++) {
             double x = AR_AT(a, i, j), y = AR_AT(b, i, j);
@@ -897,9 +897,10 @@ static void test_noise_factored_matches_dense(void **state)
         ar_weights_noise z;
         double s[64];
         const uint64_t seed = 1234 + c;
-        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s, &z));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s, &z,
+                                           NULL));
         ar_matrix prod = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&prod, d, d));
+        assert_ok(ar_matrix_alloc(&prod, d, d, NULL));
         assert_ok(ar_cm_gemm(1, 0, 1.0, &a, &b, 0.0, &prod));
         double sd[64];
         assert_ok(ar_cm_svals(&prod, sd));
@@ -918,8 +919,8 @@ static void test_noise_factored_matches_dense(void **state)
         /* the draws, regenerated densely */
         ar_rng *g = ar_rng_alloc(seed);
         ar_matrix da = ar_matrix_empty(), db = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&da, p, d));
-        assert_ok(ar_matrix_alloc(&db, p, d));
+        assert_ok(ar_matrix_alloc(&da, p, d, NULL));
+        assert_ok(ar_matrix_alloc(&db, p, d, NULL));
         double top = 0.0, low = INFINITY;
         for (int t = 0; t < 3; t++) {
             for (int side = 0; side < 2; side++) {
@@ -949,7 +950,8 @@ static void test_noise_factored_matches_dense(void **state)
         assert_true(z.certain_rank <= z.default_rank);
         /* the spectrum alone */
         double s2[64];
-        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s2, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_BF16, seed, 3, 4.0, s2, NULL,
+                                           NULL));
         assert_memory_equal(s, s2, k * sizeof(double));
         ar_matrix_free(&da);
         ar_matrix_free(&db);
@@ -959,30 +961,35 @@ static void test_noise_factored_matches_dense(void **state)
     }
     /* a scalar head: 4 x the draw exceeds the worst case, the cut is tau_cert */
     ar_matrix one = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&one, 1, 1));
+    assert_ok(ar_matrix_alloc(&one, 1, 1, NULL));
     one.data[0] = 1.0;
     ar_weights_noise z;
     double s[1];
-    assert_ok(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z));
+    assert_ok(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z, NULL));
     assert_true(z.capped && z.tau_noise == z.tau_cert);
     assert_int_equal(z.certain_rank, 1);
     assert_int_equal(z.default_rank, 1);
     /* argument checks */
     ar_matrix two = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&two, 1, 2));
-    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&two), AR_PREC_F16, 5, 4, 4.0, s, &z),
+    assert_ok(ar_matrix_alloc(&two, 1, 2, NULL));
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&two), AR_PREC_F16, 5, 4, 4.0, s, &z,
+                                              NULL),
                      AR_ESIZE);
-    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 0, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 0, 4.0, s, &z,
+                                              NULL),
                      AR_EINVAL);
-    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 0.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 0.0, s, &z,
+                                              NULL),
                      AR_EINVAL);
-    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, NAN, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, NAN, s, &z,
+                                              NULL),
                      AR_EINVAL);
     assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, NULL,
-                                              &z),
+                                              &z, NULL),
                      AR_EINVAL);
     one.data[0] = NAN;
-    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z),
+    assert_int_equal(ar_weights_head_factored(CV(&one), CV(&one), AR_PREC_F16, 5, 4, 4.0, s, &z,
+                                              NULL),
                      AR_ENONFINITE);
     ar_matrix_free(&one);
     ar_matrix_free(&two);
@@ -1015,11 +1022,12 @@ static void test_noise_certain_bound_holds(void **state)
         ar_weights_noise z;
         double s[8], s0[8];
         ar_precision prec = dtype_precision(dtypes[k]);
-        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), prec, 9, 4, 4.0, s, &z));
-        assert_ok(ar_weights_head_factored(CV(&a0), CV(&b0), AR_PREC_F64, 9, 4, 4.0, s0, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), prec, 9, 4, 4.0, s, &z, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a0), CV(&b0), AR_PREC_F64, 9, 4, 4.0, s0, NULL,
+                                           NULL));
         ar_matrix da = ar_matrix_empty(), db = ar_matrix_empty();
-        assert_ok(ar_matrix_alloc(&da, p, d));
-        assert_ok(ar_matrix_alloc(&db, p, d));
+        assert_ok(ar_matrix_alloc(&da, p, d, NULL));
+        assert_ok(ar_matrix_alloc(&db, p, d, NULL));
         for (size_t i = 0; i < p * d; i++) {
             da.data[i] = a.data[i] - a0.data[i];
             db.data[i] = b.data[i] - b0.data[i];
@@ -1060,7 +1068,7 @@ static uint64_t typical_planted_seed(size_t d, size_t dp)
         ar_matrix a, b;
         planted_head(d, dp, seed, &a, &b);
         double s[128];
-        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F64, 0, 1, 1.0, s, NULL));
+        assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F64, 0, 1, 1.0, s, NULL, NULL));
         ar_matrix_free(&a);
         ar_matrix_free(&b);
         if (s[2] >= 0.0225 * s[0] && s[2] <= 0.0275 * s[0])
@@ -1229,8 +1237,8 @@ static void test_noise_seeds(void **state)
         }
     /* the factors entry point gives the same head */
     ar_matrix wq = ar_matrix_empty(), wk = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&wq, 4, 10));
-    assert_ok(ar_matrix_alloc(&wk, 4, 10));
+    assert_ok(ar_matrix_alloc(&wq, 4, 10, NULL));
+    assert_ok(ar_matrix_alloc(&wk, 4, 10, NULL));
     for (size_t i = 0; i < 4; i++)
         for (size_t j = 0; j < 10; j++) {
             AR_AT(&wq, i, j) = AR_AT(&m.wq[1], 4 + i, j);
@@ -1258,7 +1266,7 @@ static void test_noise_seeds(void **state)
     assert_int_equal(ar_weights_analyze_model(x.st, &cfg, &bad, &rbad, &err), AR_EINVAL);
     assert_non_null(strstr(err.msg, "noise factor"));
     ar_matrix_free(&wq);
-    assert_ok(ar_matrix_alloc(&wq, 3, 10)); /* 3 rows against 4 */
+    assert_ok(ar_matrix_alloc(&wq, 3, 10, NULL)); /* 3 rows against 4 */
     assert_int_equal(ar_weights_analyze_factors(CV(&wq), CV(&wk), AR_PREC_BF16, 1, 1, &o, s, &q, &err),
                      AR_ESIZE);
     ar_weights_report_free(&r0);
@@ -1421,9 +1429,9 @@ static void test_model_errors(void **state)
 {
     (void)state;
     ar_matrix w = ar_matrix_empty(), w2 = ar_matrix_empty(), w3 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&w, 4, 4));
-    assert_ok(ar_matrix_alloc(&w2, 4, 5));
-    assert_ok(ar_matrix_alloc(&w3, 4, 6));
+    assert_ok(ar_matrix_alloc(&w, 4, 4, NULL));
+    assert_ok(ar_matrix_alloc(&w2, 4, 5, NULL));
+    assert_ok(ar_matrix_alloc(&w3, 4, 6, NULL));
     for (size_t i = 0; i < 16; i++)
         w.data[i] = (double)(i % 5) - 1.5;
     ar_weights_opts o;
@@ -1503,7 +1511,7 @@ static void test_model_errors(void **state)
     /* grouped-query: 3 key heads cannot serve 2 query heads */
     stb_init(&b);
     ar_matrix k6 = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&k6, 6, 4));
+    assert_ok(ar_matrix_alloc(&k6, 6, 4, NULL));
     stb_add_matrix(&b, "model.layers.0.self_attn.q_proj.weight", "F32", &w, 0);
     stb_add_matrix(&b, "model.layers.0.self_attn.k_proj.weight", "F32", &k6, 0);
     expect_model_error(&b, &o, AR_EFORMAT, "3 key heads do not divide 2 query heads");
@@ -1566,7 +1574,7 @@ static void test_strided_factors(void **state)
     ar_matrix a = tu_gaussian(4, 11, rng), b = tu_gaussian(4, 11, rng);
     double s0[4], s1[4];
     ar_weights_noise z0, z1;
-    assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F16, 3, 4, 4.0, s0, &z0));
+    assert_ok(ar_weights_head_factored(CV(&a), CV(&b), AR_PREC_F16, 3, 4, 4.0, s0, &z0, NULL));
     ar_weights_opts o;
     ar_weights_opts_init(&o);
     o.n = 6;
@@ -1580,7 +1588,7 @@ static void test_strided_factors(void **state)
         double *bb = tu_strided_copy(&b, (ar_layout)(1 - lay), 1, &bv);
         assert_non_null(ab);
         assert_non_null(bb);
-        assert_ok(ar_weights_head_factored(av, bv, AR_PREC_F16, 3, 4, 4.0, s1, &z1));
+        assert_ok(ar_weights_head_factored(av, bv, AR_PREC_F16, 3, 4, 4.0, s1, &z1, NULL));
         assert_memory_equal(s0, s1, sizeof s0);
         assert_memory_equal(&z0, &z1, sizeof z0);
         assert_ok(ar_weights_analyze_factors(av, bv, AR_PREC_F16, 2, 1, NULL, t1, &h1, &err));
@@ -1593,10 +1601,10 @@ static void test_strided_factors(void **state)
         free(bb);
     }
     assert_int_equal(ar_weights_head_factored(tu_bad_cview(&a), CV(&b), AR_PREC_F16, 3, 4, 4.0,
-                                              s1, &z1),
+                                              s1, &z1, NULL),
                      AR_EINVAL);
     assert_int_equal(ar_weights_head_factored(CV(&a), tu_bad_cview(&b), AR_PREC_F16, 3, 4, 4.0,
-                                              s1, &z1),
+                                              s1, &z1, NULL),
                      AR_EINVAL);
     assert_int_equal(ar_weights_analyze_factors(tu_bad_cview(&a), CV(&b), AR_PREC_F16, 2, 1, &o,
                                                 t1, &h1, &err),

@@ -15,9 +15,9 @@
 static ar_matrix planted(size_t rows, size_t cols, size_t r, ar_rng *rng)
 {
     ar_matrix u, c, m;
-    ar_matrix_alloc(&u, rows, r);
-    ar_matrix_alloc(&c, r, cols);
-    ar_matrix_alloc(&m, rows, cols);
+    ar_matrix_alloc(&u, rows, r, NULL);
+    ar_matrix_alloc(&c, r, cols, NULL);
+    ar_matrix_alloc(&m, rows, cols, NULL);
     ar_cm_fill_gaussian(&u, rng, 0.02);
     ar_cm_fill_gaussian(&c, rng, 1.0 / sqrt((double)r));
     for (size_t i = 0; i < rows; i++)
@@ -40,7 +40,7 @@ static ar_safetensors *model(size_t d, const ar_matrix *we, const ar_matrix *wp,
     st_builder b;
     stb_init(&b);
     ar_matrix q;
-    ar_matrix_alloc(&q, d, d);
+    ar_matrix_alloc(&q, d, d, NULL);
     ar_cm_fill_gaussian(&q, rng, 1.0);
     stb_add_matrix(&b, "encoder.layer.0.attention.self.query.weight", dtype, &q, 0);
     stb_add_matrix(&b, "encoder.layer.0.attention.self.key.weight", dtype, &q, 0);
@@ -76,7 +76,7 @@ static void test_planted_rank(void **state)
         ar_rng *rng = ar_rng_alloc(11 + t);
         size_t d = 24, r = 5, v = 60, npos = 7;
         ar_matrix we = planted(v, d, r, rng), wp;
-        ar_matrix_alloc(&wp, npos, d);
+        ar_matrix_alloc(&wp, npos, d, NULL);
         ar_cm_fill_gaussian(&wp, rng, 0.02);
         unsigned char *img;
         ar_safetensors *st = model(d, &we, &wp, dtypes[t], &img, rng);
@@ -174,7 +174,7 @@ static void test_none_and_errors(void **state)
     free(img);
     /* A non-finite token embedding is named. */
     ar_matrix we;
-    ar_matrix_alloc(&we, 4, 8);
+    ar_matrix_alloc(&we, 4, 8, NULL);
     ar_cm_fill_gaussian(&we, rng, 1.0);
     AR_AT(&we, 2, 3) = NAN;
     st = model(8, &we, NULL, "F32", &img, rng);

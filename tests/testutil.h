@@ -47,11 +47,11 @@ static inline double tu_round_to(double v, int p, int emin)
 static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, ar_rng *rng)
 {
     ar_matrix a = ar_matrix_empty(), f = ar_matrix_empty(), g = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, m, n));
+    assert_ok(ar_matrix_alloc(&a, m, n, NULL));
     if (r == 0)
         return a;
-    assert_ok(ar_matrix_alloc(&f, m, r));
-    assert_ok(ar_matrix_alloc(&g, r, n));
+    assert_ok(ar_matrix_alloc(&f, m, r, NULL));
+    assert_ok(ar_matrix_alloc(&g, r, n, NULL));
     ar_cm_fill_gaussian(&f, rng, 1.0);
     ar_cm_fill_gaussian(&g, rng, 1.0);
     assert_ok(ar_cm_gemm(0, 0, 1.0, &f, &g, 0.0, &a));
@@ -63,7 +63,7 @@ static inline ar_matrix tu_random_rank(size_t m, size_t n, size_t r, ar_rng *rng
 static inline ar_matrix tu_gaussian(size_t m, size_t n, ar_rng *rng)
 {
     ar_matrix a = ar_matrix_empty();
-    assert_ok(ar_matrix_alloc(&a, m, n));
+    assert_ok(ar_matrix_alloc(&a, m, n, NULL));
     ar_cm_fill_gaussian(&a, rng, 1.0);
     return a;
 }

@@ -26,8 +26,8 @@ typedef enum ar_axis {
 
 AR_API const char *ar_axis_name(ar_axis axis);
 /* Parse "col" / "row" (also "column"); AR_EINVAL otherwise.  "auto" is not
- * an axis: the faces read it and call ar_axis_infer. */
-AR_API int ar_axis_parse(const char *text, ar_axis *axis);
+ * an axis: the faces read it and call ar_axis_infer.  err: may be NULL; filled on failure. */
+AR_API int ar_axis_parse(const char *text, ar_axis *axis, ar_error *err);
 
 /* The axis of the square map p (any layout) read from its sums: AR_AXIS_ROW
  * when every row sums to 1 and some column does not (PyTorch's layout, rows
@@ -57,18 +57,19 @@ AR_API int ar_axis_infer_stack(const ar_cview *maps, size_t count, ar_precision 
 /* S (n x n, caller-sized) = (W_k X)^T (W_q X) / sqrt(d_p), for X (d x n),
  * W_q and W_k (d_p x d), in any layout.  AR_EINVAL for an invalid view or an
  * empty X or W_q, AR_ESIZE when the shapes disagree.  s must not overlap the
- * inputs. */
-AR_API int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s);
+ * inputs.  err: may be NULL; filled on failure. */
+AR_API int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s, ar_error *err);
 
 /* The two factors of the logits, F = W_k X / d_p^{1/4} and G = W_q X / d_p^{1/4}
  * (both d_p x n, caller-sized), so S = F^T G.  Lets spectra be computed from
- * the factors (ar_spectrum_svals_factored) in O(n d_p^2). */
-AR_API int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g);
+ * the factors (ar_spectrum_svals_factored) in O(n d_p^2).  err: may be NULL; filled on failure. */
+AR_API int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g,
+                                      ar_error *err);
 
 /* In-place softmax of each column (AR_AXIS_COL) or row (AR_AXIS_ROW) of m,
  * with max-subtraction so large logits do not overflow.  Non-finite logits
- * give AR_ENONFINITE and leave m partly transformed. */
-AR_API int ar_attention_softmax(ar_view m, ar_axis axis);
+ * give AR_ENONFINITE and leave m partly transformed.  err: may be NULL; filled on failure. */
+AR_API int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err);
 
 /* Largest |sum - 1| over the columns (or rows) of a stochastic matrix (NaN
  * for an invalid view or axis). */
@@ -91,20 +92,28 @@ typedef struct ar_heads {
 } ar_heads;
 
 /* Head size of a configuration: d / h for MultiHead (h must divide d), the
- * given head_size for FixedMultiHead.  AR_EINVAL on zero or non-dividing sizes. */
-AR_API int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp);
+ * given head_size for FixedMultiHead.  AR_EINVAL on zero or non-dividing sizes.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp,
+                         ar_error *err);
 
-/* Allocate the weights of h heads of size dp (zero-filled). */
-AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp);
+/* Allocate the weights of h heads of size dp (zero-filled).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp,
+                          ar_error *err);
 AR_API void ar_heads_free(ar_heads *heads);
 /* Fill every W_q, W_k with N(0, 1/d) entries, so logits are O(1) for
- * inputs with unit-variance entries.  AR_EINVAL for NULL arguments. */
-AR_API int ar_heads_randomize(ar_heads *heads, ar_rng *rng);
+ * inputs with unit-variance entries.  AR_EINVAL for NULL arguments.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_heads_randomize(ar_heads *heads, ar_rng *rng, ar_error *err);
 
-/* Logits (n x n, caller-sized) of head k on input X (d x n). */
-AR_API int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s);
-/* Scores = softmax of head k's logits along axis (n x n, caller-sized). */
-AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p);
+/* Logits (n x n, caller-sized) of head k on input X (d x n).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s, ar_error *err);
+/* Scores = softmax of head k's logits along axis (n x n, caller-sized).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p,
+                           ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -115,8 +115,9 @@ typedef struct ar_smooth_report {
 
 /* In place on a square view: P <- (P + eps) with each column (row)
  * renormalised to sum 1, i.e. (P + eps) / (1 + n eps) for an exactly
- * stochastic P.  eps > 0.  rep may be NULL. */
-AR_API int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep);
+ * stochastic P.  eps > 0.  rep may be NULL.  err: may be NULL; filled on failure. */
+AR_API int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep,
+                                ar_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Target families                                                      */
@@ -152,16 +153,17 @@ typedef struct ar_target_opts {
 /* Set *opts to the defaults listed above (NULL is ignored). */
 AR_API void ar_target_opts_init(ar_target_opts *opts);
 AR_API const char *ar_target_family_name(ar_target_family family);
-/* "dirichlet", "banded", "local-smooth", "near-permutation", "lowrank". */
-AR_API int ar_target_family_parse(const char *text, ar_target_family *family);
+/* "dirichlet", "banded", "local-smooth", "near-permutation", "lowrank".
+ * err: may be NULL; filled on failure. */
+AR_API int ar_target_family_parse(const char *text, ar_target_family *family, ar_error *err);
 
 /* Fill the caller-sized square p (n >= 1, any layout) with one draw of the
  * family.  All entries are positive (Dirichlet entries that underflow are
  * floored at 1e-300 and the column renormalised).  opts NULL means
  * defaults.  AR_EINVAL for an invalid view, a non-square or empty p, NULL
- * rng or bad options. */
+ * rng or bad options.  err: may be NULL; filled on failure. */
 AR_API int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng,
-                              ar_view p);
+                              ar_view p, ar_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Exact representability (docs/theory/low-rank-bottleneck.md)                              */
@@ -229,8 +231,8 @@ typedef struct ar_represent_result {
 
 typedef struct ar_represent_workspace ar_represent_workspace;
 
-/* Workspace for n x n targets, n >= 1. */
-AR_API int ar_represent_workspace_alloc(ar_represent_workspace **ws, size_t n);
+/* Workspace for n x n targets, n >= 1.  err: may be NULL; filled on failure. */
+AR_API int ar_represent_workspace_alloc(ar_represent_workspace **ws, size_t n, ar_error *err);
 AR_API void ar_represent_workspace_free(ar_represent_workspace *ws);
 
 /* Decide representability of P (n x n, stochastic along opts->axis) on input
@@ -385,14 +387,16 @@ typedef struct ar_fit_result {
 
 typedef struct ar_fit_workspace ar_fit_workspace;
 
-/* Workspace for n x n targets (n >= 1): ar_fit_workspace_alloc_rect(ws, n, n). */
-AR_API int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n);
+/* Workspace for n x n targets (n >= 1): ar_fit_workspace_alloc_rect(ws, n, n).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n, ar_error *err);
 /* Workspace for rows x cols targets (rows, cols >= 1), P as the caller
  * passes it, stochastic along opts->axis.  The minimiser is allocated on
  * the first fit with a given parameter count ((rows + cols) k, plus the
  * bias) and kept; a non-square workspace also reallocates its SVD workspace
- * once when the axis of the loaded targets changes. */
-AR_API int ar_fit_workspace_alloc_rect(ar_fit_workspace **ws, size_t rows, size_t cols);
+ * once when the axis of the loaded targets changes.  err: may be NULL; filled on failure. */
+AR_API int ar_fit_workspace_alloc_rect(ar_fit_workspace **ws, size_t rows, size_t cols,
+                                       ar_error *err);
 AR_API void ar_fit_workspace_free(ar_fit_workspace *ws);
 
 /* Check a target of any shape: non-empty, finite, entrywise positive, each
@@ -571,8 +575,8 @@ typedef struct ar_param_count {
 
 /* Counts of every part and the total.  AR_EINVAL on a zero size or NULL,
  * AR_EDOMAIN for sizes above 2^20 (2^32 for vocabulary, positions, types),
- * which keeps every product far inside 64 bits. */
-AR_API int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out);
+ * which keeps every product far inside 64 bits.  err: may be NULL; filled on failure. */
+AR_API int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out, ar_error *err);
 
 typedef struct ar_paper_config {
     const char *table;     /* "1", "2A", "2B", "3A" */

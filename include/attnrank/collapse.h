@@ -59,8 +59,9 @@ AR_API double ar_collapse_norm_inf(ar_cview a);
 AR_API double ar_collapse_norm_1inf(ar_cview a);
 
 /* res = X - 1 x^T for X (n x d, n >= 1), res (n x d, the caller's) must not
- * overlap X.  mean (length d, may be NULL) receives the column means x. */
-AR_API int ar_collapse_residual(ar_cview x, ar_view res, double *mean);
+ * overlap X.  mean (length d, may be NULL) receives the column means x.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_collapse_residual(ar_cview x, ar_view res, double *mean, ar_error *err);
 
 /* Norms of X and of its residual. */
 typedef struct ar_collapse_norms {
@@ -74,8 +75,9 @@ typedef struct ar_collapse_norms {
 } ar_collapse_norms;
 
 /* Norms of X (n x d, n >= 1); work (n x d, the caller's, not overlapping X)
- * is overwritten with res(X). */
-AR_API int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out);
+ * is overwritten with res(X).  err: may be NULL; filled on failure. */
+AR_API int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out,
+                                     ar_error *err);
 
 /* Default bound on the memory a run may need (bytes): larger sizes are
  * refused with AR_ENOMEM before anything is allocated. */

@@ -56,11 +56,13 @@ AR_API int ar_dw_law_parse_json(const char *text, size_t len, ar_dw_law *law, ar
  * ar_dw_law_parse_json; every message starts with the path. */
 AR_API int ar_dw_law_read_file(const char *path, ar_dw_law *law, ar_error *err);
 
-/* Transition width for a depth: exp(a + b L) (law NULL: the paper's).  AR_EINVAL on a bad law or L < 0. */
-AR_API int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d);
+/* Transition width for a depth: exp(a + b L) (law NULL: the paper's).  AR_EINVAL on a bad law or L < 0.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d, ar_error *err);
 /* Transition depth for a width: (ln d - a) / b (may be negative for narrow
- * widths: every depth is past the transition).  AR_EDOMAIN if b == 0. */
-AR_API int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers);
+ * widths: every depth is past the transition).  AR_EDOMAIN if b == 0.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers, ar_error *err);
 /* c L d^2. */
 AR_API double ar_dw_params(const ar_dw_law *law, double layers, double d);
 /* Theory's threshold log_3(d). */
@@ -78,8 +80,8 @@ typedef struct ar_dw_optimum {
 /* Optimal depth and width for a parameter budget (> 0).  Needs b > 0 (then
  * c L exp(2(a + b L)) is increasing and the root unique); found by bisection
  * on L to relative 1e-13.  AR_EDOMAIN when b <= 0 or the root is not in
- * (0, 1e7]. */
-AR_API int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out);
+ * (0, 1e7].  err: may be NULL; filled on failure. */
+AR_API int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out, ar_error *err);
 
 typedef struct ar_dw_verdict {
     ar_dw_law law;
@@ -97,9 +99,10 @@ typedef struct ar_dw_verdict {
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_verdict;
 
-/* tolerance < 0 means AR_DW_DEFAULT_TOLERANCE.  layers, d > 0. */
+/* tolerance < 0 means AR_DW_DEFAULT_TOLERANCE.  layers, d > 0.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
-                            ar_dw_verdict *out);
+                            ar_dw_verdict *out, ar_error *err);
 AR_API const char *ar_dw_verdict_name(const ar_dw_verdict *v);
 
 /* Width beyond the embedding rank (DERIVED, docs/theory/embedding-rank.md).
@@ -125,9 +128,9 @@ typedef struct ar_dw_embedding {
 } ar_dw_embedding;
 
 /* AR_EINVAL for r < 1, d <= 0, a non-finite value or a bad law; AR_EDOMAIN
- * when the law's slope is 0. */
+ * when the law's slope is 0.  err: may be NULL; filled on failure. */
 AR_API int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double layers,
-                              ar_dw_embedding *out);
+                              ar_dw_embedding *out, ar_error *err);
 
 typedef struct ar_dw_fit {
     size_t npoints;

@@ -101,8 +101,9 @@ typedef struct ar_atomic_file ar_atomic_file;
 /* *af = a new handle, or NULL on failure (AR_EINVAL, AR_ENOMEM, AR_EIO). */
 AR_API int ar_atomic_open(ar_atomic_file **af, const char *path, ar_error *err);
 /* Append len bytes / printf-formatted text.  A failure (AR_EIO) is also
- * remembered, so a writer may check only the commit's status. */
-AR_API int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len);
+ * remembered, so a writer may check only the commit's status.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len, ar_error *err);
 AR_API int ar_atomic_printf(ar_atomic_file *af, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -68,8 +68,9 @@ typedef struct ar_mask {
 AR_API ar_mask ar_mask_none(void);
 /* Release what the mask owns and reset it to none.  NULL is fine. */
 AR_API void ar_mask_free(ar_mask *mask);
-/* dst = an independent copy of src (dst is overwritten, not freed). */
-AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src);
+/* dst = an independent copy of src (dst is overwritten, not freed).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_mask_copy(ar_mask *dst, const ar_mask *src, ar_error *err);
 
 /* JSON name of a kind: none, causal, window, band, prefix, sink_window,
  * dilated, documents, file (a pattern). */
@@ -182,8 +183,9 @@ AR_API int ar_mask_check_map(ar_cview p, ar_axis axis, const ar_mask *mask, ar_e
  * (query i = row i); p (n x n, caller-sized, not overlapping s) receives P
  * with queries along axis (the transpose for AR_AXIS_COL); any memory
  * layout for both.  AR_EINVAL for an invalid view, AR_EDOMAIN when a query
- * has no allowed key, AR_ENONFINITE on a non-finite allowed logit. */
-AR_API int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p);
+ * has no allowed key, AR_ENONFINITE on a non-finite allowed logit.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p, ar_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Generic thresholds: the minimal head size of a generic map under a    */

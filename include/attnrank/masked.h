@@ -116,8 +116,8 @@ typedef struct ar_masked_result {
 
 typedef struct ar_masked_workspace ar_masked_workspace;
 
-/* Workspace for n x n maps, n >= 1. */
-AR_API int ar_masked_workspace_alloc(ar_masked_workspace **ws, size_t n);
+/* Workspace for n x n maps, n >= 1.  err: may be NULL; filled on failure. */
+AR_API int ar_masked_workspace_alloc(ar_masked_workspace **ws, size_t n, ar_error *err);
 AR_API void ar_masked_workspace_free(ar_masked_workspace *ws);
 
 /* Analyse P (n x n, stochastic along opts->axis on the mask) under mask
@@ -144,8 +144,10 @@ AR_API int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size, ar_c
  * mask: min over c and rank-k S of the Frobenius norm of S - log P - c 1^T
  * on the mask is at least sqrt(sum_{i > k} sigma_i(A Pi)^2) for every fully
  * specified block A (Pi centres each block row), the largest of those over
- * the blocks examined is returned.  0 when k >= the block ranks. */
-AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound);
+ * the blocks examined is returned.  0 when k >= the block ranks.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound,
+                                       ar_error *err);
 
 /* The best probability-space fit with a head of size k under the mask found
  * from a start: minimise the mean over queries i of KL(P_i || P_hat_i),

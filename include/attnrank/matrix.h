@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include "export.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,16 +71,17 @@ typedef enum ar_trans {
 
 /* Allocate a rows x cols matrix filled with zeros (ld = max(1, rows)).
  * On failure *m is left as an empty matrix; a size whose bytes overflow
- * size_t is AR_ENOMEM. */
-AR_API int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols);
+ * size_t is AR_ENOMEM.  err: may be NULL; filled on failure. */
+AR_API int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols, ar_error *err);
 /* Release the buffer; resets *m to an empty matrix.  NULL is fine. */
 AR_API void ar_matrix_free(ar_matrix *m);
 /* The empty 0 x 0 matrix, for initialising variables. */
 AR_API ar_matrix ar_matrix_empty(void);
-/* Allocate dst (overwritten, not freed first) and copy src into it. */
-AR_API int ar_matrix_clone(ar_matrix *dst, ar_cview src);
-/* Allocate dst (overwritten, not freed first) as src^T. */
-AR_API int ar_matrix_transpose(ar_matrix *dst, ar_cview src);
+/* Allocate dst (overwritten, not freed first) and copy src into it.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_matrix_clone(ar_matrix *dst, ar_cview src, ar_error *err);
+/* Allocate dst (overwritten, not freed first) as src^T.  err: may be NULL; filled on failure. */
+AR_API int ar_matrix_transpose(ar_matrix *dst, ar_cview src, ar_error *err);
 
 /* Views of an owning matrix (always valid for a matrix made by this API). */
 AR_API ar_cview ar_matrix_cview(const ar_matrix *m);
@@ -89,50 +91,54 @@ AR_API ar_view ar_matrix_view(ar_matrix *m);
 
 /* Checking constructors: AR_OK and *v set, or AR_EINVAL (*v left empty) when
  * the strides contradict the shape (see the rules above).  Strides along an
- * axis of length <= 1 are ignored and normalised. */
+ * axis of length <= 1 are ignored and normalised.  err: may be NULL; filled on failure. */
 AR_API int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols,
-                         size_t row_stride, size_t col_stride);
+                         size_t row_stride, size_t col_stride, ar_error *err);
 AR_API int ar_view_init(ar_view *v, double *data, size_t rows, size_t cols, size_t row_stride,
-                        size_t col_stride);
+                        size_t col_stride, ar_error *err);
 /* The same from a leading dimension and a layout (ld >= rows for
- * AR_COL_MAJOR, ld >= cols for AR_ROW_MAJOR). */
+ * AR_COL_MAJOR, ld >= cols for AR_ROW_MAJOR).  err: may be NULL; filled on failure. */
 AR_API int ar_cview_init_ld(ar_cview *v, const double *data, size_t rows, size_t cols, size_t ld,
-                            ar_layout layout);
+                            ar_layout layout, ar_error *err);
 AR_API int ar_view_init_ld(ar_view *v, double *data, size_t rows, size_t cols, size_t ld,
-                           ar_layout layout);
+                           ar_layout layout, ar_error *err);
 /* AR_OK when v obeys the rules, else AR_EINVAL: the check every function
- * taking a view runs first. */
-AR_API int ar_cview_check(ar_cview v);
-AR_API int ar_view_check(ar_view v);
+ * taking a view runs first.  err: may be NULL; filled on failure. */
+AR_API int ar_cview_check(ar_cview v, ar_error *err);
+AR_API int ar_view_check(ar_view v, ar_error *err);
 /* The read-only view of a writable one. */
 AR_API ar_cview ar_view_const(ar_view v);
 /* The transposed view (no copy). */
 AR_API ar_cview ar_cview_transpose(ar_cview v);
-/* The rows x cols block at (row0, col0); AR_EINVAL when it leaves v. */
+/* The rows x cols block at (row0, col0); AR_EINVAL when it leaves v.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols,
-                          ar_cview *out);
+                          ar_cview *out, ar_error *err);
 AR_API int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols,
-                         ar_view *out);
+                         ar_view *out, ar_error *err);
 
 /* ---- operations (views in, views out) ---- */
 
-/* dst = src; shapes must agree (AR_ESIZE).  dst and src must not overlap. */
-AR_API int ar_matrix_copy(ar_view dst, ar_cview src);
-/* Set every element to value / to the identity (square or rectangular). */
-AR_API int ar_matrix_fill(ar_view m, double value);
-AR_API int ar_matrix_identity(ar_view m);
+/* dst = src; shapes must agree (AR_ESIZE).  dst and src must not overlap.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_matrix_copy(ar_view dst, ar_cview src, ar_error *err);
+/* Set every element to value / to the identity (square or rectangular).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_matrix_fill(ar_view m, double value, ar_error *err);
+AR_API int ar_matrix_identity(ar_view m, ar_error *err);
 
 /* AR_OK if every element is finite, else AR_ENONFINITE with the first bad
- * position (column by column) in *bad_row and *bad_col (either may be NULL). */
-AR_API int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col);
+ * position (column by column) in *bad_row and *bad_col (either may be NULL).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col, ar_error *err);
 
 /* C = alpha op(A) op(B) + beta C, op(X) = X or X^T.  C must have the shape
  * of the product (AR_ESIZE otherwise) and must not overlap A or B.  Any
  * strides: operands with a unit stride go to the system BLAS (dgemm) as
  * they are, others are packed first.  A dimension above INT_MAX (BLAS's
- * integers) is AR_EUNSUPPORTED. */
+ * integers) is AR_EUNSUPPORTED.  err: may be NULL; filled on failure. */
 AR_API int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a,
-                          ar_cview b, double beta, ar_view c);
+                          ar_cview b, double beta, ar_view c, ar_error *err);
 
 /* Frobenius norm, computed with scaling so it does not overflow (NaN for an
  * invalid view, as for the two below). */

@@ -66,33 +66,37 @@ typedef struct ar_mh_shape {
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_mh_shape;
 
-/* Fill a shape; AR_EINVAL when any size is 0. */
-AR_API int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n);
+/* Fill a shape; AR_EINVAL when any size is 0.  err: may be NULL; filled on failure. */
+AR_API int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n,
+                            ar_error *err);
 /* Length of the packed parameter vector: 4 h p d (0 for a NULL shape). */
 AR_API size_t ar_mh_nparams(const ar_mh_shape *shape);
 /* Writable views of head i's Q, K, V (p x d) and O (d x p) inside theta
- * (column-major blocks of the packed vector). */
+ * (column-major blocks of the packed vector).  err: may be NULL; filled on failure. */
 AR_API int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_view *q,
-                            ar_view *k, ar_view *v, ar_view *o);
+                            ar_view *k, ar_view *v, ar_view *o, ar_error *err);
 
 typedef struct ar_mh_workspace ar_mh_workspace;
 
-AR_API int ar_mh_workspace_alloc(ar_mh_workspace **ws, const ar_mh_shape *shape);
+AR_API int ar_mh_workspace_alloc(ar_mh_workspace **ws, const ar_mh_shape *shape, ar_error *err);
 AR_API void ar_mh_workspace_free(ar_mh_workspace *ws);
 
 /* y (d x n, the caller's) = f_theta(X) for X (d x n); any layouts.
  * AR_ENONFINITE when a logit is not finite, AR_ESIZE on mismatched sizes,
- * AR_EINVAL for an invalid view. */
-AR_API int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y);
-/* Scores P_i (n x n, the caller's) of head i on X. */
+ * AR_EINVAL for an invalid view.  err: may be NULL; filled on failure. */
+AR_API int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y,
+                         ar_error *err);
+/* Scores P_i (n x n, the caller's) of head i on X.  err: may be NULL; filled on failure. */
 AR_API int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x,
-                             ar_view p);
+                             ar_view p, ar_error *err);
 /* The relative error E of theta against outputs y[0..m-1] on inputs
  * x[0..m-1] (see above; norm2 = sum_k ||y_k||_F^2 > 0 is the caller's,
  * so repeated calls need not recompute it) and, when grad != NULL, its
- * gradient (length ar_mh_nparams).  *loss is +inf when a logit overflows. */
+ * gradient (length ar_mh_nparams).  *loss is +inf when a logit overflows.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x,
-                      const ar_cview *y, size_t m, double norm2, double *loss, double *grad);
+                      const ar_cview *y, size_t m, double norm2, double *loss, double *grad,
+                      ar_error *err);
 
 /* ---- fits ---- */
 
@@ -169,33 +173,34 @@ typedef struct ar_mh_fit_result {
 
 typedef struct ar_mh_fitter ar_mh_fitter;
 
-AR_API int ar_mh_fitter_alloc(ar_mh_fitter **f, const ar_mh_shape *shape);
+AR_API int ar_mh_fitter_alloc(ar_mh_fitter **f, const ar_mh_shape *shape, ar_error *err);
 AR_API void ar_mh_fitter_free(ar_mh_fitter *f);
 /* Attach the data: m >= 1 input views x (d x n) and output views y (d x n),
  * any layouts.  Views with a unit row stride are borrowed (the memory must
  * stay valid until the next set_data or free), others are copied.
- * AR_EINVAL for an invalid view or when every y is zero. */
+ * AR_EINVAL for an invalid view or when every y is zero.  err: may be NULL; filled on failure. */
 AR_API int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
-                                 size_t m);
+                                 size_t m, ar_error *err);
 /* theta (length ar_mh_nparams) with N(0, sigma^2) entries, drawn in order. */
 AR_API void ar_mh_random_start(const ar_mh_shape *shape, ar_rng *rng, double sigma,
                                double *theta);
 /* One fit (L-BFGS, then the polish) from theta0 (opts NULL: defaults); the
  * fitted parameters (the better of the two phases' points) go to theta_out
  * when not NULL.  AR_ENOCONV when E or its gradient is not finite at
- * theta0, AR_EINVAL for options out of range or no data attached. */
+ * theta0, AR_EINVAL for options out of range or no data attached.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
-                          double *theta_out, ar_mh_fit_outcome *out);
+                          double *theta_out, ar_mh_fit_outcome *out, ar_error *err);
 /* opts->starts fits from random starts (opts NULL: defaults); errors (may be NULL) receives the
  * rel_error of each start run (length opts->starts), best_theta (may be
- * NULL) the parameters of the best. */
+ * NULL) the parameters of the best.  err: may be NULL; filled on failure. */
 AR_API int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
-                          double *best_theta, ar_mh_fit_result *res);
+                          double *best_theta, ar_mh_fit_result *res, ar_error *err);
 /* Largest relative gap between the analytic gradient and central
  * differences on every (1 + np/16)-th coordinate at a random point
  * (N(0, 0.25) entries from rng): ~1e-9 when the gradient is right.  (A
- * numerical verification, hence not named _check.) */
-AR_API int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst);
+ * numerical verification, hence not named _check.) err: may be NULL; filled on failure. */
+AR_API int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst, ar_error *err);
 
 /* ---- Theorem 2 ---- */
 
@@ -223,9 +228,10 @@ typedef struct ar_theorem2_target {
  * orthogonal d x d matrices whose first d_p rows are Q_1 and K_1; a
  * Householder reflection G_i per further head; V_i ~ N(0, 1/d) and
  * O_i ~ N(0, 1/(h d_p)) per head; the inputs), then g_V's outputs.
- * AR_EINVAL unless n >= 2, 1 <= d_p <= d, h d_p > d and m >= 1. */
+ * AR_EINVAL unless n >= 2, 1 <= d_p <= d, h d_p > d and m >= 1.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n,
-                                    size_t dp, size_t m, uint64_t seed);
+                                    size_t dp, size_t m, uint64_t seed, ar_error *err);
 AR_API void ar_theorem2_target_free(ar_theorem2_target *t);
 
 /* The theorem's assumptions, measured on a target. */
@@ -240,23 +246,26 @@ typedef struct ar_theorem2_assumptions {
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_theorem2_assumptions;
 
-/* Measure them (a->hold: all as the theorem needs). */
-AR_API int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a);
+/* Measure them (a->hold: all as the theorem needs).  err: may be NULL; filled on failure. */
+AR_API int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a,
+                              ar_error *err);
 
 /* Rank of head i's logits on input k (default tolerance) with the smallest
- * kept and the largest dropped singular values (0 when none). */
+ * kept and the largest dropped singular values (0 when none).
+ * err: may be NULL; filled on failure. */
 AR_API int ar_theorem2_logit_rank(const ar_theorem2_target *t, size_t input, size_t head,
-                                  size_t *rank, double *sigma_kept, double *sigma_cut);
+                                  size_t *rank, double *sigma_kept, double *sigma_cut,
+                                  ar_error *err);
 
 /* Shape of a model fitted against the target; AR_EINVAL for the standard
- * model when h does not divide d. */
+ * model when h does not divide d.  err: may be NULL; filled on failure. */
 AR_API int ar_theorem2_model_shape(const ar_theorem2_target *t, ar_theorem2_model model,
-                                   ar_mh_shape *shape);
+                                   ar_mh_shape *shape, ar_error *err);
 
 /* Best relative error of a model fitted to g_V on the first m inputs
- * (allocates its fitter; opts NULL means defaults). */
+ * (allocates its fitter; opts NULL means defaults).  err: may be NULL; filled on failure. */
 AR_API int ar_theorem2_fit(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
-                           const ar_mh_fit_opts *opts, ar_mh_fit_result *res);
+                           const ar_mh_fit_opts *opts, ar_mh_fit_result *res, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -33,9 +33,10 @@ AR_API double ar_rng_gaussian(ar_rng *rng, double sigma);
 AR_API uint64_t ar_seed_derive(uint64_t base, const uint64_t *config, size_t nconfig);
 
 /* Fill m with independent N(0, sigma^2) entries / uniform entries in
- * [lo, hi), column by column.  AR_EINVAL for an invalid view or NULL rng. */
-AR_API int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma);
-AR_API int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi);
+ * [lo, hi), column by column.  AR_EINVAL for an invalid view or NULL rng.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma, ar_error *err);
+AR_API int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi, ar_error *err);
 
 #ifdef __cplusplus
 }

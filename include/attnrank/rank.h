@@ -35,8 +35,8 @@ typedef enum ar_precision {
 AR_API double ar_precision_eps(ar_precision p);
 AR_API const char *ar_precision_name(ar_precision p);
 /* Parse float64, float32, float16, bfloat16 (also f64, f32, f16, bf16);
- * AR_EINVAL otherwise. */
-AR_API int ar_precision_parse(const char *text, ar_precision *p);
+ * AR_EINVAL otherwise.  err: may be NULL; filled on failure. */
+AR_API int ar_precision_parse(const char *text, ar_precision *p, ar_error *err);
 
 typedef struct ar_rank_opts {
     double rtol;          /* < 0: default max(m, n) * eps(precision) */
@@ -89,9 +89,10 @@ typedef struct ar_rank_metrics {
 AR_API double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n);
 
 /* Numerical rank of the descending spectrum s[0..k-1] of an m x n matrix.
- * threshold (may be NULL) receives the cut used. */
+ * threshold (may be NULL) receives the cut used.  err: may be NULL; filled on failure. */
 AR_API int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n,
-                             const ar_rank_opts *opts, size_t *rank, double *threshold);
+                             const ar_rank_opts *opts, size_t *rank, double *threshold,
+                             ar_error *err);
 
 /* Number of values of s[0..k-1] strictly above cut: the rank at a given
  * threshold (a value equal to the cut is not counted; 0 for a NULL s). */
@@ -100,9 +101,10 @@ AR_API size_t ar_rank_count_above(const double *s, size_t k, double cut);
 /* Every metric of a descending spectrum.  opts NULL means defaults.
  * AR_EINVAL for a NULL out, a NULL s with k > 0, a negative or ascending
  * value or an energy fraction outside (0, 1]; AR_ENONFINITE for NaN or Inf
- * (checked before anything reads the values; out is then untouched). */
+ * (checked before anything reads the values; out is then untouched).
+ * err: may be NULL; filled on failure. */
 AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
-                                   const ar_rank_opts *opts, ar_rank_metrics *out);
+                                   const ar_rank_opts *opts, ar_rank_metrics *out, ar_error *err);
 
 /* The metrics of the matrix a (m x n, any layout) stored in
  * opts->precision, from its descending spectrum s (min(m, n) values):
@@ -111,9 +113,9 @@ AR_API int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n
  * ar_rank_metrics_compute.  Both storage thresholds are at least the float64
  * SVD's own resolution max(m, n) 2^-52 sigma_1 and below sigma_1 for a
  * nonzero matrix.  Errors as ar_rank_metrics_compute, and AR_EINVAL for an
- * invalid view or k != min(m, n), AR_ENOMEM. */
+ * invalid view or k != min(m, n), AR_ENOMEM.  err: may be NULL; filled on failure. */
 AR_API int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_opts *opts,
-                                  ar_rank_metrics *out);
+                                  ar_rank_metrics *out, ar_error *err);
 
 /* Individual metrics (all 0 for an all-zero spectrum, an empty one or a
  * NULL s; like ar_rank_count_above, they do not check the values: use

@@ -64,8 +64,9 @@ typedef enum ar_st_dtype {
 
 /* "F64", "BF16", ... (never NULL). */
 AR_API const char *ar_st_dtype_name(ar_st_dtype dtype);
-/* AR_EUNSUPPORTED for a string that names no dtype of the format. */
-AR_API int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype);
+/* AR_EUNSUPPORTED for a string that names no dtype of the format.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype, ar_error *err);
 /* Bytes per element. */
 AR_API size_t ar_st_dtype_size(ar_st_dtype dtype);
 /* 1 for F64, F32, F16, BF16 (the dtypes that convert to double). */
@@ -147,8 +148,10 @@ AR_API const char *ar_safetensors_file_path(const ar_safetensors *st, size_t i);
 AR_API const char *ar_safetensors_dir(const ar_safetensors *st);
 
 /* View a tensor as a row-major matrix: 2-D as stored, 1-D as 1 x len,
- * 0-D as 1 x 1.  AR_EUNSUPPORTED for more than two dimensions. */
-AR_API int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols);
+ * 0-D as 1 x 1.  AR_EUNSUPPORTED for more than two dimensions.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols,
+                                     ar_error *err);
 
 /* Convert a block of the tensor's matrix view T into out (the caller's, any
  * layout): with AR_NO_TRANS out is nrows x ncols and out(i, j) = T(row0 + i,

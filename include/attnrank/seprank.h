@@ -73,8 +73,8 @@ typedef struct ar_partition {
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_partition;
 
-/* A = {0 .. floor(n/2) - 1}, B = the rest (n >= 2). */
-AR_API int ar_partition_half(size_t n, ar_partition *p);
+/* A = {0 .. floor(n/2) - 1}, B = the rest (n >= 2).  err: may be NULL; filled on failure. */
+AR_API int ar_partition_half(size_t n, ar_partition *p, ar_error *err);
 /* Parse "0,1/2,3": A before the slash, B after; every position 0..n-1
  * exactly once, both sides non-empty.  err says what is wrong. */
 AR_API int ar_partition_parse(const char *text, size_t n, ar_partition *p, ar_error *err);
@@ -92,20 +92,20 @@ typedef struct ar_san {
 } ar_san;
 
 /* Allocate a zero network; heads must divide d, n <= AR_SEPRANK_MAX_POSITIONS.
- * The read-out defaults to entry 0 at position 0. */
+ * The read-out defaults to entry 0 at position 0.  err: may be NULL; filled on failure. */
 AR_API int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n,
-                        int residual);
+                        int residual, ar_error *err);
 AR_API void ar_san_free(ar_san *net);
 /* Weights N(0, 1/d) (so a layer keeps unit-size inputs O(1)); read-out
  * N(0, 1/d) as well.  Deterministic for a given generator state. */
 AR_API void ar_san_randomize(ar_san *net, ar_rng *rng);
-/* Read out entry k of position i (r = e_k). */
-AR_API int ar_san_set_entry(ar_san *net, size_t position, size_t entry);
+/* Read out entry k of position i (r = e_k).  err: may be NULL; filled on failure. */
+AR_API int ar_san_set_entry(ar_san *net, size_t position, size_t entry, ar_error *err);
 /* Y (d x n, the caller's, any layout) = network(X) (d x n, any layout),
- * every layer applied. */
-AR_API int ar_san_forward(const ar_san *net, ar_cview x, ar_view y);
-/* f(X) = r^T y^L_position. */
-AR_API int ar_san_eval(const ar_san *net, ar_cview x, double *value);
+ * every layer applied.  err: may be NULL; filled on failure. */
+AR_API int ar_san_forward(const ar_san *net, ar_cview x, ar_view y, ar_error *err);
+/* f(X) = r^T y^L_position.  err: may be NULL; filled on failure. */
+AR_API int ar_san_eval(const ar_san *net, ar_cview x, double *value, ar_error *err);
 
 /* ---- modular network over F_p ---- */
 typedef struct ar_san_mod {
@@ -126,11 +126,11 @@ AR_API uint64_t ar_seprank_prime(size_t k);
 AR_API uint64_t ar_seprank_field_uniform(ar_rng *rng, uint64_t p);
 
 AR_API int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
-                            int residual, uint64_t p);
+                            int residual, uint64_t p, ar_error *err);
 AR_API void ar_san_mod_free(ar_san_mod *net);
 /* Every weight and the read-out uniform over F_p. */
 AR_API void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng);
-AR_API int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry);
+AR_API int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry, ar_error *err);
 /* The four weight matrices of a layer, in their storage order. */
 typedef enum ar_san_weight {
     AR_SAN_WQ = 0,
@@ -142,31 +142,36 @@ typedef enum ar_san_weight {
 /* Weight (row, col) of matrix which of layer l (NULL when out of range). */
 AR_API uint64_t *ar_san_mod_weight(ar_san_mod *net, size_t l, ar_san_weight which, size_t row,
                                    size_t col);
-/* y (n * d residues, position-major: y[i*d + k]) = network(x) over F_p. */
-AR_API int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y);
-AR_API int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value);
+/* y (n * d residues, position-major: y[i*d + k]) = network(x) over F_p.
+ * err: may be NULL; filled on failure. */
+AR_API int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y, ar_error *err);
+AR_API int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value,
+                           ar_error *err);
 
 /* ---- grid tensors ---- */
 /* Rows and columns of the matricisation with m templates: m^na x m^nb.
  * AR_ENOMEM when either overflows size_t or rows*cols exceeds max_entries
- * (0: no cap). */
+ * (0: no cap).  err: may be NULL; filled on failure. */
 AR_API int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t *rows,
-                         size_t *cols);
+                         size_t *cols, ar_error *err);
 /* g (rows x cols, the caller's, any layout) = matricised grid tensor of net
  * on templates (d x m, any layout, column t is template t).  threads >= 1
- * splits the rows. */
+ * splits the rows.  err: may be NULL; filled on failure. */
 AR_API int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *part,
-                         ar_view g, size_t threads);
+                         ar_view g, size_t threads, ar_error *err);
 /* The same over F_p: templates m*d residues (template t at t*d), g row-major
- * with row stride ld >= cols.  Nothing larger than g is allocated. */
+ * with row stride ld >= cols.  Nothing larger than g is allocated.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
-                       const ar_partition *part, uint64_t *g, size_t ld, size_t threads);
+                       const ar_partition *part, uint64_t *g, size_t ld, size_t threads,
+                       ar_error *err);
 /* Rank over F_p of a row-major rows x cols matrix (copied; g untouched).
  * FLINT's copy and LU take up to 24 rows cols bytes (+ 2568 rows); above
  * AR_SEPRANK_DEFAULT_MAX_BYTES, or when a probe allocation of that size
- * fails, AR_ENOMEM before FLINT is called (FLINT itself aborts). */
+ * fails, AR_ENOMEM before FLINT is called (FLINT itself aborts).
+ * err: may be NULL; filled on failure. */
 AR_API int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
-                               size_t *rank);
+                               size_t *rank, ar_error *err);
 
 /* ---- bounds and regimes (natural logs: the bounds overflow a double) ---- */
 /* ln C(min(na, nb) d + 3^L, 3^L): monomials of degree <= 3^L in the
@@ -371,15 +376,17 @@ AR_API size_t ar_seprank_best_rank(const ar_seprank_result *res);
 AR_API int ar_seprank_attains_expected(const ar_seprank_result *res);
 
 /* The closed form of an embedded configuration (above); out->claim NONE
- * without an embedding or outside the cases listed. */
-AR_API int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out);
+ * without an embedding or outside the cases listed.  err: may be NULL; filled on failure. */
+AR_API int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out,
+                                     ar_error *err);
 /* The bounds of an embedded configuration: the monomial, split and parity
  * bounds with m coordinates per position (parity NaN with positions, and
  * split then of degrees <= 3^L) and, with a vocabulary, min(|A|, |B|) ln V.
- * *least = the smallest finite one.  AR_EINVAL when cfg has no embedding. */
+ * *least = the smallest finite one.  AR_EINVAL when cfg has no embedding.
+ * err: may be NULL; filled on failure. */
 AR_API int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partition *part,
                                    double *monomial, double *split, double *parity,
-                                   double *vocab, double *least);
+                                   double *vocab, double *least, ar_error *err);
 
 
 /* Building blocks of ar_seprank_run, for sweeps that grow M:
@@ -388,18 +395,18 @@ AR_API int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partit
  * (AR_ENOMEM, FLINT not called, above cfg->max_bytes or when the probe
  * fails, see ar_seprank_config_init);
  * and the singular values (min(rows, cols) of them, descending, into s) of
- * the floating-point grid with m templates. */
+ * the floating-point grid with m templates.  err: may be NULL; filled on failure. */
 AR_API int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                               size_t prime_index, size_t *rank);
+                               size_t prime_index, size_t *rank, ar_error *err);
 AR_API int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *part,
-                                  size_t m, double *s);
+                                  size_t m, double *s, ar_error *err);
 
 /* Exact rank over Q (fmpz_mat_rank) of the grid of an integer instance:
  * weights, read-out and templates uniform in [-range, range].  AR_ENOMEM
  * (FLINT not called) above cfg->max_bytes or when the probe fails, see
- * ar_seprank_config_init. */
+ * ar_seprank_config_init.  err: may be NULL; filled on failure. */
 AR_API int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part,
-                                    size_t m, long range, size_t *rank);
+                                    size_t m, long range, size_t *rank, ar_error *err);
 
 #ifdef __cplusplus
 }

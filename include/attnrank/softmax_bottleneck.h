@@ -126,8 +126,9 @@ AR_API double ar_sbn_logit_error(const ar_sbn_result *r, size_t k);
 
 typedef struct ar_sbn_workspace ar_sbn_workspace;
 
-/* Workspace for N x V targets (N, V >= 1). */
-AR_API int ar_sbn_workspace_alloc(ar_sbn_workspace **ws, size_t n_contexts, size_t vocab);
+/* Workspace for N x V targets (N, V >= 1).  err: may be NULL; filled on failure. */
+AR_API int ar_sbn_workspace_alloc(ar_sbn_workspace **ws, size_t n_contexts, size_t vocab,
+                                  ar_error *err);
 AR_API void ar_sbn_workspace_free(ar_sbn_workspace *ws);
 
 /* Everything above for P (N x V, any layout) stored in precision prec:
@@ -149,8 +150,8 @@ AR_API int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *opt
                           ar_sbn_fit *fit, ar_error *err);
 
 /* Copy the fitted probabilities of the last fit into out (N x V, the
- * caller's, any layout). */
-AR_API int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out);
+ * caller's, any layout).  err: may be NULL; filled on failure. */
+AR_API int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,9 @@ typedef enum ar_svd_job {
 
 typedef struct ar_svd_workspace ar_svd_workspace;
 
-/* Workspace for m x n inputs (m, n >= 1). */
-AR_API int ar_svd_workspace_alloc(ar_svd_workspace **ws, size_t m, size_t n, ar_svd_job job);
+/* Workspace for m x n inputs (m, n >= 1).  err: may be NULL; filled on failure. */
+AR_API int ar_svd_workspace_alloc(ar_svd_workspace **ws, size_t m, size_t n, ar_svd_job job,
+                                  ar_error *err);
 AR_API void ar_svd_workspace_free(ar_svd_workspace *ws);
 /* How often this workspace fell back from gesdd to gesvd (non-convergence). */
 AR_API size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws);
@@ -35,30 +36,33 @@ AR_API size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws);
 /* s (length min(m, n)) = singular values of a, descending.  The one-shot
  * entries (without _ws) allocate a workspace per call; loops over many
  * matrices should allocate one with ar_svd_workspace_alloc and call the _ws
- * entries, which then never allocate (not even for the gesvd fallback). */
-AR_API int ar_spectrum_svals(ar_cview a, double *s);
-AR_API int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws);
+ * entries, which then never allocate (not even for the gesvd fallback).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_spectrum_svals(ar_cview a, double *s, ar_error *err);
+AR_API int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws, ar_error *err);
 
 /* Thin SVD a = U diag(s) VT.  u must be m x k and vt k x n, k = min(m, n),
- * views of any layout (column-major ones are written in place). */
-AR_API int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt);
+ * views of any layout (column-major ones are written in place).
+ * err: may be NULL; filled on failure. */
+AR_API int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt, ar_error *err);
 AR_API int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt,
-                              ar_svd_workspace *ws);
+                              ar_svd_workspace *ws, ar_error *err);
 
 /* Singular values of count equally sized matrices (a stack), in parallel over
  * the matrices with nthreads threads (0: one per online CPU), each thread with
  * its own workspace allocated once.  s receives count * min(m, n) values, the
  * spectrum of mats[t] at s + t * min(m, n).  On failure, *failed_index (may
  * be NULL) names the first matrix that failed.  BLAS inside each call should
- * run single-threaded (a process setting: see the CLI's --threads). */
+ * run single-threaded (a process setting: see the CLI's --threads).
+ * err: may be NULL; filled on failure. */
 AR_API int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s,
-                                   size_t nthreads, size_t *failed_index);
+                                   size_t nthreads, size_t *failed_index, ar_error *err);
 
 /* Singular values of the low-rank product F^T G (F: r x n, G: r x p, so the
  * product is n x p with rank <= r) from the factors, never forming it:
  * thin QR of F^T and G^T, then the SVD of the r x r core R_F R_G^T.
- * s must hold min(n, p) values; entries past r are zero. */
-AR_API int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s);
+ * s must hold min(n, p) values; entries past r are zero.  err: may be NULL; filled on failure. */
+AR_API int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,11 @@
 /* Status codes shared by every attnrank function.
  *
  * Library functions return an int status: AR_OK (0) on success, a positive
- * AR_E* code otherwise.  They never abort or exit.  Functions that can say
- * more than the code (file, line, value) also take an ar_error, which may be
- * NULL when the caller does not want the message.
+ * AR_E* code otherwise.  They never abort or exit.  Every function returning
+ * a status takes an ar_error *err as its last parameter, filled on failure
+ * with what the code cannot say (file, line, value); err may be NULL when the
+ * caller does not want the message.  Functions whose int is a truth value or
+ * a count take none (docs/api.md, "Which functions take ar_error").
  *
  * One condition, one code, in every module:
  * - a size that is well-formed but above what a dependency can index (a

@@ -60,9 +60,9 @@ typedef struct ar_storage_noise {
  * seeded by seed.  For F64 both levels are computed the same way (u =
  * 2^-53).  AR_EINVAL for an invalid view, a NULL out or too many draws;
  * AR_ENONFINITE for NaN/Inf entries; AR_ENOMEM.  Cost: about
- * 2 (40 draws + 30) m n flops. */
+ * 2 (40 draws + 30) m n flops.  err: may be NULL; filled on failure. */
 AR_API int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t draws,
-                                     ar_storage_noise *out);
+                                     ar_storage_noise *out, ar_error *err);
 
 #ifdef __cplusplus
 }

@@ -150,10 +150,10 @@ typedef struct ar_weights_noise {
  * d) values of a^T b, descending, from thin QRs of a^T, b^T and the SVD of the
  * core) and the storage-noise analysis with the given seed, draws (1 ..
  * AR_WEIGHTS_NOISE_MAX_DRAWS) and factor (> 0).  noise may be NULL (spectrum
- * only).  Non-finite factors give AR_ENONFINITE. */
+ * only).  Non-finite factors give AR_ENONFINITE.  err: may be NULL; filled on failure. */
 AR_API int ar_weights_head_factored(ar_cview a, ar_cview b, ar_precision storage, uint64_t seed,
                                     size_t draws, double factor, double *s,
-                                    ar_weights_noise *noise);
+                                    ar_weights_noise *noise, ar_error *err);
 
 typedef void (*ar_weights_progress_fn)(void *ctx, size_t done, size_t total, size_t layer);
 

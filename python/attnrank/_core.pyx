@@ -190,7 +190,7 @@ cdef ar_precision _precision(object precision) except *:
     name = precision.encode("utf-8", "replace")
     if b"\0" in name:
         name = b"?"  # a C string ends at the NUL: never accept a prefix
-    check_status(ar_precision_parse(name, &p),
+    check_status(ar_precision_parse(name, &p, NULL),
                  "ar_precision_parse", NULL,
                  "precision must be one of float64, float32, float16, bfloat16 "
                  f"(or f64, f32, f16, bf16), got {precision!r}")
@@ -300,7 +300,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
     cdef ar_rank_metrics out
     cdef int rc
     with nogil:
-        rc = ar_rank_metrics_compute(ptr, k, m, n, &opts, &out)
+        rc = ar_rank_metrics_compute(ptr, k, m, n, &opts, &out, NULL)
     if rc != AR_OK:
         check_status(rc, fn, NULL, _rank_detail(s, opts.rtol, opts.atol, opts.energy_fraction))
 

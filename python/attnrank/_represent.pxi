@@ -58,7 +58,7 @@ cdef ar_axis _axis(object axis, str fn) except *:
     ok = isinstance(axis, str) and "\0" not in axis
     if ok:
         data = axis.encode("utf-8", "replace")
-        ok = ar_axis_parse(data, &a) == AR_OK
+        ok = ar_axis_parse(data, &a, NULL) == AR_OK
     if not ok:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"axis must be 'auto', 'col' or 'row', got {axis!r}")
@@ -651,7 +651,7 @@ def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=N
         cfg.ffn = _size(ffn, "ffn", fn)
     if vocab is not None:
         cfg.vocab = _size(vocab, "vocab", fn)
-    rc = ar_bert_params(&cfg, &pc)
+    rc = ar_bert_params(&cfg, &pc, NULL)
     check_status(rc, fn, NULL, "sizes too large to count (limit 2^20 per size)"
                  if rc == AR_EDOMAIN else None)
     rc = ar_param_count_json(&cfg, &pc, AR_JSON_NONFINITE, &text, &err)

@@ -150,7 +150,7 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     cdef int rc
     memset(&r, 0, sizeof(r))
     with nogil:
-        rc = ar_sbn_workspace_alloc(&ws, n, v)
+        rc = ar_sbn_workspace_alloc(&ws, n, v, &err)
         if rc == AR_OK:
             rc = ar_sbn_analyze(ws, pv, o.rank.precision, &o, &r, &err)
     try:

@@ -23,7 +23,7 @@ cdef int _view_at(const char *base, Py_ssize_t offset, size_t rows, size_t cols,
         if cs <= 0 or cs % 8 != 0:
             return AR_EINVAL
         c_el = <size_t>(cs // 8)
-    return ar_cview_init(v, <const double *>(base + offset), rows, cols, r_el, c_el)
+    return ar_cview_init(v, <const double *>(base + offset), rows, cols, r_el, c_el, NULL)
 
 
 cdef object _slice_offsets(object arr):
@@ -206,9 +206,9 @@ def _c_loop_seconds(a, size_t calls):
     t0 = time.perf_counter()
     with nogil:
         for i in range(calls):
-            rc = ar_spectrum_svals_batch(&view, 1, &out[0], 0, &failed)
+            rc = ar_spectrum_svals_batch(&view, 1, &out[0], 0, &failed, NULL)
             if rc == AR_OK:
-                rc = ar_rank_metrics_compute(&out[0], k, rows, cols, &opts, &m)
+                rc = ar_rank_metrics_compute(&out[0], k, rows, cols, &opts, &m, NULL)
             if rc != AR_OK:
                 break
     elapsed = time.perf_counter() - t0

@@ -112,7 +112,7 @@ cdef int _open_state_dict(list views, ar_safetensors **st) except -1:
             _, arr, dtype = views[i]
             desc[i].name = <const char *>names[i]
             dtype_name = dtype.encode("ascii")
-            rc = ar_st_dtype_parse(dtype_name, &desc[i].dtype)
+            rc = ar_st_dtype_parse(dtype_name, &desc[i].dtype, NULL)
             if rc != AR_OK:  # a name of the table above the library does not know
                 raise_status(rc, "ar_st_dtype_parse", dtype)
             desc[i].ndim = arr.ndim  # the library refuses more than AR_ST_MAX_DIMS

@@ -140,7 +140,7 @@ static int allocation(ar_check_condition cond, size_t d, const ar_check_opts *o,
         return ar_error_set(err, AR_EINVAL, "%s needs the depth (layers >= 1)",
                             condition_names[cond]);
     ar_dw_verdict v;
-    int rc = ar_dw_verdict_of(o->law, (double)o->layers, (double)d, -1.0, &v);
+    int rc = ar_dw_verdict_of(o->law, (double)o->layers, (double)d, -1.0, &v, err);
     if (rc != AR_OK) {
         ar_dw_law law = o->law != NULL ? *o->law : ar_dw_law_paper();
         return ar_error_set(err, rc,

@@ -164,10 +164,10 @@ static int alloc_run(const ar_circuits_opts *o, ar_circuits_report *rep, circ_wo
     int ok = rep->head && (!o->ov || ov_s) && (!o->qk || qk_s) && (!o->composition || w->ov) &&
              (!need_qk || w->qk);
     if (ok)
-        ok = ar_matrix_alloc(&w->wq, lay->head_dim, lay->d) == AR_OK &&
-             ar_matrix_alloc(&w->wk, lay->head_dim, lay->d) == AR_OK &&
-             ar_matrix_alloc(&w->wv, lay->head_dim, lay->d) == AR_OK &&
-             ar_matrix_alloc(&w->wo, lay->d, lay->head_dim) == AR_OK;
+        ok = ar_matrix_alloc(&w->wq, lay->head_dim, lay->d, err) == AR_OK &&
+             ar_matrix_alloc(&w->wk, lay->head_dim, lay->d, err) == AR_OK &&
+             ar_matrix_alloc(&w->wv, lay->head_dim, lay->d, err) == AR_OK &&
+             ar_matrix_alloc(&w->wo, lay->d, lay->head_dim, err) == AR_OK;
     if (ok && o->tl)
         ok = (w->gamma = malloc(lay->d * sizeof(double))) != NULL;
     if (!ok) {

@@ -24,7 +24,7 @@ static int tl_embeddings(const ar_safetensors *st, const ar_circuits_report *rep
     int rc = g != NULL ? AR_OK : ar_error_set(err, AR_ENOMEM, "out of memory");
     if (rc == AR_OK)
         rc = circ_tl_final_gain(st, rep->family, d, g, err);
-    if (rc == AR_OK && wu->data == NULL && ar_matrix_clone(wu, ar_matrix_cview(we)) != AR_OK)
+    if (rc == AR_OK && wu->data == NULL && ar_matrix_clone(wu, ar_matrix_cview(we), err) != AR_OK)
         rc = ar_error_set(err, AR_ENOMEM, "out of memory for a copy of the %zu x %zu embedding",
                           we->rows, d);
     if (rc == AR_OK) {
@@ -71,11 +71,11 @@ static int stream_grams(const ar_safetensors *st, const ar_st_tensor *te,
         size_t n = vocab - r0 < nb ? vocab - r0 : nb;
         double beta = r0 == 0 ? 0.0 : 1.0;
         ar_view v;
-        rc = ar_view_init_ld(&v, be, n, d, n, AR_COL_MAJOR);
+        rc = ar_view_init_ld(&v, be, n, d, n, AR_COL_MAJOR, err);
         if (rc == AR_OK)
             rc = ar_safetensors_read_block(st, te, r0, 0, AR_NO_TRANS, v, err);
-        if (rc == AR_OK && tu != NULL && (rc = ar_view_init_ld(&v, bu, n, d, n, AR_COL_MAJOR)) ==
-                                             AR_OK)
+        if (rc == AR_OK && tu != NULL &&
+            (rc = ar_view_init_ld(&v, bu, n, d, n, AR_COL_MAJOR, err)) == AR_OK)
             rc = ar_safetensors_read_block(st, tu, r0, 0, AR_NO_TRANS, v, err);
         if (rc != AR_OK)
             break;

@@ -56,7 +56,7 @@ int circ_tl_read_gain(const ar_safetensors *st, const ar_st_tensor *t, size_t d,
         return ar_error_set(err, AR_EFORMAT, "%s: LayerNorm gain '%s' is not a float vector of "
                             "%zu values", ar_safetensors_file_path(st, t->file), t->name, d);
     ar_view v;
-    int rc = ar_view_init_ld(&v, gamma, 1, d, 1, AR_COL_MAJOR);
+    int rc = ar_view_init_ld(&v, gamma, 1, d, 1, AR_COL_MAJOR, err);
     if (rc == AR_OK)
         rc = ar_safetensors_read_block(st, t, 0, 0, AR_NO_TRANS, v, err);
     return rc;

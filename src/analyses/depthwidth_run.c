@@ -25,7 +25,7 @@ static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, do
     int rc;
     switch (q->mode) {
     case AR_DW_MODE_OPTIMUM:
-        rc = ar_dw_optimal(law, q->params, &out->optimum);
+        rc = ar_dw_optimal(law, q->params, &out->optimum, err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "{opt:params=%g}: no optimum under this law (%s)",
                                 q->params, ar_strerror(rc));
@@ -34,7 +34,7 @@ static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, do
         *layers = out->optimum.layers;
         return AR_OK;
     case AR_DW_MODE_TRANSITION_D:
-        rc = ar_dw_transition_d(law, (double)q->layers, &out->transition_d);
+        rc = ar_dw_transition_d(law, (double)q->layers, &out->transition_d, err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "transition width: %s", ar_strerror(rc));
         out->l_th = ar_dw_l_th(out->transition_d);
@@ -42,7 +42,7 @@ static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, do
         *layers = (double)q->layers;
         return AR_OK;
     case AR_DW_MODE_TRANSITION_LAYERS:
-        rc = ar_dw_transition_layers(law, (double)q->d, &out->transition_layers);
+        rc = ar_dw_transition_layers(law, (double)q->d, &out->transition_layers, err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "transition depth undefined (slope %g)", law->slope);
         out->l_th = ar_dw_l_th((double)q->d);
@@ -50,7 +50,8 @@ static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, do
         *layers = NAN;
         return AR_OK;
     case AR_DW_MODE_VERDICT:
-        rc = ar_dw_verdict_of(law, (double)q->layers, (double)q->d, q->tolerance, &out->verdict);
+        rc = ar_dw_verdict_of(law, (double)q->layers, (double)q->d, q->tolerance, &out->verdict,
+                              err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "no verdict under this law (%s)", ar_strerror(rc));
         out->l_th = out->verdict.l_th;
@@ -83,7 +84,8 @@ int ar_dw_run(const ar_dw_request *req, ar_dw_result *out, ar_error *err)
     int rc = run_mode(req, out, &width, &layers, err);
     if (rc != AR_OK || req->embed_rank == 0)
         return rc;
-    rc = ar_dw_embedding_of(&req->law, width, (double)req->embed_rank, layers, &out->embedding);
+    rc = ar_dw_embedding_of(&req->law, width, (double)req->embed_rank, layers, &out->embedding,
+                            err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "embedding crossover: %s", ar_strerror(rc));
     out->have_embedding = 1;

@@ -54,7 +54,7 @@ int ar_paper_tables_json(unsigned flags, char **text, ar_error *err)
         ar_bert_config cfg;
         ar_bert_config_init(&cfg, pc[i].d, pc[i].h, pc[i].dp);
         ar_param_count p;
-        int rc = ar_bert_params(&cfg, &p);
+        int rc = ar_bert_params(&cfg, &p, err);
         if (rc != AR_OK) {
             json_decref(list);
             return ar_error_set(err, rc, "ar_paper_tables_json: paper configuration %s",

@@ -13,7 +13,7 @@ int represent_bias_remove(ar_cview p, ar_cview bias, ar_axis axis, ar_matrix *ou
                           ar_error *err)
 {
     *out = ar_matrix_empty();
-    int rc = ar_matrix_alloc(out, p.rows, p.cols);
+    int rc = ar_matrix_alloc(out, p.rows, p.cols, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "represent: cannot allocate the map without the bias");
     rc = ar_bias_remove(p, bias, axis, ar_matrix_view(out), err);
@@ -52,21 +52,21 @@ static int forward_check(ar_cview p, const ar_cview *x, ar_cview bias, const ar_
 {
     size_t n = p.rows;
     ar_matrix eye = ar_matrix_empty(), s = ar_matrix_empty(), q = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&s, n, n);
+    int rc = ar_matrix_alloc(&s, n, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&q, n, n);
-    if (rc == AR_OK && x == NULL && (rc = ar_matrix_alloc(&eye, n, n)) == AR_OK)
-        rc = ar_matrix_identity(ar_matrix_view(&eye));
+        rc = ar_matrix_alloc(&q, n, n, err);
+    if (rc == AR_OK && x == NULL && (rc = ar_matrix_alloc(&eye, n, n, err)) == AR_OK)
+        rc = ar_matrix_identity(ar_matrix_view(&eye), err);
     ar_cview xv = x != NULL ? *x : ar_matrix_cview(&eye);
     /* (W_q X)^T (W_k X) / sqrt(K): row i is query i */
     if (rc == AR_OK)
         rc = ar_attention_logits(xv, ar_matrix_cview(&cert->wk), ar_matrix_cview(&cert->wq),
-                                 ar_matrix_view(&s));
+                                 ar_matrix_view(&s), err);
     for (size_t j = 0; rc == AR_OK && j < n; j++)
         for (size_t i = 0; i < n; i++)
             s.data[i + j * s.ld] += axis == AR_AXIS_ROW ? AR_VAT(bias, i, j) : AR_VAT(bias, j, i);
     if (rc == AR_OK)
-        rc = ar_mask_softmax(ar_matrix_cview(&s), mask, axis, ar_matrix_view(&q));
+        rc = ar_mask_softmax(ar_matrix_cview(&s), mask, axis, ar_matrix_view(&q), err);
     if (rc == AR_OK) {
         cert->max_abs = ar_matrix_max_abs_diff(ar_matrix_cview(&q), p);
         kl_per_query(p, ar_matrix_cview(&q), axis, &cert->kl_mean, &cert->kl_max);

@@ -73,11 +73,11 @@ static int plain_fit(ar_cview p, const ar_represent_run_opts *o, ar_represent_ru
     ar_fit_workspace *fw = NULL;
     ar_matrix smoothed = ar_matrix_empty();
     ar_cview target = p;
-    int rc = ar_fit_workspace_alloc(&fw, p.rows);
+    int rc = ar_fit_workspace_alloc(&fw, p.rows, err);
     if (rc == AR_OK && ro->smooth > 0.0) {
-        rc = ar_matrix_clone(&smoothed, p);
+        rc = ar_matrix_clone(&smoothed, p, err);
         if (rc == AR_OK)
-            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL);
+            rc = ar_bottleneck_smooth(ar_matrix_view(&smoothed), ro->axis, ro->smooth, NULL, err);
         target = ar_matrix_cview(&smoothed);
     }
     progress(o, AR_REPRESENT_STEP_FIT, p.rows, out->head_size);
@@ -174,7 +174,7 @@ static int run_masked(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
         out->have_certificate = 1;
     } else if (out->representable == 0) {
         out->have_logit_error_lower =
-            ar_masked_logit_error_lower(ws, out->head_size, &out->logit_error_lower) == AR_OK;
+            ar_masked_logit_error_lower(ws, out->head_size, &out->logit_error_lower, err) == AR_OK;
         if (o->bias != NULL) {
             snprintf(out->fit_skipped, sizeof out->fit_skipped, "%s", no_fit_with_bias);
         } else if (!o->fit) {
@@ -188,7 +188,7 @@ static int run_masked(ar_masked_workspace *ws, ar_cview p, const ar_cview *x,
         }
     }
     /* The result's mask lives in the workspace, which the run frees. */
-    if (ar_mask_copy(&out->mask, r->mask) != AR_OK)
+    if (ar_mask_copy(&out->mask, r->mask, err) != AR_OK)
         return fail(out, AR_REPRESENT_STEP_SETUP,
                     ar_error_set(err, AR_ENOMEM, "represent: out of memory copying the mask"));
     r->mask = &out->mask;
@@ -266,8 +266,8 @@ int ar_represent_run(ar_cview p, const ar_cview *x, const ar_represent_run_opts 
     out->masked = opts->mask != NULL || opts->infer_mask;
     ar_masked_workspace *mws = NULL;
     ar_represent_workspace *rws = NULL;
-    int rc = out->masked ? ar_masked_workspace_alloc(&mws, p.rows)
-                         : ar_represent_workspace_alloc(&rws, p.rows);
+    int rc = out->masked ? ar_masked_workspace_alloc(&mws, p.rows, err)
+                         : ar_represent_workspace_alloc(&rws, p.rows, err);
     if (rc != AR_OK)
         rc = fail(out, AR_REPRESENT_STEP_SETUP,
                   ar_error_set(err, rc, "represent: cannot allocate the workspace"));

@@ -132,8 +132,8 @@ int ar_represent_stack_run(const ar_cview *maps, size_t count,
     size_t n = maps[0].cols;
     out->slices = calloc(count, sizeof *out->slices);
     int rc = out->slices == NULL ? AR_ENOMEM
-             : w.masked          ? ar_masked_workspace_alloc(&w.mws, n)
-                                 : ar_represent_workspace_alloc(&w.rws, n);
+             : w.masked          ? ar_masked_workspace_alloc(&w.mws, n, err)
+                                 : ar_represent_workspace_alloc(&w.rws, n, err);
     if (rc == AR_OK) {
         out->count = count;
         out->n = n;

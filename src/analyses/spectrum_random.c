@@ -81,15 +81,15 @@ static int draw_layer(const ar_spectrum_random_opts *o, random_layer *L, size_t 
 {
     ar_head_kind kind = o->head_size != 0 ? AR_HEADS_FIXED : AR_HEADS_MULTI;
     ar_rng *rng = ar_rng_alloc(o->seed);
-    int rc = rng != NULL ? ar_heads_size(kind, o->d, o->heads, o->head_size, dp) : AR_ENOMEM;
+    int rc = rng != NULL ? ar_heads_size(kind, o->d, o->heads, o->head_size, dp, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_heads_alloc(&L->heads, kind, o->d, o->heads, *dp);
+        rc = ar_heads_alloc(&L->heads, kind, o->d, o->heads, *dp, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&L->x, o->d, o->n);
+        rc = ar_matrix_alloc(&L->x, o->d, o->n, NULL);
     if (rc == AR_OK)
-        rc = ar_heads_randomize(&L->heads, rng);
+        rc = ar_heads_randomize(&L->heads, rng, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&L->x), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&L->x), rng, 1.0, NULL);
     ar_rng_free(rng);
     return rc;
 }
@@ -102,13 +102,13 @@ static int logit_spectrum(const ar_spectrum_random_opts *o, const random_layer *
 {
     size_t n = L->x.cols;
     ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&f, L->heads.dp, n);
+    int rc = ar_matrix_alloc(&f, L->heads.dp, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g, L->heads.dp, n);
+        rc = ar_matrix_alloc(&g, L->heads.dp, n, err);
     if (rc == AR_OK)
         rc = ar_attention_logit_factors(ar_matrix_cview(&L->x), ar_matrix_cview(&L->heads.wq[k]),
                                         ar_matrix_cview(&L->heads.wk[k]), ar_matrix_view(&f),
-                                        ar_matrix_view(&g));
+                                        ar_matrix_view(&g), err);
     if (rc == AR_OK && o->distributed != NULL) {
         ar_spectrum_dist_result res;
         ar_error derr = {{0}};
@@ -123,10 +123,10 @@ static int logit_spectrum(const ar_spectrum_random_opts *o, const random_layer *
         }
         ar_spectrum_dist_result_free(&res);
     } else if (rc == AR_OK) {
-        rc = ar_spectrum_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g), h->s);
+        rc = ar_spectrum_svals_factored(ar_matrix_cview(&f), ar_matrix_cview(&g), h->s, err);
     }
     if (rc == AR_OK)
-        rc = ar_rank_metrics_compute(h->s, n, n, n, rank, &h->metrics);
+        rc = ar_rank_metrics_compute(h->s, n, n, n, rank, &h->metrics, err);
     ar_matrix_free(&f);
     ar_matrix_free(&g);
     return rc;
@@ -138,13 +138,14 @@ static int score_spectrum(const ar_spectrum_random_opts *o, const random_layer *
                           ar_spectrum_random_head *h)
 {
     ar_matrix p = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&p, L->x.cols, L->x.cols);
+    int rc = ar_matrix_alloc(&p, L->x.cols, L->x.cols, NULL);
     if (rc == AR_OK)
-        rc = ar_heads_scores(&L->heads, k, ar_matrix_cview(&L->x), o->axis, ar_matrix_view(&p));
+        rc = ar_heads_scores(&L->heads, k, ar_matrix_cview(&L->x), o->axis, ar_matrix_view(&p),
+                             NULL);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals_ws(ar_matrix_cview(&p), h->s, ws);
+        rc = ar_spectrum_svals_ws(ar_matrix_cview(&p), h->s, ws, NULL);
     if (rc == AR_OK)
-        rc = ar_rank_metrics_stored(ar_matrix_cview(&p), h->s, h->k, rank, &h->metrics);
+        rc = ar_rank_metrics_stored(ar_matrix_cview(&p), h->s, h->k, rank, &h->metrics, NULL);
     ar_matrix_free(&p);
     return rc;
 }
@@ -186,7 +187,7 @@ int ar_spectrum_run_random(const ar_spectrum_random_opts *o, const ar_rank_opts 
     int said = 0; /* err holds the failure's own message */
     rc = out->heads != NULL ? draw_layer(o, &L, &dp) : AR_ENOMEM;
     if (rc == AR_OK && scores)
-        rc = ar_svd_workspace_alloc(&ws, o->n, o->n, AR_SVD_VALUES);
+        rc = ar_svd_workspace_alloc(&ws, o->n, o->n, AR_SVD_VALUES, err);
     for (size_t t = 0; rc == AR_OK && t < out->count; t++) {
         ar_spectrum_random_head *h = &out->heads[t];
         rc = head_setup(o, first + t, dp, h);

@@ -16,7 +16,7 @@ static int check_stack(const ar_cview *mats, size_t count, size_t *failed, ar_er
         if (m == 0 || n == 0)
             return ar_error_set(err, AR_EINVAL, "empty matrix");
         size_t bi = 0, bj = 0;
-        if (ar_matrix_check_finite(mats[t], &bi, &bj) != AR_OK)
+        if (ar_matrix_check_finite(mats[t], &bi, &bj, err) != AR_OK)
             return ar_error_set(err, AR_ENONFINITE, "non-finite value %g at row %zu, column %zu",
                                 AR_VAT(mats[t], bi, bj), bi, bj);
     }
@@ -39,13 +39,13 @@ int ar_spectrum_run_stack(const ar_cview *mats, size_t count, const ar_rank_opts
     if (rc != AR_OK)
         return rc;
     size_t k = mats[0].rows < mats[0].cols ? mats[0].rows : mats[0].cols;
-    rc = ar_spectrum_svals_batch(mats, count, s, nthreads, failed);
+    rc = ar_spectrum_svals_batch(mats, count, s, nthreads, failed, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "singular values of matrix %zu: %s", *failed,
                             ar_strerror(rc));
     for (size_t t = 0; t < count; t++) {
         *failed = t;
-        rc = ar_rank_metrics_stored(mats[t], s + t * k, k, opts, &metrics[t]);
+        rc = ar_rank_metrics_stored(mats[t], s + t * k, k, opts, &metrics[t], err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "rank metrics of matrix %zu: %s", t, ar_strerror(rc));
     }

@@ -15,9 +15,9 @@ static int draw_target(ar_target_family fam, size_t n, size_t rank, uint64_t see
     ar_target_opts o;
     ar_target_opts_init(&o);
     o.rank = rank;
-    int rc = rng ? ar_matrix_alloc(p, n, n) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(p, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_target_generate(fam, &o, rng, ar_matrix_view(p));
+        rc = ar_target_generate(fam, &o, rng, ar_matrix_view(p), NULL);
     ar_rng_free(rng);
     return rc;
 }
@@ -31,7 +31,7 @@ static int min_head_size_of(ar_target_family fam, size_t n, size_t rank, uint64_
     ar_represent_result res;
     int rc = draw_target(fam, n, rank, seed, &p);
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&ws, n);
+        rc = ar_represent_workspace_alloc(&ws, n, NULL);
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
@@ -53,27 +53,27 @@ int vcheck_theorem1_construction(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_certificate cert = {0};
     int rc = draw_target(AR_TARGET_DIRICHLET, n, 1, ctx->seed, &p);
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&ws, n);
+        rc = ar_represent_workspace_alloc(&ws, n, NULL);
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
         rc = ar_represent_certificate(ws, 0, &cert, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&x, n, n);
+        rc = ar_matrix_alloc(&x, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&s, n, n);
+        rc = ar_matrix_alloc(&s, n, n, NULL);
     if (rc == AR_OK) {
         /* the certificate is for X = I (any full-rank X maps to it) */
-        rc = ar_matrix_identity(ar_matrix_view(&x));
+        rc = ar_matrix_identity(ar_matrix_view(&x), NULL);
     }
     if (rc == AR_OK) {
         if (ctx->corrupt)
             AR_AT(&cert.wq, 0, 0) += 1e-3;
         rc = ar_attention_logits(ar_matrix_cview(&x), ar_matrix_cview(&cert.wq),
-                                 ar_matrix_cview(&cert.wk), ar_matrix_view(&s));
+                                 ar_matrix_cview(&cert.wk), ar_matrix_view(&s), NULL);
     }
     if (rc == AR_OK)
-        rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL);
+        rc = ar_attention_softmax(ar_matrix_view(&s), AR_AXIS_COL, NULL);
     r->measured =
         rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&s), ar_matrix_cview(&p)) : NAN;
     r->expected = 1e-9;
@@ -100,11 +100,11 @@ int vcheck_witness_unreachable(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_cview p, xv;
     ar_represent_workspace *ws = NULL;
     ar_represent_result res;
-    int rc = ar_cview_init_ld(&p, pd, 2, 2, 2, AR_COL_MAJOR);
+    int rc = ar_cview_init_ld(&p, pd, 2, 2, 2, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_cview_init_ld(&xv, xd, 1, 2, 1, AR_COL_MAJOR);
+        rc = ar_cview_init_ld(&xv, xd, 1, 2, 1, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&ws, 2);
+        rc = ar_represent_workspace_alloc(&ws, 2, NULL);
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, p, &xv, NULL, &res, NULL);
     r->measured = rc == AR_OK ? res.residual_rel : NAN;
@@ -173,15 +173,15 @@ int vcheck_eckart_young(const ar_verify_ctx *ctx, ar_verify_result *r)
     double *s = malloc(n * sizeof *s);
     int rc = s ? draw_target(AR_TARGET_DIRICHLET, n, 1, ctx->seed, &p) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&ws, n);
+        rc = ar_represent_workspace_alloc(&ws, n, NULL);
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, ar_matrix_cview(&p), NULL, NULL, &res, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&l, n, n);
+        rc = ar_matrix_alloc(&l, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, n, n);
+        rc = ar_matrix_alloc(&u, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, n, n);
+        rc = ar_matrix_alloc(&vt, n, n, NULL);
     for (size_t j = 0; rc == AR_OK && j < n; j++) {
         double mean = 0.0;
         for (size_t i = 0; i < n; i++)
@@ -190,7 +190,7 @@ int vcheck_eckart_young(const ar_verify_ctx *ctx, ar_verify_result *r)
             AR_AT(&l, i, j) = log(AR_AT(&p, i, j)) - (ctx->corrupt ? 0.0 : mean);
     }
     if (rc == AR_OK)
-        rc = ar_spectrum_svd(ar_matrix_cview(&l), ar_matrix_view(&u), s, ar_matrix_view(&vt));
+        rc = ar_spectrum_svd(ar_matrix_cview(&l), ar_matrix_view(&u), s, ar_matrix_view(&vt), NULL);
     double direct = 0.0;
     if (rc == AR_OK) {
         /* ||L - L_k||_F from the discarded part, reconstructed explicitly */
@@ -234,7 +234,7 @@ int vcheck_paper_params(const ar_verify_ctx *ctx, ar_verify_result *r)
         if (ctx->corrupt)
             b.ffn = 4 * cfgs[i].d;
         ar_param_count pc;
-        rc = ar_bert_params(&b, &pc);
+        rc = ar_bert_params(&b, &pc, NULL);
         double dev = fabs(ar_paper_config_deviation(&cfgs[i], &pc));
         worst = dev > worst ? dev : worst;
     }
@@ -268,19 +268,19 @@ int vcheck_theorem2_separation(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_mh_fit_opts_init(&o);
     o.seed = ctx->seed;
     o.starts = ctx->full ? 8 : 4;
-    int rc = ar_theorem2_target_build(&t, d, h, n, dp, m, ctx->seed);
+    int rc = ar_theorem2_target_build(&t, d, h, n, dp, m, ctx->seed, NULL);
     if (rc == AR_OK)
-        rc = ar_theorem2_verify(&t, &a);
+        rc = ar_theorem2_verify(&t, &a, NULL);
     if (rc == AR_OK && !a.hold)
         rc = AR_EDOMAIN; /* the instance must meet the theorem's premise */
     if (rc == AR_OK)
-        rc = ar_theorem2_fit(&t, AR_THEOREM2_STANDARD, m, &o, &rs);
+        rc = ar_theorem2_fit(&t, AR_THEOREM2_STANDARD, m, &o, &rs, NULL);
     if (rc == AR_OK) {
         /* the control only has to show that zero is reachable: stop at the
          * first start that gets there */
         o.starts = 8;
         o.stop_below = 1e-10;
-        rc = ar_theorem2_fit(&t, AR_THEOREM2_FIXED, m, &o, &rf);
+        rc = ar_theorem2_fit(&t, AR_THEOREM2_FIXED, m, &o, &rf, NULL);
     }
     if (rc == AR_OK)
         r->measured = fmin(rs.best_rel_error / std_floor,

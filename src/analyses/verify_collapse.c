@@ -77,9 +77,9 @@ int vcheck_collapse_rank_one(const ar_verify_ctx *ctx, ar_verify_result *r)
     size_t n = 17, d = 9;
     ar_matrix x = ar_matrix_empty(), res = ar_matrix_empty();
     ar_rng *rng = ar_rng_alloc(ctx->seed);
-    int rc = rng ? ar_matrix_alloc(&x, n, d) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(&x, n, d, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&res, n, d);
+        rc = ar_matrix_alloc(&res, n, d, NULL);
     for (size_t j = 0; rc == AR_OK && j < d; j++) {
         double v = 2.385 * (ar_rng_uniform(rng) - 0.5);
         for (size_t i = 0; i < n; i++)
@@ -88,7 +88,7 @@ int vcheck_collapse_rank_one(const ar_verify_ctx *ctx, ar_verify_result *r)
     if (rc == AR_OK && ctx->corrupt)
         AR_AT(&x, 3, 4) += 1e-6;
     if (rc == AR_OK)
-        rc = ar_collapse_residual(ar_matrix_cview(&x), ar_matrix_view(&res), NULL);
+        rc = ar_collapse_residual(ar_matrix_cview(&x), ar_matrix_view(&res), NULL, NULL);
     /* Zero up to the rounding of the column means (a sum of n equal terms
      * divided by n can be off by an ulp). */
     r->measured = rc == AR_OK ? ar_matrix_norm_fro(ar_matrix_cview(&res)) /
@@ -111,25 +111,25 @@ static int planted_output_layer(size_t nctx, size_t vocab, size_t k, int bias, u
 {
     ar_matrix h = ar_matrix_empty(), w = ar_matrix_empty();
     ar_rng *rng = ar_rng_alloc(seed);
-    int rc = rng ? ar_matrix_alloc(&h, nctx, k) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(&h, nctx, k, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w, vocab, k);
+        rc = ar_matrix_alloc(&w, vocab, k, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(p, nctx, vocab);
+        rc = ar_matrix_alloc(p, nctx, vocab, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&h), rng, 1.0, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&w), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&w), rng, 1.0, NULL);
     if (rc == AR_OK)
         rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ar_matrix_cview(&h), ar_matrix_cview(&w),
-                            0.0, ar_matrix_view(p));
+                            0.0, ar_matrix_view(p), NULL);
     for (size_t j = 0; rc == AR_OK && bias && j < vocab; j++) {
         double b = 1.5 * ar_rng_gaussian(rng, 1.0);
         for (size_t i = 0; i < nctx; i++)
             AR_AT(p, i, j) += b;
     }
     if (rc == AR_OK)
-        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW);
+        rc = ar_attention_softmax(ar_matrix_view(p), AR_AXIS_ROW, NULL);
     ar_matrix_free(&h);
     ar_matrix_free(&w);
     ar_rng_free(rng);
@@ -144,7 +144,7 @@ static int sbn_required(const ar_matrix *p, int bias, ar_sbn_result *res)
     o.bias = bias;
     o.fit = 0;
     o.d = 1;
-    int rc = ar_sbn_workspace_alloc(&ws, p->rows, p->cols);
+    int rc = ar_sbn_workspace_alloc(&ws, p->rows, p->cols, NULL);
     if (rc == AR_OK)
         rc = ar_sbn_analyze(ws, ar_matrix_cview(p), AR_PREC_F64, &o, res, NULL);
     ar_sbn_workspace_free(ws);

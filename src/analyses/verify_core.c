@@ -15,16 +15,16 @@ int vcheck_svd_residual(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_rng *rng = ar_rng_alloc(ctx->seed);
     ar_matrix a = ar_matrix_empty(), u = ar_matrix_empty(), vt = ar_matrix_empty();
     double *s = malloc(k * sizeof *s);
-    int rc = (rng && s) ? ar_matrix_alloc(&a, m, n) : AR_ENOMEM;
+    int rc = (rng && s) ? ar_matrix_alloc(&a, m, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, m, k);
+        rc = ar_matrix_alloc(&u, m, k, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, k, n);
+        rc = ar_matrix_alloc(&vt, k, n, NULL);
     if (rc == AR_OK) {
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&a), rng, 1.0, NULL);
     }
     if (rc == AR_OK) {
-        rc = ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt));
+        rc = ar_spectrum_svd(ar_matrix_cview(&a), ar_matrix_view(&u), s, ar_matrix_view(&vt), NULL);
     }
     if (rc == AR_OK) {
         if (ctx->corrupt)
@@ -34,7 +34,7 @@ int vcheck_svd_residual(const ar_verify_ctx *ctx, ar_verify_result *r)
                 AR_AT(&u, i, j) *= s[j];
         double norm = ar_matrix_norm_fro(ar_matrix_cview(&a));
         rc = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, -1.0, ar_matrix_cview(&u),
-                            ar_matrix_cview(&vt), 1.0, ar_matrix_view(&a));
+                            ar_matrix_cview(&vt), 1.0, ar_matrix_view(&a), NULL);
         r->measured = ar_matrix_norm_fro(ar_matrix_cview(&a)) / (norm * (double)m * DBL_EPSILON);
     }
     snprintf(r->instance, sizeof r->instance, "Gaussian %zu x %zu, seed %llu", m, n,
@@ -59,24 +59,24 @@ static int random_head_logit_spectrum(uint64_t seed, size_t d, size_t n, size_t 
     ar_heads heads = {0};
     ar_matrix x = ar_matrix_empty(), s = ar_matrix_empty();
     double *sv = malloc(n * sizeof *sv);
-    int rc = (rng && sv) ? ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp) : AR_ENOMEM;
+    int rc = (rng && sv) ? ar_heads_alloc(&heads, AR_HEADS_FIXED, d, 1, dp, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&x, d, n);
+        rc = ar_matrix_alloc(&x, d, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&s, n, n);
+        rc = ar_matrix_alloc(&s, n, n, NULL);
     if (rc == AR_OK) {
-        ar_heads_randomize(&heads, rng);
-        rc = ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0);
+        ar_heads_randomize(&heads, rng, NULL);
+        rc = ar_matrix_fill_gaussian(ar_matrix_view(&x), rng, 1.0, NULL);
     }
     if (rc == AR_OK) {
-        rc = ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s));
+        rc = ar_heads_logits(&heads, 0, ar_matrix_cview(&x), ar_matrix_view(&s), NULL);
     }
     /* Store as float32, as a PyTorch export would. */
     for (size_t j = 0; rc == AR_OK && store_float32 && j < n; j++)
         for (size_t i = 0; i < n; i++)
             AR_AT(&s, i, j) = (double)(float)AR_AT(&s, i, j);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(ar_matrix_cview(&s), sv);
+        rc = ar_spectrum_svals(ar_matrix_cview(&s), sv, NULL);
     if (rc != AR_OK) {
         free(sv);
         sv = NULL;
@@ -97,7 +97,7 @@ int vcheck_logit_rank(const ar_verify_ctx *ctx, ar_verify_result *r)
     size_t rank = 0;
     int rc = random_head_logit_spectrum(ctx->seed, d, n, dp, 0, &sv);
     if (rc == AR_OK)
-        rc = ar_rank_numerical(sv, n, n, n, NULL, &rank, &thr);
+        rc = ar_rank_numerical(sv, n, n, n, NULL, &rank, &thr, NULL);
     /* The corrupted instance uses d_p = 60 > d but still claims 12. */
     r->measured = (double)rank;
     r->expected = 12.0;
@@ -122,7 +122,7 @@ int vcheck_float32_tolerance(const ar_verify_ctx *ctx, ar_verify_result *r)
     o.precision = ctx->corrupt ? AR_PREC_F64 : AR_PREC_F32;
     int rc = random_head_logit_spectrum(ctx->seed, d, n, dp, 1, &sv);
     if (rc == AR_OK)
-        rc = ar_rank_numerical(sv, n, n, n, &o, &rank, &thr);
+        rc = ar_rank_numerical(sv, n, n, n, &o, &rank, &thr, NULL);
     r->measured = (double)rank;
     r->expected = (double)dp;
     r->relation = AR_VERIFY_EQ;

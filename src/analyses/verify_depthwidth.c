@@ -23,7 +23,7 @@ int vcheck_dw_transition_widths(const ar_verify_ctx *ctx, ar_verify_result *r)
     int rc = AR_OK;
     for (size_t i = 0; rc == AR_OK && i < 4; i++) {
         double d = 0.0;
-        rc = ar_dw_transition_d(&law, layers[i], &d);
+        rc = ar_dw_transition_d(&law, layers[i], &d, NULL);
         double dev = fabs(d - want[i]) / want[i];
         worst = dev > worst ? dev : worst;
     }
@@ -44,7 +44,7 @@ int vcheck_dw_optimum_175b(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_optimum opt;
     double params = ctx->corrupt ? 17.5e9 : 175e9;
-    int rc = ar_dw_optimal(&law, params, &opt);
+    int rc = ar_dw_optimal(&law, params, &opt, NULL);
     double dl = fabs(opt.layers - 80.0) / 80.0, dd = fabs(opt.d - 13500.0) / 13500.0;
     r->measured = rc == AR_OK ? 100.0 * (dl > dd ? dl : dd) : NAN;
     r->expected = 2.0;
@@ -65,7 +65,7 @@ int vcheck_dw_gpt3_too_deep(const ar_verify_ctx *ctx, ar_verify_result *r)
     ar_dw_law law = ar_dw_law_paper();
     ar_dw_verdict v;
     double d = ctx->corrupt ? 40000.0 : 12288.0;
-    int rc = ar_dw_verdict_of(&law, 96.0, d, -1.0, &v);
+    int rc = ar_dw_verdict_of(&law, 96.0, d, -1.0, &v, NULL);
     r->measured = rc == AR_OK ? v.transition_layers : NAN;
     r->expected = 96.0;
     r->relation = AR_VERIFY_LE;

@@ -11,12 +11,12 @@
 static int draw_logits(size_t n, size_t rank, uint64_t seed, ar_matrix *s)
 {
     ar_rng *rng = ar_rng_alloc(seed);
-    int rc = rng ? ar_matrix_alloc(s, n, n) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(s, n, n, NULL) : AR_ENOMEM;
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
     if (rc == AR_OK && rank > 0)
-        rc = ar_matrix_alloc(&a, n, rank);
+        rc = ar_matrix_alloc(&a, n, rank, NULL);
     if (rc == AR_OK && rank > 0)
-        rc = ar_matrix_alloc(&b, n, rank);
+        rc = ar_matrix_alloc(&b, n, rank, NULL);
     for (size_t j = 0; rc == AR_OK && j < (rank > 0 ? rank : n); j++)
         for (size_t i = 0; i < n; i++) {
             if (rank == 0) {
@@ -28,7 +28,7 @@ static int draw_logits(size_t n, size_t rank, uint64_t seed, ar_matrix *s)
         }
     if (rc == AR_OK && rank > 0)
         rc = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 2.0 / sqrt((double)rank), ar_matrix_cview(&a),
-                            ar_matrix_cview(&b), 0.0, ar_matrix_view(s));
+                            ar_matrix_cview(&b), 0.0, ar_matrix_view(s), NULL);
     ar_matrix_free(&a);
     ar_matrix_free(&b);
     ar_rng_free(rng);
@@ -47,20 +47,20 @@ static int forward_error(ar_certificate *c, const ar_mask *m, const ar_matrix *p
 {
     size_t n = p->rows;
     ar_matrix s = ar_matrix_empty(), q = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&s, n, n);
+    int rc = ar_matrix_alloc(&s, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&q, n, n);
+        rc = ar_matrix_alloc(&q, n, n, NULL);
     /* the last query sees every key of a causal map: a nudge there shows */
     size_t last = c->wq.cols - 1;
     if (rc == AR_OK) {
         AR_AT(&c->wq, 0, last) += bump;
         rc = ar_matrix_gemm(AR_TRANS, AR_NO_TRANS, 1.0 / sqrt((double)c->head_size),
                             ar_matrix_cview(&c->wq), ar_matrix_cview(&c->wk), 0.0,
-                            ar_matrix_view(&s));
+                            ar_matrix_view(&s), NULL);
         AR_AT(&c->wq, 0, last) -= bump;
     }
     if (rc == AR_OK)
-        rc = ar_mask_softmax(ar_matrix_cview(&s), m, AR_AXIS_ROW, ar_matrix_view(&q));
+        rc = ar_mask_softmax(ar_matrix_cview(&s), m, AR_AXIS_ROW, ar_matrix_view(&q), NULL);
     *err = rc == AR_OK ? ar_matrix_max_abs_diff(ar_matrix_cview(&q), ar_matrix_cview(p)) : NAN;
     ar_matrix_free(&s);
     ar_matrix_free(&q);
@@ -79,11 +79,11 @@ static int run_masked(const ar_matrix *s, const char *mask_text, double bump, ma
     memset(&c, 0, sizeof c);
     out->forward = NAN;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&p, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_mask_softmax(ar_matrix_cview(s), &m, AR_AXIS_ROW, ar_matrix_view(&p));
+        rc = ar_mask_softmax(ar_matrix_cview(s), &m, AR_AXIS_ROW, ar_matrix_view(&p), NULL);
     if (rc == AR_OK)
-        rc = ar_masked_workspace_alloc(&ws, n);
+        rc = ar_masked_workspace_alloc(&ws, n, NULL);
     ar_masked_opts o;
     ar_masked_opts_init(&o);
     if (rc == AR_OK)

@@ -352,7 +352,7 @@ static int analyse_factors(const ar_matrix *wq, const ar_matrix *wk, ar_precisio
         ro.rtol = s[0] > 0.0 ? h->noise.tau_noise / s[0] : 0.0;
         ro.atol = 0.0;
     }
-    rc = ar_rank_metrics_compute(s, k, d, d, &ro, &h->metrics);
+    rc = ar_rank_metrics_compute(s, k, d, d, &ro, &h->metrics, NULL);
     if (rc != AR_OK)
         return rc;
     if (!given) { /* exactly the default cut, not rtol x sigma_1 re-rounded */
@@ -664,9 +664,9 @@ static int alloc_heads(ar_weights_report *rep, head_work *w, ar_error *err)
     double *block = calloc(total * k, sizeof *block);
     int rc = rep->qk && block ? AR_OK : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w->wq, rep->head_dim, rep->d);
+        rc = ar_matrix_alloc(&w->wq, rep->head_dim, rep->d, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w->wk, rep->head_dim, rep->d);
+        rc = ar_matrix_alloc(&w->wk, rep->head_dim, rep->d, err);
     if (rc != AR_OK) {
         free(block);
         free(rep->qk);

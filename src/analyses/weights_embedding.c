@@ -56,7 +56,7 @@ static int rank_part(const ar_matrix *m, ar_precision storage, const ar_weights_
     uint64_t key[2] = {0xE, part};
     ro.seed = ar_seed_derive(o->seed, key, 2);
     if (rc == AR_OK)
-        rc = ar_rank_metrics_stored(ar_matrix_cview(m), s, k, &ro, &out->metrics);
+        rc = ar_rank_metrics_stored(ar_matrix_cview(m), s, k, &ro, &out->metrics, NULL);
     out->rows = m->rows;
     out->cols = m->cols;
     out->precision = ro.precision;
@@ -69,7 +69,7 @@ static int rank_part(const ar_matrix *m, ar_precision storage, const ar_weights_
 /* [a; b] (rows stacked), columns equal. */
 static int stack_rows(const ar_matrix *a, const ar_matrix *b, ar_matrix *out)
 {
-    int rc = ar_matrix_alloc(out, a->rows + b->rows, a->cols);
+    int rc = ar_matrix_alloc(out, a->rows + b->rows, a->cols, NULL);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < a->cols; j++) {

@@ -98,11 +98,11 @@ static int work_alloc(noise_work *w, size_t d, size_t p, int with_draws)
     w->sv = malloc(2 * p * sizeof(double));
     if (!w->tau_w || !w->w || !w->sv)
         return AR_ENOMEM;
-    int rc = ar_matrix_alloc(&w->rf, rows, 2 * p);
+    int rc = ar_matrix_alloc(&w->rf, rows, 2 * p, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w->rh, rows, 2 * p);
+        rc = ar_matrix_alloc(&w->rh, rows, 2 * p, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w->core, rows, rows);
+        rc = ar_matrix_alloc(&w->core, rows, rows, NULL);
     return rc;
 }
 
@@ -131,7 +131,7 @@ static int top_sval(const double *q, size_t d, size_t k, size_t p, double *out)
 {
     ar_matrix r = ar_matrix_empty();
     double *s = malloc((k > 0 ? k : 1) * sizeof(double));
-    int rc = s ? ar_matrix_alloc(&r, k, p) : AR_ENOMEM;
+    int rc = s ? ar_matrix_alloc(&r, k, p, NULL) : AR_ENOMEM;
     if (rc == AR_OK) {
         copy_r(q, d, k, p, &r, 0, 0);
         rc = ar_cm_svals(&r, s);
@@ -147,11 +147,11 @@ static int top_sval(const double *q, size_t d, size_t k, size_t p, double *out)
 static int circuit_svals(const noise_work *w, double *s)
 {
     ar_matrix ra = ar_matrix_empty(), rb = ar_matrix_empty(), core = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&ra, w->ka, w->p);
+    int rc = ar_matrix_alloc(&ra, w->ka, w->p, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&rb, w->kb, w->p);
+        rc = ar_matrix_alloc(&rb, w->kb, w->p, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&core, w->ka, w->kb);
+        rc = ar_matrix_alloc(&core, w->ka, w->kb, NULL);
     if (rc == AR_OK) {
         copy_r(w->qa, w->d, w->ka, w->p, &ra, 0, 0);
         copy_r(w->qb, w->d, w->kb, w->p, &rb, 0, 0);
@@ -233,19 +233,23 @@ static int draw_norm(noise_work *w, const ar_matrix *a, const ar_matrix *b, ar_r
 }
 
 int ar_weights_head_factored(ar_cview a, ar_cview b, ar_precision storage, uint64_t seed,
-                             size_t draws, double factor, double *s, ar_weights_noise *noise)
+                             size_t draws, double factor, double *s, ar_weights_noise *noise,
+                             ar_error *err)
 {
     ar_colmajor ca, cb;
     int rc = ar_colmajor_get(&ca, a);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "head factors: %s", ar_strerror(rc));
     rc = ar_colmajor_get(&cb, b);
     if (rc == AR_OK) {
         rc = ar_weights_head_factored_cm(&ca.m, &cb.m, storage, seed, draws, factor, s, noise);
         ar_colmajor_release(&cb);
     }
     ar_colmajor_release(&ca);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "head factors: %s", ar_strerror(rc));
 }
 
 int ar_weights_head_factored_cm(const ar_matrix *a, const ar_matrix *b, ar_precision storage,

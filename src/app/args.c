@@ -174,7 +174,7 @@ void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t n
 
 int cli_parse_precision(const char *text, ar_precision *out)
 {
-    return ar_precision_parse(text, out) == AR_OK ? 0 : -1;
+    return ar_precision_parse(text, out, NULL) == AR_OK ? 0 : -1;
 }
 
 /* The help as data, for the generators of the man page and the bash

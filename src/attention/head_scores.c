@@ -46,7 +46,7 @@ static double weight(ar_cview p, ar_axis axis, size_t q, size_t k)
 
 static int check_map(ar_cview p, ar_axis axis, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid view of the map (strides contradict the shape)");
     if (axis != AR_AXIS_ROW && axis != AR_AXIS_COL)
         return ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",

@@ -8,26 +8,28 @@
 #include "core/random_internal.h"
 #include "attention/attention_internal.h"
 
-int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp)
+int ar_heads_size(ar_head_kind kind, size_t d, size_t h, size_t head_size, size_t *dp,
+                  ar_error *err)
 {
     if (dp == NULL || d == 0 || h == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "heads: NULL argument or a zero size (d %zu, h %zu)",
+                            d, h);
     if (kind == AR_HEADS_MULTI) {
         if (d % h != 0)
-            return AR_EINVAL;
+            return ar_error_set(err, AR_EINVAL, "heads: %zu heads do not divide d = %zu", h, d);
         *dp = d / h;
         return AR_OK;
     }
     if (kind != AR_HEADS_FIXED || head_size == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "heads: unknown kind or head size 0");
     *dp = head_size;
     return AR_OK;
 }
 
-int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp)
+int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_t dp, ar_error *err)
 {
     if (heads == NULL || d == 0 || h == 0 || dp == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "heads: NULL argument or a zero size");
     heads->kind = kind;
     heads->d = d;
     heads->h = h;
@@ -36,13 +38,13 @@ int ar_heads_alloc(ar_heads *heads, ar_head_kind kind, size_t d, size_t h, size_
     heads->wk = calloc(h, sizeof *heads->wk);
     if (heads->wq == NULL || heads->wk == NULL) {
         ar_heads_free(heads);
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     for (size_t k = 0; k < h; k++) {
-        if (ar_matrix_alloc(&heads->wq[k], dp, d) != AR_OK ||
-            ar_matrix_alloc(&heads->wk[k], dp, d) != AR_OK) {
+        if (ar_matrix_alloc(&heads->wq[k], dp, d, err) != AR_OK ||
+            ar_matrix_alloc(&heads->wk[k], dp, d, err) != AR_OK) {
             ar_heads_free(heads);
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
         }
     }
     return AR_OK;
@@ -64,10 +66,10 @@ void ar_heads_free(ar_heads *heads)
     heads->h = 0;
 }
 
-int ar_heads_randomize(ar_heads *heads, ar_rng *rng)
+int ar_heads_randomize(ar_heads *heads, ar_rng *rng, ar_error *err)
 {
     if (heads == NULL || rng == NULL || heads->d == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "heads: NULL argument or no heads allocated");
     double sigma = 1.0 / sqrt((double)heads->d);
     for (size_t k = 0; k < heads->h; k++) {
         ar_cm_fill_gaussian(&heads->wq[k], rng, sigma);
@@ -90,18 +92,20 @@ int ar_cm_heads_scores(const ar_heads *heads, size_t k, const ar_matrix *x, ar_a
     return rc == AR_OK ? ar_cm_attention_softmax(p, axis) : rc;
 }
 
-int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s)
+int ar_heads_logits(const ar_heads *heads, size_t k, ar_cview x, ar_view s, ar_error *err)
 {
     if (heads == NULL || k >= heads->h)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "heads: NULL heads or head index out of range");
     return ar_attention_logits(x, ar_matrix_cview(&heads->wq[k]), ar_matrix_cview(&heads->wk[k]),
-                               s);
+                               s, err);
 }
 
-int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p)
+int ar_heads_scores(const ar_heads *heads, size_t k, ar_cview x, ar_axis axis, ar_view p,
+                    ar_error *err)
 {
     if (axis != AR_AXIS_COL && axis != AR_AXIS_ROW)
-        return AR_EINVAL;
-    int rc = ar_heads_logits(heads, k, x, p);
-    return rc == AR_OK ? ar_attention_softmax(p, axis) : rc;
+        return ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",
+                            (int)axis);
+    int rc = ar_heads_logits(heads, k, x, p, err);
+    return rc == AR_OK ? ar_attention_softmax(p, axis, err) : rc;
 }

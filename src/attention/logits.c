@@ -11,16 +11,16 @@ const char *ar_axis_name(ar_axis axis)
     return axis == AR_AXIS_ROW ? "row" : "col";
 }
 
-int ar_axis_parse(const char *text, ar_axis *axis)
+int ar_axis_parse(const char *text, ar_axis *axis, ar_error *err)
 {
     if (text == NULL || axis == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (strcmp(text, "col") == 0 || strcmp(text, "column") == 0)
         *axis = AR_AXIS_COL;
     else if (strcmp(text, "row") == 0)
         *axis = AR_AXIS_ROW;
     else
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "unknown axis '%.40s' (col or row)", text);
     return AR_OK;
 }
 
@@ -62,9 +62,9 @@ int ar_cm_attention_logits(const ar_matrix *x, const ar_matrix *wq, const ar_mat
     if (s->rows != x->cols || s->cols != x->cols)
         return AR_ESIZE;
     ar_matrix f = ar_matrix_empty(), g = ar_matrix_empty();
-    rc = ar_matrix_alloc(&f, wk->rows, x->cols);
+    rc = ar_matrix_alloc(&f, wk->rows, x->cols, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g, wq->rows, x->cols);
+        rc = ar_matrix_alloc(&g, wq->rows, x->cols, NULL);
     if (rc == AR_OK)
         rc = ar_cm_attention_logit_factors(x, wq, wk, &f, &g);
     if (rc == AR_OK)
@@ -94,10 +94,25 @@ static void head_inputs_release(head_inputs *in)
     ar_colmajor_release(&in->wk);
 }
 
-int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g)
+/* rc, with err's message when it is a failure. */
+static int logits_status(int rc, ar_cview x, ar_cview wq, ar_cview wk, ar_error *err)
 {
-    if (ar_view_check(f) != AR_OK || ar_view_check(g) != AR_OK)
-        return AR_EINVAL;
+    if (rc == AR_OK)
+        return AR_OK;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    if (rc == AR_ESIZE)
+        return ar_error_set(err, rc,
+                            "logits: shapes disagree (X %zu x %zu, W_q %zu x %zu, W_k %zu x %zu)",
+                            x.rows, x.cols, wq.rows, wq.cols, wk.rows, wk.cols);
+    return ar_error_set(err, rc, "logits: %s", ar_strerror(rc));
+}
+
+int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, ar_view g,
+                               ar_error *err)
+{
+    if (ar_view_check(f, err) != AR_OK || ar_view_check(g, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     head_inputs in;
     ar_colmajor_out fo, go;
     int rc = head_inputs_get(&in, x, wq, wk);
@@ -116,13 +131,13 @@ int ar_attention_logit_factors(ar_cview x, ar_cview wq, ar_cview wk, ar_view f, 
     rc = ar_colmajor_out_put(&fo, rc);
     rc = ar_colmajor_out_put(&go, rc);
     head_inputs_release(&in);
-    return rc;
+    return logits_status(rc, x, wq, wk, err);
 }
 
-int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s)
+int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s, ar_error *err)
 {
-    if (ar_view_check(s) != AR_OK)
-        return AR_EINVAL;
+    if (ar_view_check(s, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     head_inputs in;
     ar_colmajor_out so;
     int rc = head_inputs_get(&in, x, wq, wk);
@@ -133,5 +148,5 @@ int ar_attention_logits(ar_cview x, ar_cview wq, ar_cview wk, ar_view s)
         rc = ar_cm_attention_logits(&in.x.m, &in.wq.m, &in.wk.m, &so.m);
     rc = ar_colmajor_out_put(&so, rc);
     head_inputs_release(&in);
-    return rc;
+    return logits_status(rc, x, wq, wk, err);
 }

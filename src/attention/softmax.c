@@ -28,10 +28,13 @@ static int softmax_strided(double *v, size_t len, size_t stride)
 }
 
 /* Any strides: each column (row) is a strided vector of the view. */
-int ar_attention_softmax(ar_view m, ar_axis axis)
+int ar_attention_softmax(ar_view m, ar_axis axis, ar_error *err)
 {
-    if (ar_view_check(m) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+    if (ar_view_check(m, err) != AR_OK)
         return AR_EINVAL;
+    if (axis != AR_AXIS_COL && axis != AR_AXIS_ROW)
+        return ar_error_set(err, AR_EINVAL, "axis must be AR_AXIS_ROW or AR_AXIS_COL, got %d",
+                            (int)axis);
     int rc = AR_OK;
     if (axis == AR_AXIS_COL) {
         for (size_t j = 0; j < m.cols && rc == AR_OK; j++)
@@ -40,19 +43,19 @@ int ar_attention_softmax(ar_view m, ar_axis axis)
         for (size_t i = 0; i < m.rows && rc == AR_OK; i++)
             rc = softmax_strided(&AR_VAT(m, i, 0), m.cols, m.col_stride);
     }
-    return rc;
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "softmax: %s", ar_strerror(rc));
 }
 
 int ar_cm_attention_softmax(ar_matrix *m, ar_axis axis)
 {
     if (m == NULL)
         return AR_EINVAL;
-    return ar_attention_softmax(ar_matrix_view(m), axis);
+    return ar_attention_softmax(ar_matrix_view(m), axis, NULL);
 }
 
 double ar_attention_stochastic_defect(ar_cview p, ar_axis axis)
 {
-    if (ar_cview_check(p) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
+    if (ar_cview_check(p, NULL) != AR_OK || (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return NAN;
     size_t outer = axis == AR_AXIS_COL ? p.cols : p.rows;
     size_t inner = axis == AR_AXIS_COL ? p.rows : p.cols;

@@ -78,7 +78,7 @@ static int run_one(const params_args *a)
     if (a->vocab_seen)
         cfg.vocab = a->vocab;
     ar_param_count p;
-    int rc = ar_bert_params(&cfg, &p);
+    int rc = ar_bert_params(&cfg, &p, NULL);
     if (rc == AR_EDOMAIN)
         return cli_usage_error("params", "sizes too large to count (limit 2^20 per size)");
     if (rc != AR_OK)

@@ -339,7 +339,7 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
 {
     ar_represent_opts_init(ro);
     int axis_auto = strcmp(a->axis_text, "auto") == 0;
-    if (!axis_auto && ar_axis_parse(a->axis_text, &ro->axis) != AR_OK)
+    if (!axis_auto && ar_axis_parse(a->axis_text, &ro->axis, NULL) != AR_OK)
         return cli_usage_error("represent", "--axis: expected col, row or auto, got '%s'",
                                a->axis_text);
     if (a->rtol_seen && a->rtol < 0.0)

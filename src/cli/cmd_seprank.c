@@ -187,10 +187,10 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
     }
     ar_partition part = cfg->partition;
     if (part.n == 0)
-        ar_partition_half(a->n, &part);
+        ar_partition_half(a->n, &part, NULL);
     size_t m = a->templates ? a->templates : ar_seprank_auto_templates(cfg, &part);
     size_t rows, cols;
-    if (ar_grid_shape(&part, m, (size_t)1 << 26, &rows, &cols) != AR_OK)
+    if (ar_grid_shape(&part, m, (size_t)1 << 26, &rows, &cols, NULL) != AR_OK)
         return cli_usage_error("seprank",
                                "--templates %zu: the %zu-position grid exceeds 2^26 entries", m,
                                a->n);

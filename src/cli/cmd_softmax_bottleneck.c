@@ -157,7 +157,7 @@ static int run(const sbn_args *a)
     ar_sbn_result r;
     memset(&r, 0, sizeof r);
     if (code < 0) {
-        rc = ar_sbn_workspace_alloc(&ws, arr.rows, arr.cols);
+        rc = ar_sbn_workspace_alloc(&ws, arr.rows, arr.cols, &err);
         if (rc == AR_OK)
             rc = ar_sbn_analyze(ws, ar_array_slice(&arr, 0), o.rank.precision, &o, &r, &err);
         if (rc != AR_OK)

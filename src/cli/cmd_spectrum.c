@@ -336,7 +336,8 @@ static int run_file_distributed(const spectrum_args *args)
     ar_rank_opts opts;
     int code = resolve_opts(args, res.precision, &opts);
     if (code < 0) {
-        rc = ar_rank_metrics_compute(item.s, item.k, item.rows, item.cols, &opts, &item.metrics);
+        rc = ar_rank_metrics_compute(item.s, item.k, item.rows, item.cols, &opts, &item.metrics,
+                                     NULL);
         code = rc != AR_OK ? cli_status_error("spectrum", rc, NULL, args->file)
                : args->mpi_rank == 0 ? report(args, args->file, &item, 1)
                                      : 0;
@@ -405,7 +406,7 @@ static int parse_random_text(const spectrum_args *args, ar_spectrum_random_opts 
     if (strcmp(args->axis_text, "auto") == 0)
         return cli_usage_error("spectrum", "--axis auto reads the axis from a map's sums, and "
                                "--random-attention draws the map: give --axis col or row");
-    if (ar_axis_parse(args->axis_text, &o->axis) != AR_OK)
+    if (ar_axis_parse(args->axis_text, &o->axis, NULL) != AR_OK)
         return cli_usage_error("spectrum", "--axis: expected col or row, got '%s'",
                                args->axis_text);
     if (strcmp(args->of, "logits") == 0)

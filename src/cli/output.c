@@ -52,7 +52,7 @@ int cli_json_print_sourced(const char *cmd, const char *source, int rc, char *te
 
 static int json_to_atomic(const char *buffer, size_t size, void *data)
 {
-    return ar_atomic_write(data, buffer, size) == AR_OK ? 0 : -1;
+    return ar_atomic_write(data, buffer, size, NULL) == AR_OK ? 0 : -1;
 }
 
 int cli_json_write_file(const char *cmd, const char *path, json_t *value)
@@ -67,7 +67,7 @@ int cli_json_write_file(const char *cmd, const char *path, json_t *value)
             ar_atomic_abort(af);
             rc = ar_error_set(&err, AR_EIO, "%s: write failed", path);
         } else {
-            ar_atomic_write(af, "\n", 1); /* a failure is reported by the commit */
+            ar_atomic_write(af, "\n", 1, NULL); /* a failure is reported by the commit */
             rc = ar_atomic_commit(af, &err);
         }
     }
@@ -124,8 +124,8 @@ void cli_xml_text(ar_atomic_file *f, const char *s)
                              : *s == '\'' ? "&apos;"
                                           : NULL;
         if (entity != NULL)
-            ar_atomic_write(f, entity, strlen(entity));
+            ar_atomic_write(f, entity, strlen(entity), NULL);
         else
-            ar_atomic_write(f, s, 1);
+            ar_atomic_write(f, s, 1, NULL);
     }
 }

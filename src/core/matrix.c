@@ -20,19 +20,19 @@ ar_matrix ar_matrix_alias(double *data, size_t rows, size_t cols, size_t ld)
     return m;
 }
 
-int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols)
+int ar_matrix_alloc(ar_matrix *m, size_t rows, size_t cols, ar_error *err)
 {
     if (m == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *m = ar_matrix_empty();
     if (rows != 0 && cols > SIZE_MAX / sizeof(double) / rows)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     size_t count = rows * cols;
     double *data = NULL;
     if (count > 0) {
         data = calloc(count, sizeof *data);
         if (data == NULL)
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     m->rows = rows;
     m->cols = cols;
@@ -64,7 +64,7 @@ int ar_cm_clone(ar_matrix *dst, const ar_matrix *src)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;
-    int rc = ar_matrix_alloc(dst, src->rows, src->cols);
+    int rc = ar_matrix_alloc(dst, src->rows, src->cols, NULL);
     if (rc != AR_OK)
         return rc;
     return ar_cm_copy(dst, src);
@@ -74,7 +74,7 @@ int ar_cm_transpose(ar_matrix *dst, const ar_matrix *src)
 {
     if (dst == NULL || src == NULL)
         return AR_EINVAL;
-    int rc = ar_matrix_alloc(dst, src->cols, src->rows);
+    int rc = ar_matrix_alloc(dst, src->cols, src->rows, NULL);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < src->cols; j++)

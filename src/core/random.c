@@ -141,20 +141,20 @@ void ar_cm_fill_gaussian(ar_matrix *m, ar_rng *rng, double sigma)
             AR_AT(m, i, j) = gsl_ran_gaussian_ziggurat(ar_rng_gsl(rng), sigma);
 }
 
-int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma)
+int ar_matrix_fill_gaussian(ar_view m, ar_rng *rng, double sigma, ar_error *err)
 {
-    if (rng == NULL || ar_view_check(m) != AR_OK)
-        return AR_EINVAL;
+    if (rng == NULL || ar_view_check(m, err) != AR_OK)
+        return rng == NULL ? ar_error_set(err, AR_EINVAL, "NULL rng") : AR_EINVAL;
     for (size_t j = 0; j < m.cols; j++)
         for (size_t i = 0; i < m.rows; i++)
             AR_VAT(m, i, j) = gsl_ran_gaussian_ziggurat(ar_rng_gsl(rng), sigma);
     return AR_OK;
 }
 
-int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi)
+int ar_matrix_fill_uniform(ar_view m, ar_rng *rng, double lo, double hi, ar_error *err)
 {
-    if (rng == NULL || ar_view_check(m) != AR_OK)
-        return AR_EINVAL;
+    if (rng == NULL || ar_view_check(m, err) != AR_OK)
+        return rng == NULL ? ar_error_set(err, AR_EINVAL, "NULL rng") : AR_EINVAL;
     for (size_t j = 0; j < m.cols; j++)
         for (size_t i = 0; i < m.rows; i++)
             AR_VAT(m, i, j) = lo + (hi - lo) * ar_rng_uniform(rng);

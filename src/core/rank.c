@@ -27,7 +27,7 @@ const char *ar_precision_name(ar_precision p)
     }
 }
 
-int ar_precision_parse(const char *text, ar_precision *p)
+int ar_precision_parse(const char *text, ar_precision *p, ar_error *err)
 {
     static const struct {
         const char *name;
@@ -36,13 +36,13 @@ int ar_precision_parse(const char *text, ar_precision *p)
                  {"bfloat16", AR_PREC_BF16}, {"f64", AR_PREC_F64}, {"f32", AR_PREC_F32},
                  {"f16", AR_PREC_F16}, {"bf16", AR_PREC_BF16}};
     if (text == NULL || p == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(text, names[k].name) == 0) {
             *p = names[k].p;
             return AR_OK;
         }
-    return AR_EINVAL;
+    return ar_error_set(err, AR_EINVAL, "unknown precision '%.40s'", text);
 }
 
 void ar_rank_opts_init(ar_rank_opts *opts)
@@ -74,23 +74,23 @@ double ar_rank_resolve_rtol(const ar_rank_opts *opts, size_t m, size_t n)
     return (double)big * ar_precision_eps(opts->precision);
 }
 
-static int check_spectrum(const double *s, size_t k)
+static int check_spectrum(const double *s, size_t k, ar_error *err)
 {
     if (k > 0 && s == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL spectrum of %zu values", k);
     for (size_t i = 0; i < k; i++) {
         if (!isfinite(s[i]))
-            return AR_ENONFINITE;
+            return ar_error_set(err, AR_ENONFINITE, "non-finite singular value at index %zu", i);
         if (s[i] < 0.0)
-            return AR_EINVAL;
+            return ar_error_set(err, AR_EINVAL, "negative singular value at index %zu", i);
     }
     return AR_OK;
 }
 
 int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_rank_opts *opts,
-                      size_t *rank, double *threshold)
+                      size_t *rank, double *threshold, ar_error *err)
 {
-    int rc = check_spectrum(s, k);
+    int rc = check_spectrum(s, k, err);
     if (rc != AR_OK)
         return rc;
     ar_rank_opts d;
@@ -98,7 +98,7 @@ int ar_rank_numerical(const double *s, size_t k, size_t m, size_t n, const ar_ra
     if (opts == NULL)
         opts = &d;
     if (!(opts->atol >= 0.0) || !isfinite(opts->atol) || !isfinite(opts->rtol))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "rank: atol must be finite and >= 0 and rtol finite");
     double rtol = ar_rank_resolve_rtol(opts, m, n);
     double cut = k > 0 ? rtol * s[0] : 0.0;
     if (opts->atol > cut)
@@ -184,12 +184,12 @@ double ar_rank_nuclear(const double *s, size_t k)
 }
 
 int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
-                            const ar_rank_opts *opts, ar_rank_metrics *out)
+                            const ar_rank_opts *opts, ar_rank_metrics *out, ar_error *err)
 {
     if (out == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     /* The spectrum first: the order check below reads it. */
-    int rc = check_spectrum(s, k);
+    int rc = check_spectrum(s, k, err);
     if (rc != AR_OK)
         return rc;
     ar_rank_opts d;
@@ -197,11 +197,13 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     if (opts == NULL)
         opts = &d;
     if (!(opts->energy_fraction > 0.0 && opts->energy_fraction <= 1.0))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1], got %g",
+                            opts->energy_fraction);
     for (size_t i = 1; i < k; i++)
         if (s[i] > s[i - 1])
-            return AR_EINVAL; /* metrics assume a descending spectrum */
-    rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold);
+            return ar_error_set(err, AR_EINVAL, "the spectrum is not non-increasing at index %zu",
+                                i); /* metrics assume a descending spectrum */
+    rc = ar_rank_numerical(s, k, m, n, opts, &out->rank, &out->threshold, err);
     if (rc != AR_OK)
         return rc;
     out->m = m;

@@ -26,19 +26,22 @@ static double clamp_cut(double cut, const double *s, size_t k, size_t m, size_t 
 }
 
 int ar_rank_metrics_stored(ar_cview a, const double *s, size_t k, const ar_rank_opts *opts,
-                           ar_rank_metrics *out)
+                           ar_rank_metrics *out, ar_error *err)
 {
-    if (ar_cview_check(a) != AR_OK || k != (a.rows < a.cols ? a.rows : a.cols))
+    if (ar_cview_check(a, err) != AR_OK)
         return AR_EINVAL;
+    if (k != (a.rows < a.cols ? a.rows : a.cols))
+        return ar_error_set(err, AR_EINVAL, "%zu singular values for a %zu x %zu matrix", k,
+                            a.rows, a.cols);
     ar_rank_opts d;
     ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
-    int rc = ar_rank_metrics_compute(s, k, a.rows, a.cols, opts, out);
+    int rc = ar_rank_metrics_compute(s, k, a.rows, a.cols, opts, out, err);
     if (rc != AR_OK || !storage_rule_applies(opts))
         return rc;
     ar_storage_noise noise;
-    rc = ar_storage_noise_estimate(a, opts->precision, opts->seed, 0, &noise);
+    rc = ar_storage_noise_estimate(a, opts->precision, opts->seed, 0, &noise, err);
     if (rc != AR_OK)
         return rc;
     double cut = clamp_cut(noise.typical, s, k, a.rows, a.cols);

@@ -135,9 +135,15 @@ static int workspace_create(ar_svd_workspace **out, size_t m, size_t n, ar_svd_j
     return AR_OK;
 }
 
-int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
+int ar_svd_workspace_alloc(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job,
+                           ar_error *err)
 {
-    return workspace_create(out, m, n, job, 1);
+    int rc = workspace_create(out, m, n, job, 1);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "SVD workspace for %zu x %zu: %s", m, n,
+                                      ar_strerror(rc));
 }
 
 int ar_svd_workspace_alloc_oneshot(ar_svd_workspace **out, size_t m, size_t n, ar_svd_job job)
@@ -173,7 +179,7 @@ size_t ar_svd_workspace_fallbacks(const ar_svd_workspace *ws)
 
 /* Copy the view into the workspace, column-major (gesdd destroys its
  * argument, so this copy is needed anyway and serves every layout). */
-static int load_input(ar_svd_workspace *ws, ar_cview a)
+static int load_input(ar_svd_workspace *ws, ar_cview a, ar_error *err)
 {
     for (size_t j = 0; j < a.cols; j++) {
         double *dst = ws->a + j * ws->m;
@@ -181,7 +187,7 @@ static int load_input(ar_svd_workspace *ws, ar_cview a)
             double v = AR_VAT(a, i, j);
             /* NaN and Inf make LAPACK loop or return garbage: refuse them. */
             if (v - v != 0.0)
-                return AR_ENONFINITE;
+                return ar_error_set(err, AR_ENONFINITE, "non-finite entry at (%zu, %zu)", i, j);
             dst[i] = v;
         }
     }
@@ -226,7 +232,7 @@ static int run_svd(ar_svd_workspace *ws, ar_cview a, double *s, double *u,
     if (info == 0)
         return AR_OK;
     ws->fallbacks++;
-    int rc = load_input(ws, a);
+    int rc = load_input(ws, a, NULL); /* loaded once already: finite */
     double *work = ws->work;
     lapack_int lwork = ws->lwork;
     if (rc == AR_OK && !ws->fallback_ready)
@@ -243,34 +249,42 @@ static int run_svd(ar_svd_workspace *ws, ar_cview a, double *s, double *u,
 /* One condition, one code: an invalid view or a workspace made for the
  * other job is a bad argument (AR_EINVAL), a shape other than the
  * workspace's is AR_ESIZE. */
-static int check_shape(ar_cview a, const ar_svd_workspace *ws, ar_svd_job job)
+static int check_shape(ar_cview a, const ar_svd_workspace *ws, ar_svd_job job, ar_error *err)
 {
-    if (ws == NULL || ar_cview_check(a) != AR_OK || ws->job != job)
+    if (ws == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL workspace");
+    if (ar_cview_check(a, err) != AR_OK)
         return AR_EINVAL;
+    if (ws->job != job)
+        return ar_error_set(err, AR_EINVAL, "the workspace was made for the other SVD job");
     if (a.rows == 0 || a.cols == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "SVD of an empty %zu x %zu matrix", a.rows, a.cols);
     if (a.rows != ws->m || a.cols != ws->n)
-        return AR_ESIZE;
+        return ar_error_set(err, AR_ESIZE, "the matrix is %zu x %zu, the workspace %zu x %zu",
+                            a.rows, a.cols, ws->m, ws->n);
     return AR_OK;
 }
 
-int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws)
+int ar_spectrum_svals_ws(ar_cview a, double *s, ar_svd_workspace *ws, ar_error *err)
 {
-    int rc = check_shape(a, ws, AR_SVD_VALUES);
+    int rc = check_shape(a, ws, AR_SVD_VALUES, err);
     if (rc != AR_OK)
         return rc;
     if (s == NULL)
-        return AR_EINVAL;
-    rc = load_input(ws, a);
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    rc = load_input(ws, a, err);
     if (rc != AR_OK)
         return rc;
     double dummy = 0.0;
-    return run_svd(ws, a, s, &dummy, 1, &dummy, 1);
+    rc = run_svd(ws, a, s, &dummy, 1, &dummy, 1);
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "SVD of a %zu x %zu matrix: %s", a.rows, a.cols,
+                                      ar_strerror(rc));
 }
 
 static int check_factors(ar_cview a, ar_view u, ar_view vt)
 {
-    if (ar_view_check(u) != AR_OK || ar_view_check(vt) != AR_OK)
+    if (ar_view_check(u, NULL) != AR_OK || ar_view_check(vt, NULL) != AR_OK)
         return AR_EINVAL;
     size_t k = a.rows < a.cols ? a.rows : a.cols;
     if (u.rows != a.rows || u.cols != k || vt.rows != k || vt.cols != a.cols)
@@ -278,13 +292,20 @@ static int check_factors(ar_cview a, ar_view u, ar_view vt)
     return AR_OK;
 }
 
-int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_workspace *ws)
+int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_workspace *ws,
+                       ar_error *err)
 {
-    int rc = check_shape(a, ws, AR_SVD_THIN);
-    if (rc == AR_OK)
-        rc = s == NULL ? AR_EINVAL : check_factors(a, u, vt);
-    if (rc == AR_OK)
-        rc = load_input(ws, a);
+    int rc = check_shape(a, ws, AR_SVD_THIN, err);
+    if (rc != AR_OK)
+        return rc;
+    if (s == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    rc = check_factors(a, u, vt);
+    if (rc != AR_OK)
+        return ar_error_set(err, rc, "U and VT must be valid views of %zu x %zu and %zu x %zu",
+                            a.rows, a.rows < a.cols ? a.rows : a.cols,
+                            a.rows < a.cols ? a.rows : a.cols, a.cols);
+    rc = load_input(ws, a, err);
     if (rc != AR_OK)
         return rc;
     /* LAPACK writes column-major factors: into the caller's memory when the
@@ -299,29 +320,38 @@ int ar_spectrum_svd_ws(ar_cview a, ar_view u, double *s, ar_view vt, ar_svd_work
     if (rc == AR_OK)
         rc = run_svd(ws, a, s, cu.m.data, (lapack_int)cu.m.ld, cvt.m.data, (lapack_int)cvt.m.ld);
     rc = ar_colmajor_out_put(&cu, rc);
-    return ar_colmajor_out_put(&cvt, rc);
+    rc = ar_colmajor_out_put(&cvt, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "SVD of a %zu x %zu matrix: %s", a.rows, a.cols,
+                                      ar_strerror(rc));
 }
 
-int ar_spectrum_svals(ar_cview a, double *s)
+int ar_spectrum_svals(ar_cview a, double *s, ar_error *err)
 {
-    if (ar_cview_check(a) != AR_OK)
-        return AR_EINVAL;
+    if (ar_cview_check(a, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     ar_svd_workspace *ws = NULL;
     int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_VALUES);
-    if (rc == AR_OK)
-        rc = ar_spectrum_svals_ws(a, s, ws);
+    if (rc != AR_OK)
+        rc = ar_error_set(err, rc, "%s", rc == AR_ENOMEM ? "out of memory" : ar_strerror(rc));
+    else
+        rc = ar_spectrum_svals_ws(a, s, ws, err);
     ar_svd_workspace_free(ws);
     return rc;
 }
 
-int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt)
+int ar_spectrum_svd(ar_cview a, ar_view u, double *s, ar_view vt, ar_error *err)
 {
-    if (ar_cview_check(a) != AR_OK)
-        return AR_EINVAL;
+    if (ar_cview_check(a, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     ar_svd_workspace *ws = NULL;
     int rc = ar_svd_workspace_alloc_oneshot(&ws, a.rows, a.cols, AR_SVD_THIN);
-    if (rc == AR_OK)
-        rc = ar_spectrum_svd_ws(a, u, s, vt, ws);
+    if (rc != AR_OK)
+        rc = ar_error_set(err, rc, "%s", rc == AR_ENOMEM ? "out of memory" : ar_strerror(rc));
+    else
+        rc = ar_spectrum_svd_ws(a, u, s, vt, ws, err);
     ar_svd_workspace_free(ws);
     return rc;
 }
@@ -347,7 +377,7 @@ static int qr_r_of_transpose(const ar_matrix *f, ar_matrix *r_out)
         ar_matrix_free(&ft);
         return ar_lapack_status(info);
     }
-    rc = ar_matrix_alloc(r_out, k, r);
+    rc = ar_matrix_alloc(r_out, k, r, NULL);
     if (rc == AR_OK)
         for (size_t j = 0; j < r; j++)
             for (size_t i = 0; i <= j && i < k; i++)
@@ -378,21 +408,22 @@ static int svals_factored(const ar_matrix *f, const ar_matrix *g, double *s)
         rc = qr_r_of_transpose(g, &rg);
     /* F^T G = Q_F (R_F R_G^T) Q_G^T: the core has the same singular values. */
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&core, rf.rows, rg.rows);
+        rc = ar_matrix_alloc(&core, rf.rows, rg.rows, NULL);
     if (rc == AR_OK)
         rc = ar_cm_gemm(0, 1, 1.0, &rf, &rg, 0.0, &core);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(ar_matrix_cview(&core), s); /* writes min(kF, kG) <= kout values */
+        rc = ar_spectrum_svals(ar_matrix_cview(&core), s,
+                               NULL); /* writes min(kF, kG) <= kout values */
     ar_matrix_free(&rf);
     ar_matrix_free(&rg);
     ar_matrix_free(&core);
     return rc;
 }
 
-int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s)
+int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s, ar_error *err)
 {
     if (s == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_colmajor cf, cg;
     int rc = ar_colmajor_get(&cf, f);
     int rc_g = ar_colmajor_get(&cg, g);
@@ -402,5 +433,9 @@ int ar_spectrum_svals_factored(ar_cview f, ar_cview g, double *s)
         rc = svals_factored(&cf.m, &cg.m, s);
     ar_colmajor_release(&cf);
     ar_colmajor_release(&cg);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "factored spectrum of %zu x %zu and %zu x %zu: %s",
+                                      f.rows, f.cols, g.rows, g.cols, ar_strerror(rc));
 }

@@ -44,14 +44,14 @@ static void *batch_worker(void *arg)
 {
     batch_job *job = arg;
     ar_svd_workspace *ws = NULL;
-    int rc = ar_svd_workspace_alloc(&ws, job->mats[0].rows, job->mats[0].cols, AR_SVD_VALUES);
+    int rc = ar_svd_workspace_alloc(&ws, job->mats[0].rows, job->mats[0].cols, AR_SVD_VALUES, NULL);
     if (rc != AR_OK) {
         record_failure(job, 0, rc);
         return NULL;
     }
     size_t t;
     while (take_next(job, &t)) {
-        rc = ar_spectrum_svals_ws(job->mats[t], job->s + t * job->k, ws);
+        rc = ar_spectrum_svals_ws(job->mats[t], job->s + t * job->k, ws, NULL);
         if (rc != AR_OK)
             record_failure(job, t, rc);
     }
@@ -66,22 +66,23 @@ static size_t online_cpus(void)
 }
 
 int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_t nthreads,
-                            size_t *failed_index)
+                            size_t *failed_index, ar_error *err)
 {
     if (mats == NULL || s == NULL || count == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "spectrum: NULL argument or no matrices");
     size_t m = mats[0].rows, n = mats[0].cols;
     for (size_t t = 0; t < count; t++) {
-        if (ar_cview_check(mats[t]) != AR_OK) {
+        if (ar_cview_check(mats[t], err) != AR_OK) {
             if (failed_index != NULL)
                 *failed_index = t;
-            return AR_EINVAL;
+            return ar_error_set(err, AR_EINVAL, "invalid matrix view (matrix %zu)", t);
         }
         if (mats[t].rows != m || mats[t].cols != n)
-            return AR_ESIZE;
+            return ar_error_set(err, AR_ESIZE, "matrix %zu is %zu x %zu, matrix 0 %zu x %zu",
+                                t, mats[t].rows, mats[t].cols, m, n);
     }
     if (m == 0 || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "spectrum: empty matrices");
     if (nthreads == 0)
         nthreads = online_cpus();
     if (nthreads > count)
@@ -89,7 +90,7 @@ int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_
     batch_job job = {mats, count, m < n ? m : n, s, 0, AR_OK, 0, PTHREAD_MUTEX_INITIALIZER};
     pthread_t *threads = calloc(nthreads, sizeof *threads);
     if (threads == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     size_t started = 0;
     /* The calling thread works too; extra threads only when asked for. */
     for (; started + 1 < nthreads; started++)
@@ -100,7 +101,12 @@ int ar_spectrum_svals_batch(const ar_cview *mats, size_t count, double *s, size_
         pthread_join(threads[i], NULL);
     free(threads);
     pthread_mutex_destroy(&job.lock);
-    if (job.status != AR_OK && failed_index != NULL)
+    if (job.status == AR_OK)
+        return AR_OK;
+    if (failed_index != NULL)
         *failed_index = job.failed_index;
-    return job.status;
+    if (job.status == AR_ENOMEM)
+        return ar_error_set(err, job.status, "out of memory");
+    return ar_error_set(err, job.status, "singular values of matrix %zu: %s", job.failed_index,
+                        ar_strerror(job.status));
 }

@@ -144,7 +144,7 @@ static double typical_draw(const double *h, double *e, size_t m, size_t n, ar_rn
 
 static int check_args(ar_cview a, size_t draws, const ar_storage_noise *out)
 {
-    if (out == NULL || ar_cview_check(a) != AR_OK || a.rows == 0 || a.cols == 0 ||
+    if (out == NULL || ar_cview_check(a, NULL) != AR_OK || a.rows == 0 || a.cols == 0 ||
         draws > AR_STORAGE_NOISE_MAX_DRAWS)
         return AR_EINVAL;
     if (a.rows > INT_MAX || a.cols > INT_MAX)
@@ -180,11 +180,12 @@ int ar_cm_storage_noise_widths(const double *h, size_t m, size_t n, uint64_t see
 }
 
 int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t draws,
-                              ar_storage_noise *out)
+                              ar_storage_noise *out, ar_error *err)
 {
     int rc = check_args(a, draws, out);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "storage noise: %s", ar_strerror(rc));
     if (draws == 0)
         draws = AR_STORAGE_NOISE_DRAWS;
     size_t m = a.rows, n = a.cols;
@@ -202,5 +203,7 @@ int ar_storage_noise_estimate(ar_cview a, ar_precision p, uint64_t seed, size_t 
     if (rc == AR_OK)
         *out = r;
     free(h);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "storage noise: %s", ar_strerror(rc));
 }

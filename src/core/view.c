@@ -44,28 +44,29 @@ static int check_layout(const void *data, size_t rows, size_t cols, size_t rs, s
 }
 
 int ar_cview_init(ar_cview *v, const double *data, size_t rows, size_t cols, size_t row_stride,
-                  size_t col_stride)
+                  size_t col_stride, ar_error *err)
 {
     if (v == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_cview empty = {NULL, 0, 0, 1, 1};
     *v = empty;
     normalise(rows, cols, &row_stride, &col_stride);
     int rc = check_layout(data, rows, cols, row_stride, col_stride);
     if (rc != AR_OK)
-        return rc;
+        return ar_error_set(err, rc, "invalid matrix view (%zu x %zu, strides %zu, %zu)", rows,
+                            cols, row_stride, col_stride);
     ar_cview made = {data, rows, cols, row_stride, col_stride};
     *v = made;
     return AR_OK;
 }
 
 int ar_view_init(ar_view *v, double *data, size_t rows, size_t cols, size_t row_stride,
-                 size_t col_stride)
+                 size_t col_stride, ar_error *err)
 {
     if (v == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_cview c;
-    int rc = ar_cview_init(&c, data, rows, cols, row_stride, col_stride);
+    int rc = ar_cview_init(&c, data, rows, cols, row_stride, col_stride, err);
     ar_view made = {rc == AR_OK ? data : NULL, c.rows, c.cols, c.row_stride, c.col_stride};
     *v = made;
     return rc;
@@ -92,41 +93,45 @@ static int ld_strides(size_t rows, size_t cols, size_t ld, ar_layout layout, siz
 }
 
 int ar_cview_init_ld(ar_cview *v, const double *data, size_t rows, size_t cols, size_t ld,
-                     ar_layout layout)
+                     ar_layout layout, ar_error *err)
 {
     size_t rs = 0, cs = 0;
     int rc = ld_strides(rows, cols, ld, layout, &rs, &cs);
     if (rc != AR_OK) {
         if (v != NULL)
-            (void)ar_cview_init(v, NULL, 0, 0, 1, 1);
-        return rc;
+            (void)ar_cview_init(v, NULL, 0, 0, 1, 1, err);
+        return ar_error_set(err, rc, "leading dimension %zu or layout invalid for %zu x %zu", ld,
+                            rows, cols);
     }
-    return ar_cview_init(v, data, rows, cols, rs, cs);
+    return ar_cview_init(v, data, rows, cols, rs, cs, err);
 }
 
 int ar_view_init_ld(ar_view *v, double *data, size_t rows, size_t cols, size_t ld,
-                    ar_layout layout)
+                    ar_layout layout, ar_error *err)
 {
     size_t rs = 0, cs = 0;
     int rc = ld_strides(rows, cols, ld, layout, &rs, &cs);
     if (rc != AR_OK) {
         if (v != NULL)
-            (void)ar_view_init(v, NULL, 0, 0, 1, 1);
-        return rc;
+            (void)ar_view_init(v, NULL, 0, 0, 1, 1, err);
+        return ar_error_set(err, rc, "leading dimension %zu or layout invalid for %zu x %zu", ld,
+                            rows, cols);
     }
-    return ar_view_init(v, data, rows, cols, rs, cs);
+    return ar_view_init(v, data, rows, cols, rs, cs, err);
 }
 
-int ar_cview_check(ar_cview v)
+int ar_cview_check(ar_cview v, ar_error *err)
 {
     size_t rs = v.row_stride, cs = v.col_stride;
     normalise(v.rows, v.cols, &rs, &cs);
-    return check_layout(v.data, v.rows, v.cols, rs, cs);
+    if (check_layout(v.data, v.rows, v.cols, rs, cs) != AR_OK)
+        return ar_error_set(err, AR_EINVAL, "invalid matrix view");
+    return AR_OK;
 }
 
-int ar_view_check(ar_view v)
+int ar_view_check(ar_view v, ar_error *err)
 {
-    return ar_cview_check(ar_view_const(v));
+    return ar_cview_check(ar_view_const(v), err);
 }
 
 ar_cview ar_view_const(ar_view v)
@@ -166,22 +171,34 @@ static int block_fits(size_t rows, size_t cols, size_t row0, size_t col0, size_t
     return row0 <= rows && nr <= rows - row0 && col0 <= cols && nc <= cols - col0;
 }
 
-int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols, ar_cview *out)
+int ar_cview_block(ar_cview v, size_t row0, size_t col0, size_t rows, size_t cols, ar_cview *out,
+                   ar_error *err)
 {
-    if (out == NULL || ar_cview_check(v) != AR_OK ||
-        !block_fits(v.rows, v.cols, row0, col0, rows, cols))
+    if (out == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_cview_check(v, err) != AR_OK)
         return AR_EINVAL;
+    if (!block_fits(v.rows, v.cols, row0, col0, rows, cols))
+        return ar_error_set(err, AR_EINVAL,
+                            "block %zu x %zu at (%zu, %zu) leaves the %zu x %zu view", rows,
+                            cols, row0, col0, v.rows, v.cols);
     const double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
-    return ar_cview_init(out, origin, rows, cols, v.row_stride, v.col_stride);
+    return ar_cview_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
 
-int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols, ar_view *out)
+int ar_view_block(ar_view v, size_t row0, size_t col0, size_t rows, size_t cols, ar_view *out,
+                  ar_error *err)
 {
-    if (out == NULL || ar_view_check(v) != AR_OK ||
-        !block_fits(v.rows, v.cols, row0, col0, rows, cols))
+    if (out == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_view_check(v, err) != AR_OK)
         return AR_EINVAL;
+    if (!block_fits(v.rows, v.cols, row0, col0, rows, cols))
+        return ar_error_set(err, AR_EINVAL,
+                            "block %zu x %zu at (%zu, %zu) leaves the %zu x %zu view", rows,
+                            cols, row0, col0, v.rows, v.cols);
     double *origin = rows > 0 && cols > 0 ? &AR_VAT(v, row0, col0) : v.data;
-    return ar_view_init(out, origin, rows, cols, v.row_stride, v.col_stride);
+    return ar_view_init(out, origin, rows, cols, v.row_stride, v.col_stride, err);
 }
 
 /* ---- the column-major bridge ---- */
@@ -197,7 +214,7 @@ int ar_colmajor_get(ar_colmajor *c, ar_cview v)
 {
     c->m = ar_matrix_empty();
     c->packed = NULL;
-    int rc = ar_cview_check(v);
+    int rc = ar_cview_check(v, NULL);
     if (rc != AR_OK)
         return rc;
     if (v.rows == 0 || v.cols == 0) {
@@ -226,7 +243,7 @@ int ar_colmajor_get_pair(ar_colmajor *pc, ar_colmajor *xc, ar_cview p, const ar_
     *xm = NULL;
     int rc = ar_colmajor_get(pc, p);
     int rx = ar_colmajor_get(xc, x != NULL ? *x : ar_matrix_cview(NULL));
-    if (ar_cview_check(p) != AR_OK || (x != NULL && ar_cview_check(*x) != AR_OK))
+    if (ar_cview_check(p, err) != AR_OK || (x != NULL && ar_cview_check(*x, err) != AR_OK))
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     if (rc == AR_OK)
         rc = rx;
@@ -270,43 +287,44 @@ int ar_colmajor_out_put(ar_colmajor_out *c, int rc)
 
 /* ---- public operations ---- */
 
-int ar_matrix_clone(ar_matrix *dst, ar_cview src)
+int ar_matrix_clone(ar_matrix *dst, ar_cview src, ar_error *err)
 {
     if (dst == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *dst = ar_matrix_empty();
-    int rc = ar_cview_check(src);
+    int rc = ar_cview_check(src, err);
     if (rc != AR_OK)
         return rc;
-    rc = ar_matrix_alloc(dst, src.rows, src.cols);
+    rc = ar_matrix_alloc(dst, src.rows, src.cols, err);
     if (rc == AR_OK)
         pack_into(dst->data, src);
     return rc;
 }
 
-int ar_matrix_transpose(ar_matrix *dst, ar_cview src)
+int ar_matrix_transpose(ar_matrix *dst, ar_cview src, ar_error *err)
 {
-    return ar_matrix_clone(dst, ar_cview_transpose(src));
+    return ar_matrix_clone(dst, ar_cview_transpose(src), err);
 }
 
-int ar_matrix_copy(ar_view dst, ar_cview src)
+int ar_matrix_copy(ar_view dst, ar_cview src, ar_error *err)
 {
-    int rc = ar_view_check(dst);
+    int rc = ar_view_check(dst, err);
     if (rc == AR_OK)
-        rc = ar_cview_check(src);
+        rc = ar_cview_check(src, err);
     if (rc != AR_OK)
         return rc;
     if (dst.rows != src.rows || dst.cols != src.cols)
-        return AR_ESIZE;
+        return ar_error_set(err, AR_ESIZE, "copy: destination %zu x %zu, source %zu x %zu",
+                            dst.rows, dst.cols, src.rows, src.cols);
     for (size_t j = 0; j < src.cols; j++)
         for (size_t i = 0; i < src.rows; i++)
             AR_VAT(dst, i, j) = AR_VAT(src, i, j);
     return AR_OK;
 }
 
-int ar_matrix_fill(ar_view m, double value)
+int ar_matrix_fill(ar_view m, double value, ar_error *err)
 {
-    int rc = ar_view_check(m);
+    int rc = ar_view_check(m, err);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < m.cols; j++)
@@ -315,17 +333,17 @@ int ar_matrix_fill(ar_view m, double value)
     return AR_OK;
 }
 
-int ar_matrix_identity(ar_view m)
+int ar_matrix_identity(ar_view m, ar_error *err)
 {
-    int rc = ar_matrix_fill(m, 0.0);
+    int rc = ar_matrix_fill(m, 0.0, err);
     for (size_t i = 0; rc == AR_OK && i < m.rows && i < m.cols; i++)
         AR_VAT(m, i, i) = 1.0;
     return rc;
 }
 
-int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col)
+int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col, ar_error *err)
 {
-    int rc = ar_cview_check(m);
+    int rc = ar_cview_check(m, err);
     if (rc != AR_OK)
         return rc;
     for (size_t j = 0; j < m.cols; j++)
@@ -335,7 +353,7 @@ int ar_matrix_check_finite(ar_cview m, size_t *bad_row, size_t *bad_col)
                     *bad_row = i;
                 if (bad_col)
                     *bad_col = j;
-                return AR_ENONFINITE;
+                return ar_error_set(err, AR_ENONFINITE, "non-finite entry at (%zu, %zu)", i, j);
             }
     return AR_OK;
 }
@@ -356,11 +374,11 @@ static int operand_get(gemm_operand *op, ar_cview v, ar_trans trans)
 }
 
 int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a, ar_cview b,
-                   double beta, ar_view c)
+                   double beta, ar_view c, ar_error *err)
 {
     if ((trans_a != AR_NO_TRANS && trans_a != AR_TRANS) ||
         (trans_b != AR_NO_TRANS && trans_b != AR_TRANS))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "gemm: trans must be AR_NO_TRANS or AR_TRANS");
     gemm_operand oa, ob;
     ar_colmajor_out oc;
     int rc = operand_get(&oa, a, trans_a);
@@ -374,7 +392,13 @@ int ar_matrix_gemm(ar_trans trans_a, ar_trans trans_b, double alpha, ar_cview a,
         rc = ar_cm_gemm(oa.trans, ob.trans, alpha, &oa.cm.m, &ob.cm.m, beta, &oc.m);
     ar_colmajor_release(&oa.cm);
     ar_colmajor_release(&ob.cm);
-    return ar_colmajor_out_put(&oc, rc);
+    rc = ar_colmajor_out_put(&oc, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    if (rc == AR_ESIZE)
+        return ar_error_set(err, rc, "gemm: C is %zu x %zu, not the shape of the product",
+                            c.rows, c.cols);
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "gemm: %s", ar_strerror(rc));
 }
 
 double ar_matrix_norm_fro(ar_cview m)
@@ -387,7 +411,7 @@ double ar_matrix_norm_fro(ar_cview m)
 
 double ar_matrix_max_abs(ar_cview m)
 {
-    if (ar_cview_check(m) != AR_OK)
+    if (ar_cview_check(m, NULL) != AR_OK)
         return NAN;
     double best = 0.0;
     for (size_t j = 0; j < m.cols; j++)
@@ -401,7 +425,7 @@ double ar_matrix_max_abs(ar_cview m)
 
 double ar_matrix_max_abs_diff(ar_cview a, ar_cview b)
 {
-    if (ar_cview_check(a) != AR_OK || ar_cview_check(b) != AR_OK || a.rows != b.rows ||
+    if (ar_cview_check(a, NULL) != AR_OK || ar_cview_check(b, NULL) != AR_OK || a.rows != b.rows ||
         a.cols != b.cols)
         return NAN;
     double best = 0.0;

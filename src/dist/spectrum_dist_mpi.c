@@ -374,11 +374,11 @@ static int svals_factored_cm(const ar_matrix *f, const ar_matrix *g_,
     rc = grid_open(&g, size, 1, (int)(nb > dp ? nb : dp));
     ar_matrix rf = ar_matrix_empty(), rg = ar_matrix_empty(), core = ar_matrix_empty();
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&rf, dp, dp);
+        rc = ar_matrix_alloc(&rf, dp, dp, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&rg, dp, dp);
+        rc = ar_matrix_alloc(&rg, dp, dp, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&core, dp, dp);
+        rc = ar_matrix_alloc(&core, dp, dp, err);
     if (rc == AR_OK)
         rc = result_init(out, &g, n, n);
     rc = agree(rc, err);
@@ -418,7 +418,7 @@ int ar_spectrum_dist_svals_factored(ar_cview f, ar_cview g, const ar_spectrum_di
     if (opts == NULL)
         opts = &defaults;
     int rc = mpi_running(err);
-    if (rc == AR_OK && (ar_cview_check(f) != AR_OK || ar_cview_check(g) != AR_OK))
+    if (rc == AR_OK && (ar_cview_check(f, err) != AR_OK || ar_cview_check(g, err) != AR_OK))
         rc = ar_error_set(err, AR_EINVAL, "distributed logits: invalid factor view");
     if (rc == AR_OK && (f.rows != g.rows || f.cols != g.cols || f.rows == 0))
         rc = ar_error_set(err, AR_EINVAL,

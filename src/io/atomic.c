@@ -69,12 +69,14 @@ static int note_error(ar_atomic_file *af)
     return AR_EIO;
 }
 
-int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len)
+int ar_atomic_write(ar_atomic_file *af, const void *data, size_t len, ar_error *err)
 {
     if (af == NULL || af->fp == NULL || (data == NULL && len > 0))
-        return AR_EINVAL;
-    if (len > 0 && fwrite(data, 1, len, af->fp) != len)
-        return note_error(af);
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (len > 0 && fwrite(data, 1, len, af->fp) != len) {
+        int rc = note_error(af); /* sets af->error: before the message reads it */
+        return ar_error_set(err, rc, "%s: write failed: %s", af->path, strerror(af->error));
+    }
     return AR_OK;
 }
 

@@ -438,7 +438,7 @@ int ar_csv_write_matrix(const char *path, ar_cview m, ar_error *err)
         for (size_t j = 0; j < m.cols && rc == AR_OK; j++)
             rc = ar_atomic_printf(af, j == 0 ? "%.17g" : ",%.17g", AR_VAT(m, i, j));
         if (rc == AR_OK)
-            rc = ar_atomic_write(af, "\n", 1);
+            rc = ar_atomic_write(af, "\n", 1, err);
     }
     /* A failed write is remembered by af: commit reports it and removes the
      * temporary file. */

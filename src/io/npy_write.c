@@ -38,11 +38,11 @@ static int write_npy_header(ar_atomic_file *af, size_t rows, size_t cols)
     char pad[NPY_WRITE_ALIGN + 1];
     memset(pad, ' ', sizeof pad);
     pad[total - unpadded] = '\n'; /* fewer than NPY_WRITE_ALIGN spaces, then the newline */
-    int rc = ar_atomic_write(af, pre, sizeof pre);
+    int rc = ar_atomic_write(af, pre, sizeof pre, NULL);
     if (rc == AR_OK)
-        rc = ar_atomic_write(af, dict, (size_t)n);
+        rc = ar_atomic_write(af, dict, (size_t)n, NULL);
     if (rc == AR_OK)
-        rc = ar_atomic_write(af, pad, total - unpadded + 1);
+        rc = ar_atomic_write(af, pad, total - unpadded + 1, NULL);
     return rc;
 }
 
@@ -51,7 +51,7 @@ int ar_io_open_writer(const char *path, ar_cview m, ar_atomic_file **af, ar_erro
 {
     if (path == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL path for a matrix writer");
-    if (ar_cview_check(m) != AR_OK)
+    if (ar_cview_check(m, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "%s: invalid matrix view", path);
     if (m.rows == 0 || m.cols == 0)
         return ar_error_set(err, AR_EINVAL, "%s: empty matrix (shape (%zu, %zu))", path, m.rows,
@@ -77,7 +77,7 @@ int ar_npy_write(const char *path, ar_cview m, ar_error *err)
             size_t i1 = i0 + 64 < m.rows ? i0 + 64 : m.rows;
             for (size_t i = i0; i < i1; i++)
                 encode_le64(AR_VAT(m, i, j), col + 8 * (i - i0));
-            rc = ar_atomic_write(af, col, 8 * (i1 - i0));
+            rc = ar_atomic_write(af, col, 8 * (i1 - i0), err);
         }
     /* A failed write is remembered by af: commit reports it (with errno's
      * text) and removes the temporary file. */

@@ -55,16 +55,16 @@ const char *ar_st_dtype_name(ar_st_dtype dtype)
     return (unsigned)dtype < AR_ST_NDTYPES ? dtype_table[dtype].name : "?";
 }
 
-int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype)
+int ar_st_dtype_parse(const char *text, ar_st_dtype *dtype, ar_error *err)
 {
     if (text == NULL || dtype == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     for (int i = 0; i < AR_ST_NDTYPES; i++)
         if (strcmp(text, dtype_table[i].name) == 0) {
             *dtype = (ar_st_dtype)i;
             return AR_OK;
         }
-    return AR_EUNSUPPORTED;
+    return ar_error_set(err, AR_EUNSUPPORTED, "unknown dtype '%.40s'", text);
 }
 
 size_t ar_st_dtype_size(ar_st_dtype dtype)
@@ -384,7 +384,7 @@ static int parse_entry(const char *file, const char *name, const json_t *entry, 
     if (!json_is_string(dtype))
         return ar_error_set(err, AR_EFORMAT, "%s: tensor '%s': \"dtype\" is not a string", file,
                             name);
-    if (ar_st_dtype_parse(json_string_value(dtype), &t->dtype) != AR_OK)
+    if (ar_st_dtype_parse(json_string_value(dtype), &t->dtype, err) != AR_OK)
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: tensor '%s': unknown dtype '%.40s'", file,
                             name, json_string_value(dtype));
     int rc = parse_shape(file, name, shape, t, err);
@@ -853,15 +853,16 @@ const char *ar_safetensors_dir(const ar_safetensors *st)
     return st ? st->dir : NULL;
 }
 
-int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols)
+int ar_st_tensor_matrix_shape(const ar_st_tensor *t, size_t *rows, size_t *cols, ar_error *err)
 {
     if (t == NULL || rows == NULL || cols == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     switch (t->ndim) {
     case 0: *rows = 1, *cols = 1; return AR_OK;
     case 1: *rows = 1, *cols = t->shape[0]; return AR_OK;
     case 2: *rows = t->shape[0], *cols = t->shape[1]; return AR_OK;
-    default: return AR_EUNSUPPORTED;
+    default: return ar_error_set(err, AR_EUNSUPPORTED,
+                                 "a tensor of %zu dimensions is no matrix", t->ndim);
     }
 }
 
@@ -888,7 +889,7 @@ static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t ro
 {
     if (st == NULL || t == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (ar_view_check(out) != AR_OK || (trans != AR_NO_TRANS && trans != AR_TRANS))
+    if (ar_view_check(out, err) != AR_OK || (trans != AR_NO_TRANS && trans != AR_TRANS))
         return ar_error_set(err, AR_EINVAL, "invalid output view or transpose flag");
     int transpose = trans == AR_TRANS;
     const char *file = t->file < st->nfiles ? st->files[t->file].path : "?";
@@ -898,7 +899,7 @@ static int read_block(const ar_safetensors *st, const ar_st_tensor *t, size_t ro
                             "(F64, F32, F16, BF16)",
                             file, t->name, ar_st_dtype_name(t->dtype));
     size_t rows = 0, cols = 0;
-    if (ar_st_tensor_matrix_shape(t, &rows, &cols) != AR_OK)
+    if (ar_st_tensor_matrix_shape(t, &rows, &cols, err) != AR_OK)
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: tensor '%s': %zu dimensions, expected 2",
                             file, t->name, t->ndim);
     size_t nr = transpose ? out.cols : out.rows;
@@ -933,13 +934,13 @@ static int read_whole(const ar_safetensors *st, const ar_st_tensor *t, ar_matrix
     if (st == NULL || t == NULL || out == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
     size_t rows = 0, cols = 0;
-    if (ar_st_tensor_matrix_shape(t, &rows, &cols) != AR_OK)
+    if (ar_st_tensor_matrix_shape(t, &rows, &cols, err) != AR_OK)
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: tensor '%s': %zu dimensions, expected 2",
                             st->files[t->file].path, t->name, t->ndim);
     if (rows == 0 || cols == 0)
         return ar_error_set(err, AR_EINVAL, "%s: tensor '%s': empty (%zu x %zu)",
                             st->files[t->file].path, t->name, rows, cols);
-    int rc = ar_matrix_alloc(out, rows, cols);
+    int rc = ar_matrix_alloc(out, rows, cols, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "%s: tensor '%s': out of memory for %zu x %zu",
                             st->files[t->file].path, t->name, rows, cols);

@@ -13,7 +13,7 @@ int main(void)
     ar_rank_opts_init(&o);
     o.atol = 1e-2;
     ar_rank_metrics m;
-    int rc = ar_rank_metrics_compute(s, 3, 3, 3, &o, &m);
+    int rc = ar_rank_metrics_compute(s, 3, 3, 3, &o, &m, NULL);
     int ok = rc == AR_OK && m.rank == 2 && fabs(m.rank_margin - 10.0) <= 1e-14;
     printf("%s: rank %zu, rank_margin %.17g (rc %d)\n", ok ? "ok" : "FAIL", m.rank, m.rank_margin,
            rc);

@@ -40,7 +40,8 @@ typedef struct old_rank_metrics {
 
 void ar_rank_opts_init(old_rank_opts *opts);
 int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
-                            const old_rank_opts *opts, old_rank_metrics *out);
+                            const old_rank_opts *opts, old_rank_metrics *out,
+                            void *err); /* ar_error *, passed NULL */
 
 #define GUARD 0xA5
 enum { GUARD_BYTES = 64 };
@@ -80,7 +81,7 @@ int main(void)
         unsigned char guard[GUARD_BYTES];
     } r;
     memset(&r, GUARD, sizeof r);
-    int rc = ar_rank_metrics_compute(s, 3, 3, 3, &o.opts, &r.m);
+    int rc = ar_rank_metrics_compute(s, 3, 3, 3, &o.opts, &r.m, NULL);
     failed += check(rc == 0, "ar_rank_metrics_compute returned AR_OK");
     failed += check(guard_intact(r.guard), "nothing written past the old struct");
     failed += check(r.m.m == 3 && r.m.n == 3 && r.m.rank == 2 && r.m.threshold == 1e-2 &&

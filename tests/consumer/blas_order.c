@@ -32,13 +32,13 @@ int main(void)
     double a[4] = {1, 3, 2, 4}, b[4] = {5, 7, 6, 8}, c[4] = {0, 0, 0, 0};
     ar_cview va, vb;
     ar_view vc;
-    int rc = ar_cview_init_ld(&va, a, 2, 2, 2, AR_COL_MAJOR);
+    int rc = ar_cview_init_ld(&va, a, 2, 2, 2, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_cview_init_ld(&vb, b, 2, 2, 2, AR_COL_MAJOR);
+        rc = ar_cview_init_ld(&vb, b, 2, 2, 2, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_view_init_ld(&vc, c, 2, 2, 2, AR_COL_MAJOR);
+        rc = ar_view_init_ld(&vc, c, 2, 2, 2, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, va, vb, 0.0, vc);
+        rc = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, va, vb, 0.0, vc, NULL);
     const double want[4] = {19, 43, 22, 50};
     int ok = rc == AR_OK;
     for (int i = 0; i < 4; i++)

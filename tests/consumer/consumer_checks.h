@@ -38,13 +38,13 @@ static void consumer_spectrum(void)
     double buf[12] = {3, 0, 0, -7, 0, 2, 0, -7, 0, 0, 1, -7};
     ar_cview v;
     double s[3] = {0, 0, 0};
-    int rc = ar_cview_init_ld(&v, buf, 3, 3, 4, AR_ROW_MAJOR);
+    int rc = ar_cview_init_ld(&v, buf, 3, 3, 4, AR_ROW_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_spectrum_svals(v, s);
+        rc = ar_spectrum_svals(v, s, NULL);
     consumer_check(rc == AR_OK && fabs(s[0] - 3) < 1e-14 && fabs(s[1] - 2) < 1e-14 &&
                        fabs(s[2] - 1) < 1e-14,
                    "ar_spectrum_svals of diag(3, 2, 1), row-major, ld 4: 3, 2, 1");
-    consumer_check(ar_cview_init_ld(&v, buf, 3, 3, 2, AR_ROW_MAJOR) == AR_EINVAL,
+    consumer_check(ar_cview_init_ld(&v, buf, 3, 3, 2, AR_ROW_MAJOR, NULL) == AR_EINVAL,
                    "a view with ld 2 < 3 columns is AR_EINVAL");
 }
 
@@ -64,9 +64,9 @@ static void consumer_represent(void)
     ar_cview pv;
     ar_represent_workspace *ws = NULL;
     ar_represent_result res;
-    int rc = ar_cview_init_ld(&pv, p, 4, 4, 4, AR_COL_MAJOR);
+    int rc = ar_cview_init_ld(&pv, p, 4, 4, 4, AR_COL_MAJOR, NULL);
     if (rc == AR_OK)
-        rc = ar_represent_workspace_alloc(&ws, 4);
+        rc = ar_represent_workspace_alloc(&ws, 4, NULL);
     if (rc == AR_OK)
         rc = ar_represent_analyze(ws, pv, NULL, NULL, &res, NULL);
     consumer_check(rc == AR_OK && res.feasible && res.min_head_size == 1 && res.centred_rank == 1,
@@ -120,7 +120,7 @@ static int consumer_run(void)
      * with p = (4, 2, 1)/7: H = ln 7 - (10/7) ln 2, so 7 * 2^(-10/7). */
     const double s[4] = {4.0, 2.0, 1.0, 1e-20};
     ar_rank_metrics m;
-    int rc = ar_rank_metrics_compute(s, 4, 4, 4, NULL, &m);
+    int rc = ar_rank_metrics_compute(s, 4, 4, 4, NULL, &m, NULL);
     consumer_check(rc == AR_OK, "ar_rank_metrics_compute returns AR_OK");
     consumer_check(rc == AR_OK && m.rank == 3, "numerical rank 3");
     consumer_check(rc == AR_OK && consumer_close(m.threshold, 16.0 * pow(2.0, -52), 1e-12),
@@ -140,10 +140,10 @@ static int consumer_run(void)
     opts.atol = 1.5;
     size_t rank = 0;
     double cut = 0;
-    rc = ar_rank_numerical(s, 4, 4, 4, &opts, &rank, &cut);
+    rc = ar_rank_numerical(s, 4, 4, 4, &opts, &rank, &cut, NULL);
     consumer_check(rc == AR_OK && rank == 2 && cut == 1.5, "ar_rank_numerical with atol 1.5: rank 2");
     /* A bad argument is a status, not a crash. */
-    consumer_check(ar_rank_numerical(NULL, 4, 4, 4, NULL, &rank, NULL) == AR_EINVAL,
+    consumer_check(ar_rank_numerical(NULL, 4, 4, 4, NULL, &rank, NULL, NULL) == AR_EINVAL,
                    "ar_rank_numerical(NULL spectrum) is AR_EINVAL");
 
     consumer_spectrum();

@@ -38,7 +38,8 @@ static void check_tensors(const ar_safetensors *st, const uint8_t *data, size_t 
         if ((uint64_t)t->count * ar_st_dtype_size(t->dtype) != t->end - t->begin)
             fuzz_fail("tensor size does not match its shape", t->name);
         size_t rows = 0, cols = 0;
-        if (!ar_st_dtype_is_float(t->dtype) || ar_st_tensor_matrix_shape(t, &rows, &cols) != AR_OK ||
+        if (!ar_st_dtype_is_float(t->dtype) ||
+            ar_st_tensor_matrix_shape(t, &rows, &cols, NULL) != AR_OK ||
             rows * cols == 0 || rows * cols > ((size_t)1 << 20))
             continue;
         ar_matrix m = ar_matrix_empty();

@@ -35,7 +35,7 @@ typedef struct axis_fit {
 
 static int check_map(ar_cview p, const char *where, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "%sinvalid matrix view", where);
     if (p.rows == 0)
         return ar_error_set(err, AR_EINVAL, "%sempty map (0 x 0)", where);

@@ -79,20 +79,20 @@ void ar_represent_workspace_free(ar_represent_workspace *ws)
     free(ws);
 }
 
-int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n)
+int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n, ar_error *err)
 {
     if (out == NULL || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "represent: NULL argument or n = 0");
     *out = NULL;
     ar_represent_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n;
     ar_matrix *mats[] = {&ws->pc, &ws->l0, &ws->cen, &ws->lstar, &ws->u,
                          &ws->vt, &ws->scratch};
     int rc = AR_OK;
     for (size_t i = 0; rc == AR_OK && i < sizeof mats / sizeof mats[0]; i++)
-        rc = ar_matrix_alloc(mats[i], n, n);
+        rc = ar_matrix_alloc(mats[i], n, n, err);
     if (rc == AR_OK) {
         ws->s = calloc(n, sizeof(double));
         ws->csv = calloc(n, sizeof(double));
@@ -101,9 +101,9 @@ int ar_represent_workspace_alloc(ar_represent_workspace **out, size_t n)
             rc = AR_ENOMEM;
     }
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&ws->svd_vals, n, n, AR_SVD_VALUES);
+        rc = ar_svd_workspace_alloc(&ws->svd_vals, n, n, AR_SVD_VALUES, err);
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&ws->svd_thin, n, n, AR_SVD_THIN);
+        rc = ar_svd_workspace_alloc(&ws->svd_thin, n, n, AR_SVD_THIN, err);
     if (rc != AR_OK) {
         ar_represent_workspace_free(ws);
         return rc;
@@ -201,15 +201,15 @@ static int analyze_input(ar_represent_workspace *ws, const ar_matrix *x,
     double *s = malloc(k * sizeof *s);
     int rc = s == NULL ? AR_ENOMEM : AR_OK;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, d, k);
+        rc = ar_matrix_alloc(&u, d, k, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, k, n);
+        rc = ar_matrix_alloc(&vt, k, n, err);
     if (rc == AR_OK)
         rc = ar_cm_clone(&ws->x, x);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->xpinv, n, d);
+        rc = ar_matrix_alloc(&ws->xpinv, n, d, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->rproj, n, n);
+        rc = ar_matrix_alloc(&ws->rproj, n, n, err);
     if (rc == AR_OK)
         rc = ar_cm_svd(x, &u, s, &vt);
     if (rc == AR_OK) {
@@ -584,9 +584,9 @@ int ar_represent_certificate(ar_represent_workspace *ws, size_t head_size, ar_ce
     size_t d = r->d;
     const ar_matrix *pinv = r->x_given ? &ws->xpinv : NULL;
     ar_matrix wkc = ar_matrix_empty(), wqc = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&wkc, k, d);
+    int rc = ar_matrix_alloc(&wkc, k, d, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&wqc, k, d);
+        rc = ar_matrix_alloc(&wqc, k, d, err);
     if (rc != AR_OK) {
         ar_matrix_free(&wkc);
         ar_matrix_free(&wqc);

@@ -230,16 +230,16 @@ static void shape_views(ar_fit_workspace *ws, size_t m, size_t c)
     ws->vt = ar_matrix_alias(ws->buf[BUF_VT], ws->r, c, ws->r);
 }
 
-int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols)
+int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols, ar_error *err)
 {
     if (out == NULL || rows == 0 || cols == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "fit: NULL argument or an empty target");
     *out = NULL;
     if (rows > SIZE_MAX / sizeof(double) / cols)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ar_fit_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->rows = rows;
     ws->cols = cols;
     ws->r = rows < cols ? rows : cols;
@@ -263,7 +263,7 @@ int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols
             rc = AR_ENOMEM;
     }
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&ws->svd_thin, rows, cols, AR_SVD_THIN);
+        rc = ar_svd_workspace_alloc(&ws->svd_thin, rows, cols, AR_SVD_THIN, err);
     if (rc != AR_OK) {
         ar_fit_workspace_free(ws);
         return rc;
@@ -274,9 +274,9 @@ int ar_fit_workspace_alloc_rect(ar_fit_workspace **out, size_t rows, size_t cols
     return AR_OK;
 }
 
-int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n)
+int ar_fit_workspace_alloc(ar_fit_workspace **ws, size_t n, ar_error *err)
 {
-    return ar_fit_workspace_alloc_rect(ws, n, n);
+    return ar_fit_workspace_alloc_rect(ws, n, n, err);
 }
 
 /* ---- target and start ---- */
@@ -337,7 +337,7 @@ static int orient(ar_fit_workspace *ws, ar_axis axis)
     if (ws->svd_rows != m) {
         ar_svd_workspace_free(ws->svd_thin);
         ws->svd_thin = NULL;
-        int rc = ar_svd_workspace_alloc(&ws->svd_thin, m, c, AR_SVD_THIN);
+        int rc = ar_svd_workspace_alloc(&ws->svd_thin, m, c, AR_SVD_THIN, NULL);
         if (rc != AR_OK) {
             ws->svd_rows = 0;
             return rc;
@@ -1121,7 +1121,7 @@ const ar_matrix *ar_cm_fit_prediction(const ar_fit_workspace *ws)
 int ar_fit_check_target(ar_cview p, ar_axis axis, double sum_tol, ar_precision prec,
                         double *max_defect, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor c;
     int rc = ar_colmajor_get(&c, p);
@@ -1137,7 +1137,7 @@ int ar_fit_set_target(ar_fit_workspace *ws, ar_cview p, const ar_fit_opts *opts,
 {
     if (ws == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     /* The target is copied into the workspace (log, centring), so a packed
      * copy of a strided view lives only for this call. */

@@ -156,11 +156,11 @@ static int estimate_errors(ar_bottleneck_heads_report *rep, int do_fit, ar_error
     ar_fit_workspace *fws = NULL;
     ar_matrix p = ar_matrix_empty();
     ar_rng *rng = NULL;
-    int rc = ar_represent_workspace_alloc(&rws, n);
+    int rc = ar_represent_workspace_alloc(&rws, n, err);
     if (rc == AR_OK && do_fit)
-        rc = ar_fit_workspace_alloc(&fws, n);
+        rc = ar_fit_workspace_alloc(&fws, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&p, n, n);
+        rc = ar_matrix_alloc(&p, n, n, err);
     if (rc == AR_OK && (rng = ar_rng_alloc(0)) == NULL)
         rc = AR_ENOMEM;
     if (rc != AR_OK)

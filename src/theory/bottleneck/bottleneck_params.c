@@ -46,19 +46,19 @@ void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
     *cfg = c;
 }
 
-int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
+int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     if (cfg->d == 0 || cfg->h == 0 || cfg->dp == 0 || cfg->layers == 0 || cfg->ffn == 0 ||
         cfg->vocab == 0 || cfg->positions == 0 || cfg->token_types == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "parameter count: every size must be >= 1");
     /* Everything below fits easily for sizes under 2^20; guard larger ones. */
     const uint64_t lim = (uint64_t)1 << 20;
     if (cfg->d > lim || cfg->h > lim || cfg->dp > lim || cfg->layers > lim || cfg->ffn > lim ||
         cfg->vocab > ((uint64_t)1 << 32) || cfg->positions > ((uint64_t)1 << 32) ||
         cfg->token_types > ((uint64_t)1 << 32))
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "sizes too large to count (limit 2^20 per size)");
     uint64_t d = cfg->d, f = cfg->ffn;
     ar_param_count c;
     c.embeddings = ((uint64_t)cfg->vocab + cfg->positions + cfg->token_types) * d + 2 * d;
@@ -67,7 +67,7 @@ int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out)
     c.layernorms = 2 * 2 * d;
     c.per_layer = c.attention + c.ffn + c.layernorms;
     if (!mul_add(cfg->layers, c.per_layer, 0, &c.encoder))
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "sizes too large to count (limit 2^20 per size)");
     c.pooler = d * d + d;
     c.mlm_head = d * d + d + 2 * d + cfg->vocab;
     c.total = c.embeddings + c.encoder + c.pooler + c.mlm_head;

@@ -196,7 +196,7 @@ const char *ar_bottleneck_defect_hint_map(ar_cview p, double defect, ar_precisio
                       "float16? give {opt:precision=float16}"},
         {AR_PREC_F32, "within float32 rounding, and every entry is a float32 value: stored in "
                       "float32? give {opt:precision=float32}"}};
-    if (ar_cview_check(p) != AR_OK || p.rows == 0 || p.rows != p.cols ||
+    if (ar_cview_check(p, NULL) != AR_OK || p.rows == 0 || p.rows != p.cols ||
         (axis != AR_AXIS_COL && axis != AR_AXIS_ROW))
         return not_stochastic(axis);
     size_t n = p.rows;
@@ -272,16 +272,16 @@ const char *ar_target_family_name(ar_target_family family)
     return family_names[family];
 }
 
-int ar_target_family_parse(const char *text, ar_target_family *family)
+int ar_target_family_parse(const char *text, ar_target_family *family, ar_error *err)
 {
     if (text == NULL || family == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     for (int f = 0; f < AR_TARGET_NFAMILIES; f++)
         if (strcmp(text, family_names[f]) == 0) {
             *family = (ar_target_family)f;
             return AR_OK;
         }
-    return AR_EINVAL;
+    return ar_error_set(err, AR_EINVAL, "unknown target family '%.40s'", text);
 }
 
 void ar_target_opts_init(ar_target_opts *opts)
@@ -397,9 +397,9 @@ static int gen_lowrank(size_t r, double scale, ar_rng *rng, ar_matrix *p)
 {
     size_t n = p->rows;
     ar_matrix a = ar_matrix_empty(), b = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&a, n, r);
+    int rc = ar_matrix_alloc(&a, n, r, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&b, n, r);
+        rc = ar_matrix_alloc(&b, n, r, NULL);
     if (rc == AR_OK) {
         ar_cm_fill_gaussian(&a, rng, 1.0);
         ar_cm_fill_gaussian(&b, rng, 1.0);
@@ -477,7 +477,7 @@ int ar_cm_target_generate(ar_target_family family, const ar_target_opts *opts, a
 int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_tol, ar_precision prec,
                                    ar_zeros zeros, double *max_defect, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor c;
     int rc = ar_colmajor_get(&c, p);
@@ -489,24 +489,31 @@ int ar_bottleneck_stochastic_check(ar_cview p, ar_axis axis, double sum_tol, ar_
     return rc;
 }
 
-int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep)
+int ar_bottleneck_smooth(ar_view p, ar_axis axis, double eps, ar_smooth_report *rep, ar_error *err)
 {
-    if (ar_view_check(p) != AR_OK)
-        return AR_EINVAL;
+    if (ar_view_check(p, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     ar_colmajor_out c;
     int rc = ar_colmajor_out_get(&c, p);
     if (rc == AR_OK)
         rc = ar_cm_stochastic_smooth(&c.m, axis, eps, rep);
-    return ar_colmajor_out_put(&c, rc);
+    rc = ar_colmajor_out_put(&c, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "smoothing: %s", ar_strerror(rc));
 }
 
-int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng, ar_view p)
+int ar_target_generate(ar_target_family family, const ar_target_opts *opts, ar_rng *rng, ar_view p,
+                       ar_error *err)
 {
-    if (ar_view_check(p) != AR_OK || rng == NULL)
-        return AR_EINVAL;
+    if (ar_view_check(p, err) != AR_OK || rng == NULL)
+        return rng == NULL ? ar_error_set(err, AR_EINVAL, "NULL rng") : AR_EINVAL;
     ar_colmajor_out c;
     int rc = ar_colmajor_out_get(&c, p);
     if (rc == AR_OK)
         rc = ar_cm_target_generate(family, opts, rng, &c.m);
-    return ar_colmajor_out_put(&c, rc);
+    rc = ar_colmajor_out_put(&c, rc);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "target: %s", ar_strerror(rc));
 }

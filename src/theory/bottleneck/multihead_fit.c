@@ -74,17 +74,17 @@ struct ar_mh_fitter {
     double *scratch; /* a fit's result (fit_best), the gradient check: 2 np */
 };
 
-int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
+int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or an invalid shape");
     *out = NULL;
     ar_mh_fitter *f = calloc(1, sizeof *f);
     if (f == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     f->shape = *shape;
     f->np = ar_mh_nparams(shape);
-    int rc = ar_mh_workspace_alloc(&f->ws, shape);
+    int rc = ar_mh_workspace_alloc(&f->ws, shape, err);
     if (rc == AR_OK)
         rc = ar_lbfgs_alloc(&f->lb, f->np, MH_LBFGS_MEMORY);
     if (rc == AR_OK) {
@@ -97,7 +97,8 @@ int ar_mh_fitter_alloc(ar_mh_fitter **out, const ar_mh_shape *shape)
     }
     if (rc != AR_OK) {
         ar_mh_fitter_free(f);
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     *out = f;
     return AR_OK;
@@ -182,10 +183,11 @@ int ar_mh_fitter_set_data_cm(ar_mh_fitter *f, const ar_matrix *x, const ar_matri
     return AR_OK;
 }
 
-int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y, size_t m)
+int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y, size_t m,
+                          ar_error *err)
 {
     if (f == NULL || x == NULL || y == NULL || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or no data");
     /* Column-major access to every view (aliases when the row stride is 1,
      * packed copies otherwise), held until the next set_data or free. */
     ar_colmajor *held = calloc(2 * m, sizeof *held);
@@ -206,7 +208,8 @@ int ar_mh_fitter_set_data(ar_mh_fitter *f, const ar_cview *x, const ar_cview *y,
             ar_colmajor_release(&held[i]);
         free(held);
         free(mats);
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     }
     release_held(f); /* the previous call's copies; f->x, f->y now point into mats */
     f->held = held;
@@ -306,14 +309,14 @@ static double polish_phase(ar_mh_fitter *f, const ar_mh_fit_opts *o, double *the
 }
 
 int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *theta0,
-                   double *theta_out, ar_mh_fit_outcome *out)
+                   double *theta_out, ar_mh_fit_outcome *out, ar_error *err)
 {
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
     if (f == NULL || theta0 == NULL || out == NULL || !opts_ok(opts))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or fit options out of range");
     if (f->m == 0)
-        return AR_EINVAL; /* no data attached */
+        return ar_error_set(err, AR_EINVAL, "multihead: no data attached"); /* no data attached */
     memset(out, 0, sizeof *out);
     size_t np = f->np;
     double *point = f->point, *polished = f->point + np;
@@ -321,7 +324,8 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     double e = INFINITY;
     int rc = bfgs_phase(f, opts, point, &e, out);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead fit: %s", ar_strerror(rc));
     double e2 = INFINITY;
     if (opts->polish_iter > 0) {
         memcpy(polished, point, np * sizeof *point);
@@ -337,18 +341,19 @@ int ar_mh_fit_from(ar_mh_fitter *f, const ar_mh_fit_opts *opts, const double *th
     out->converged = e < opts->zero_loss;
     if (theta_out != NULL)
         memcpy(theta_out, best, np * sizeof *theta_out);
-    return isfinite(e) ? AR_OK : AR_ENOCONV;
+    return isfinite(e) ? AR_OK
+                           : ar_error_set(err, AR_ENOCONV, "multihead fit: error not finite");
 }
 
 int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
-                   double *best_theta, ar_mh_fit_result *res)
+                   double *best_theta, ar_mh_fit_result *res, ar_error *err)
 {
     ar_mh_fit_opts defaults;
     opts = opts_or_defaults(opts, &defaults);
     if (f == NULL || res == NULL || !opts_ok(opts) || opts->starts == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or fit options out of range");
     if (f->m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: no data attached");
     memset(res, 0, sizeof *res);
     res->shape = f->shape;
     res->opts = *opts;
@@ -356,7 +361,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     res->best_rel_error = INFINITY;
     ar_rng *rng = ar_rng_alloc(0);
     if (rng == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     double sigma = opts->start_sigma > 0.0 ? opts->start_sigma : 1.0 / sqrt((double)f->shape.d);
     int rc = AR_OK;
     for (size_t s = 0; s < opts->starts; s++) {
@@ -364,7 +369,7 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
         ar_rng_seed(rng, ar_seed_derive(opts->seed, &key, 1));
         ar_mh_random_start(&f->shape, rng, sigma, f->theta);
         ar_mh_fit_outcome out;
-        rc = ar_mh_fit_from(f, opts, f->theta, best_theta != NULL ? f->scratch : NULL, &out);
+        rc = ar_mh_fit_from(f, opts, f->theta, best_theta != NULL ? f->scratch : NULL, &out, err);
         if (rc != AR_OK)
             break;
         if (errors != NULL)
@@ -385,10 +390,10 @@ int ar_mh_fit_best(ar_mh_fitter *f, const ar_mh_fit_opts *opts, double *errors,
     return rc;
 }
 
-int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out)
+int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out, ar_error *err)
 {
     if (f == NULL || rng == NULL || worst_out == NULL || f->m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or no data attached");
     size_t np = f->np;
     double *th = f->scratch, *g = f->scratch + np;
     for (size_t i = 0; i < np; i++)
@@ -408,6 +413,7 @@ int ar_mh_gradient_defect(ar_mh_fitter *f, ar_rng *rng, double *worst_out)
         worst = fmax(worst, fabs(fd - g[i]) / fmax(gnorm, 1e-300));
     }
     *worst_out = worst;
-    return isfinite(worst) ? AR_OK : AR_ENONFINITE;
+    return isfinite(worst) ? AR_OK
+                               : ar_error_set(err, AR_ENONFINITE, "multihead: gradient not finite");
 }
 

@@ -14,10 +14,10 @@
 
 /* ---- the layer ---- */
 
-int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n)
+int ar_mh_shape_init(ar_mh_shape *shape, size_t d, size_t h, size_t p, size_t n, ar_error *err)
 {
     if (shape == NULL || d == 0 || h == 0 || p == 0 || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL shape or a zero size");
     *shape = (ar_mh_shape){.d = d, .h = h, .p = p, .n = n};
     return AR_OK;
 }
@@ -44,11 +44,12 @@ void ar_mh_views(const ar_mh_shape *s, double *theta, size_t i, ar_matrix *q, ar
 }
 
 int ar_mh_head_views(const ar_mh_shape *shape, double *theta, size_t i, ar_view *q, ar_view *k,
-                     ar_view *v, ar_view *o)
+                     ar_view *v, ar_view *o, ar_error *err)
 {
     if (!ar_mh_shape_valid(shape) || theta == NULL || i >= shape->h || q == NULL || k == NULL ||
         v == NULL || o == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "multihead: NULL argument, invalid shape or head index out of range");
     ar_matrix mq, mk, mv, mo;
     ar_mh_views(shape, theta, i, &mq, &mk, &mv, &mo);
     *q = ar_matrix_view(&mq);
@@ -75,14 +76,14 @@ static void ws_matrices(ar_mh_workspace *ws, ar_matrix *m[WS_NMAT], size_t rows[
     }
 }
 
-int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape)
+int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape, ar_error *err)
 {
     if (out == NULL || !ar_mh_shape_valid(shape))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or an invalid shape");
     *out = NULL;
     ar_mh_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->shape = *shape;
     ar_matrix *m[WS_NMAT];
     size_t rows[WS_NMAT], cols[WS_NMAT];
@@ -90,9 +91,9 @@ int ar_mh_workspace_alloc(ar_mh_workspace **out, const ar_mh_shape *shape)
     for (size_t i = 0; i < WS_NMAT; i++)
         *m[i] = ar_matrix_empty();
     for (size_t i = 0; i < WS_NMAT; i++)
-        if (ar_matrix_alloc(m[i], rows[i], cols[i]) != AR_OK) {
+        if (ar_matrix_alloc(m[i], rows[i], cols[i], err) != AR_OK) {
             ar_mh_workspace_free(ws);
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
         }
     *out = ws;
     return AR_OK;
@@ -155,20 +156,23 @@ int ar_mh_forward_cm(ar_mh_workspace *ws, const double *theta, const ar_matrix *
     return ar_mh_forward_add(ws, theta, x, y);
 }
 
-int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y)
+int ar_mh_forward(ar_mh_workspace *ws, const double *theta, ar_cview x, ar_view y, ar_error *err)
 {
     if (ws == NULL || theta == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     ar_colmajor cx;
     int rc = ar_colmajor_get(&cx, x);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     ar_colmajor_out cy;
     rc = ar_colmajor_out_get(&cy, y);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&cy, ar_mh_forward_cm(ws, theta, &cx.m, &cy.m));
     ar_colmajor_release(&cx);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
 }
 
 static int head_scores_cm(ar_mh_workspace *ws, const double *theta, size_t i, const ar_matrix *x,
@@ -185,20 +189,24 @@ static int head_scores_cm(ar_mh_workspace *ws, const double *theta, size_t i, co
     return rc;
 }
 
-int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x, ar_view p)
+int ar_mh_head_scores(ar_mh_workspace *ws, const double *theta, size_t i, ar_cview x, ar_view p,
+                      ar_error *err)
 {
     if (ws == NULL || theta == NULL || i >= ws->shape.h)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "multihead: NULL argument or head index out of range");
     ar_colmajor cx;
     int rc = ar_colmajor_get(&cx, x);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
     ar_colmajor_out cp;
     rc = ar_colmajor_out_get(&cp, p);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&cp, head_scores_cm(ws, theta, i, &cx.m, &cp.m));
     ar_colmajor_release(&cx);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead: %s", ar_strerror(rc));
 }
 
 /* Gradient of one head on one input, given ws->ybar = dE/dY (d x n):
@@ -298,11 +306,12 @@ static void views_release(ar_colmajor *c, size_t count)
 }
 
 int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x, const ar_cview *y,
-               size_t m, double norm2, double *loss, double *grad)
+               size_t m, double norm2, double *loss, double *grad, ar_error *err)
 {
     if (ws == NULL || theta == NULL || loss == NULL || x == NULL || y == NULL || m == 0 ||
         !(norm2 > 0.0) || !isfinite(norm2))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "multihead: NULL argument, no data or a norm that is not positive");
     ar_colmajor *c = malloc(2 * m * sizeof *c);
     ar_matrix *mats = malloc(2 * m * sizeof *mats);
     int rc = c != NULL && mats != NULL ? AR_OK : AR_ENOMEM;
@@ -320,5 +329,7 @@ int ar_mh_loss(ar_mh_workspace *ws, const double *theta, const ar_cview *x, cons
     }
     free(c);
     free(mats);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "multihead loss: %s", ar_strerror(rc));
 }

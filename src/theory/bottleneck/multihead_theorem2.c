@@ -67,13 +67,13 @@ static int draw_query_keys(ar_theorem2_target *t, ar_rng *rng)
     ar_matrix tmp = ar_matrix_empty(), acc = ar_matrix_empty(), out = ar_matrix_empty(),
               g = ar_matrix_empty();
     double *w = malloc(d * sizeof *w);
-    int rc = w != NULL ? ar_matrix_alloc(&tmp, d, d) : AR_ENOMEM;
+    int rc = w != NULL ? ar_matrix_alloc(&tmp, d, d, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&acc, d, d);
+        rc = ar_matrix_alloc(&acc, d, d, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&out, d, d);
+        rc = ar_matrix_alloc(&out, d, d, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&g, dp, dp);
+        rc = ar_matrix_alloc(&g, dp, dp, NULL);
     for (int which = 0; rc == AR_OK && which < 2; which++) {
         random_orthogonal(&tmp, rng, &acc, &out, w);
         ar_matrix *dst = which ? &t->heads.wk[0] : &t->heads.wq[0];
@@ -111,15 +111,15 @@ static int draw_inputs_and_outputs(ar_theorem2_target *t, ar_rng *rng)
 {
     int rc = AR_OK;
     for (size_t k = 0; rc == AR_OK && k < t->m; k++) {
-        rc = ar_matrix_alloc(&t->x[k], t->d, t->n);
+        rc = ar_matrix_alloc(&t->x[k], t->d, t->n, NULL);
         if (rc == AR_OK)
-            rc = ar_matrix_alloc(&t->y[k], t->d, t->n);
+            rc = ar_matrix_alloc(&t->y[k], t->d, t->n, NULL);
         if (rc == AR_OK)
             ar_cm_fill_gaussian(&t->x[k], rng, 1.0);
     }
     ar_mh_workspace *ws = NULL;
     if (rc == AR_OK)
-        rc = ar_mh_workspace_alloc(&ws, &t->shape);
+        rc = ar_mh_workspace_alloc(&ws, &t->shape, NULL);
     for (size_t k = 0; rc == AR_OK && k < t->m; k++)
         rc = ar_mh_forward_cm(ws, t->theta, &t->x[k], &t->y[k]);
     ar_mh_workspace_free(ws);
@@ -127,20 +127,21 @@ static int draw_inputs_and_outputs(ar_theorem2_target *t, ar_rng *rng)
 }
 
 int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n, size_t dp,
-                             size_t m, uint64_t seed)
+                             size_t m, uint64_t seed, ar_error *err)
 {
     if (t == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(t, 0, sizeof *t);
     if (n < 2 || dp == 0 || dp > d || h == 0 || h * dp <= d || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2 needs n >= 2, 1 <= d_p <= d, h d_p > d and m >= 1");
     t->d = d, t->h = h, t->n = n, t->dp = dp, t->m = m, t->seed = seed;
-    int rc = ar_mh_shape_init(&t->shape, d, h, dp, n);
+    int rc = ar_mh_shape_init(&t->shape, d, h, dp, n, err);
     ar_rng *rng = rc == AR_OK ? ar_rng_alloc(seed) : NULL;
     if (rc == AR_OK && rng == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_heads_alloc(&t->heads, AR_HEADS_FIXED, d, h, dp);
+        rc = ar_heads_alloc(&t->heads, AR_HEADS_FIXED, d, h, dp, err);
     if (rc == AR_OK) {
         t->theta = malloc(ar_mh_nparams(&t->shape) * sizeof *t->theta);
         t->x = calloc(m, sizeof *t->x);
@@ -157,7 +158,9 @@ int ar_theorem2_target_build(ar_theorem2_target *t, size_t d, size_t h, size_t n
     ar_rng_free(rng);
     if (rc != AR_OK)
         ar_theorem2_target_free(t);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "theorem 2 target: %s", ar_strerror(rc));
 }
 
 void ar_theorem2_target_free(ar_theorem2_target *t)
@@ -185,7 +188,7 @@ static int small_rank(const ar_matrix *a, double *s, size_t *rank, double *kept,
     size_t k = a->rows < a->cols ? a->rows : a->cols;
     int rc = ar_cm_svals(a, s);
     if (rc == AR_OK)
-        rc = ar_rank_numerical(s, k, a->rows, a->cols, NULL, rank, NULL);
+        rc = ar_rank_numerical(s, k, a->rows, a->cols, NULL, rank, NULL, NULL);
     if (rc == AR_OK) {
         *kept = *rank > 0 ? s[*rank - 1] : 0.0;
         *cut = *rank < k ? s[*rank] : 0.0;
@@ -199,21 +202,24 @@ static int target_ok(const ar_theorem2_target *t)
 }
 
 int ar_theorem2_logit_rank(const ar_theorem2_target *t, size_t input, size_t head, size_t *rank,
-                           double *sigma_kept, double *sigma_cut)
+                           double *sigma_kept, double *sigma_cut, ar_error *err)
 {
     if (!target_ok(t) || input >= t->m || head >= t->h || rank == NULL || sigma_kept == NULL ||
         sigma_cut == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2: NULL argument, no target or index out of range");
     ar_matrix s = ar_matrix_empty();
     double *sv = malloc(t->n * sizeof *sv);
-    int rc = sv != NULL ? ar_matrix_alloc(&s, t->n, t->n) : AR_ENOMEM;
+    int rc = sv != NULL ? ar_matrix_alloc(&s, t->n, t->n, err) : AR_ENOMEM;
     if (rc == AR_OK)
         rc = ar_cm_heads_logits(&t->heads, head, &t->x[input], &s);
     if (rc == AR_OK)
         rc = small_rank(&s, sv, rank, sigma_kept, sigma_cut);
     ar_matrix_free(&s);
     free(sv);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "theorem 2 logit rank: %s", ar_strerror(rc));
 }
 
 /* rank U, rank sum_i O_i V_i and the largest |K_i^T Q_i - U|. */
@@ -222,11 +228,11 @@ static int measure_weights(const ar_theorem2_target *t, ar_theorem2_assumptions 
     size_t d = t->d;
     ar_matrix u = ar_matrix_empty(), vov = ar_matrix_empty(), ui = ar_matrix_empty();
     double *sv = malloc(d * sizeof *sv), kept, cut;
-    int rc = sv != NULL ? ar_matrix_alloc(&u, d, d) : AR_ENOMEM;
+    int rc = sv != NULL ? ar_matrix_alloc(&u, d, d, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vov, d, d);
+        rc = ar_matrix_alloc(&vov, d, d, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ui, d, d);
+        rc = ar_matrix_alloc(&ui, d, d, NULL);
     if (rc == AR_OK) {
         ar_cm_gemm(1, 0, 1.0, &t->heads.wk[0], &t->heads.wq[0], 0.0, &u);
         for (size_t i = 0; i < t->h; i++) {
@@ -247,10 +253,10 @@ static int measure_weights(const ar_theorem2_target *t, ar_theorem2_assumptions 
     return rc;
 }
 
-int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a)
+int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a, ar_error *err)
 {
     if (!target_ok(t) || a == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "theorem 2: NULL argument or no target");
     memset(a, 0, sizeof *a);
     int rc = measure_weights(t, a);
     a->logit_rank_min = (size_t)-1;
@@ -259,7 +265,7 @@ int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a)
         for (size_t i = 0; rc == AR_OK && i < t->h; i++) {
             size_t r = 0;
             double kept = 0, cut = 0;
-            rc = ar_theorem2_logit_rank(t, k, i, &r, &kept, &cut);
+            rc = ar_theorem2_logit_rank(t, k, i, &r, &kept, &cut, err);
             if (r < a->logit_rank_min)
                 a->logit_rank_min = r;
             if (r > a->logit_rank_max)
@@ -269,44 +275,49 @@ int ar_theorem2_verify(const ar_theorem2_target *t, ar_theorem2_assumptions *a)
     a->hold = rc == AR_OK && a->rank_u == t->dp && a->rank_vov == t->d &&
               a->u_shared_defect <= 1e-12 && a->logit_rank_min == t->dp &&
               a->logit_rank_max == t->dp;
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "theorem 2 assumptions: %s", ar_strerror(rc));
 }
 
 int ar_theorem2_model_shape(const ar_theorem2_target *t, ar_theorem2_model model,
-                            ar_mh_shape *shape)
+                            ar_mh_shape *shape, ar_error *err)
 {
     if (t == NULL || shape == NULL || t->d == 0 || t->h == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "theorem 2: NULL argument or no target");
     switch (model) {
     case AR_THEOREM2_STANDARD:
         if (t->d % t->h != 0)
-            return AR_EINVAL;
-        return ar_mh_shape_init(shape, t->d, t->h, t->d / t->h, t->n);
-    case AR_THEOREM2_FIXED: return ar_mh_shape_init(shape, t->d, t->h, t->dp, t->n);
-    case AR_THEOREM2_STANDARD_ONE_HEAD: return ar_mh_shape_init(shape, t->d, 1, t->d, t->n);
+            return ar_error_set(err, AR_EINVAL, "theorem 2: %zu heads do not divide d = %zu",
+                                t->h, t->d);
+        return ar_mh_shape_init(shape, t->d, t->h, t->d / t->h, t->n, err);
+    case AR_THEOREM2_FIXED: return ar_mh_shape_init(shape, t->d, t->h, t->dp, t->n, err);
+    case AR_THEOREM2_STANDARD_ONE_HEAD: return ar_mh_shape_init(shape, t->d, 1, t->d, t->n, err);
     }
-    return AR_EINVAL;
+    return ar_error_set(err, AR_EINVAL, "theorem 2: unknown model %d", (int)model);
 }
 
 int ar_theorem2_fit(const ar_theorem2_target *t, ar_theorem2_model model, size_t m,
-                    const ar_mh_fit_opts *opts, ar_mh_fit_result *res)
+                    const ar_mh_fit_opts *opts, ar_mh_fit_result *res, ar_error *err)
 {
     if (!target_ok(t) || res == NULL || m == 0 || m > t->m)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "theorem 2: NULL argument, no target or m out of range");
     ar_mh_fit_opts o;
     if (opts != NULL)
         o = *opts;
     else
         ar_mh_fit_opts_init(&o);
     ar_mh_shape shape;
-    int rc = ar_theorem2_model_shape(t, model, &shape);
+    int rc = ar_theorem2_model_shape(t, model, &shape, err);
     ar_mh_fitter *f = NULL;
     if (rc == AR_OK)
-        rc = ar_mh_fitter_alloc(&f, &shape);
+        rc = ar_mh_fitter_alloc(&f, &shape, err);
     if (rc == AR_OK)
         rc = ar_mh_fitter_set_data_cm(f, t->x, t->y, m);
     if (rc == AR_OK)
-        rc = ar_mh_fit_best(f, &o, NULL, NULL, res);
+        rc = ar_mh_fit_best(f, &o, NULL, NULL, res, err);
     ar_mh_fitter_free(f);
     return rc;
 }

@@ -50,7 +50,7 @@ int ar_circuit_composition(const ar_circuit_factor *later, ar_composition kind,
     double num = 0.0;
     if (st == AR_OK) {
         ar_cview zv;
-        ar_cview_init_ld(&zv, z, k2, k1, k2, AR_COL_MAJOR);
+        ar_cview_init_ld(&zv, z, k2, k1, k2, AR_COL_MAJOR, err);
         num = ar_matrix_norm_fro(zv);
     }
     free(x);

@@ -33,7 +33,7 @@ void ar_circuit_opts_init(ar_circuit_opts *opts)
 
 int ar_circuit_check_head(ar_cview w_v, ar_cview w_o, const char *what, ar_error *err)
 {
-    if (ar_cview_check(w_v) != AR_OK || ar_cview_check(w_o) != AR_OK)
+    if (ar_cview_check(w_v, err) != AR_OK || ar_cview_check(w_o, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "%s: invalid view of W_V or W_O", what);
     if (w_v.rows == 0 || w_v.cols == 0)
         return ar_error_set(err, AR_EINVAL, "%s: W_V is empty (%zu x %zu)", what, w_v.rows,
@@ -46,9 +46,9 @@ int ar_circuit_check_head(ar_cview w_v, ar_cview w_o, const char *what, ar_error
     if (w_v.rows > INT_MAX / 4 || w_v.cols > INT_MAX / 4)
         return ar_error_set(err, AR_EUNSUPPORTED, "%s: sizes exceed LAPACK's integers", what);
     size_t bi = 0, bj = 0;
-    if (ar_matrix_check_finite(w_v, &bi, &bj) != AR_OK)
+    if (ar_matrix_check_finite(w_v, &bi, &bj, err) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "%s: W_V(%zu, %zu) is not finite", what, bi, bj);
-    if (ar_matrix_check_finite(w_o, &bi, &bj) != AR_OK)
+    if (ar_matrix_check_finite(w_o, &bi, &bj, err) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "%s: W_O(%zu, %zu) is not finite", what, bi, bj);
     return AR_OK;
 }
@@ -100,9 +100,9 @@ static int core_eigen(ar_cview w_v, ar_cview w_o, double *wr, double *wi, double
     int st = c != NULL ? AR_OK : AR_ENOMEM;
     ar_view cv;
     if (st == AR_OK)
-        st = ar_view_init_ld(&cv, c, h, h, h, AR_COL_MAJOR);
+        st = ar_view_init_ld(&cv, c, h, h, h, AR_COL_MAJOR, err);
     if (st == AR_OK)
-        st = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, w_v, w_o, 0.0, cv);
+        st = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, w_v, w_o, 0.0, cv, err);
     if (st != AR_OK) {
         ar_error_set(err, st, "copying scores: cannot form the %zu x %zu core", h, h);
     } else {

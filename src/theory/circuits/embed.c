@@ -52,10 +52,10 @@ static int r_factor(ar_cview v, const char *name, int transposed, double *r, dou
                             rows, cols);
     ar_circuit_copy_cm(v, a);
     ar_cview c;
-    ar_cview_init_ld(&c, a, rows, cols, rows, AR_COL_MAJOR);
+    ar_cview_init_ld(&c, a, rows, cols, rows, AR_COL_MAJOR, err);
     size_t bi = 0, bj = 0;
     int st = AR_OK;
-    if (ar_matrix_check_finite(c, &bi, &bj) != AR_OK)
+    if (ar_matrix_check_finite(c, &bi, &bj, err) != AR_OK)
         st = ar_error_set(err, AR_ENONFINITE, "embedding: %s(%zu, %zu) is not finite", name,
                           transposed ? bj : bi, transposed ? bi : bj);
     if (st == AR_OK) {
@@ -195,7 +195,7 @@ int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb, ar_
     if (e == NULL)
         return ar_error_set(err, AR_EINVAL, "embedding: NULL result");
     *e = ar_circuit_embed_empty();
-    if (ar_cview_check(emb) != AR_OK || ar_cview_check(unemb) != AR_OK)
+    if (ar_cview_check(emb, err) != AR_OK || ar_cview_check(unemb, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "embedding: invalid view");
     if (emb.rows == 0 || emb.cols == 0)
         return ar_error_set(err, AR_EINVAL, "embedding: E is empty (%zu x %zu)", emb.rows,
@@ -219,9 +219,9 @@ int ar_circuit_embed_init(ar_circuit_embed *e, ar_cview emb, ar_cview unemb, ar_
     e->gram = by_gram && (e->tied || e_gram);
     ar_view cv;
     if (st == AR_OK)
-        st = ar_view_init_ld(&cv, e->c, d, d, d, AR_COL_MAJOR);
+        st = ar_view_init_ld(&cv, e->c, d, d, d, AR_COL_MAJOR, err);
     if (st == AR_OK && !(e->tied && by_gram) &&
-        (st = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, emb, unemb, 0.0, cv)) != AR_OK)
+        (st = ar_matrix_gemm(AR_NO_TRANS, AR_NO_TRANS, 1.0, emb, unemb, 0.0, cv, err)) != AR_OK)
         ar_error_set(err, st, "embedding: E U failed: %s", ar_strerror(st));
     if (st != AR_OK)
         ar_circuit_embed_free(e);

@@ -43,13 +43,13 @@ int ar_circuit_mul(ar_trans ta, ar_trans tb, const double *a, size_t ar, size_t 
 {
     ar_cview av, bv;
     ar_view cv;
-    int st = ar_cview_init_ld(&av, a, ar, ac, ar, AR_COL_MAJOR);
+    int st = ar_cview_init_ld(&av, a, ar, ac, ar, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_cview_init_ld(&bv, b, br, bc, br, AR_COL_MAJOR);
+        st = ar_cview_init_ld(&bv, b, br, bc, br, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_view_init_ld(&cv, c, cr, cc, cr, AR_COL_MAJOR);
+        st = ar_view_init_ld(&cv, c, cr, cc, cr, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_matrix_gemm(ta, tb, 1.0, av, bv, 0.0, cv);
+        st = ar_matrix_gemm(ta, tb, 1.0, av, bv, 0.0, cv, NULL);
     return st;
 }
 
@@ -73,7 +73,7 @@ void ar_circuit_factor_free(ar_circuit_factor *f)
 static int check_finite(ar_cview v, const char *name, ar_error *err)
 {
     size_t bi = 0, bj = 0;
-    if (ar_matrix_check_finite(v, &bi, &bj) != AR_OK)
+    if (ar_matrix_check_finite(v, &bi, &bj, err) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "circuit factor: %s(%zu, %zu) is not finite", name,
                             bi, bj);
     return AR_OK;
@@ -84,13 +84,13 @@ static int core_of(const ar_circuit_factor *f, double *core)
 {
     ar_cview ra, rb;
     ar_view c;
-    int st = ar_cview_init_ld(&ra, f->ra, f->k, f->r, f->k, AR_COL_MAJOR);
+    int st = ar_cview_init_ld(&ra, f->ra, f->k, f->r, f->k, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_cview_init_ld(&rb, f->rb, f->k, f->r, f->k, AR_COL_MAJOR);
+        st = ar_cview_init_ld(&rb, f->rb, f->k, f->r, f->k, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_view_init_ld(&c, core, f->k, f->k, f->k, AR_COL_MAJOR);
+        st = ar_view_init_ld(&c, core, f->k, f->k, f->k, AR_COL_MAJOR, NULL);
     if (st == AR_OK)
-        st = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ra, rb, 0.0, c);
+        st = ar_matrix_gemm(AR_NO_TRANS, AR_TRANS, 1.0, ra, rb, 0.0, c, NULL);
     return st;
 }
 
@@ -99,7 +99,7 @@ int ar_circuit_factor_init(ar_circuit_factor *f, ar_cview a, ar_cview b, ar_erro
     if (f == NULL)
         return ar_error_set(err, AR_EINVAL, "circuit factor: NULL result");
     *f = ar_circuit_factor_empty();
-    if (ar_cview_check(a) != AR_OK || ar_cview_check(b) != AR_OK)
+    if (ar_cview_check(a, err) != AR_OK || ar_cview_check(b, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "circuit factor: invalid view");
     if (a.rows != b.rows || a.cols != b.cols)
         return ar_error_set(err, AR_ESIZE, "circuit factor: A is %zu x %zu but B is %zu x %zu",
@@ -139,7 +139,7 @@ int ar_circuit_factor_init(ar_circuit_factor *f, ar_cview a, ar_cview b, ar_erro
         st = core_of(f, core);
     if (st == AR_OK) {
         ar_cview cv;
-        ar_cview_init_ld(&cv, core, k, k, k, AR_COL_MAJOR);
+        ar_cview_init_ld(&cv, core, k, k, k, AR_COL_MAJOR, err);
         f->fro = ar_matrix_norm_fro(cv);
     }
     free(scratch);
@@ -169,8 +169,8 @@ int ar_circuit_factor_svals(const ar_circuit_factor *f, double *s, ar_error *err
     int st = core_of(f, core);
     if (st == AR_OK) {
         ar_cview cv;
-        ar_cview_init_ld(&cv, core, f->k, f->k, f->k, AR_COL_MAJOR);
-        st = ar_spectrum_svals(cv, s);
+        ar_cview_init_ld(&cv, core, f->k, f->k, f->k, AR_COL_MAJOR, err);
+        st = ar_spectrum_svals(cv, s, err);
         if (st != AR_OK)
             ar_error_set(err, st, "circuit spectrum: SVD of the %zu x %zu core failed", f->k, f->k);
     }

@@ -199,8 +199,8 @@ int ar_circuit_full_ov(const ar_circuit_embed *e, ar_cview w_v, ar_cview w_o,
     if (st == AR_OK) {
         ar_circuit_factor f = ar_circuit_factor_empty();
         ar_cview pv, qv;
-        ar_cview_init_ld(&pv, w.p, e->k, h, e->k, AR_COL_MAJOR);
-        ar_cview_init_ld(&qv, w.q, e->k, h, e->k, AR_COL_MAJOR);
+        ar_cview_init_ld(&pv, w.p, e->k, h, e->k, AR_COL_MAJOR, err);
+        ar_cview_init_ld(&qv, w.q, e->k, h, e->k, AR_COL_MAJOR, err);
         st = ar_circuit_factor_init(&f, pv, qv, err);
         memset(s, 0, e->k * sizeof(double));
         if (st == AR_OK)

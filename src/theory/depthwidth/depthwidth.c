@@ -34,39 +34,43 @@ static int law_ok(const ar_dw_law *law)
            isfinite(law->params_coeff) && law->params_coeff > 0.0;
 }
 
-int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d)
+int ar_dw_transition_d(const ar_dw_law *law, double layers, double *d, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || d == NULL || !(layers >= 0.0) || !isfinite(layers))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a depth below 0 or not finite");
     *d = exp(law->intercept + law->slope * layers);
-    return isfinite(*d) ? AR_OK : AR_EDOMAIN;
+    return isfinite(*d) ? AR_OK
+                            : ar_error_set(err, AR_EDOMAIN, "law: the transition width overflows");
 }
 
-int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers)
+int ar_dw_transition_layers(const ar_dw_law *law, double d, double *layers, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || layers == NULL || !(d > 0.0) || !isfinite(d))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a width not positive and finite");
     if (law->slope == 0.0)
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "law: slope 0, no transition depth");
     *layers = (log(d) - law->intercept) / law->slope;
     return AR_OK;
 }
 
 int ar_dw_embedding_of(const ar_dw_law *law, double d, double embed_rank, double layers,
-                       ar_dw_embedding *out)
+                       ar_dw_embedding *out, ar_error *err)
 {
     if (out == NULL || !(embed_rank >= 1.0) || !isfinite(embed_rank) || !(d > 0.0) ||
         !isfinite(d) || isinf(layers))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: NULL argument, rank below 1, or a width or depth out of range");
     memset(out, 0, sizeof *out);
     out->embed_rank = embed_rank;
     out->d = d;
     out->effective_d = d < embed_rank ? d : embed_rank;
     out->width_capped = d > embed_rank;
     out->l_th = ar_dw_l_th(out->effective_d);
-    int rc = ar_dw_transition_layers(law, out->effective_d, &out->crossover_layers);
+    int rc = ar_dw_transition_layers(law, out->effective_d, &out->crossover_layers, err);
     if (rc != AR_OK)
         return rc;
     out->have_layers = !isnan(layers);
@@ -94,19 +98,22 @@ static double budget_gap(const ar_dw_law *law, double layers, double log_params)
            log_params;
 }
 
-int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
+int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(params > 0.0) || !isfinite(params))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a budget not positive and finite");
     if (!(law->slope > 0.0))
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN, "law: the optimum needs a positive slope, got %g",
+                            law->slope);
     double lp = log(params);
     /* Bisection in log L: the gap is monotone, so this is robust for any
      * budget whose optimum lies in [1e-9, 1e7] layers. */
     double lo = log(1e-9), hi = log(1e7);
     if (budget_gap(law, exp(lo), lp) > 0.0 || budget_gap(law, exp(hi), lp) < 0.0)
-        return AR_EDOMAIN;
+        return ar_error_set(err, AR_EDOMAIN,
+                            "law: the optimal depth for %g parameters is outside (0, 1e7]", params);
     for (int it = 0; it < 200 && hi - lo > 1e-14; it++) {
         double mid = 0.5 * (lo + hi);
         if (budget_gap(law, exp(mid), lp) < 0.0)
@@ -123,12 +130,13 @@ int ar_dw_optimal(const ar_dw_law *law, double params, ar_dw_optimum *out)
 }
 
 int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double tolerance,
-                     ar_dw_verdict *out)
+                     ar_dw_verdict *out, ar_error *err)
 {
     law = law_or_paper(law);
     if (!law_ok(law) || out == NULL || !(layers > 0.0) || !(d > 0.0) || !isfinite(layers) ||
         !isfinite(d) || !isfinite(tolerance))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "law: invalid law, NULL argument or a size or tolerance out of range");
     if (tolerance < 0.0)
         tolerance = AR_DW_DEFAULT_TOLERANCE;
     memset(out, 0, sizeof *out);
@@ -138,12 +146,12 @@ int ar_dw_verdict_of(const ar_dw_law *law, double layers, double d, double toler
     out->tolerance = tolerance;
     out->params = ar_dw_params(law, layers, d);
     out->l_th = ar_dw_l_th(d);
-    int rc = ar_dw_transition_layers(law, d, &out->transition_layers);
+    int rc = ar_dw_transition_layers(law, d, &out->transition_layers, err);
     if (rc == AR_OK)
-        rc = ar_dw_transition_d(law, layers, &out->transition_d);
+        rc = ar_dw_transition_d(law, layers, &out->transition_d, err);
     ar_dw_optimum opt;
     if (rc == AR_OK)
-        rc = ar_dw_optimal(law, out->params, &opt);
+        rc = ar_dw_optimal(law, out->params, &opt, err);
     if (rc != AR_OK)
         return rc;
     out->optimal_layers = opt.layers;
@@ -241,7 +249,7 @@ static double *table_column(ar_cview t, size_t c)
 
 int ar_dw_fit_table(ar_cview points, ar_dw_fit *out, ar_error *err)
 {
-    if (ar_cview_check(points) != AR_OK || out == NULL)
+    if (ar_cview_check(points, err) != AR_OK || out == NULL)
         return ar_error_set(err, AR_EINVAL, "fit: invalid points view or NULL result");
     if (points.cols < 2 || points.cols > 3)
         return ar_error_set(err, AR_ESIZE,

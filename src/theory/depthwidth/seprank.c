@@ -18,10 +18,11 @@
 /* ------------------------------------------------------------------ */
 /* partitions                                                          */
 
-int ar_partition_half(size_t n, ar_partition *p)
+int ar_partition_half(size_t n, ar_partition *p, ar_error *err)
 {
     if (p == NULL || n < 2 || n > AR_SEPRANK_MAX_POSITIONS)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "partition: NULL argument or n = %zu outside 2 .. %d",
+                            n, AR_SEPRANK_MAX_POSITIONS);
     memset(p, 0, sizeof *p);
     p->n = n;
     p->na = n / 2;
@@ -265,14 +266,16 @@ static int san_check_shape(size_t layers, size_t d, size_t heads, size_t n)
     return AR_OK;
 }
 
-int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, int residual)
+int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, int residual,
+                 ar_error *err)
 {
     if (net == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(net, 0, sizeof *net);
     int rc = san_check_shape(layers, d, heads, n);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "network: %s", ar_strerror(rc));
     net->layers = layers;
     net->d = d;
     net->heads = heads;
@@ -286,15 +289,15 @@ int ar_san_alloc(ar_san *net, size_t layers, size_t d, size_t heads, size_t n, i
     net->readout = calloc(d, sizeof(double));
     if (!net->wq || !net->wk || !net->wv || !net->wo || !net->readout) {
         ar_san_free(net);
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     for (size_t l = 0; l < layers; l++) {
-        if (ar_matrix_alloc(&net->wq[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wk[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wv[l], d, d) != AR_OK ||
-            ar_matrix_alloc(&net->wo[l], d, d) != AR_OK) {
+        if (ar_matrix_alloc(&net->wq[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wk[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wv[l], d, d, err) != AR_OK ||
+            ar_matrix_alloc(&net->wo[l], d, d, err) != AR_OK) {
             ar_san_free(net);
-            return AR_ENOMEM;
+            return ar_error_set(err, AR_ENOMEM, "out of memory");
         }
     }
     net->readout[0] = 1.0;
@@ -338,10 +341,11 @@ void ar_san_randomize(ar_san *net, ar_rng *rng)
     ar_cm_fill_gaussian(&r, rng, sigma);
 }
 
-int ar_san_set_entry(ar_san *net, size_t position, size_t entry)
+int ar_san_set_entry(ar_san *net, size_t position, size_t entry, ar_error *err)
 {
     if (net == NULL || net->layers == 0 || position >= net->n || entry >= net->d)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "network: NULL, empty, or position or entry out of range");
     memset(net->readout, 0, net->d * sizeof(double));
     net->readout[entry] = 1.0;
     net->position = position;
@@ -469,7 +473,7 @@ static void san_readout_through_wo(const ar_san *net, double *ro)
 /* The view checks and the sizes of an input X (d x n). */
 static int san_check_input(const ar_san *net, ar_cview x)
 {
-    if (net == NULL || net->layers == 0 || ar_cview_check(x) != AR_OK)
+    if (net == NULL || net->layers == 0 || ar_cview_check(x, NULL) != AR_OK)
         return AR_EINVAL;
     if (x.rows != net->d || x.cols != net->n)
         return AR_ESIZE;
@@ -484,18 +488,19 @@ static void san_load(const ar_san *net, san_ws *ws, ar_cview x)
             ws->y[i + j * net->d] = AR_VAT(x, i, j);
 }
 
-int ar_san_forward(const ar_san *net, ar_cview x, ar_view y)
+int ar_san_forward(const ar_san *net, ar_cview x, ar_view y, ar_error *err)
 {
     int rc = san_check_input(net, x);
-    if (rc == AR_OK && ar_view_check(y) != AR_OK)
+    if (rc == AR_OK && ar_view_check(y, err) != AR_OK)
         rc = AR_EINVAL;
     if (rc == AR_OK && (y.rows != net->d || y.cols != net->n))
         rc = AR_ESIZE;
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "network input: %s", ar_strerror(rc));
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     san_load(net, &ws, x);
     san_run(net, &ws, 0, 1);
     for (size_t j = 0; j < net->n; j++)
@@ -505,14 +510,15 @@ int ar_san_forward(const ar_san *net, ar_cview x, ar_view y)
     return AR_OK;
 }
 
-int ar_san_eval(const ar_san *net, ar_cview x, double *value)
+int ar_san_eval(const ar_san *net, ar_cview x, double *value, ar_error *err)
 {
     int rc = san_check_input(net, x);
     if (rc != AR_OK || value == NULL)
-        return rc != AR_OK ? rc : AR_EINVAL;
+        return rc != AR_OK ? ar_error_set(err, rc, "network input: %s", ar_strerror(rc))
+                           : ar_error_set(err, AR_EINVAL, "NULL argument");
     san_ws ws;
     if (san_ws_alloc(&ws, net->d, net->n) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     san_load(net, &ws, x);
     san_readout_through_wo(net, ws.ro);
     *value = san_run(net, &ws, 0, 0);
@@ -536,16 +542,17 @@ static int pow_checked(size_t m, size_t e, size_t *out)
 }
 
 int ar_grid_shape(const ar_partition *part, size_t m, size_t max_entries, size_t *rows,
-                  size_t *cols)
+                  size_t *cols, ar_error *err)
 {
     if (part == NULL || rows == NULL || cols == NULL || m == 0 || part->na == 0 ||
         part->nb == 0 || part->na + part->nb != part->n)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "grid: NULL argument, no templates or an invalid partition");
     size_t r, c;
     if (pow_checked(m, part->na, &r) != AR_OK || pow_checked(m, part->nb, &c) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     if (r > SIZE_MAX / c || (max_entries != 0 && r * c > max_entries))
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     *rows = r;
     *cols = c;
     return AR_OK;
@@ -609,18 +616,21 @@ static void *grid_float_worker(void *arg)
 }
 
 int ar_grid_float(const ar_san *net, ar_cview templates, const ar_partition *part, ar_view g,
-                  size_t threads)
+                  size_t threads, ar_error *err)
 {
     ar_colmajor t;
     int rc = ar_colmajor_get(&t, templates);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "grid: %s", ar_strerror(rc));
     ar_colmajor_out out;
     rc = ar_colmajor_out_get(&out, g);
     if (rc == AR_OK)
         rc = ar_colmajor_out_put(&out, ar_grid_float_cm(net, &t.m, part, &out.m, threads));
     ar_colmajor_release(&t);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "grid: %s", ar_strerror(rc));
 }
 
 int ar_grid_float_cm(const ar_san *net, const ar_matrix *templates, const ar_partition *part,
@@ -638,7 +648,7 @@ int ar_grid_float_offsets_cm(const ar_san *net, const ar_matrix *templates,
         (offsets != NULL && (offsets->rows != net->d || offsets->cols != net->n)))
         return AR_EINVAL;
     size_t rows, cols;
-    int rc = ar_grid_shape(part, templates->cols, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, templates->cols, 0, &rows, &cols, NULL);
     if (rc != AR_OK)
         return rc;
     if (g->rows != rows || g->cols != cols)

@@ -82,10 +82,10 @@ static double value_log_of(double value, double fallback_log)
     return isnan(value) ? fallback_log : log(value);
 }
 
-int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out)
+int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     out->claim = AR_SEPRANK_CLAIM_NONE;
     out->value = out->value_log = NAN;
     out->formula = NULL;
@@ -123,11 +123,12 @@ int ar_seprank_embed_expected(const ar_seprank_config *cfg, ar_seprank_expected 
 
 int ar_seprank_embed_bounds(const ar_seprank_config *cfg, const ar_partition *part,
                             double *monomial, double *split, double *parity, double *vocab,
-                            double *least)
+                            double *least, ar_error *err)
 {
     if (cfg == NULL || part == NULL || !cfg->embedding.enabled || cfg->embedding.rank == 0 ||
         part->na == 0 || part->nb == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "seprank: NULL argument, no embedding or an empty partition side");
     const ar_seprank_embedding *e = &cfg->embedding;
     size_t m = ar_seprank_embed_m(cfg);
     /* With positions f is a polynomial of degree <= 3^L with every lower
@@ -163,8 +164,8 @@ int ar_seprank_embed_float_inputs(const ar_seprank_config *cfg, size_t m,
     ar_rng *rz = ar_rng_alloc(ar_seprank_role_seed(cfg, AR_SEPRANK_ROLE_TOKENS));
     ar_rng *rp = ar_rng_alloc(ar_seprank_role_seed(cfg, AR_SEPRANK_ROLE_POSITIONS));
     int rc = AR_OK;
-    if (re == NULL || rz == NULL || rp == NULL || ar_matrix_alloc(&e, d, r) != AR_OK ||
-        ar_matrix_alloc(&z, r, m) != AR_OK) {
+    if (re == NULL || rz == NULL || rp == NULL || ar_matrix_alloc(&e, d, r, NULL) != AR_OK ||
+        ar_matrix_alloc(&z, r, m, NULL) != AR_OK) {
         rc = AR_ENOMEM;
         goto done;
     }

@@ -75,7 +75,7 @@ static double bound_log_of(const ar_seprank_config *cfg, const ar_partition *par
 {
     double least;
     if (cfg->embedding.enabled &&
-        ar_seprank_embed_bounds(cfg, part, NULL, NULL, NULL, NULL, &least) == AR_OK)
+        ar_seprank_embed_bounds(cfg, part, NULL, NULL, NULL, NULL, &least, NULL) == AR_OK)
         return least;
     double mono = ar_seprank_bound_log_monomial(cfg->d, cfg->layers, part->na, part->nb);
     double split = ar_seprank_bound_log_split(cfg->d, cfg->layers, part->na, part->nb,
@@ -156,7 +156,7 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
     if (rc != AR_OK)
         return rc;
     if (cfg->partition.n == 0)
-        return ar_partition_half(cfg->n, part);
+        return ar_partition_half(cfg->n, part, err);
     if (cfg->partition.n != cfg->n || cfg->partition.na == 0 || cfg->partition.nb == 0 ||
         cfg->partition.na + cfg->partition.nb != cfg->n)
         return ar_error_set(err, AR_EINVAL, "partition does not cover the %zu positions",
@@ -166,34 +166,34 @@ static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_err
 }
 
 int ar_seprank_float_svals(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                           double *s)
+                           double *s, ar_error *err)
 {
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
     if (part == NULL || s == NULL || m == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "seprank: NULL argument or no templates");
     size_t rows, cols;
-    int rc = ar_grid_shape(part, m, SEPRANK_MAX_ENTRIES, &rows, &cols);
+    int rc = ar_grid_shape(part, m, SEPRANK_MAX_ENTRIES, &rows, &cols, err);
     if (rc != AR_OK)
         return rc;
     ar_san net;
-    rc = ar_san_alloc(&net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual);
+    rc = ar_san_alloc(&net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, err);
     if (rc != AR_OK)
         return rc;
     ar_matrix templates = ar_matrix_empty(), g = ar_matrix_empty(), offsets = ar_matrix_empty();
     int with_pos = cfg->embedding.enabled && cfg->embedding.positions;
     ar_rng *rw = ar_rng_alloc(ar_seprank_role_seed(cfg, 1));
     ar_rng *rt = ar_rng_alloc(ar_seprank_role_seed(cfg, 2));
-    if (rw == NULL || rt == NULL || ar_matrix_alloc(&templates, cfg->d, m) != AR_OK ||
-        ar_matrix_alloc(&g, rows, cols) != AR_OK ||
-        (with_pos && ar_matrix_alloc(&offsets, cfg->d, cfg->n) != AR_OK)) {
+    if (rw == NULL || rt == NULL || ar_matrix_alloc(&templates, cfg->d, m, err) != AR_OK ||
+        ar_matrix_alloc(&g, rows, cols, err) != AR_OK ||
+        (with_pos && ar_matrix_alloc(&offsets, cfg->d, cfg->n, err) != AR_OK)) {
         rc = AR_ENOMEM;
         goto done;
     }
     ar_san_randomize(&net, rw);
     net.position = cfg->position;
     if (cfg->readout == AR_SEPRANK_READOUT_ENTRY &&
-        (rc = ar_san_set_entry(&net, cfg->position, cfg->entry)) != AR_OK)
+        (rc = ar_san_set_entry(&net, cfg->position, cfg->entry, err)) != AR_OK)
         goto done;
     /* Unit-size templates: entries N(0, 1/d) (with an embedding E z, of the
      * same size). */
@@ -213,7 +213,10 @@ done:
     ar_matrix_free(&g);
     ar_matrix_free(&offsets);
     ar_san_free(&net);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK
+                       : ar_error_set(err, rc, "singular values of the grid: %s", ar_strerror(rc));
 }
 
 static int run_float(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
@@ -224,7 +227,7 @@ static int run_float(const ar_seprank_config *cfg, const ar_partition *part, siz
     if (res->singular_values == NULL)
         return ar_error_set(err, AR_ENOMEM, "out of memory for %zu singular values", k);
     res->nsv = k;
-    int rc = ar_seprank_float_svals(cfg, part, m, res->singular_values);
+    int rc = ar_seprank_float_svals(cfg, part, m, res->singular_values, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "floating-point grid: %s", ar_strerror(rc));
     ar_rank_opts opts;
@@ -232,7 +235,7 @@ static int run_float(const ar_seprank_config *cfg, const ar_partition *part, siz
     opts.rtol = cfg->rtol;
     opts.atol = cfg->atol;
     rc = ar_rank_numerical(res->singular_values, k, res->rows, res->cols, &opts,
-                           &res->float_rank, &res->threshold);
+                           &res->float_rank, &res->threshold, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "float rank: %s", ar_strerror(rc));
     res->rtol = ar_rank_resolve_rtol(&opts, res->rows, res->cols);
@@ -280,7 +283,7 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
     res->primes_agree = 1;
     for (size_t k = 0; k < np; k++) {
         res->primes[k] = ar_seprank_prime(k);
-        rc = ar_seprank_mod_rank(cfg, part, m, k, &res->prime_ranks[k]);
+        rc = ar_seprank_mod_rank(cfg, part, m, k, &res->prime_ranks[k], err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "rank modulo %llu: %s",
                                 (unsigned long long)res->primes[k], ar_strerror(rc));
@@ -292,7 +295,7 @@ static int run_exact(const ar_seprank_config *cfg, const ar_partition *part, siz
     res->have_exact = 1;
     if (want_q) {
         rc = ar_seprank_rational_rank(cfg, part, m, AR_SEPRANK_RATIONAL_RANGE,
-                                      &res->rational_rank);
+                                      &res->rational_rank, err);
         if (rc != AR_OK)
             return ar_error_set(err, rc, "rank over Q: %s", ar_strerror(rc));
         res->have_rational = 1;
@@ -309,10 +312,10 @@ static void embed_result(const ar_seprank_config *cfg, const ar_partition *part,
                          ar_seprank_result *res)
 {
     ar_seprank_embed_bounds(cfg, part, &res->bound_log_monomial, &res->bound_log_split,
-                            &res->bound_log_parity, &res->bound_log_vocab, &res->bound_log);
+                            &res->bound_log_parity, &res->bound_log_vocab, &res->bound_log, NULL);
     res->embed_m = ar_seprank_embed_m(cfg);
     res->exact_function_rank = cfg->embedding.vocab != 0 && m == cfg->embedding.vocab;
-    ar_seprank_embed_expected(cfg, &res->expected);
+    ar_seprank_embed_expected(cfg, &res->expected, NULL);
 }
 
 int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err)
@@ -331,7 +334,7 @@ int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_erro
     size_t m = cfg->templates ? cfg->templates : ar_seprank_auto_templates(cfg, &part);
     res->config.templates = m;
     res->seed = cfg->seed;
-    rc = ar_grid_shape(&part, m, SEPRANK_MAX_ENTRIES, &res->rows, &res->cols);
+    rc = ar_grid_shape(&part, m, SEPRANK_MAX_ENTRIES, &res->rows, &res->cols, err);
     if (rc != AR_OK)
         return ar_error_set(err, AR_ENOMEM,
                             "grid with %zu templates exceeds the size limit of %zu entries", m,

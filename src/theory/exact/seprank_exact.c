@@ -52,22 +52,23 @@ uint64_t ar_seprank_field_uniform(ar_rng *rng, uint64_t p)
 /* modular network                                                     */
 
 int ar_san_mod_alloc(ar_san_mod *net, size_t layers, size_t d, size_t heads, size_t n,
-                     int residual, uint64_t p)
+                     int residual, uint64_t p, ar_error *err)
 {
     if (net == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     memset(net, 0, sizeof *net);
     if (layers == 0 || d == 0 || heads == 0 || d % heads != 0 || n == 0 ||
         n > AR_SEPRANK_MAX_POSITIONS || layers > 64 || d > 65536 || p < 3 ||
         p >= (UINT64_C(1) << 63) || !n_is_prime(p))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "network over F_p: sizes out of range or p no odd prime below 2^63");
     net->w = calloc(layers * 4 * d * d, sizeof(uint64_t));
     net->readout = calloc(d, sizeof(uint64_t));
     if (net->w == NULL || net->readout == NULL) {
         free(net->w);
         free(net->readout);
         memset(net, 0, sizeof *net);
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     net->layers = layers;
     net->d = d;
@@ -100,10 +101,11 @@ void ar_san_mod_randomize(ar_san_mod *net, ar_rng *rng)
         net->readout[i] = ar_seprank_field_uniform(rng, net->p);
 }
 
-int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry)
+int ar_san_mod_set_entry(ar_san_mod *net, size_t position, size_t entry, ar_error *err)
 {
     if (net == NULL || net->w == NULL || position >= net->n || entry >= net->d)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL,
+                            "network: NULL, empty, or position or entry out of range");
     memset(net->readout, 0, net->d * sizeof(uint64_t));
     net->readout[entry] = 1;
     net->position = position;
@@ -243,14 +245,15 @@ static int mod_check_input(const ar_san_mod *net, const uint64_t *x)
     return AR_OK;
 }
 
-int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y)
+int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y, ar_error *err)
 {
     int rc = mod_check_input(net, x);
     if (rc != AR_OK || y == NULL)
-        return rc != AR_OK ? rc : AR_EINVAL;
+        return rc != AR_OK ? ar_error_set(err, rc, "network input: %s", ar_strerror(rc))
+                           : ar_error_set(err, AR_EINVAL, "NULL argument");
     mod_ws ws;
     if (mod_ws_alloc(&ws, net) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     memcpy(ws.y, x, net->n * net->d * sizeof(mp_limb_t));
     mod_run(net, &ws, 0, 1);
     memcpy(y, ws.y, net->n * net->d * sizeof(mp_limb_t));
@@ -258,14 +261,15 @@ int ar_san_mod_forward(const ar_san_mod *net, const uint64_t *x, uint64_t *y)
     return AR_OK;
 }
 
-int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value)
+int ar_san_mod_eval(const ar_san_mod *net, const uint64_t *x, uint64_t *value, ar_error *err)
 {
     int rc = mod_check_input(net, x);
     if (rc != AR_OK || value == NULL)
-        return rc != AR_OK ? rc : AR_EINVAL;
+        return rc != AR_OK ? ar_error_set(err, rc, "network input: %s", ar_strerror(rc))
+                           : ar_error_set(err, AR_EINVAL, "NULL argument");
     mod_ws ws;
     if (mod_ws_alloc(&ws, net) != AR_OK)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     memcpy(ws.y, x, net->n * net->d * sizeof(mp_limb_t));
     mod_readout_through_wo(net, &ws);
     *value = mod_run(net, &ws, 0, 0);
@@ -330,9 +334,12 @@ static void *grid_mod_worker(void *arg)
 }
 
 int ar_grid_mod(const ar_san_mod *net, const uint64_t *templates, size_t m,
-                const ar_partition *part, uint64_t *g, size_t ld, size_t threads)
+                const ar_partition *part, uint64_t *g, size_t ld, size_t threads, ar_error *err)
 {
-    return ar_grid_mod_offsets(net, templates, m, NULL, part, g, ld, threads);
+    int rc = ar_grid_mod_offsets(net, templates, m, NULL, part, g, ld, threads);
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "grid over F_p: %s", ar_strerror(rc));
 }
 
 int ar_grid_mod_offsets(const ar_san_mod *net, const uint64_t *templates, size_t m,
@@ -343,7 +350,7 @@ int ar_grid_mod_offsets(const ar_san_mod *net, const uint64_t *templates, size_t
         m == 0 || part->n != net->n)
         return AR_EINVAL;
     size_t rows, cols;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, NULL);
     if (rc != AR_OK)
         return rc;
     if (ld < cols)
@@ -419,10 +426,10 @@ static size_t nmod_mat_rank_inplace(nmod_mat_t a, int *ok)
 }
 
 int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, uint64_t p,
-                        size_t *rank)
+                        size_t *rank, ar_error *err)
 {
     if (rank == NULL || p < 2 || (rows > 0 && cols > 0 && (g == NULL || ld < cols)))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "rank over F_p: NULL argument, p < 2 or ld < cols");
     if (rows == 0 || cols == 0) {
         *rank = 0;
         return AR_OK;
@@ -430,7 +437,7 @@ int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, 
     size_t bytes;
     int rc = ar_seprank_nmod_bytes(rows, cols, &bytes);
     if (rc == AR_OK)
-        rc = ar_seprank_flint_admit(bytes, AR_SEPRANK_DEFAULT_MAX_BYTES, "rank mod p", NULL);
+        rc = ar_seprank_flint_admit(bytes, AR_SEPRANK_DEFAULT_MAX_BYTES, "rank mod p", err);
     if (rc != AR_OK)
         return rc;
     nmod_mat_t a;
@@ -441,7 +448,7 @@ int ar_seprank_rank_mod(const uint64_t *g, size_t rows, size_t cols, size_t ld, 
     int ok;
     *rank = nmod_mat_rank_inplace(a, &ok);
     nmod_mat_clear(a);
-    return ok ? AR_OK : AR_ENOMEM;
+    return ok ? AR_OK : ar_error_set(err, AR_ENOMEM, "out of memory");
 }
 
 /* Network and templates (and, with embedded positions, the offsets) of one
@@ -451,7 +458,7 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
 {
     uint64_t p = ar_seprank_prime(prime_index);
     *templates = *offsets = NULL;
-    int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p);
+    int rc = ar_san_mod_alloc(net, cfg->layers, cfg->d, cfg->heads, cfg->n, cfg->residual, p, NULL);
     if (rc != AR_OK)
         return rc;
     int embedded = cfg->embedding.enabled, with_pos = embedded && cfg->embedding.positions;
@@ -466,7 +473,7 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
         ar_san_mod_randomize(net, rw);
         net->position = cfg->position;
         if (cfg->readout == AR_SEPRANK_READOUT_ENTRY)
-            rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry);
+            rc = ar_san_mod_set_entry(net, cfg->position, cfg->entry, NULL);
     }
     if (rc == AR_OK && embedded)
         rc = ar_seprank_embed_mod_inputs(cfg, prime_index, m, *templates, *offsets);
@@ -485,27 +492,28 @@ static int build_mod_instance(const ar_seprank_config *cfg, size_t m, size_t pri
 }
 
 int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                        size_t prime_index, size_t *rank)
+                        size_t prime_index, size_t *rank, ar_error *err)
 {
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
     if (part == NULL || rank == NULL || m == 0 || prime_index >= 16 ||
         part->n != cfg->n || cfg->position >= cfg->n ||
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "seprank: configuration or partition out of range");
     size_t rows, cols, bytes;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, err);
     if (rc == AR_OK)
         rc = ar_seprank_nmod_bytes(rows, cols, &bytes);
     if (rc == AR_OK)
-        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank mod p", NULL);
+        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank mod p", err);
     if (rc != AR_OK)
         return rc;
     ar_san_mod net;
     uint64_t *templates = NULL, *offsets = NULL;
     rc = build_mod_instance(cfg, m, prime_index, &net, &templates, &offsets);
     if (rc != AR_OK)
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "seprank instance: %s", ar_strerror(rc));
     /* The grid is written straight into the FLINT matrix (rows are contiguous
      * with stride cols) and factorised in place: one copy of the matrix. */
     nmod_mat_t a;
@@ -522,7 +530,9 @@ int ar_seprank_mod_rank(const ar_seprank_config *cfg, const ar_partition *part, 
     free(templates);
     free(offsets);
     ar_san_mod_free(&net);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "rank mod p: %s", ar_strerror(rc));
 }
 
 /* ------------------------------------------------------------------ */
@@ -597,7 +607,7 @@ static void z_random(fmpz_t x, ar_rng *rng, long range)
 }
 
 int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *part, size_t m,
-                             long range, size_t *rank)
+                             long range, size_t *rank, ar_error *err)
 {
     ar_seprank_config defaults;
     cfg = ar_seprank_config_or_default(cfg, &defaults);
@@ -605,13 +615,13 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
         range > 1000000000L || part->n != cfg->n || cfg->layers == 0 || cfg->d == 0 ||
         cfg->heads == 0 || cfg->d % cfg->heads != 0 || cfg->position >= cfg->n ||
         (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d))
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "seprank: configuration or partition out of range");
     size_t rows, cols, bytes;
-    int rc = ar_grid_shape(part, m, 0, &rows, &cols);
+    int rc = ar_grid_shape(part, m, 0, &rows, &cols, err);
     if (rc == AR_OK)
         rc = ar_seprank_rational_bytes(cfg, rows, cols, m, range, &bytes);
     if (rc == AR_OK)
-        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank over Q", NULL);
+        rc = ar_seprank_flint_admit(bytes, cfg->max_bytes, "rank over Q", err);
     if (rc != AR_OK)
         return rc;
     size_t d = cfg->d, n = cfg->n, nw = cfg->layers * 4 * d * d;
@@ -623,7 +633,7 @@ int ar_seprank_rational_rank(const ar_seprank_config *cfg, const ar_partition *p
         ar_rng_free(rw);
         ar_rng_free(rt);
         _fmpz_vec_clear(all, (slong)(6 * d * n + nw + d + m * d));
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     }
     z.q = all;
     z.k = all + d * n;

@@ -27,10 +27,10 @@ void ar_mask_free(ar_mask *mask)
     *mask = ar_mask_none();
 }
 
-int ar_mask_copy(ar_mask *dst, const ar_mask *src)
+int ar_mask_copy(ar_mask *dst, const ar_mask *src, ar_error *err)
 {
     if (dst == NULL || src == NULL)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
     *dst = *src;
     dst->lengths = NULL;
     dst->allowed = NULL;
@@ -50,7 +50,7 @@ int ar_mask_copy(ar_mask *dst, const ar_mask *src)
 oom:
     free(dst->lengths);
     *dst = ar_mask_none();
-    return AR_ENOMEM;
+    return ar_error_set(err, AR_ENOMEM, "out of memory");
 }
 
 /* ---- parsing ---- */

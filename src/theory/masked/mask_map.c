@@ -457,7 +457,7 @@ int ar_cm_mask_infer(const ar_matrix *p, ar_axis axis, ar_precision prec, ar_mas
 
 int ar_mask_check_map(ar_cview p, ar_axis axis, const ar_mask *mask, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor c;
     int rc = ar_colmajor_get(&c, p);
@@ -471,7 +471,7 @@ int ar_mask_check_map(ar_cview p, ar_axis axis, const ar_mask *mask, ar_error *e
 
 int ar_mask_infer(ar_cview p, ar_axis axis, ar_mask *mask, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid matrix view");
     ar_colmajor c;
     int rc = ar_colmajor_get(&c, p);

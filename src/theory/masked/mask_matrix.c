@@ -29,9 +29,9 @@ int ar_mask_from_matrix(ar_cview m, ar_axis axis, size_t n, ar_mask *mask, ar_er
     if (mask == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL mask");
     *mask = ar_mask_none();
-    int rc = ar_cview_check(m);
+    int rc = ar_cview_check(m, err);
     if (rc != AR_OK)
-        return ar_error_set(err, rc, "invalid matrix view");
+        return rc;
     if (axis != AR_AXIS_ROW && axis != AR_AXIS_COL)
         return ar_error_set(err, AR_EINVAL, "axis must be row or column");
     if (n == 0 || m.rows != n || m.cols != n)

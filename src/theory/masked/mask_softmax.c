@@ -39,10 +39,10 @@ int ar_cm_mask_softmax(const ar_matrix *s, const ar_mask *mask, ar_axis axis, ar
     return AR_OK;
 }
 
-int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p)
+int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p, ar_error *err)
 {
-    if (ar_cview_check(s) != AR_OK || ar_view_check(p) != AR_OK)
-        return AR_EINVAL;
+    if (ar_cview_check(s, err) != AR_OK || ar_view_check(p, err) != AR_OK)
+        return AR_EINVAL; /* the view check filled err */
     ar_colmajor sc;
     ar_colmajor_out pc;
     int rc = ar_colmajor_get(&sc, s);
@@ -53,5 +53,7 @@ int ar_mask_softmax(ar_cview s, const ar_mask *mask, ar_axis axis, ar_view p)
         rc = ar_cm_mask_softmax(&sc.m, mask, axis, &pc.m);
     rc = ar_colmajor_out_put(&pc, rc);
     ar_colmajor_release(&sc);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "masked softmax: %s", ar_strerror(rc));
 }

@@ -69,30 +69,31 @@ void ar_masked_workspace_free(ar_masked_workspace *ws)
     free(ws);
 }
 
-int ar_masked_workspace_alloc(ar_masked_workspace **out, size_t n)
+int ar_masked_workspace_alloc(ar_masked_workspace **out, size_t n, ar_error *err)
 {
     if (out == NULL || n == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "masked: NULL argument or n = 0");
     *out = NULL;
     if (n > 46340) /* n * n bytes of pattern and 5 n^2 doubles stay addressable */
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ar_masked_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n;
     ws->mask = ar_mask_none();
-    int rc = ar_matrix_alloc(&ws->prow, n, n);
+    int rc = ar_matrix_alloc(&ws->prow, n, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->lrow, n, n);
+        rc = ar_matrix_alloc(&ws->lrow, n, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->u, n, n);
+        rc = ar_matrix_alloc(&ws->u, n, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->v, n, n);
+        rc = ar_matrix_alloc(&ws->v, n, n, err);
     if (rc == AR_OK && (ws->allowed = malloc(n * n)) == NULL)
         rc = AR_ENOMEM;
     if (rc != AR_OK) {
         ar_masked_workspace_free(ws);
-        return rc;
+        return rc == AR_ENOMEM ? ar_error_set(err, rc, "out of memory")
+                               : ar_error_set(err, rc, "masked workspace: %s", ar_strerror(rc));
     }
     *out = ws;
     return AR_OK;
@@ -188,7 +189,7 @@ static void take_log(ar_masked_workspace *ws, ar_masked_result *r)
 static int load_mask(ar_masked_workspace *ws, const ar_matrix *p, const ar_mask *mask,
                      const ar_masked_opts *o, ar_masked_result *r, ar_error *err)
 {
-    int rc = mask != NULL ? ar_mask_copy(&ws->mask, mask)
+    int rc = mask != NULL ? ar_mask_copy(&ws->mask, mask, err)
                           : ar_cm_mask_infer(p, o->axis, o->precision, &ws->mask, err);
     if (rc != AR_OK)
         return mask != NULL ? ar_error_set(err, rc, "out of memory") : rc;
@@ -369,10 +370,11 @@ int ar_masked_certificate(ar_masked_workspace *ws, size_t head_size, ar_certific
     return AR_OK;
 }
 
-int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound)
+int ar_masked_logit_error_lower(const ar_masked_workspace *ws, size_t k, double *bound,
+                                ar_error *err)
 {
     if (ws == NULL || bound == NULL || !ws->analyzed)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "no analysis in the workspace");
     double best = 0.0;
     for (size_t b = 0; b < ws->nspec; b++) {
         const ar_block_spectrum *s = &ws->spec[b];

@@ -161,11 +161,11 @@ int ar_sub_staircase(ar_subpattern *s, const unsigned char *allowed, size_t n,
      * c_i = -L[i, key0] is an optimal shift; D drops that column. */
     size_t cols = keys - 1, cap = rows < cols ? rows : cols;
     ar_matrix d = ar_matrix_empty(), u = ar_matrix_empty(), v = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&d, rows, cols);
+    int rc = ar_matrix_alloc(&d, rows, cols, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, rows, cap);
+        rc = ar_matrix_alloc(&u, rows, cap, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&v, cols, cap);
+        rc = ar_matrix_alloc(&v, cols, cap, NULL);
     size_t key0 = s->keys[0];
     for (size_t c = 0; rc == AR_OK && c < cols; c++) {
         size_t key = s->keys[c + 1];

@@ -177,9 +177,9 @@ int ar_masked_box_fit(const ar_masked_workspace *ws, ar_matrix *u, ar_matrix *v,
     x.c = calloc(n, sizeof *x.c);
     x.a = malloc((k + 1) * (k + 1) * sizeof *x.a);
     x.b = malloc((k + 1) * sizeof *x.b);
-    int rc = (x.c && x.a && x.b) ? ar_matrix_alloc(&x.s, n, n) : AR_ENOMEM;
+    int rc = (x.c && x.a && x.b) ? ar_matrix_alloc(&x.s, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&x.t, n, n);
+        rc = ar_matrix_alloc(&x.t, n, n, NULL);
     if (rc == AR_OK)
         rc = logits(&x);
     for (size_t it = 0; rc == AR_OK && it <= max_iter; it++) {

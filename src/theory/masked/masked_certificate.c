@@ -20,9 +20,9 @@ static int thin_qr(const ar_matrix *a, size_t r, ar_matrix *q, ar_matrix *rr)
     double *tau = malloc((r > 0 ? r : 1) * sizeof *tau);
     if (tau == NULL)
         return AR_ENOMEM;
-    int rc = ar_matrix_alloc(q, n, r);
+    int rc = ar_matrix_alloc(q, n, r, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(rr, r, r);
+        rc = ar_matrix_alloc(rr, r, r, NULL);
     if (rc == AR_OK) {
         for (size_t j = 0; j < r; j++)
             memcpy(&AR_AT(q, 0, j), &AR_AT(a, 0, j), n * sizeof(double));
@@ -48,7 +48,7 @@ static int balanced_factor(const ar_matrix *qf, const ar_matrix *f, const double
 {
     size_t n = qf->rows;
     ar_matrix t = ar_matrix_empty(); /* r x n: F^T Q^T */
-    int rc = ar_matrix_alloc(&t, r, n);
+    int rc = ar_matrix_alloc(&t, r, n, NULL);
     if (rc == AR_OK)
         rc = ar_cm_gemm(1, 1, 1.0, f, qf, 0.0, &t);
     double scale = sqrt(sqrt((double)k));
@@ -75,9 +75,9 @@ int ar_masked_weights(const ar_matrix *u, const ar_matrix *v, size_t r, size_t k
     size_t n = u->rows, d = pinv != NULL ? pinv->cols : n;
     *wq = ar_matrix_empty();
     *wk = ar_matrix_empty();
-    int rc = ar_matrix_alloc(wq, k, d);
+    int rc = ar_matrix_alloc(wq, k, d, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(wk, k, d);
+        rc = ar_matrix_alloc(wk, k, d, NULL);
     if (rc != AR_OK || r == 0) /* r = 0: zero weights give uniform attention */
         return rc;
     /* U V^T = Qu (Ru Rv^T) Qv^T = Qu W diag(s) Z^T Qv^T: splitting diag(s)
@@ -92,13 +92,13 @@ int ar_masked_weights(const ar_matrix *u, const ar_matrix *v, size_t r, size_t k
     if (rc == AR_OK)
         rc = thin_qr(v, r, &qv, &rv);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&m, r, r);
+        rc = ar_matrix_alloc(&m, r, r, NULL);
     if (rc == AR_OK)
         rc = ar_cm_gemm(0, 1, 1.0, &ru, &rv, 0.0, &m);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&w, r, r);
+        rc = ar_matrix_alloc(&w, r, r, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&zt, r, r);
+        rc = ar_matrix_alloc(&zt, r, r, NULL);
     if (rc == AR_OK)
         rc = ar_cm_svd(&m, &w, s, &zt);
     if (rc == AR_OK)
@@ -188,7 +188,7 @@ int ar_masked_forward_check(const ar_matrix *wq, const ar_matrix *wk, const ar_m
 {
     size_t n = prow->rows;
     ar_matrix s = ar_matrix_empty();
-    int rc = ar_matrix_alloc(&s, n, n);
+    int rc = ar_matrix_alloc(&s, n, n, NULL);
     if (rc == AR_OK)
         rc = forward_logits(wq, wk, x, &s);
     if (rc != AR_OK) {

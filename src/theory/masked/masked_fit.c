@@ -44,7 +44,7 @@ int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts
 {
     if (ws == NULL || res == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (prediction != NULL && ar_view_check(*prediction) != AR_OK)
+    if (prediction != NULL && ar_view_check(*prediction, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "invalid prediction view");
     if (!ws->analyzed)
         return ar_error_set(err, AR_EINVAL, "no analysis in the workspace (call "
@@ -57,7 +57,7 @@ int ar_masked_fit_map(ar_masked_workspace *ws, size_t k, const ar_fit_opts *opts
     o.axis = AR_AXIS_ROW;
     o.sum_tol = ws->res.sum_tol;
     ar_fit_workspace *fw = NULL;
-    int rc = ar_fit_workspace_alloc(&fw, n);
+    int rc = ar_fit_workspace_alloc(&fw, n, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "cannot allocate the fit workspace: %s", ar_strerror(rc));
     rc = ar_fit_set_target_masked(fw, &ws->prow, ws->allowed, &o, err);

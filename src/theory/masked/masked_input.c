@@ -28,9 +28,9 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
     double *s = malloc(n * sizeof *s);
     int rc = s == NULL ? AR_ENOMEM : AR_OK;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, d, n);
+        rc = ar_matrix_alloc(&u, d, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&vt, n, n);
+        rc = ar_matrix_alloc(&vt, n, n, err);
     if (rc == AR_OK)
         rc = ar_cm_svd(x, &u, s, &vt);
     if (rc == AR_OK) {
@@ -46,7 +46,7 @@ int ar_masked_input_pinv(const ar_matrix *x, size_t n, ar_precision prec, double
     } else {
         rc = ar_error_set(err, rc, "SVD of X failed: %s", ar_strerror(rc));
     }
-    if (rc == AR_OK && (rc = ar_matrix_alloc(pinv, n, d)) != AR_OK)
+    if (rc == AR_OK && (rc = ar_matrix_alloc(pinv, n, d, err)) != AR_OK)
         rc = ar_error_set(err, rc, "out of memory");
     if (rc == AR_OK) {
         /* pinv(X) = V S^{-1} U^T */

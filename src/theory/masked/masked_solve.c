@@ -43,7 +43,7 @@ static int block_spectrum(ar_masked_workspace *ws, const size_t *rows, size_t p,
     ar_matrix a = ar_matrix_empty();
     size_t k = p < q ? p : q;
     out->sv = malloc((k > 0 ? k : 1) * sizeof *out->sv);
-    int rc = out->sv == NULL ? AR_ENOMEM : ar_matrix_alloc(&a, p, q);
+    int rc = out->sv == NULL ? AR_ENOMEM : ar_matrix_alloc(&a, p, q, NULL);
     for (size_t t = 0; rc == AR_OK && t < p; t++) {
         double mean = 0.0;
         for (size_t b = 0; b < q; b++)
@@ -336,7 +336,7 @@ static int greedy_any_pattern(ar_masked_workspace *ws, ar_matrix *u, ar_matrix *
     ar_matrix d = ar_matrix_empty();
     size_t *count = calloc(n, sizeof *count), *store = malloc(n * n * sizeof *store);
     size_t **rows_of = malloc(n * sizeof *rows_of), *pivot = malloc(n * sizeof *pivot);
-    int rc = count && store && rows_of && pivot ? ar_matrix_alloc(&d, n, n) : AR_ENOMEM;
+    int rc = count && store && rows_of && pivot ? ar_matrix_alloc(&d, n, n, NULL) : AR_ENOMEM;
     for (size_t i = 0; rc == AR_OK && i < n; i++)
         for (pivot[i] = 0; !ws->allowed[i * n + pivot[i]]; pivot[i]++)
             ;
@@ -371,9 +371,9 @@ static int solve_bounds(ar_masked_workspace *ws, const ar_masked_opts *o, ar_mas
         r->lower = r->block_lower;
     ar_matrix u = ar_matrix_empty(), v = ar_matrix_empty();
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&u, n, n);
+        rc = ar_matrix_alloc(&u, n, n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&v, n, n);
+        rc = ar_matrix_alloc(&v, n, n, err);
     if (rc == AR_OK)
         rc = ar_masked_interval_upper(ws, o, r, &u, &v);
     size_t rank = 0;

@@ -47,9 +47,9 @@ typedef struct eta_stats {
 static int rounding_bounds(ar_masked_workspace *ws, ar_precision prec, eta_stats *st)
 {
     size_t n = ws->n, count = 0;
-    int rc = ar_matrix_alloc(&ws->half, n, n);
+    int rc = ar_matrix_alloc(&ws->half, n, n, NULL);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->eta, n, n);
+        rc = ar_matrix_alloc(&ws->eta, n, n, NULL);
     if (rc != AR_OK)
         return rc;
     double sum = 0.0;
@@ -145,9 +145,9 @@ static int box_search(ar_masked_workspace *ws, const ar_masked_opts *o, ar_maske
     *found = 0;
     ar_matrix u = ar_matrix_empty(), v = ar_matrix_empty();
     ar_rng *rng = ar_rng_alloc(o->seed);
-    int rc = rng ? ar_matrix_alloc(&u, n, n) : AR_ENOMEM;
+    int rc = rng ? ar_matrix_alloc(&u, n, n, NULL) : AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&v, n, n);
+        rc = ar_matrix_alloc(&v, n, n, NULL);
     if (rc == AR_OK && from == 0) { /* size 0: uniform rows, nothing to move */
         int confirmed = 0;
         double max_abs;

@@ -48,7 +48,7 @@ int ar_masked_interval_upper(ar_masked_workspace *ws, const ar_masked_opts *o,
         return rc;
     size_t n = ws->n;
     ar_matrix d = ar_matrix_empty(), ur = ar_matrix_empty(), vr = ar_matrix_empty();
-    rc = ar_matrix_alloc(&d, n, n - 1);
+    rc = ar_matrix_alloc(&d, n, n - 1, NULL);
     if (rc == AR_OK)
         ar_interval_form_data(&f, &ws->lrow, &d);
     /* r = lower, lower + 1, ...: the first certificate the forward check
@@ -56,9 +56,9 @@ int ar_masked_interval_upper(ar_masked_workspace *ws, const ar_masked_opts *o,
     for (size_t k = r->lower; rc == AR_OK && k <= r->lower + o->extra_rank && k < n; k++) {
         ar_matrix_free(&ur);
         ar_matrix_free(&vr);
-        rc = ar_matrix_alloc(&ur, n, k);
+        rc = ar_matrix_alloc(&ur, n, k, NULL);
         if (rc == AR_OK)
-            rc = ar_matrix_alloc(&vr, n - 1, k);
+            rc = ar_matrix_alloc(&vr, n - 1, k, NULL);
         double resid = 0.0;
         uint64_t cfg[2] = {0x6d61736b, k};
         if (rc == AR_OK)

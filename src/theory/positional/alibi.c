@@ -75,7 +75,7 @@ static double *at(ar_view v, ar_axis axis, size_t q, size_t k)
 
 int ar_bias_alibi(double slope, int causal, ar_axis axis, ar_view out, ar_error *err)
 {
-    if (ar_view_check(out) != AR_OK || out.rows != out.cols)
+    if (ar_view_check(out, err) != AR_OK || out.rows != out.cols)
         return ar_error_set(err, AR_EINVAL, "the ALiBi bias needs a valid square output, got %zu x %zu",
                             out.rows, out.cols);
     if (!(slope >= 0.0) || !isfinite(slope))

@@ -59,7 +59,7 @@ static int file_bias(const ar_bias_spec *spec, size_t n, size_t max_bytes, ar_vi
         ar_array_free(&arr);
         return rc;
     }
-    rc = ar_matrix_copy(out, ar_array_slice(&arr, 0));
+    rc = ar_matrix_copy(out, ar_array_slice(&arr, 0), err);
     ar_array_free(&arr);
     return rc;
 }
@@ -72,7 +72,7 @@ int ar_bias_matrix(const ar_bias_spec *spec, size_t n, ar_axis axis, size_t max_
     *out = ar_matrix_empty();
     if (spec->kind == AR_BIAS_NONE || n == 0)
         return ar_error_set(err, AR_EINVAL, "bias: no bias to build (kind none or n = 0)");
-    int rc = ar_matrix_alloc(out, n, n);
+    int rc = ar_matrix_alloc(out, n, n, err);
     if (rc != AR_OK)
         return ar_error_set(err, rc, "bias: cannot allocate %zu x %zu", n, n);
     ar_view v = ar_matrix_view(out);

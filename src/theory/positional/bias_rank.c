@@ -51,9 +51,9 @@ static int scaled_map(ar_cview b, const ar_mask *mask, ar_axis axis, double scal
 {
     size_t n = b.rows;
     ar_matrix s = ar_matrix_empty();
-    int st = ar_matrix_alloc(&s, n, n);
+    int st = ar_matrix_alloc(&s, n, n, NULL);
     if (st == AR_OK)
-        st = ar_matrix_alloc(p, n, n);
+        st = ar_matrix_alloc(p, n, n, NULL);
     if (st != AR_OK) {
         ar_matrix_free(&s);
         return st;
@@ -63,7 +63,7 @@ static int scaled_map(ar_cview b, const ar_mask *mask, ar_axis axis, double scal
             AR_AT(&s, q, k) = allowed(mask, n, q, k) ? scale * entry(b, axis, q, k) : 0.0;
     ar_mask none = ar_mask_none();
     st = ar_mask_softmax(ar_matrix_cview(&s), mask != NULL ? mask : &none, axis,
-                         ar_matrix_view(p));
+                         ar_matrix_view(p), NULL);
     ar_matrix_free(&s);
     return st;
 }
@@ -71,7 +71,7 @@ static int scaled_map(ar_cview b, const ar_mask *mask, ar_axis axis, double scal
 static int unmasked_rank(ar_cview p, ar_axis axis, ar_bias_rank_result *out, ar_error *err)
 {
     ar_represent_workspace *ws = NULL;
-    int st = ar_represent_workspace_alloc(&ws, p.rows);
+    int st = ar_represent_workspace_alloc(&ws, p.rows, err);
     if (st != AR_OK)
         return ar_error_set(err, st, "bias rank: cannot allocate the workspace for n = %zu", p.rows);
     ar_represent_opts opts;
@@ -92,7 +92,7 @@ static int masked_rank(ar_cview p, const ar_mask *mask, ar_axis axis, ar_bias_ra
                        ar_error *err)
 {
     ar_masked_workspace *ws = NULL;
-    int st = ar_masked_workspace_alloc(&ws, p.rows);
+    int st = ar_masked_workspace_alloc(&ws, p.rows, err);
     if (st != AR_OK)
         return ar_error_set(err, st, "bias rank: cannot allocate the workspace for n = %zu", p.rows);
     ar_masked_opts opts;
@@ -116,7 +116,7 @@ int ar_bias_rank(ar_cview bias, const ar_mask *mask, ar_axis axis, ar_bias_rank_
 {
     if (out == NULL)
         return ar_error_set(err, AR_EINVAL, "bias rank: NULL result");
-    if (ar_cview_check(bias) != AR_OK || bias.rows != bias.cols || bias.rows == 0)
+    if (ar_cview_check(bias, err) != AR_OK || bias.rows != bias.cols || bias.rows == 0)
         return ar_error_set(err, AR_EINVAL, "bias rank needs a valid square bias, got %zu x %zu",
                             bias.rows, bias.cols);
     if (axis != AR_AXIS_ROW && axis != AR_AXIS_COL)
@@ -199,7 +199,8 @@ static int remove_query(ar_cview p, ar_cview b, ar_axis axis, ar_view out, size_
 
 int ar_bias_remove(ar_cview p, ar_cview bias, ar_axis axis, ar_view out, ar_error *err)
 {
-    if (ar_cview_check(p) != AR_OK || ar_cview_check(bias) != AR_OK || ar_view_check(out) != AR_OK)
+    if (ar_cview_check(p, err) != AR_OK || ar_cview_check(bias, err) != AR_OK ||
+        ar_view_check(out, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "bias removal: invalid view");
     if (p.rows != p.cols || bias.rows != p.rows || bias.cols != p.cols || out.rows != p.rows ||
         out.cols != p.cols)

@@ -78,7 +78,7 @@ static int t5_head_rank(const ar_model_bias *bias, ar_cview values, size_t h, si
     for (size_t b = 0; b < values.rows; b++)
         col[b] = AR_VAT(values, b, h);
     ar_matrix m = ar_matrix_empty();
-    int st = ar_matrix_alloc(&m, n, n);
+    int st = ar_matrix_alloc(&m, n, n, err);
     if (st != AR_OK)
         return ar_error_set(err, st, "T5 bias: cannot allocate %zu x %zu", n, n);
     st = ar_bias_t5(col, values.rows, bias->max_distance, !causal, AR_AXIS_ROW,
@@ -97,7 +97,7 @@ static int t5_head_rank(const ar_model_bias *bias, ar_cview values, size_t h, si
 static int check_t5_values(const ar_model_bias *bias, const ar_cview *values, size_t heads,
                            size_t n, ar_error *err)
 {
-    if (ar_cview_check(*values) != AR_OK || values->cols != heads ||
+    if (ar_cview_check(*values, err) != AR_OK || values->cols != heads ||
         values->rows != bias->buckets)
         return ar_error_set(err, AR_EINVAL,
                             "T5 bias values: expected %zu buckets x %zu heads, got %zu x %zu",

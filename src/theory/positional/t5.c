@@ -42,7 +42,7 @@ int ar_bias_t5(const double *values, size_t num_buckets, size_t max_distance, in
 {
     if (values == NULL)
         return ar_error_set(err, AR_EINVAL, "the T5 bias needs the head's bucket values");
-    if (ar_view_check(out) != AR_OK || out.rows != out.cols)
+    if (ar_view_check(out, err) != AR_OK || out.rows != out.cols)
         return ar_error_set(err, AR_EINVAL, "the T5 bias needs a valid square output, got %zu x %zu",
                             out.rows, out.cols);
     if (axis != AR_AXIS_ROW && axis != AR_AXIS_COL)

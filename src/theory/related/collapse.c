@@ -45,22 +45,22 @@ static double norm_inf(ar_cview a)
 
 double ar_collapse_norm_1(ar_cview a)
 {
-    return ar_cview_check(a) == AR_OK ? norm_1(a) : NAN;
+    return ar_cview_check(a, NULL) == AR_OK ? norm_1(a) : NAN;
 }
 
 double ar_collapse_norm_inf(ar_cview a)
 {
-    return ar_cview_check(a) == AR_OK ? norm_inf(a) : NAN;
+    return ar_cview_check(a, NULL) == AR_OK ? norm_inf(a) : NAN;
 }
 
 double ar_collapse_norm_1inf(ar_cview a)
 {
-    return ar_cview_check(a) == AR_OK ? sqrt(norm_1(a) * norm_inf(a)) : NAN;
+    return ar_cview_check(a, NULL) == AR_OK ? sqrt(norm_1(a) * norm_inf(a)) : NAN;
 }
 
 static int residual_check(ar_cview x, ar_view res)
 {
-    if (ar_cview_check(x) != AR_OK || ar_view_check(res) != AR_OK || x.rows == 0)
+    if (ar_cview_check(x, NULL) != AR_OK || ar_view_check(res, NULL) != AR_OK || x.rows == 0)
         return AR_EINVAL;
     if (res.rows != x.rows || res.cols != x.cols)
         return AR_ESIZE;
@@ -86,12 +86,14 @@ static void residual(ar_cview x, ar_view res, double *mean)
     }
 }
 
-int ar_collapse_residual(ar_cview x, ar_view res, double *mean)
+int ar_collapse_residual(ar_cview x, ar_view res, double *mean, ar_error *err)
 {
     int rc = residual_check(x, res);
     if (rc == AR_OK)
         residual(x, res, mean);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "residual: %s", ar_strerror(rc));
 }
 
 static double ratio_or_zero(double num, double den)
@@ -111,12 +113,14 @@ static void norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out)
     out->rel_res_1inf = ratio_or_zero(out->res_1inf, out->norm_1inf);
 }
 
-int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out)
+int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms *out, ar_error *err)
 {
     int rc = out == NULL ? AR_EINVAL : residual_check(x, work);
     if (rc == AR_OK)
         norms_compute(x, work, out);
-    return rc;
+    if (rc == AR_ENOMEM)
+        return ar_error_set(err, rc, "out of memory");
+    return rc == AR_OK ? AR_OK : ar_error_set(err, rc, "norms: %s", ar_strerror(rc));
 }
 
 /* ---- options ---- */
@@ -279,7 +283,7 @@ static int ws_alloc(collapse_ws *w, const ar_collapse_opts *o)
         {&w->hid, o->mlp ? n : 0, m},
     };
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
-        int rc = ar_matrix_alloc(plan[i].mat, plan[i].r, plan[i].c);
+        int rc = ar_matrix_alloc(plan[i].mat, plan[i].r, plan[i].c, NULL);
         if (rc != AR_OK) {
             ws_free(w);
             return rc;
@@ -404,7 +408,7 @@ static int measure_depth(ar_collapse_result *r, size_t l, const ar_matrix *x, co
     int rc = ar_cm_svals_ws(x, dp->singular_values, svd);
     if (rc == AR_OK)
         rc = ar_rank_metrics_compute(dp->singular_values, r->nsv, x->rows, x->cols,
-                                     &r->opts.rank, &dp->rank);
+                                     &r->opts.rank, &dp->rank, NULL);
     double prev = l == 0 ? 0.0 : r->depths[l - 1].norms.rel_res_fro;
     dp->ratio = prev > 0.0 ? dp->norms.rel_res_fro / prev : NAN;
     dp->bound_log = NAN;
@@ -465,11 +469,11 @@ static int run(const ar_collapse_opts *opts, const ar_matrix *x0, ar_collapse_re
         return ar_error_set(err, rc, "collapse: out of memory");
     rc = result_alloc(r, opts);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&cur, opts->n, opts->d);
+        rc = ar_matrix_alloc(&cur, opts->n, opts->d, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&next, opts->n, opts->d);
+        rc = ar_matrix_alloc(&next, opts->n, opts->d, err);
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&svd, opts->n, opts->d, AR_SVD_VALUES);
+        rc = ar_svd_workspace_alloc(&svd, opts->n, opts->d, AR_SVD_VALUES, err);
     if (rc == AR_OK)
         rc = x0 != NULL ? ar_cm_copy(&cur, x0) : fill_input(&cur, opts->seed);
     if (rc == AR_OK)
@@ -527,12 +531,12 @@ int ar_collapse_run_from(const ar_collapse_opts *opts, ar_cview x0, ar_collapse_
     int rc = run_begin(&opts, &defaults, r, err);
     if (rc != AR_OK)
         return rc;
-    if (ar_cview_check(x0) != AR_OK)
+    if (ar_cview_check(x0, err) != AR_OK)
         return ar_error_set(err, AR_EINVAL, "collapse: invalid input view");
     if (x0.rows != opts->n || x0.cols != opts->d)
         return ar_error_set(err, AR_ESIZE, "collapse: input is %zu x %zu, expected n x d = %zu x %zu",
                             x0.rows, x0.cols, opts->n, opts->d);
-    if (ar_matrix_check_finite(x0, NULL, NULL) != AR_OK)
+    if (ar_matrix_check_finite(x0, NULL, NULL, err) != AR_OK)
         return ar_error_set(err, AR_ENONFINITE, "collapse: non-finite value in the input");
     ar_colmajor c;
     rc = ar_colmajor_get(&c, x0);

@@ -78,26 +78,26 @@ void ar_sbn_workspace_free(ar_sbn_workspace *ws)
     free(ws);
 }
 
-int ar_sbn_workspace_alloc(ar_sbn_workspace **out, size_t n_contexts, size_t vocab)
+int ar_sbn_workspace_alloc(ar_sbn_workspace **out, size_t n_contexts, size_t vocab, ar_error *err)
 {
     if (out == NULL || n_contexts == 0 || vocab == 0)
-        return AR_EINVAL;
+        return ar_error_set(err, AR_EINVAL, "softmax bottleneck: NULL argument or an empty target");
     *out = NULL;
     ar_sbn_workspace *ws = calloc(1, sizeof *ws);
     if (ws == NULL)
-        return AR_ENOMEM;
+        return ar_error_set(err, AR_ENOMEM, "out of memory");
     ws->n = n_contexts;
     ws->v = vocab;
     ws->k = vocab < n_contexts ? vocab : n_contexts;
-    int rc = ar_matrix_alloc(&ws->lt, ws->v, ws->n);
+    int rc = ar_matrix_alloc(&ws->lt, ws->v, ws->n, err);
     if (rc == AR_OK)
-        rc = ar_matrix_alloc(&ws->cen, ws->v, ws->n);
+        rc = ar_matrix_alloc(&ws->cen, ws->v, ws->n, err);
     if (rc == AR_OK && (ws->sv = malloc(ws->k * sizeof(double))) == NULL)
         rc = AR_ENOMEM;
     if (rc == AR_OK)
-        rc = ar_svd_workspace_alloc(&ws->svd_vals, ws->v, ws->n, AR_SVD_VALUES);
+        rc = ar_svd_workspace_alloc(&ws->svd_vals, ws->v, ws->n, AR_SVD_VALUES, err);
     if (rc == AR_OK)
-        rc = ar_fit_workspace_alloc_rect(&ws->fit, ws->n, ws->v);
+        rc = ar_fit_workspace_alloc_rect(&ws->fit, ws->n, ws->v, err);
     if (rc != AR_OK) {
         ar_sbn_workspace_free(ws);
         return rc;
@@ -185,12 +185,16 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
     return AR_OK;
 }
 
-int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out)
+int ar_sbn_fit_prediction(const ar_sbn_workspace *ws, ar_view out, ar_error *err)
 {
-    if (ws == NULL || ar_view_check(out) != AR_OK || !ws->have_prediction)
+    if (ws == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (ar_view_check(out, err) != AR_OK)
         return AR_EINVAL;
+    if (!ws->have_prediction)
+        return ar_error_set(err, AR_EINVAL, "no fit in the workspace");
     if (out.rows != ws->n || out.cols != ws->v)
-        return AR_ESIZE;
+        return ar_error_set(err, AR_ESIZE, "the prediction must be %zu x %zu", ws->n, ws->v);
     const ar_matrix *q = ar_cm_fit_prediction(ws->fit); /* V x N: contexts as columns */
     for (size_t j = 0; j < ws->v; j++)
         for (size_t i = 0; i < ws->n; i++)
