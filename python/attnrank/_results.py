@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses as _dc
 import json as _jsonlib
 import math as _math
-import typing as _typing
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
@@ -81,37 +80,13 @@ def _value(field, v):
     return v
 
 
-def _value_by_hint(hint, v):
-    """A JSON value as a field typed by hint holds it (the records not made
-    from the schema: attnrank._results_circuits)."""
-    origin = getattr(hint, "__origin__", None)
-    args = getattr(hint, "__args__", ())
-    if origin is _typing.Union:
-        if v is None and type(None) in args:
-            return None
-        kinds = [a for a in args if a is not type(None)]
-        return _value_by_hint(kinds[0], v) if len(kinds) == 1 else v
-    if origin in (tuple, _typing.Tuple):
-        return tuple(_value_by_hint(args[0], x) for x in v)
-    if hint is float:
-        return _real(v)
-    return _int(v) if hint is int else v
-
-
 def _from_json(cls, d, **extra):
     """A record of class cls from its JSON object d (the library's record
     JSON, parsed): each key converted by the schema's kind (nested records,
     nullable values, tuples, float64 arrays; a key left out is the field's
     default, else None); extra sets the fields that are not in the JSON
     (the schema's "face" fields)."""
-    fields = getattr(cls, "_schema_fields", None)
-    if fields is None:
-        hints = _typing.get_type_hints(cls)
-        fields = [{"key": f.name, "hint": hints[f.name],
-                   "default": f.default is not _dc.MISSING or f.default_factory is not _dc.MISSING}
-                  for f in _dc.fields(cls)]
-        fields = [f if f["default"] else {k: v for k, v in f.items() if k != "default"}
-                  for f in fields]
+    fields = cls._schema_fields
     names = {f["key"] for f in fields}
     unknown = set(d) - names
     if unknown:
@@ -120,8 +95,7 @@ def _from_json(cls, d, **extra):
     for f in fields:
         name = f["key"]
         if name in d:
-            kw[name] = (_value_by_hint(f["hint"], d[name]) if "hint" in f
-                        else _value(f, d[name]))
+            kw[name] = _value(f, d[name])
         elif name in extra:
             kw[name] = extra[name]
         elif "default" not in f:
@@ -208,8 +182,11 @@ def records(namespace: dict, names, mixins: Optional[Dict[str, type]] = None) ->
         bases = tuple(b for b in (mixins.get(name), base) if b is not None)
         if base is None:
             bases += (_Record,)
-        fields = [(f["key"], _hint(f)) + ((_dc.field(default=_default(f)),) if "default" in f
-                                          else ()) for f in rec["fields"]]
+        hidden = getattr(mixins.get(name), "_repr_hidden", ())  # left out of the repr
+        fields = [(f["key"], _hint(f), _dc.field(repr=f["key"] not in hidden,
+                                                 **({"default": _default(f)} if "default" in f
+                                                    else {})))
+                  for f in rec["fields"]]
         every = (base._schema_fields if base is not None else ()) + tuple(rec["fields"])
         ns = {"__doc__": _doc(rec), "__module__": module, "_schema_fields": every,
               "_OMIT": frozenset(f["key"] for f in every if f.get("omit")),

@@ -21,6 +21,7 @@ static const family families[] = {
     {ar_schema_theory, &ar_schema_theory_count},
     {ar_schema_weights, &ar_schema_weights_count},
     {ar_schema_check, &ar_schema_check_count},
+    {ar_schema_circuits, &ar_schema_circuits_count},
 };
 
 static const char *const kind_names[AR_SCHEMA_NKINDS] = {

@@ -123,9 +123,8 @@ static const ar_schema_field f_headsmodel_fields[] = {
          "kind's mask"},
     {.key = "positional_bias", .kind = AR_SCHEMA_RECORD, .record = "ModelBias",
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null",
-     .doc = "the bias added to the logits: `kind` (`alibi`, `alibi_causal`, `t5`, `file`), "
-         "`slope` (ALiBi) or `source` (the t5 or bias file), `bias_rank`, "
-         "`bias_rank_lower`, `bias_rank_upper`, `reach`"},
+     .doc = "`kind` (`alibi` or `t5`), `reason`, `n`, `head_size`, `layer_kinds`; T5 adds "
+         "`buckets` and `max_distance`"},
 };
 
 static const ar_schema_field f_parambreakdown_fields[] = {

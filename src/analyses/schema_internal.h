@@ -70,5 +70,7 @@ extern const ar_schema_record ar_schema_weights[];
 extern const size_t ar_schema_weights_count;
 extern const ar_schema_record ar_schema_check[];
 extern const size_t ar_schema_check_count;
+extern const ar_schema_record ar_schema_circuits[];
+extern const size_t ar_schema_circuits_count;
 
 #endif
