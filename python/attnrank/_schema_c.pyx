@@ -5,11 +5,14 @@ A module of its own, not part of attnrank._core: the record classes of
 attnrank._results are made from the schema while _core, which imports
 them, is not yet loaded."""
 
-from attnrank._capi cimport ar_error, ar_json_free, ar_schema_json, AR_OK
+from attnrank._capi cimport (
+    ar_error, ar_json_free, ar_schema_json, ar_option_render, AR_OPTION_STYLE_PYTHON, AR_OK,
+)
 
 
 def schema_json():
-    """ar_schema_json: the schema of every result record as JSON text."""
+    """ar_schema_json: the schema of every result record as JSON text, its
+    option tokens rendered as Python's keywords (smooth=, tl=True)."""
     cdef char *text = NULL
     cdef ar_error err
     err.msg[0] = 0
@@ -17,6 +20,7 @@ def schema_json():
     if rc != AR_OK:
         raise MemoryError(err.msg.decode("utf-8", "replace"))
     try:
+        ar_option_render(text, AR_OPTION_STYLE_PYTHON)
         return text.decode("utf-8")
     finally:
         ar_json_free(text)

@@ -7,7 +7,7 @@ static const ar_schema_field f_circuits_fields[] = {
      .doc = "naming convention found: `bert`, `gpt2`, `llama`, ..."},
     {.key = "weight_preprocessing", .kind = AR_SCHEMA_TEXT,
      .doc = "`raw`: the stored weights as they are (no LayerNorm folding, no centring; the "
-         "default); `tl`: TransformerLens's default preprocessing (`--tl`: the "
+         "default); `tl`: TransformerLens's default preprocessing ({flag:tl}: the "
          "pre-attention norm's gain folded into W_Q, W_K, W_V and the final norm's into "
          "the unembedding; the unembedding centred over the vocabulary; with LayerNorm "
          "also the reading weights, W_O, W_E and the unembedding centred over d)"},
@@ -22,7 +22,7 @@ static const ar_schema_field f_circuits_fields[] = {
      .doc = "depth; in `weights` the list of analysed layers"},
     {.key = "precision", .kind = AR_SCHEMA_TEXT},
     {.key = "weights_centred", .kind = AR_SCHEMA_BOOL, .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "(with `--tl`) true when the centring over d applied (LayerNorm, GPT-2), false "
+     .doc = "(with {flag:tl}) true when the centring over d applied (LayerNorm, GPT-2), false "
          "for RMSNorm (LLaMA: fold only, the unembedding still centred over the "
          "vocabulary)"},
     {.key = "copying_tolerance", .kind = AR_SCHEMA_ANY, .flags = AR_SCHEMA_OPTIONAL,
@@ -38,7 +38,7 @@ static const ar_schema_field f_circuits_fields[] = {
 const ar_schema_record ar_schema_circuits[] = {
     {.name = "Circuits", .base = NULL,
      .doc =
-         "The circuits of a checkpoint, as `attnrank circuits --json`:\n"
+         "The circuits of a checkpoint, as the JSON of `circuits`:\n"
          "`circuit_heads` holds one dict per head (`layer`, `head`,\n"
          "`kv_head`, `precision`, `copying`, `ov_singular_values`, `qk`,\n"
          "`full_copying`), `full_circuits` the embedding, unembedding (or\n"

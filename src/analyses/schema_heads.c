@@ -67,7 +67,7 @@ static const ar_schema_field f_heads_fields[] = {
     {.key = "standard", .kind = AR_SCHEMA_RECORD, .record = "HeadConfig",
      .doc = "the standard MultiHead layer (d_p = d / h)"},
     {.key = "fixed", .kind = AR_SCHEMA_RECORD, .record = "HeadConfig",
-     .doc = "the FixedMultiHead layer (d_p = `--head-size`, default n)"},
+     .doc = "the FixedMultiHead layer (d_p = {opt:head-size}, default n)"},
     {.key = "seed", .kind = AR_SCHEMA_ANY,
      .doc = "base seed used"},
     {.key = "samples", .kind = AR_SCHEMA_INT,
@@ -168,7 +168,7 @@ static const ar_schema_field f_paramcount_fields[] = {
 
 static const ar_schema_field f_papertables_fields[] = {
     {.key = "configs", .kind = AR_SCHEMA_RECORDS, .record = "ParamCount",
-     .doc = "`--paper-tables`: one entry per configuration"},
+     .doc = "{flag:paper-tables}: one entry per configuration"},
     {.key = "max_abs_deviation", .kind = AR_SCHEMA_REAL,
      .doc = "the largest of them"},
     {.key = "tolerance", .kind = AR_SCHEMA_REAL},
@@ -191,7 +191,7 @@ const ar_schema_record ar_schema_heads[] = {
      .fields = f_headconfig_fields, .nfields = AR_SCHEMA_N(f_headconfig_fields)},
     {.name = "Heads", .base = NULL,
      .doc =
-         "Head-size bound of a layer (`attnrank heads --json`): the head size\n"
+         "Head-size bound of a layer (the JSON of `heads`): the head size\n"
          "every pattern needs (or the generic value under a mask), the largest\n"
          "head counts without bottleneck, both configurations, the mask and its\n"
          "generic value; label and layers (None without a config) name a model's\n"
@@ -203,7 +203,7 @@ const ar_schema_record ar_schema_heads[] = {
      .fields = f_modelconfig_fields, .nfields = AR_SCHEMA_N(f_modelconfig_fields)},
     {.name = "HeadsModel", .base = NULL,
      .doc =
-         "`attnrank heads --config FILE --json` (without the config's\n"
+         "the JSON of `heads` with {opt:config=FILE} (without the config's\n"
          "`source`): the config, why that mask was assumed, one\n"
          "Heads per layer kind, and the config's positional bias (a\n"
          "ModelBias; None, and no JSON key, without one).",
@@ -214,12 +214,12 @@ const ar_schema_record ar_schema_heads[] = {
      .fields = f_parambreakdown_fields, .nfields = AR_SCHEMA_N(f_parambreakdown_fields)},
     {.name = "ParamCount", .base = NULL,
      .doc =
-         "`attnrank params --json`: the configuration, the breakdown and the\n"
+         "the JSON of `params`: the configuration, the breakdown and the\n"
          "total; table, printed_params and deviation for the paper's configs.",
      .fields = f_paramcount_fields, .nfields = AR_SCHEMA_N(f_paramcount_fields)},
     {.name = "PaperTables", .base = NULL,
      .doc =
-         "`attnrank params --paper-tables --json`: the fifteen configurations\n"
+         "the JSON of `params` with {flag:paper-tables}: the fifteen configurations\n"
          "of the paper with the printed counts, the largest relative deviation and\n"
          "the tolerance (0.5%).",
      .fields = f_papertables_fields, .nfields = AR_SCHEMA_N(f_papertables_fields)},

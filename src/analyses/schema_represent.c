@@ -104,9 +104,9 @@ static const ar_schema_field f_fit_fields[] = {
      .doc = "base seed used"},
     {.key = "stop", .kind = AR_SCHEMA_TEXT,
      .doc = "(in `fit`) why the iterations ended: `gradient` (converged), `max_iter` (the "
-         "`--max-iter` limit), `no_progress` (the line search found no decrease), `start` "
-         "(the start was already stationary), `decrease` or `callback` (library options "
-         "the CLI does not set)"},
+         "{opt:max-iter} limit), `no_progress` (the line search found no decrease), "
+         "`start` (the start was already stationary), `decrease` or `callback` (library "
+         "options the CLI does not set)"},
     {.key = "method", .kind = AR_SCHEMA_TEXT,
      .doc = "(in `fit`) the minimiser: `lbfgs` (L-BFGS, the library's only method since GSL's "
          "vector_bfgs2, `gsl-bfgs2`, left the public API)"},
@@ -139,7 +139,7 @@ static const ar_schema_field f_represent_fields[] = {
      .doc = "largest |column sum - 1| found"},
     {.key = "smoothing", .kind = AR_SCHEMA_RECORD, .record = "Smoothing",
      .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "`--smooth` was applied: `eps`, `zeros` (entries that were 0), `min_before`, "
+     .doc = "{opt:smooth} was applied: `eps`, `zeros` (entries that were 0), `min_before`, "
          "`min_after` (smallest entry), `max_change` (largest entry change)"},
     {.key = "x", .kind = AR_SCHEMA_RECORD, .record = "InputX"},
     {.key = "feasible", .kind = AR_SCHEMA_BOOL},
@@ -167,8 +167,8 @@ static const ar_schema_field f_represent_fields[] = {
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null"},
     {.key = "fit_skipped", .kind = AR_SCHEMA_TEXT,
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null",
-     .doc = "why no probability-space fit was run below the minimal head size: `--no-fit`, a "
-         "rank-deficient X, or a positional bias (the fit takes none)"},
+     .doc = "why no probability-space fit was run below the minimal head size: {flag:no-fit}, "
+         "a rank-deficient X, or a positional bias (the fit takes none)"},
     {.key = "positional_bias", .kind = AR_SCHEMA_RECORD, .record = "PositionalBias",
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null",
      .doc = "the bias added to the logits: `kind` (`alibi`, `alibi_causal`, `t5`, `file`), "
@@ -201,13 +201,13 @@ static const ar_schema_field f_maskedrepresent_fields[] = {
      .doc = "`col` or `row`: softmax axis"},
     {.key = "mask", .kind = AR_SCHEMA_RECORD, .record = "Mask"},
     {.key = "mask_source", .kind = AR_SCHEMA_TEXT,
-     .doc = "`given` (`--mask`) or `inferred` (`--mask auto`, from the exact zeros of P)"},
+     .doc = "`given` ({opt:mask}) or `inferred` ({opt:mask=auto}, from the exact zeros of P)"},
     {.key = "tolerance", .kind = AR_SCHEMA_RECORD, .record = "MaskedTolerance"},
     {.key = "max_sum_defect", .kind = AR_SCHEMA_REAL,
      .doc = "largest |column sum - 1| found"},
     {.key = "smoothing", .kind = AR_SCHEMA_RECORD, .record = "Smoothing",
      .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "`--smooth` was applied: `eps`, `zeros` (entries that were 0), `min_before`, "
+     .doc = "{opt:smooth} was applied: `eps`, `zeros` (entries that were 0), `min_before`, "
          "`min_after` (smallest entry), `max_change` (largest entry change)"},
     {.key = "x", .kind = AR_SCHEMA_RECORD, .record = "InputX",
      .doc = "the input X: `given`, and when given its `source`, `d`, `rank`, `threshold`, "
@@ -255,8 +255,8 @@ static const ar_schema_field f_maskedrepresent_fields[] = {
          "`null` when skipped"},
     {.key = "fit_skipped", .kind = AR_SCHEMA_TEXT,
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null",
-     .doc = "why no probability-space fit was run below the minimal head size: `--no-fit`, a "
-         "rank-deficient X, or a positional bias (the fit takes none)"},
+     .doc = "why no probability-space fit was run below the minimal head size: {flag:no-fit}, "
+         "a rank-deficient X, or a positional bias (the fit takes none)"},
     {.key = "positional_bias", .kind = AR_SCHEMA_RECORD, .record = "PositionalBias",
      .flags = AR_SCHEMA_OPTIONAL, .fallback = "null",
      .doc = "the bias added to the logits: `kind` (`alibi`, `alibi_causal`, `t5`, `file`), "
@@ -268,7 +268,7 @@ static const ar_schema_field f_representslice_fields[] = {
     {.key = "index", .kind = AR_SCHEMA_INTS},
     {.key = "mask", .kind = AR_SCHEMA_TEXT},
     {.key = "mask_source", .kind = AR_SCHEMA_TEXT,
-     .doc = "`given` (`--mask`) or `inferred` (`--mask auto`, from the exact zeros of P)"},
+     .doc = "`given` ({opt:mask}) or `inferred` ({opt:mask=auto}, from the exact zeros of P)"},
     {.key = "status", .kind = AR_SCHEMA_TEXT},
     {.key = "min_head_size_lower", .kind = AR_SCHEMA_INT,
      .doc = "proved lower bound, and the head size of the best confirmed certificate"},
@@ -300,7 +300,8 @@ static const ar_schema_field f_representstack_fields[] = {
     {.key = "slices", .kind = AR_SCHEMA_RECORDS, .record = "RepresentSlice",
      .doc = "one record per map: `index`, `mask` (text), `mask_source`, `status`, "
          "`min_head_size` (null unless exact), `min_head_size_lower`, "
-         "`min_head_size_upper`, `representable` (with `--head-size`; null when undecided)"},
+         "`min_head_size_upper`, `representable` (with {opt:head-size}; null when "
+         "undecided)"},
     {.key = "summary", .kind = AR_SCHEMA_RECORD, .record = "RepresentSummary"},
 };
 
@@ -371,8 +372,7 @@ const ar_schema_record ar_schema_represent[] = {
      .fields = f_positionalbias_fields, .nfields = AR_SCHEMA_N(f_positionalbias_fields)},
     {.name = "Represent", .base = NULL,
      .doc =
-         "Unmasked representability of one n x n map, as `attnrank represent\n"
-         "--json` (without `source`): min_head_size = rank(Pi log P) when\n"
+         "Unmasked representability of one n x n map, as the JSON of `represent` (without `source`): min_head_size = rank(Pi log P) when\n"
          "feasible (None otherwise), the head size tested, the verdict, the\n"
          "singular values of Pi log P, the certificate when representable, and\n"
          "below the minimum the Eckart-Young logit error and the fit (or why it\n"
@@ -395,8 +395,7 @@ const ar_schema_record ar_schema_represent[] = {
      .fields = f_innovationgap_fields, .nfields = AR_SCHEMA_N(f_innovationgap_fields)},
     {.name = "MaskedRepresent", .base = NULL,
      .doc =
-         "Representability of one map under a mask, as `attnrank represent\n"
-         "--mask MASK --json` (without `source`).  status \"exact\" (staircase\n"
+         "Representability of one map under a mask, as the JSON of `represent` with {opt:mask=MASK} (without `source`).  status \"exact\" (staircase\n"
          "masks, or a lower bound met by a certificate: min_head_size set) or\n"
          "\"bounds\" (min_head_size_lower <= h* <= min_head_size_upper, upper None\n"
          "when no certificate passed); representable True, False or None\n"

@@ -13,7 +13,7 @@ static const ar_schema_field f_seprankembedding_fields[] = {
     {.key = "m", .kind = AR_SCHEMA_INT},
     {.key = "k", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_NULLABLE},
     {.key = "vocab", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_NULLABLE,
-     .doc = "the vocabulary size V (null without `--vocab`)"},
+     .doc = "the vocabulary size V (null without {opt:vocab})"},
     {.key = "positions", .kind = AR_SCHEMA_BOOL},
     {.key = "exact_function_rank", .kind = AR_SCHEMA_BOOL},
     {.key = "rank_meaning", .kind = AR_SCHEMA_TEXT},
@@ -109,7 +109,7 @@ static const ar_schema_field f_depthwidthmode_fields[] = {
     {.key = "law", .kind = AR_SCHEMA_RECORD, .record = "DepthWidthLaw"},
     {.key = "fit", .kind = AR_SCHEMA_RECORD, .record = "DepthWidthFit",
      .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "with `--fit` and a mode: the refit (the keys below), the law applied being in "
+     .doc = "with {opt:fit} and a mode: the refit (the keys below), the law applied being in "
          "`law`"},
 };
 
@@ -283,7 +283,7 @@ const ar_schema_record ar_schema_theory[] = {
     {.name = "Seprank", .base = NULL,
      .doc =
          "Grid-tensor rank of the simplified self-attention network, as\n"
-         "`attnrank seprank --json`: a LOWER bound on the separation rank of\n"
+         "the JSON of `seprank`: a LOWER bound on the separation rank of\n"
          "f(X) = r^T y^L_position w.r.t. the partition.\n"
          "\n"
          "The network (layers, d, heads, head_size, n, residual, read-out\n"
@@ -313,7 +313,7 @@ const ar_schema_record ar_schema_theory[] = {
     {.name = "DepthWidthFit", .base = NULL,
      .doc =
          "Least-squares refit ln(width) = intercept + slope depth from\n"
-         "transition points (`attnrank depthwidth --fit FILE --json` without\n"
+         "transition points (the JSON of `depthwidth` with {opt:fit=FILE} without\n"
          "`file`): points used, weighted (errors given: weights 1 / (sigma_w /\n"
          "w)^2), the coefficients with standard errors and covariance, the\n"
          "(weighted) R^2, chi2 and chi2_red = chi2 / (n - 2) (None when n = 2).\n"
@@ -385,7 +385,7 @@ const ar_schema_record ar_schema_theory[] = {
      .fields = f_collapsedepth_fields, .nfields = AR_SCHEMA_N(f_collapsedepth_fields)},
     {.name = "Collapse", .base = NULL,
      .doc =
-         "Rank collapse across depth, as `attnrank collapse --json`: the\n"
+         "Rank collapse across depth, as the JSON of `collapse`: the\n"
          "variant (\"pure attention\", \"attention, skip\", \"attention+mlp, no skip\",\n"
          "\"attention+mlp, skip\"), the sizes, mlp_width (0 without the MLP), the\n"
          "seed, axis \"row\" (rows are tokens), the residual's definition, the\n"

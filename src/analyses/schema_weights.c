@@ -137,8 +137,8 @@ static const ar_schema_field f_weightstolerance_fields[] = {
 static const ar_schema_field f_qknoise_fields[] = {
     {.key = "rule", .kind = AR_SCHEMA_TEXT,
      .doc = "the rank rule in force: in `weights`, `uniform-rounding-mc` (default) or `given` "
-         "(`--rtol/--atol`), and in `noise` the default rule's name; in a `tolerance` "
-         "block, `storage` (absent under numpy's relative rule)"},
+         "(`{opt:rtol}/{opt:atol}`), and in `noise` the default rule's name; in a "
+         "`tolerance` block, `storage` (absent under numpy's relative rule)"},
     {.key = "seed", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_U64},
     {.key = "draws", .kind = AR_SCHEMA_INT},
     {.key = "factor", .kind = AR_SCHEMA_REAL},
@@ -190,10 +190,10 @@ static const ar_schema_field f_qkhead_fields[] = {
      .doc = "all singular values, descending"},
     {.key = "reach_context", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_OPTIONAL},
     {.key = "bottleneck_context", .kind = AR_SCHEMA_BOOL, .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "the head has a bottleneck at the context length / at `--n`"},
+     .doc = "the head has a bottleneck at the context length / at {opt:n}"},
     {.key = "reach_n", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_OPTIONAL},
     {.key = "bottleneck_n", .kind = AR_SCHEMA_BOOL, .flags = AR_SCHEMA_OPTIONAL,
-     .doc = "the head has a bottleneck at the context length / at `--n`"},
+     .doc = "the head has a bottleneck at the context length / at {opt:n}"},
     {.key = "layer", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_FACE},
 };
 
@@ -331,8 +331,8 @@ static const ar_schema_field f_weightsembedding_fields[] = {
      .flags = AR_SCHEMA_NULLABLE,
      .doc = "the rank of W_E and of [W_E; W_pos] (null without positions): `rows`, `cols`, "
          "`precision`, `rule` (`storage`, or `relative` for float64 and with "
-         "`--rtol`/`--atol`), `rank`, `threshold`, `certain_rank`, `certain_threshold`, "
-         "`seed`, `draws`, `sigma_1`, `sigma_last`"},
+         "{opt:rtol}/{opt:atol}), `rank`, `threshold`, `certain_rank`, "
+         "`certain_threshold`, `seed`, `draws`, `sigma_1`, `sigma_last`"},
     {.key = "embedding_size", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_NULLABLE},
     {.key = "width", .kind = AR_SCHEMA_INT},
     {.key = "embedding_rank", .kind = AR_SCHEMA_INT,
@@ -399,8 +399,7 @@ const ar_schema_record ar_schema_weights[] = {
      .fields = f_softmaxbottleneckfit_fields, .nfields = AR_SCHEMA_N(f_softmaxbottleneckfit_fields)},
     {.name = "SoftmaxBottleneck", .base = NULL,
      .doc =
-         "Can an output layer of width d express P (`attnrank\n"
-         "softmax-bottleneck --json` without `source`)?\n"
+         "Can an output layer of width d express P (the JSON of `softmax-bottleneck` without `source`)?\n"
          "\n"
          "`required_d` is exact: rank(L0 Pi_V) without bias, rank(Pi_N L0 Pi_V)\n"
          "with it (L0 = log P; ranks at `tolerance.threshold`); `sufficient`\n"
@@ -409,7 +408,7 @@ const ar_schema_record ar_schema_weights[] = {
          "bound in probability space.  `singular_values` are those of the\n"
          "centred matrix that applies (min(N, V) values).\n"
          "\n"
-         "Not in to_dict (the CLI writes them with `--csv`): `logit_errors`,\n"
+         "Not in to_dict (the CLI writes them with the CSV output): `logit_errors`,\n"
          "the Eckart-Young error at every width k = 0 .. min(N, V) (index k), and\n"
          "`centred_norm`, the Frobenius norm of the centred matrix; see\n"
          "widths().",
@@ -479,7 +478,7 @@ const ar_schema_record ar_schema_weights[] = {
      .fields = f_layerkind_fields, .nfields = AR_SCHEMA_N(f_layerkind_fields)},
     {.name = "ModelMasks", .base = NULL,
      .doc =
-         "The masks the verdicts use and why (\"--mask\" when given).",
+         "The masks the verdicts use and why (\"{opt:mask}\" when given).",
      .fields = f_modelmasks_fields, .nfields = AR_SCHEMA_N(f_modelmasks_fields)},
     {.name = "WeightsSummary", .base = NULL,
      .doc =
@@ -507,7 +506,7 @@ const ar_schema_record ar_schema_weights[] = {
      .fields = f_weightsembedding_fields, .nfields = AR_SCHEMA_N(f_weightsembedding_fields)},
     {.name = "Weights", .base = NULL,
      .doc =
-         "QK-circuit report of a model's weights (`attnrank weights --json`\n"
+         "QK-circuit report of a model's weights (the JSON of `weights`\n"
          "without `source`), a per-layer, per-head table.\n"
          "\n"
          "Iterating gives the QKHead rows, layer-major (`len` is the\n"
