@@ -45,20 +45,23 @@ const ar_schema_record ar_schema_bias[] = {
          "bias_rank is only an upper bound, e.g. T5 without its bucket values),\n"
          "proved (a proved closed form, ALiBi) and reach = min(n - 1, head_size +\n"
          "bias_rank), an upper bound of the logit rank the head reaches.",
-     .fields = f_headbias_fields, .nfields = AR_SCHEMA_N(f_headbias_fields)},
+     .fields = f_headbias_fields,
+     .nfields = AR_SCHEMA_N(f_headbias_fields)},
     {.name = "BiasLayerKind", .base = NULL,
      .doc =
          "The heads of one layer kind: its label and mask, whether the ranks\n"
          "were taken under the causal mask, bound_only (the kind's mask is neither\n"
          "none nor causal: upper bounds), values_read (T5: the checkpoint's\n"
          "bucket values were read) and one HeadBias per head.",
-     .fields = f_biaslayerkind_fields, .nfields = AR_SCHEMA_N(f_biaslayerkind_fields)},
+     .fields = f_biaslayerkind_fields,
+     .nfields = AR_SCHEMA_N(f_biaslayerkind_fields)},
     {.name = "ModelBias", .base = NULL,
      .doc =
          "The positional bias a config implies: kind (\"alibi\" or \"t5\"), the\n"
          "reason (which keys decided), the length n and head size the ranks are\n"
          "for, one BiasLayerKind per layer kind, and T5's buckets and\n"
          "max_distance (None for ALiBi).",
-     .fields = f_modelbias_fields, .nfields = AR_SCHEMA_N(f_modelbias_fields)},
+     .fields = f_modelbias_fields,
+     .nfields = AR_SCHEMA_N(f_modelbias_fields)},
 };
-const size_t ar_schema_bias_count = sizeof ar_schema_bias / sizeof ar_schema_bias[0];
+const size_t ar_schema_bias_count = AR_SCHEMA_N(ar_schema_bias);

@@ -81,7 +81,8 @@ const ar_schema_record ar_schema_check[] = {
          "    sizes), `\"conjectural\"` (only a lower bound is proved; `strict`\n"
          "    fails such a verdict) or `\"empirical\"` (the fitted depth-width law\n"
          "    of the allocation conditions).",
-     .fields = f_checkverdict_fields, .nfields = AR_SCHEMA_N(f_checkverdict_fields)},
+     .fields = f_checkverdict_fields,
+     .nfields = AR_SCHEMA_N(f_checkverdict_fields)},
     {.name = "Check", .base = NULL,
      .doc =
          "The verdicts of one configuration (one layer kind of a model).\n"
@@ -104,13 +105,15 @@ const ar_schema_record ar_schema_check[] = {
          "    heads (a ModelBias with one layer kind): bias rank\n"
          "    and reach per head.  The gates are unchanged by a bias.  None\n"
          "    otherwise.",
-     .fields = f_check_fields, .nfields = AR_SCHEMA_N(f_check_fields)},
+     .fields = f_check_fields,
+     .nfields = AR_SCHEMA_N(f_check_fields)},
     {.name = "CheckLaw", .base = NULL,
      .doc =
          "The depth-width law `ln d = intercept + slope L`, size\n"
          "`params_coeff L d^2`, that the allocation conditions used; source\n"
          "`\"paper\"`, `\"fit\"` (refit from points) or `\"given\"` (a mapping).",
-     .fields = f_checklaw_fields, .nfields = AR_SCHEMA_N(f_checklaw_fields)},
+     .fields = f_checklaw_fields,
+     .nfields = AR_SCHEMA_N(f_checklaw_fields)},
     {.name = "CheckReport", .base = NULL,
      .doc =
          "The verdicts of several configurations: every layer kind of a model's\n"
@@ -124,7 +127,8 @@ const ar_schema_record ar_schema_check[] = {
          "    the depth-width law used (CheckLaw) when an allocation\n"
          "    condition was evaluated, else None; its refit (CheckLawFit)\n"
          "    when `law` was given as points, else None.",
-     .fields = f_checkreport_fields, .nfields = AR_SCHEMA_N(f_checkreport_fields)},
+     .fields = f_checkreport_fields,
+     .nfields = AR_SCHEMA_N(f_checkreport_fields)},
     {.name = "VerifyCheck", .base = NULL,
      .doc =
          "One check of the registry as run: its suite, name and the statement\n"
@@ -134,13 +138,15 @@ const ar_schema_record ar_schema_check[] = {
          "on the measurement (None when there are none); error: the status text\n"
          "when the computation itself failed; seconds: wall time (only with\n"
          "`timings=True`).",
-     .fields = f_verifycheck_fields, .nfields = AR_SCHEMA_N(f_verifycheck_fields)},
+     .fields = f_verifycheck_fields,
+     .nfields = AR_SCHEMA_N(f_verifycheck_fields)},
     {.name = "VerifyReport", .base = NULL,
      .doc =
          "The checks of one suite (\"all\": every check) on seeds derived from\n"
          "the base seed: suite, seed, full (the larger instances), checks in\n"
          "registry order, and the counts passed and failed.  `bool(report)` is\n"
          "True when no check failed.",
-     .fields = f_verifyreport_fields, .nfields = AR_SCHEMA_N(f_verifyreport_fields)},
+     .fields = f_verifyreport_fields,
+     .nfields = AR_SCHEMA_N(f_verifyreport_fields)},
 };
-const size_t ar_schema_check_count = sizeof ar_schema_check / sizeof ar_schema_check[0];
+const size_t ar_schema_check_count = AR_SCHEMA_N(ar_schema_check);

@@ -45,6 +45,7 @@ const ar_schema_record ar_schema_circuits[] = {
          "`\"tied\"`) and V of the full circuits (or None),\n"
          "`composition` the composition scores (`modes`, `null_rms`,\n"
          "`pairs`) or None.  Iterating gives the heads.",
-     .fields = f_circuits_fields, .nfields = AR_SCHEMA_N(f_circuits_fields)},
+     .fields = f_circuits_fields,
+     .nfields = AR_SCHEMA_N(f_circuits_fields)},
 };
-const size_t ar_schema_circuits_count = sizeof ar_schema_circuits / sizeof ar_schema_circuits[0];
+const size_t ar_schema_circuits_count = AR_SCHEMA_N(ar_schema_circuits);

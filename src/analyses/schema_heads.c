@@ -180,7 +180,8 @@ const ar_schema_record ar_schema_heads[] = {
          "Expected error of one head on a target family: mean exact threshold\n"
          "of the drawn targets, Eckart-Young logit error (None above the logit\n"
          "cap), fitted KL and max-abs error (None above the fit cap).",
-     .fields = f_familyerror_fields, .nfields = AR_SCHEMA_N(f_familyerror_fields)},
+     .fields = f_familyerror_fields,
+     .nfields = AR_SCHEMA_N(f_familyerror_fields)},
     {.name = "HeadConfig", .base = NULL,
      .doc =
          "One layer's heads (standard MultiHead d_p = d/h, or FixedMultiHead):\n"
@@ -188,7 +189,8 @@ const ar_schema_record ar_schema_heads[] = {
          "size, logit rank bound, both bottleneck verdicts, rank deficit, longest\n"
          "sequence without a bottleneck, attention parameters per layer; under a\n"
          "mask unbounded and the status of the verdict; the error estimates.",
-     .fields = f_headconfig_fields, .nfields = AR_SCHEMA_N(f_headconfig_fields)},
+     .fields = f_headconfig_fields,
+     .nfields = AR_SCHEMA_N(f_headconfig_fields)},
     {.name = "Heads", .base = NULL,
      .doc =
          "Head-size bound of a layer (the JSON of `heads`): the head size\n"
@@ -196,32 +198,38 @@ const ar_schema_record ar_schema_heads[] = {
          "head counts without bottleneck, both configurations, the mask and its\n"
          "generic value; label and layers (None without a config) name a model's\n"
          "layer kind.",
-     .fields = f_heads_fields, .nfields = AR_SCHEMA_N(f_heads_fields)},
+     .fields = f_heads_fields,
+     .nfields = AR_SCHEMA_N(f_heads_fields)},
     {.name = "ModelConfig", .base = NULL,
      .doc =
          "What was read from a config.json (0 or \"\" where absent).",
-     .fields = f_modelconfig_fields, .nfields = AR_SCHEMA_N(f_modelconfig_fields)},
+     .fields = f_modelconfig_fields,
+     .nfields = AR_SCHEMA_N(f_modelconfig_fields)},
     {.name = "HeadsModel", .base = NULL,
      .doc =
          "the JSON of `heads` with {opt:config=FILE} (without the config's\n"
          "`source`): the config, why that mask was assumed, one\n"
          "Heads per layer kind, and the config's positional bias (a\n"
          "ModelBias; None, and no JSON key, without one).",
-     .fields = f_headsmodel_fields, .nfields = AR_SCHEMA_N(f_headsmodel_fields)},
+     .fields = f_headsmodel_fields,
+     .nfields = AR_SCHEMA_N(f_headsmodel_fields)},
     {.name = "ParamBreakdown", .base = NULL,
      .doc =
          "Parameter counts of every part of a BERT-style model.",
-     .fields = f_parambreakdown_fields, .nfields = AR_SCHEMA_N(f_parambreakdown_fields)},
+     .fields = f_parambreakdown_fields,
+     .nfields = AR_SCHEMA_N(f_parambreakdown_fields)},
     {.name = "ParamCount", .base = NULL,
      .doc =
          "the JSON of `params`: the configuration, the breakdown and the\n"
          "total; table, printed_params and deviation for the paper's configs.",
-     .fields = f_paramcount_fields, .nfields = AR_SCHEMA_N(f_paramcount_fields)},
+     .fields = f_paramcount_fields,
+     .nfields = AR_SCHEMA_N(f_paramcount_fields)},
     {.name = "PaperTables", .base = NULL,
      .doc =
          "the JSON of `params` with {flag:paper-tables}: the fifteen configurations\n"
          "of the paper with the printed counts, the largest relative deviation and\n"
          "the tolerance (0.5%).",
-     .fields = f_papertables_fields, .nfields = AR_SCHEMA_N(f_papertables_fields)},
+     .fields = f_papertables_fields,
+     .nfields = AR_SCHEMA_N(f_papertables_fields)},
 };
-const size_t ar_schema_heads_count = sizeof ar_schema_heads / sizeof ar_schema_heads[0];
+const size_t ar_schema_heads_count = AR_SCHEMA_N(ar_schema_heads);

@@ -312,7 +312,8 @@ const ar_schema_record ar_schema_represent[] = {
          "band, prefix, sink_window, dilated, documents, file), its canonical text\n"
          "(\"window:16\"), and the parameters of its kind (w, p, sinks, lengths, d;\n"
          "None when the kind has none).",
-     .fields = f_mask_fields, .nfields = AR_SCHEMA_N(f_mask_fields)},
+     .fields = f_mask_fields,
+     .nfields = AR_SCHEMA_N(f_mask_fields)},
     {.name = "RepresentTolerance", .base = NULL,
      .doc =
          "Tolerances of the unmasked analysis: the rank cut `threshold =\n"
@@ -323,24 +324,28 @@ const ar_schema_record ar_schema_represent[] = {
          "(min_head_size an estimate) and `certain_rank` the count above\n"
          "`certain_threshold`, a lower bound for every map that rounds to the\n"
          "stored one.",
-     .fields = f_representtolerance_fields, .nfields = AR_SCHEMA_N(f_representtolerance_fields)},
+     .fields = f_representtolerance_fields,
+     .nfields = AR_SCHEMA_N(f_representtolerance_fields)},
     {.name = "Smoothing", .base = NULL,
      .doc =
          "What smooth=EPS changed: eps, zero entries, smallest entry before\n"
          "and after, largest change.",
-     .fields = f_smoothing_fields, .nfields = AR_SCHEMA_N(f_smoothing_fields)},
+     .fields = f_smoothing_fields,
+     .nfields = AR_SCHEMA_N(f_smoothing_fields)},
     {.name = "InputX", .base = NULL,
      .doc =
          "The input X: given, and when given its d, rank, rank threshold and\n"
          "(unmasked analysis) `ones_residual = ||(I - R) 1||` and whether the\n"
          "column shift of log P is forced.",
-     .fields = f_inputx_fields, .nfields = AR_SCHEMA_N(f_inputx_fields)},
+     .fields = f_inputx_fields,
+     .nfields = AR_SCHEMA_N(f_inputx_fields)},
     {.name = "Residual", .base = NULL,
      .doc =
          "Feasibility residuals on X: key side `||(I - R) L*||_F`, query side\n"
          "`||L* (I - R)||_F`, their sum relative to `||log P||_F`, and the side\n"
          "that failed (None when feasible; \"key\", \"query\" or \"both\").",
-     .fields = f_residual_fields, .nfields = AR_SCHEMA_N(f_residual_fields)},
+     .fields = f_residual_fields,
+     .nfields = AR_SCHEMA_N(f_residual_fields)},
     {.name = "Certificate", .base = NULL,
      .doc =
          "W_q, W_k of one head checked by a forward softmax (unmasked or\n"
@@ -353,14 +358,16 @@ const ar_schema_record ar_schema_represent[] = {
          "owned by the record when represent(..., certificate=True), else None\n"
          "(not in to_dict).  `max_abs` is the former name of max_abs_error (the\n"
          "unmasked record's until 0.9.0, docs/api-changes.md).",
-     .fields = f_certificate_fields, .nfields = AR_SCHEMA_N(f_certificate_fields)},
+     .fields = f_certificate_fields,
+     .nfields = AR_SCHEMA_N(f_certificate_fields)},
     {.name = "Fit", .base = NULL,
      .doc =
          "The probability-space fit below the minimal head size (L-BFGS from\n"
          "the truncated SVD plus seeded jitter): KL(P || P_hat) mean and max,\n"
          "Frobenius and max-abs errors, the start's KL, iterations, why it\n"
          "stopped.",
-     .fields = f_fit_fields, .nfields = AR_SCHEMA_N(f_fit_fields)},
+     .fields = f_fit_fields,
+     .nfields = AR_SCHEMA_N(f_fit_fields)},
     {.name = "PositionalBias", .base = NULL,
      .doc =
          "The positional bias of `represent(bias=...)`, as the CLI's\n"
@@ -369,7 +376,8 @@ const ar_schema_record ar_schema_represent[] = {
          "slope or the file, the bias rank (the shifted rank of B; None when only\n"
          "its bounds are known) with its bounds, and the reach min(n - 1,\n"
          "head_size + bias_rank_upper).",
-     .fields = f_positionalbias_fields, .nfields = AR_SCHEMA_N(f_positionalbias_fields)},
+     .fields = f_positionalbias_fields,
+     .nfields = AR_SCHEMA_N(f_positionalbias_fields)},
     {.name = "Represent", .base = NULL,
      .doc =
          "Unmasked representability of one n x n map, as the JSON of `represent` (without `source`): min_head_size = rank(Pi log P) when\n"
@@ -377,7 +385,8 @@ const ar_schema_record ar_schema_represent[] = {
          "singular values of Pi log P, the certificate when representable, and\n"
          "below the minimum the Eckart-Young logit error and the fit (or why it\n"
          "was skipped).",
-     .fields = f_represent_fields, .nfields = AR_SCHEMA_N(f_represent_fields)},
+     .fields = f_represent_fields,
+     .nfields = AR_SCHEMA_N(f_represent_fields)},
     {.name = "MaskedTolerance", .base = NULL,
      .doc =
          "Tolerances of the masked analysis: tau (nats, column innovations),\n"
@@ -387,12 +396,14 @@ const ar_schema_record ar_schema_represent[] = {
          "`log_rounding` (the largest bound of the rounding of log P, nats); the\n"
          "certificate is then confirmed entry by entry within the map's own\n"
          "rounding, and accuracy is the largest half-width of it.",
-     .fields = f_maskedtolerance_fields, .nfields = AR_SCHEMA_N(f_maskedtolerance_fields)},
+     .fields = f_maskedtolerance_fields,
+     .nfields = AR_SCHEMA_N(f_maskedtolerance_fields)},
     {.name = "InnovationGap", .base = NULL,
      .doc =
          "Smallest innovation counted (None in JSON when none: inf) and largest\n"
          "not counted, scaled so that a column counts exactly above tau.",
-     .fields = f_innovationgap_fields, .nfields = AR_SCHEMA_N(f_innovationgap_fields)},
+     .fields = f_innovationgap_fields,
+     .nfields = AR_SCHEMA_N(f_innovationgap_fields)},
     {.name = "MaskedRepresent", .base = NULL,
      .doc =
          "Representability of one map under a mask, as the JSON of `represent` with {opt:mask=MASK} (without `source`).  status \"exact\" (staircase\n"
@@ -404,23 +415,27 @@ const ar_schema_record ar_schema_represent[] = {
          "for every map that rounds to the stored one, min_head_size is the\n"
          "default estimate (always set) and status is \"exact\" only when the\n"
          "bounds meet.",
-     .fields = f_maskedrepresent_fields, .nfields = AR_SCHEMA_N(f_maskedrepresent_fields)},
+     .fields = f_maskedrepresent_fields,
+     .nfields = AR_SCHEMA_N(f_maskedrepresent_fields)},
     {.name = "RepresentSlice", .base = NULL,
      .doc =
          "One map of a stack: its index over the leading axes, the mask used,\n"
          "status, the minimal head size (exact) or its bounds, and, when a head\n"
          "size was given, the verdict (None: undecided).",
-     .fields = f_representslice_fields, .nfields = AR_SCHEMA_N(f_representslice_fields)},
+     .fields = f_representslice_fields,
+     .nfields = AR_SCHEMA_N(f_representslice_fields)},
     {.name = "RepresentSummary", .base = NULL,
      .doc =
          "Over the slices: count, how many exact, largest and median of the\n"
          "minimal head size (the upper bound where not exact).",
-     .fields = f_representsummary_fields, .nfields = AR_SCHEMA_N(f_representsummary_fields)},
+     .fields = f_representsummary_fields,
+     .nfields = AR_SCHEMA_N(f_representsummary_fields)},
     {.name = "RepresentStack", .base = NULL,
      .doc =
          "A stack of maps (`attnrank represent` on a stack, without\n"
          "`source`): n, axis, one RepresentSlice per map in C order,\n"
          "and the summary.",
-     .fields = f_representstack_fields, .nfields = AR_SCHEMA_N(f_representstack_fields)},
+     .fields = f_representstack_fields,
+     .nfields = AR_SCHEMA_N(f_representstack_fields)},
 };
-const size_t ar_schema_represent_count = sizeof ar_schema_represent / sizeof ar_schema_represent[0];
+const size_t ar_schema_represent_count = AR_SCHEMA_N(ar_schema_represent);

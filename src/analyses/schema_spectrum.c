@@ -67,7 +67,8 @@ const ar_schema_record ar_schema_spectrum[] = {
          "seed, draws\n"
          "    storage rule only: the seed and number of the Monte Carlo draws that\n"
          "    set `threshold`.",
-     .fields = f_tolerance_fields, .nfields = AR_SCHEMA_N(f_tolerance_fields)},
+     .fields = f_tolerance_fields,
+     .nfields = AR_SCHEMA_N(f_tolerance_fields)},
     {.name = "RankMetrics", .base = NULL,
      .doc =
          "Numerical rank and effective ranks of a singular spectrum\n"
@@ -99,7 +100,8 @@ const ar_schema_record ar_schema_spectrum[] = {
          "    the tolerance).\n"
          "\n"
          "Every effective rank is 0 for an all-zero (or empty) spectrum.",
-     .fields = f_rankmetrics_fields, .nfields = AR_SCHEMA_N(f_rankmetrics_fields)},
+     .fields = f_rankmetrics_fields,
+     .nfields = AR_SCHEMA_N(f_rankmetrics_fields)},
     {.name = "Spectrum", .base = "RankMetrics",
      .doc =
          "Singular values of one matrix with its rank metrics (every field of\n"
@@ -111,7 +113,8 @@ const ar_schema_record ar_schema_spectrum[] = {
          "singular_values\n"
          "    the singular values, descending, a float64 numpy array of\n"
          "    `min(rows, cols)` values.",
-     .fields = f_spectrum_fields, .nfields = AR_SCHEMA_N(f_spectrum_fields)},
+     .fields = f_spectrum_fields,
+     .nfields = AR_SCHEMA_N(f_spectrum_fields)},
     {.name = "SpectrumStack", .base = NULL,
      .doc =
          "Spectra of a stack of matrices.\n"
@@ -120,6 +123,7 @@ const ar_schema_record ar_schema_spectrum[] = {
          "    one Spectrum per matrix, in C order over the leading axes;\n"
          "singular_values\n"
          "    all singular values, shape `leading axes + (min(rows, cols),)`.",
-     .fields = f_spectrumstack_fields, .nfields = AR_SCHEMA_N(f_spectrumstack_fields)},
+     .fields = f_spectrumstack_fields,
+     .nfields = AR_SCHEMA_N(f_spectrumstack_fields)},
 };
-const size_t ar_schema_spectrum_count = sizeof ar_schema_spectrum / sizeof ar_schema_spectrum[0];
+const size_t ar_schema_spectrum_count = AR_SCHEMA_N(ar_schema_spectrum);

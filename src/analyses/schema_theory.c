@@ -265,7 +265,8 @@ const ar_schema_record ar_schema_theory[] = {
      .doc =
          "The rank of the grid tensor over F_p for one prime p (a certificate:\n"
          "the generic rank over Q is at least this).",
-     .fields = f_primerank_fields, .nfields = AR_SCHEMA_N(f_primerank_fields)},
+     .fields = f_primerank_fields,
+     .nfields = AR_SCHEMA_N(f_primerank_fields)},
     {.name = "SeprankEmbedding", .base = NULL,
      .doc =
          "The token-embedding block of a Seprank (only with\n"
@@ -279,7 +280,8 @@ const ar_schema_record ar_schema_theory[] = {
          "expected_rank (None when unknown or above e^40), expected_rank_log,\n"
          "expected_claim (\"verified\", \"conjectured\" or \"none\"), expected_formula\n"
          "and attains_expected (None without a closed form).",
-     .fields = f_seprankembedding_fields, .nfields = AR_SCHEMA_N(f_seprankembedding_fields)},
+     .fields = f_seprankembedding_fields,
+     .nfields = AR_SCHEMA_N(f_seprankembedding_fields)},
     {.name = "Seprank", .base = NULL,
      .doc =
          "Grid-tensor rank of the simplified self-attention network, as\n"
@@ -302,14 +304,16 @@ const ar_schema_record ar_schema_theory[] = {
          "With `embed_rank=`: embedding, a SeprankEmbedding (the bounds\n"
          "are then those of m = min(d, r) coordinates); None (and no JSON key)\n"
          "otherwise.",
-     .fields = f_seprank_fields, .nfields = AR_SCHEMA_N(f_seprank_fields)},
+     .fields = f_seprank_fields,
+     .nfields = AR_SCHEMA_N(f_seprank_fields)},
     {.name = "DepthWidthLaw", .base = NULL,
      .doc =
          "The transition law applied: ln d_x = intercept + slope L with\n"
          "N_params = params_coeff L d_x^2, and where it came from (\"paper\",\n"
          "\"fit\" for a refit from points, \"given\" for intercept/slope or a\n"
          "mapping, or the path of a JSON law file).",
-     .fields = f_depthwidthlaw_fields, .nfields = AR_SCHEMA_N(f_depthwidthlaw_fields)},
+     .fields = f_depthwidthlaw_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthlaw_fields)},
     {.name = "DepthWidthFit", .base = NULL,
      .doc =
          "Least-squares refit ln(width) = intercept + slope depth from\n"
@@ -319,7 +323,8 @@ const ar_schema_record ar_schema_theory[] = {
          "(weighted) R^2, chi2 and chi2_red = chi2 / (n - 2) (None when n = 2).\n"
          "mode is \"fit\" for the refit alone (None, left out, inside a mode's\n"
          "record).",
-     .fields = f_depthwidthfit_fields, .nfields = AR_SCHEMA_N(f_depthwidthfit_fields)},
+     .fields = f_depthwidthfit_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthfit_fields)},
     {.name = "DepthWidthEmbedding", .base = NULL,
      .doc =
          "The embedding crossover of a depthwidth mode (only with\n"
@@ -332,28 +337,33 @@ const ar_schema_record ar_schema_theory[] = {
          "l_th = log_3 of the effective width, depth_efficient (the depth judged\n"
          "is at most the crossover; None when no depth is judged) and claim\n"
          "(\"derived\").",
-     .fields = f_depthwidthembedding_fields, .nfields = AR_SCHEMA_N(f_depthwidthembedding_fields)},
+     .fields = f_depthwidthembedding_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthembedding_fields)},
     {.name = "_DepthWidthMode", .base = NULL,
      .doc =
          "What every mode's record starts with, in the CLI's key order: the\n"
          "mode, the law applied and, when the law was refit from points, the\n"
          "refit (None otherwise, left out of to_dict).",
-     .fields = f_depthwidthmode_fields, .nfields = AR_SCHEMA_N(f_depthwidthmode_fields)},
+     .fields = f_depthwidthmode_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthmode_fields)},
     {.name = "DepthWidthOptimum", .base = "_DepthWidthMode",
      .doc =
          "Optimal depth L* and width for a parameter budget (mode \"optimum\"):\n"
          "the root of params_coeff L exp(2 (a + b L)) = total_params; l_th =\n"
          "log_3(optimal_d).",
-     .fields = f_depthwidthoptimum_fields, .nfields = AR_SCHEMA_N(f_depthwidthoptimum_fields)},
+     .fields = f_depthwidthoptimum_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthoptimum_fields)},
     {.name = "DepthWidthTransitionWidth", .base = "_DepthWidthMode",
      .doc =
          "Transition width exp(a + b L) for a depth (mode \"transition_d\").",
-     .fields = f_depthwidthtransitionwidth_fields, .nfields = AR_SCHEMA_N(f_depthwidthtransitionwidth_fields)},
+     .fields = f_depthwidthtransitionwidth_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthtransitionwidth_fields)},
     {.name = "DepthWidthTransitionDepth", .base = "_DepthWidthMode",
      .doc =
          "Transition depth (ln d - a) / b for a width (mode\n"
          "\"transition_layers\"; negative: past the transition at every depth).",
-     .fields = f_depthwidthtransitiondepth_fields, .nfields = AR_SCHEMA_N(f_depthwidthtransitiondepth_fields)},
+     .fields = f_depthwidthtransitiondepth_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthtransitiondepth_fields)},
     {.name = "DepthWidthVerdict", .base = "_DepthWidthMode",
      .doc =
          "Verdict on a network (L, d) (mode \"verdict\"): its size, the\n"
@@ -361,19 +371,22 @@ const ar_schema_record ar_schema_theory[] = {
          "depth and width for its size, depth_ratio = L / L*, \"depth-efficient\"\n"
          "(L <= transition depth of d) or \"depth-inefficient\", near_optimal\n"
          "(|L - L*| <= tolerance L*).",
-     .fields = f_depthwidthverdict_fields, .nfields = AR_SCHEMA_N(f_depthwidthverdict_fields)},
+     .fields = f_depthwidthverdict_fields,
+     .nfields = AR_SCHEMA_N(f_depthwidthverdict_fields)},
     {.name = "CollapseDecayFit", .base = NULL,
      .doc =
          "Decay of the relative Frobenius residual over depths 0..last_depth\n"
          "(before it first falls to floor): geometric fit (slope of log r_l per\n"
          "layer, factor exp(slope)) and order k of r_{l+1} ~ c r_l^k (None with\n"
          "fewer than 2 points / pairs).",
-     .fields = f_collapsedecayfit_fields, .nfields = AR_SCHEMA_N(f_collapsedecayfit_fields)},
+     .fields = f_collapsedecayfit_fields,
+     .nfields = AR_SCHEMA_N(f_collapsedecayfit_fields)},
     {.name = "CollapseBound", .base = NULL,
      .doc =
          "The paper's constants and the worst log margin log(res_1inf) -\n"
          "bound_log over depths >= 1 (<= 0: the bound holds at every depth).",
-     .fields = f_collapsebound_fields, .nfields = AR_SCHEMA_N(f_collapsebound_fields)},
+     .fields = f_collapsebound_fields,
+     .nfields = AR_SCHEMA_N(f_collapsebound_fields)},
     {.name = "CollapseDepth", .base = NULL,
      .doc =
          "One depth (0 = the input): norms of X_l and of its residual\n"
@@ -382,7 +395,8 @@ const ar_schema_record ar_schema_theory[] = {
          "previous depth (None at depth 0), the numerical rank of X_l with its\n"
          "tolerance and the effective ranks, the singular values, and the log of\n"
          "the paper's bound (only when gamma and beta were given).",
-     .fields = f_collapsedepth_fields, .nfields = AR_SCHEMA_N(f_collapsedepth_fields)},
+     .fields = f_collapsedepth_fields,
+     .nfields = AR_SCHEMA_N(f_collapsedepth_fields)},
     {.name = "Collapse", .base = NULL,
      .doc =
          "Rank collapse across depth, as the JSON of `collapse`: the\n"
@@ -391,6 +405,7 @@ const ar_schema_record ar_schema_theory[] = {
          "seed, axis \"row\" (rows are tokens), the residual's definition, the\n"
          "decay fit, the bound (None without gamma and beta) and one\n"
          "CollapseDepth per depth 0..layers.",
-     .fields = f_collapse_fields, .nfields = AR_SCHEMA_N(f_collapse_fields)},
+     .fields = f_collapse_fields,
+     .nfields = AR_SCHEMA_N(f_collapse_fields)},
 };
-const size_t ar_schema_theory_count = sizeof ar_schema_theory / sizeof ar_schema_theory[0];
+const size_t ar_schema_theory_count = AR_SCHEMA_N(ar_schema_theory);

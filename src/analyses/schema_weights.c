@@ -381,13 +381,15 @@ const ar_schema_record ar_schema_weights[] = {
          "for every rank (relative to `||log P||_2`, not to the centred matrix),\n"
          "the precision whose epsilon set the default rtol, the row-sum tolerance\n"
          "and the largest row-sum defect seen.",
-     .fields = f_softmaxbottlenecktolerance_fields, .nfields = AR_SCHEMA_N(f_softmaxbottlenecktolerance_fields)},
+     .fields = f_softmaxbottlenecktolerance_fields,
+     .nfields = AR_SCHEMA_N(f_softmaxbottlenecktolerance_fields)},
     {.name = "YangCondition", .base = NULL,
      .doc =
          "Yang et al.'s condition rank(log P) - 1 > d: whether it applies (no\n"
          "bias), proves failure, is silent although d is too small, or (with a\n"
          "bias) claims failure although d suffices.",
-     .fields = f_yangcondition_fields, .nfields = AR_SCHEMA_N(f_yangcondition_fields)},
+     .fields = f_yangcondition_fields,
+     .nfields = AR_SCHEMA_N(f_yangcondition_fields)},
     {.name = "SoftmaxBottleneckFit", .base = NULL,
      .doc =
          "The probability-space fit at width d (L-BFGS from the truncated SVD\n"
@@ -396,7 +398,8 @@ const ar_schema_record ar_schema_weights[] = {
          "start's mean KL and whether the start was kept, iterations, convergence\n"
          "of the gradient test, the final gradient norm and the last GSL status.\n"
          "An upper bound of the best probability-space error (non-convex).",
-     .fields = f_softmaxbottleneckfit_fields, .nfields = AR_SCHEMA_N(f_softmaxbottleneckfit_fields)},
+     .fields = f_softmaxbottleneckfit_fields,
+     .nfields = AR_SCHEMA_N(f_softmaxbottleneckfit_fields)},
     {.name = "SoftmaxBottleneck", .base = NULL,
      .doc =
          "Can an output layer of width d express P (the JSON of `softmax-bottleneck` without `source`)?\n"
@@ -412,11 +415,13 @@ const ar_schema_record ar_schema_weights[] = {
          "the Eckart-Young error at every width k = 0 .. min(N, V) (index k), and\n"
          "`centred_norm`, the Frobenius norm of the centred matrix; see\n"
          "widths().",
-     .fields = f_softmaxbottleneck_fields, .nfields = AR_SCHEMA_N(f_softmaxbottleneck_fields)},
+     .fields = f_softmaxbottleneck_fields,
+     .nfields = AR_SCHEMA_N(f_softmaxbottleneck_fields)},
     {.name = "WeightsConfig", .base = NULL,
      .doc =
          "What config.json beside the model gave (None where absent).",
-     .fields = f_weightsconfig_fields, .nfields = AR_SCHEMA_N(f_weightsconfig_fields)},
+     .fields = f_weightsconfig_fields,
+     .nfields = AR_SCHEMA_N(f_weightsconfig_fields)},
     {.name = "WeightsTolerance", .base = NULL,
      .doc =
          "The rank rule of the report: the rule in force (\"uniform-rounding-mc\"\n"
@@ -425,7 +430,8 @@ const ar_schema_record ar_schema_weights[] = {
          "subnormal error, the base seed and how per-head seeds derive from it,\n"
          "the Monte Carlo draws and safety factor, the formulas of both\n"
          "thresholds, and with the given rule a note.",
-     .fields = f_weightstolerance_fields, .nfields = AR_SCHEMA_N(f_weightstolerance_fields)},
+     .fields = f_weightstolerance_fields,
+     .nfields = AR_SCHEMA_N(f_weightstolerance_fields)},
     {.name = "QKNoise", .base = NULL,
      .doc =
          "The storage-noise analysis of one head (include/attnrank/weights.h):\n"
@@ -434,7 +440,8 @@ const ar_schema_record ar_schema_weights[] = {
          "sigma_1 = 0), capped (the default cut hit tau_cert), the factor norms\n"
          "`||A||_2, ||B||_2`, the rounding error bounds e_A, e_B and the float64\n"
          "arithmetic floor.",
-     .fields = f_qknoise_fields, .nfields = AR_SCHEMA_N(f_qknoise_fields)},
+     .fields = f_qknoise_fields,
+     .nfields = AR_SCHEMA_N(f_qknoise_fields)},
     {.name = "QKHead", .base = NULL,
      .doc =
          "One head's QK circuit W_q^h^T W_k^h: a row of the Weights\n"
@@ -446,18 +453,21 @@ const ar_schema_record ar_schema_weights[] = {
          "length (reach_context, None when it is unknown) and at n (reach_n, None\n"
          "without n); then `layer`, the layer index (in the JSON it is the\n"
          "enclosing layer's, so not in to_dict).",
-     .fields = f_qkhead_fields, .nfields = AR_SCHEMA_N(f_qkhead_fields)},
+     .fields = f_qkhead_fields,
+     .nfields = AR_SCHEMA_N(f_qkhead_fields)},
     {.name = "WeightsLayer", .base = NULL,
      .doc =
          "One analysed layer: its index, the query and key tensors read, and\n"
          "its heads.",
-     .fields = f_weightslayer_fields, .nfields = AR_SCHEMA_N(f_weightslayer_fields)},
+     .fields = f_weightslayer_fields,
+     .nfields = AR_SCHEMA_N(f_weightslayer_fields)},
     {.name = "FixedMultiHead", .base = NULL,
      .doc =
          "The FixedMultiHead alternative (d_p = n): head size, attention\n"
          "parameters per layer, whether it is still a bottleneck (d < n), and its\n"
          "parameters relative to the model's heads.",
-     .fields = f_fixedmultihead_fields, .nfields = AR_SCHEMA_N(f_fixedmultihead_fields)},
+     .fields = f_fixedmultihead_fields,
+     .nfields = AR_SCHEMA_N(f_fixedmultihead_fields)},
     {.name = "WeightsVerdict", .base = NULL,
      .doc =
          "The head-size verdict at one sequence length n: the model's head\n"
@@ -466,26 +476,31 @@ const ar_schema_record ar_schema_weights[] = {
          "needed head size under the mask (with its generic status and formula),\n"
          "how many trained heads have circuit rank below it, the largest head\n"
          "count without a bottleneck and the FixedMultiHead alternative.",
-     .fields = f_weightsverdict_fields, .nfields = AR_SCHEMA_N(f_weightsverdict_fields)},
+     .fields = f_weightsverdict_fields,
+     .nfields = AR_SCHEMA_N(f_weightsverdict_fields)},
     {.name = "WeightsVerdicts", .base = NULL,
      .doc =
          "Verdicts at the context length and at n (None when undefined).",
-     .fields = f_weightsverdicts_fields, .nfields = AR_SCHEMA_N(f_weightsverdicts_fields)},
+     .fields = f_weightsverdicts_fields,
+     .nfields = AR_SCHEMA_N(f_weightsverdicts_fields)},
     {.name = "LayerKind", .base = NULL,
      .doc =
          "One layer kind of the model's masks: label, layer count (0 when\n"
          "the config does not say) and its mask.",
-     .fields = f_layerkind_fields, .nfields = AR_SCHEMA_N(f_layerkind_fields)},
+     .fields = f_layerkind_fields,
+     .nfields = AR_SCHEMA_N(f_layerkind_fields)},
     {.name = "ModelMasks", .base = NULL,
      .doc =
          "The masks the verdicts use and why (\"{opt:mask}\" when given).",
-     .fields = f_modelmasks_fields, .nfields = AR_SCHEMA_N(f_modelmasks_fields)},
+     .fields = f_modelmasks_fields,
+     .nfields = AR_SCHEMA_N(f_modelmasks_fields)},
     {.name = "WeightsSummary", .base = NULL,
      .doc =
          "Over the analysed heads: count, rank min/mean/max, rank-deficient\n"
          "heads (rank < min(d_head, d)), mean Roy-Vetterli and stable ranks, and\n"
          "the certain and default ranks' min/mean/max.",
-     .fields = f_weightssummary_fields, .nfields = AR_SCHEMA_N(f_weightssummary_fields)},
+     .fields = f_weightssummary_fields,
+     .nfields = AR_SCHEMA_N(f_weightssummary_fields)},
     {.name = "EmbeddingRank", .base = NULL,
      .doc =
          "The numerical rank of one stored embedding matrix (rows x cols) under\n"
@@ -493,7 +508,8 @@ const ar_schema_record ar_schema_weights[] = {
          "float64 or with rtol/atol given): rank above threshold, certain_rank\n"
          "above certain_threshold (a rigorous bound of the rounding error), the\n"
          "Monte Carlo seed and draws, sigma_1 and the last singular value.",
-     .fields = f_embeddingrank_fields, .nfields = AR_SCHEMA_N(f_embeddingrank_fields)},
+     .fields = f_embeddingrank_fields,
+     .nfields = AR_SCHEMA_N(f_embeddingrank_fields)},
     {.name = "WeightsEmbedding", .base = NULL,
      .doc =
          "Token embeddings of a checkpoint (only when it stores one;\n"
@@ -503,7 +519,8 @@ const ar_schema_record ar_schema_weights[] = {
          "(ALBERT; None when absent), the model width, the embedding rank (the\n"
          "token rank, at most embedding_size) and width_exceeds_rank (width above\n"
          "it buys no separation rank).",
-     .fields = f_weightsembedding_fields, .nfields = AR_SCHEMA_N(f_weightsembedding_fields)},
+     .fields = f_weightsembedding_fields,
+     .nfields = AR_SCHEMA_N(f_weightsembedding_fields)},
     {.name = "Weights", .base = NULL,
      .doc =
          "QK-circuit report of a model's weights (the JSON of `weights`\n"
@@ -522,6 +539,7 @@ const ar_schema_record ar_schema_weights[] = {
          "positional_bias, a ModelBias, when config.json\n"
          "implies ALiBi or T5 buckets (T5's values read from the checkpoint's\n"
          "relative_attention_bias.weight; None, and no JSON key, otherwise).",
-     .fields = f_weights_fields, .nfields = AR_SCHEMA_N(f_weights_fields)},
+     .fields = f_weights_fields,
+     .nfields = AR_SCHEMA_N(f_weights_fields)},
 };
-const size_t ar_schema_weights_count = sizeof ar_schema_weights / sizeof ar_schema_weights[0];
+const size_t ar_schema_weights_count = AR_SCHEMA_N(ar_schema_weights);
