@@ -46,6 +46,9 @@ static void test_records_are_well_formed(void **state)
                 assert_non_null(v);
                 json_decref(v);
             }
+            /* only a field of a record extending another can lead */
+            if (f->flags & AR_SCHEMA_LEADS)
+                assert_non_null(r->base);
             /* left out when null needs a value that can be null */
             if (f->flags & AR_SCHEMA_OMIT)
                 assert_true((f->flags & AR_SCHEMA_NULLABLE) || f->fallback != NULL);

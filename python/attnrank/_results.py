@@ -155,7 +155,8 @@ def _flags_text(field):
              f"{field['kind']} of {field['record']}" if field["kind"] == "records" else
              field["record"]]
     for flag, word in (("nullable", "or None"), ("omit", "left out of to_dict() when None"),
-                       ("face", "not in the JSON"), ("u64", "unsigned 64-bit")):
+                       ("face", "not in the JSON"), ("u64", "unsigned 64-bit"),
+                       ("leads", "before the base's keys in the JSON")):
         if field.get(flag):
             words.append(word)
     return ", ".join(words)

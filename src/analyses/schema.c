@@ -82,7 +82,8 @@ static json_t *field_json(jb *b, const ar_schema_field *f)
     } flags[] = {{AR_SCHEMA_NULLABLE, "nullable"},
                  {AR_SCHEMA_OMIT, "omit"},
                  {AR_SCHEMA_FACE, "face"},
-                 {AR_SCHEMA_U64, "u64"}};
+                 {AR_SCHEMA_U64, "u64"},
+                 {AR_SCHEMA_LEADS, "leads"}};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (f->flags & flags[i].flag)
             jb_set(b, o, flags[i].name, json_true());

@@ -26,6 +26,7 @@ typedef enum ar_schema_kind {
 #define AR_SCHEMA_OMIT 2u
 #define AR_SCHEMA_FACE 4u
 #define AR_SCHEMA_U64 8u
+#define AR_SCHEMA_LEADS 16u
 /* nullable and left out when null: the usual optional block */
 #define AR_SCHEMA_OPTIONAL (AR_SCHEMA_NULLABLE | AR_SCHEMA_OMIT)
 /* The number of fields of a static array. */

@@ -31,7 +31,7 @@ static const ar_schema_field f_rankmetrics_fields[] = {
 };
 
 static const ar_schema_field f_spectrum_fields[] = {
-    {.key = "index", .kind = AR_SCHEMA_INTS, .fallback = "[]"},
+    {.key = "index", .kind = AR_SCHEMA_INTS, .flags = AR_SCHEMA_LEADS, .fallback = "[]"},
     {.key = "singular_values", .kind = AR_SCHEMA_REALS, .fallback = "null"},
 };
 

@@ -564,3 +564,12 @@ def test_conventions_lists_the_schema_keys():
     stray = sorted(k for k, where in listed.items()
                    if k not in keys and k not in _FACE_KEYS and where != "circuits")
     assert stray == []
+
+
+def test_a_record_extending_another_keeps_the_json_order():
+    # the base's keys come first but for the fields that lead (a spectrum's index)
+    rec, base = SCHEMA["Spectrum"], SCHEMA["RankMetrics"]
+    order = ([f["key"] for f in rec["fields"] if f.get("leads")] +
+             [f["key"] for f in base["fields"]] +
+             [f["key"] for f in rec["fields"] if not f.get("leads")])
+    assert list(attnrank.spectrum(np.eye(3)).to_dict()) == order
