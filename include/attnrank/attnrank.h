@@ -36,5 +36,6 @@
 #include "circuits_model.h"
 #include "depthwidth_run.h"
 #include "json.h"
+#include "schema.h"
 
 #endif

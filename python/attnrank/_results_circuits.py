@@ -1,16 +1,18 @@
 """The records of attnrank.copying_scores and attnrank.circuits: one head's
 OV copying scores and the circuits of a checkpoint (attnrank/circuits.h,
-attnrank/circuits_model.h; the definitions are in docs/theory/circuits.md)."""
+attnrank/circuits_model.h; the definitions are in docs/theory/circuits.md).
+Circuits is made from the library's schema (attnrank._results.records);
+CopyingScores, built from the C struct, is Python's own."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict
 
 import numpy as np
 
-from attnrank._results import _from_json, _real
+from attnrank._results import _from_json, _real, records
 
 __all__ = ["CopyingScores", "Circuits"]
 
@@ -79,31 +81,8 @@ class CopyingScores:
         return {k: _plain(getattr(self, k)) for k in keys}
 
 
-@dataclass(frozen=True)
-class Circuits:
-    """The circuits of a checkpoint, as ``attnrank circuits --json``:
-    ``circuit_heads`` holds one dict per head (``layer``, ``head``,
-    ``kv_head``, ``precision``, ``copying``, ``ov_singular_values``, ``qk``,
-    ``full_copying``), ``full_circuits`` the embedding, unembedding (or
-    ``"tied"``) and V of the full circuits (or None),
-    ``composition`` the composition scores (``modes``, ``null_rms``,
-    ``pairs``) or None.  Iterating gives the heads."""
-
-    _OMIT = frozenset({"weights_centred", "copying_tolerance", "full_circuits", "composition"})
-
-    family: str
-    weight_preprocessing: str
-    d: int
-    heads: int
-    kv_heads: int
-    head_size: int
-    layers: Tuple[int, ...]
-    precision: str
-    weights_centred: Optional[bool]
-    copying_tolerance: Optional[Dict[str, float]]
-    full_circuits: Optional[Dict[str, Any]]
-    circuit_heads: List[Dict[str, Any]] = field(repr=False)
-    composition: Optional[Dict[str, Any]] = field(repr=False)
+class _Circuits:
+    _repr_hidden = ("circuit_heads", "composition")  # the dataclass repr without them
 
     @classmethod
     def _from_json(cls, d):
@@ -156,3 +135,6 @@ class Circuits:
         if self.composition is not None:
             out["composition"] = _plain(self.composition)
         return out
+
+
+records(globals(), ["Circuits"], {"Circuits": _Circuits})

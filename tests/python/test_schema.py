@@ -498,3 +498,78 @@ def test_check_fields_are_the_keys(cli, tmp_path, points_csv, keys, require, ref
     assert got.to_dict() == want
     assert [v.status for c in got.configs for v in c.conditions] == \
         [v["status"] for c in want["configs"] for v in c["conditions"]]
+# ---- the library's schema -----------------------------------------------------------
+# The records' fields come from the library's table (attnrank/schema.h): each
+# record and key is described there, docs/conventions.md's key list agrees with
+# it, and the classes are its records.
+
+import os as _os2  # noqa: E402
+import re as _re  # noqa: E402
+
+from attnrank._results import SCHEMA, _CLASSES  # noqa: E402
+
+_CONVENTIONS = _os2.path.join(_os2.path.dirname(__file__), "..", "..", "docs", "conventions.md")
+# Keys a face adds to the library's records (the input files, labels).
+_FACE_KEYS = {"source", "file", "label", "weights_prefix", "note"}
+
+
+def _named(key, text):
+    return _re.search(r"(?<![A-Za-z0-9_])" + _re.escape(key) + r"(?![A-Za-z0-9_])", text)
+
+
+def test_every_record_and_key_is_described():
+    for name, rec in SCHEMA.items():
+        assert rec["description"].strip(), name
+        assert rec["fields"], name
+        for f in rec["fields"]:
+            assert f.get("doc") or _named(f["key"], rec["description"]), (name, f["key"])
+
+
+def test_the_classes_are_the_schema():
+    for name, rec in SCHEMA.items():
+        cls = _CLASSES[name]
+        assert cls.__name__ == name and cls.__doc__.startswith(rec["description"])
+        chain = []
+        while rec is not None:
+            chain[:0] = rec["fields"]
+            rec = SCHEMA[rec["base"]] if rec["base"] else None
+        assert [f.name for f in dataclasses.fields(cls)] == [f["key"] for f in chain], name
+        if not name.startswith("_"):  # a base no binding returns keeps its underscore
+            assert getattr(attnrank, name) is cls, name
+
+
+def _json_keys_section():
+    """The "JSON keys" section of docs/conventions.md: its text and, per key
+    in the first cell of a table row, the subsection that lists it."""
+    text = open(_CONVENTIONS, encoding="utf-8").read()
+    section = text[text.index("\n## JSON keys"):]
+    section = section[:section.index("\n## ", 5)]
+    listed, current = {}, None
+    for line in section.split("\n"):
+        if line.startswith("### "):
+            current = line[4:].strip()
+        elif line.startswith("| `"):
+            for key in _re.findall(r"`([A-Za-z0-9_]+)`", line[2:].split(" | ")[0]):
+                listed.setdefault(key, current)
+    return section, listed
+
+
+def test_conventions_lists_the_schema_keys():
+    # every key of the schema is documented in the section, and every key the
+    # section's tables list is a schema key, a face's key, or one of the
+    # circuits' blocks (kind "any" in the schema: copying, qk, composition, ...)
+    section, listed = _json_keys_section()
+    keys = {f["key"] for rec in SCHEMA.values() for f in rec["fields"] if not f.get("face")}
+    assert sorted(k for k in keys if f"`{k}`" not in section) == []
+    stray = sorted(k for k, where in listed.items()
+                   if k not in keys and k not in _FACE_KEYS and where != "circuits")
+    assert stray == []
+
+
+def test_a_record_extending_another_keeps_the_json_order():
+    # the base's keys come first but for the fields that lead (a spectrum's index)
+    rec, base = SCHEMA["Spectrum"], SCHEMA["RankMetrics"]
+    order = ([f["key"] for f in rec["fields"] if f.get("leads")] +
+             [f["key"] for f in base["fields"]] +
+             [f["key"] for f in rec["fields"] if not f.get("leads")])
+    assert list(attnrank.spectrum(np.eye(3)).to_dict()) == order

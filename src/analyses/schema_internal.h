@@ -1,0 +1,77 @@
+/* The record schema's table (internal; include/attnrank/schema.h is the
+ * public side, the whole table as JSON).  One file a family of records
+ * (schema_spectrum.c, schema_represent.c, ...), each an array of records;
+ * schema.c joins them and writes the JSON. */
+#ifndef ATTNRANK_ANALYSES_SCHEMA_INTERNAL_H
+#define ATTNRANK_ANALYSES_SCHEMA_INTERNAL_H
+
+#include <stddef.h>
+
+typedef enum ar_schema_kind {
+    AR_SCHEMA_INT,     /* an integer */
+    AR_SCHEMA_REAL,    /* a real ("nan", "inf", "-inf" or null when not finite) */
+    AR_SCHEMA_BOOL,
+    AR_SCHEMA_TEXT,
+    AR_SCHEMA_RECORD,  /* an object: the record named by .record */
+    AR_SCHEMA_REALS,   /* an array of reals */
+    AR_SCHEMA_INTS,    /* an array of integers */
+    AR_SCHEMA_TEXTS,   /* an array of texts */
+    AR_SCHEMA_RECORDS, /* an array of the records named by .record */
+    AR_SCHEMA_ANY,     /* a value of more than one kind (an index or a text, ...) */
+    AR_SCHEMA_NKINDS
+} ar_schema_kind;
+
+/* Field flags (schema.h says what each means). */
+#define AR_SCHEMA_NULLABLE 1u
+#define AR_SCHEMA_OMIT 2u
+#define AR_SCHEMA_FACE 4u
+#define AR_SCHEMA_U64 8u
+#define AR_SCHEMA_LEADS 16u
+/* nullable and left out when null: the usual optional block */
+#define AR_SCHEMA_OPTIONAL (AR_SCHEMA_NULLABLE | AR_SCHEMA_OMIT)
+/* The number of fields of a static array. */
+#define AR_SCHEMA_N(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct ar_schema_field {
+    const char *key;
+    ar_schema_kind kind;
+    const char *record;   /* RECORD, RECORDS: the nested record's name; else NULL */
+    unsigned flags;       /* AR_SCHEMA_* */
+    const char *fallback; /* the default as JSON text; NULL: none */
+    const char *doc;      /* the key's meaning, NULL when the description gives it */
+} ar_schema_field;
+
+typedef struct ar_schema_record {
+    const char *name;
+    const char *base; /* the record whose fields come first, NULL for none */
+    const char *doc;
+    const ar_schema_field *fields; /* the record's own, after the base's */
+    size_t nfields;
+} ar_schema_record;
+
+/* The name of a kind ("int", ...; NULL out of range). */
+const char *ar_schema_kind_name(ar_schema_kind kind);
+/* The i-th record (the families one after the other), NULL from
+ * ar_schema_record_count() on. */
+const ar_schema_record *ar_schema_record_at(size_t i);
+/* The record named name, NULL when none. */
+const ar_schema_record *ar_schema_find(const char *name);
+
+extern const ar_schema_record ar_schema_spectrum[];
+extern const size_t ar_schema_spectrum_count;
+extern const ar_schema_record ar_schema_represent[];
+extern const size_t ar_schema_represent_count;
+extern const ar_schema_record ar_schema_heads[];
+extern const size_t ar_schema_heads_count;
+extern const ar_schema_record ar_schema_bias[];
+extern const size_t ar_schema_bias_count;
+extern const ar_schema_record ar_schema_theory[];
+extern const size_t ar_schema_theory_count;
+extern const ar_schema_record ar_schema_weights[];
+extern const size_t ar_schema_weights_count;
+extern const ar_schema_record ar_schema_check[];
+extern const size_t ar_schema_check_count;
+extern const ar_schema_record ar_schema_circuits[];
+extern const size_t ar_schema_circuits_count;
+
+#endif
