@@ -11,6 +11,7 @@ static void test_records_are_well_formed(void **state)
     size_t n = ar_schema_record_count();
     assert_true(n > 50);
     assert_null(ar_schema_record_at(n));
+    assert_null(ar_schema_family_at(n));
     for (size_t i = 0; i < n; i++) {
         const ar_schema_record *r = ar_schema_record_at(i);
         assert_non_null(r);
@@ -18,6 +19,11 @@ static void test_records_are_well_formed(void **state)
         assert_true(r->doc != NULL && r->doc[0] != '\0');
         assert_true(r->nfields > 0);
         assert_ptr_equal(ar_schema_find(r->name), r); /* the names are unique */
+        const char *family = ar_schema_family_at(i);
+        assert_true(family != NULL && family[0] != '\0');
+        if (i > 0 && strcmp(family, ar_schema_family_at(i - 1)) != 0) /* one run per family */
+            for (size_t j = 0; j + 1 < i; j++)
+                assert_string_not_equal(ar_schema_family_at(j), family);
         if (r->base != NULL) { /* a base exists and comes first */
             const ar_schema_record *b = ar_schema_find(r->base);
             assert_non_null(b);
@@ -74,6 +80,8 @@ static void test_json_is_the_table(void **state)
         const ar_schema_record *r = ar_schema_record_at(i);
         json_t *o = json_array_get(records, i);
         assert_string_equal(json_string_value(json_object_get(o, "name")), r->name);
+        assert_string_equal(json_string_value(json_object_get(o, "family")),
+                            ar_schema_family_at(i));
         assert_string_equal(json_string_value(json_object_get(o, "description")), r->doc);
         json_t *base = json_object_get(o, "base");
         if (r->base == NULL)

@@ -3,6 +3,9 @@
  * schema").
  *
  * Per record: its name (as the faces call it, e.g. "SoftmaxBottleneck"),
+ * its family (the command or theme whose records it is among: "spectrum",
+ * "represent", "heads", "bias", "theory", "weights", "check", "verify",
+ * "circuits"),
  * the record it extends (null for none; the base's keys come first but for
  * the fields that lead), a description of the record and its keys, and its
  * own fields in JSON order.  Per field: the key, the kind of its value
@@ -30,7 +33,7 @@ extern "C" {
 #endif
 
 /* The whole schema as compact JSON text in *text, to be released with
- * ar_json_free: {"records": [{"name", "base", "description", "fields":
+ * ar_json_free: {"records": [{"name", "family", "base", "description", "fields":
  * [{"key", "kind", "record", flags...}]}]}, the records in an order where
  * a base comes before the records that extend it.  flags: 0 (reserved).
  * AR_EINVAL for a NULL text or unknown flags, AR_ENOMEM when the text

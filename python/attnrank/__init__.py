@@ -26,6 +26,16 @@ The Python face of the attnrank C library (docs/python.md):
   does not).
 """
 
+from attnrank import (
+    _results,
+    _results_bias,
+    _results_check,
+    _results_circuits,
+    _results_scores,
+    _results_theory,
+    _results_verify,
+    _results_weights,
+)
 from attnrank._errors import (
     ArgumentError,
     ConvergenceError,
@@ -39,37 +49,41 @@ from attnrank._errors import (
     SizeError,
     UnsupportedError,
 )
-from attnrank._results import RankMetrics, Spectrum, SpectrumStack, Tolerance
-from attnrank._results import (
-    Certificate,
-    FamilyError,
-    Fit,
-    HeadConfig,
-    Heads,
-    HeadsModel,
-    InnovationGap,
-    InputX,
-    Mask,
-    MaskedCertificate,
-    MaskedRepresent,
-    MaskedTolerance,
-    ModelConfig,
-    PaperTables,
-    ParamBreakdown,
-    ParamCount,
-    PositionalBias,
-    Represent,
-    RepresentSlice,
-    RepresentStack,
-    RepresentSummary,
-    RepresentTolerance,
-    Residual,
-    Smoothing,
+from attnrank._core import (
+    assert_conditions,
+    check,
+    circuits,
+    collapse,
+    composition_score,
+    copying_scores,
+    depthwidth,
+    depthwidth_fit,
+    full_copying_scores,
+    head_scores,
+    heads,
+    params,
+    rank_metrics,
+    represent,
+    seprank,
+    softmax_bottleneck,
+    spectrum,
+    strerror,
+    verify,
+    version,
+    weights,
 )
-from attnrank._core import rank_metrics, spectrum, strerror, version
-from attnrank._core import heads, params, represent
 
 __version__ = version()
+
+# The result records: each module's __all__, whose record names come from
+# the library's schema (attnrank._results.records) -- spectrum, represent,
+# heads and params (_results); positional biases; seprank, depthwidth and
+# collapse (_results_theory); softmax_bottleneck and weights; check; verify;
+# circuits and copying scores; head scores.
+_RECORD_MODULES = (_results, _results_bias, _results_theory, _results_weights, _results_check,
+                   _results_verify, _results_circuits, _results_scores)
+globals().update({name: getattr(m, name) for m in _RECORD_MODULES for name in m.__all__
+                  if name != "SCORE_NAMES"})
 
 __all__ = [
     "ArgumentError",
@@ -81,45 +95,30 @@ __all__ = [
     "InternalError",
     "NonFiniteError",
     "OutOfMemoryError",
-    "RankMetrics",
     "SizeError",
-    "Spectrum",
-    "SpectrumStack",
-    "Tolerance",
     "UnsupportedError",
-    "rank_metrics",
-    "spectrum",
-    "strerror",
-    "version",
-    # represent, heads, params
-    "Certificate",
-    "FamilyError",
-    "Fit",
-    "HeadConfig",
-    "Heads",
-    "HeadsModel",
-    "InnovationGap",
-    "InputX",
-    "Mask",
-    "MaskedCertificate",
-    "MaskedRepresent",
-    "PositionalBias",
-    "MaskedTolerance",
-    "ModelConfig",
-    "PaperTables",
-    "ParamBreakdown",
-    "ParamCount",
-    "Represent",
-    "RepresentSlice",
-    "RepresentStack",
-    "RepresentSummary",
-    "RepresentTolerance",
-    "Residual",
-    "Smoothing",
+    "assert_conditions",
+    "check",
+    "circuits",
+    "collapse",
+    "composition_score",
+    "copying_scores",
+    "depthwidth",
+    "depthwidth_fit",
+    "full_copying_scores",
+    "head_scores",
     "heads",
     "params",
+    "rank_metrics",
     "represent",
-]
+    "seprank",
+    "softmax_bottleneck",
+    "spectrum",
+    "strerror",
+    "verify",
+    "version",
+    "weights",
+] + [name for m in _RECORD_MODULES for name in m.__all__ if name != "SCORE_NAMES"]
 
 
 def __getattr__(name):
@@ -130,167 +129,3 @@ def __getattr__(name):
 
         return importlib.import_module("attnrank.torch")
     raise AttributeError(f"module 'attnrank' has no attribute {name!r}")
-
-# ---- softmax bottleneck, weights ----
-# softmax_bottleneck(P, d=...) -- can an output layer of width d express P
-# (Yang et al. 2018), as ``attnrank softmax-bottleneck --json``;
-# weights(model_dir) -- QK-circuit spectra and head-size verdicts of a
-# model's safetensors weights, a per-layer, per-head table, as
-# ``attnrank weights --json``.
-from attnrank._results_weights import (
-    EmbeddingRank,
-    FixedMultiHead,
-    LayerKind,
-    ModelMasks,
-    QKHead,
-    QKNoise,
-    SoftmaxBottleneck,
-    SoftmaxBottleneckFit,
-    SoftmaxBottleneckTolerance,
-    Weights,
-    WeightsConfig,
-    WeightsEmbedding,
-    WeightsLayer,
-    WeightsSummary,
-    WeightsTolerance,
-    WeightsVerdict,
-    WeightsVerdicts,
-    YangCondition,
-)
-from attnrank._core import softmax_bottleneck, weights
-
-__all__ += [
-    "EmbeddingRank",
-    "FixedMultiHead",
-    "LayerKind",
-    "ModelMasks",
-    "QKHead",
-    "QKNoise",
-    "SoftmaxBottleneck",
-    "SoftmaxBottleneckFit",
-    "SoftmaxBottleneckTolerance",
-    "Weights",
-    "WeightsConfig",
-    "WeightsEmbedding",
-    "WeightsLayer",
-    "WeightsSummary",
-    "WeightsTolerance",
-    "WeightsVerdict",
-    "WeightsVerdicts",
-    "YangCondition",
-    "softmax_bottleneck",
-    "weights",
-]
-
-# ---- positional biases ----
-# the ``positional_bias`` block of heads(config=...) and weights(): per
-# layer kind and head, the bias rank and the reach (docs/theory/positional-bias.md).
-from attnrank._results_bias import BiasLayerKind, HeadBias, ModelBias  # noqa: E402
-
-__all__ += ["BiasLayerKind", "HeadBias", "ModelBias"]
-
-# ---- seprank, depthwidth, collapse ----
-# seprank -- grid-tensor rank of the simplified self-attention network (a
-# lower bound on its separation rank), as ``attnrank seprank --json``;
-# depthwidth, depthwidth_fit -- depth/width allocation by the transition law
-# and its refit from points, as ``attnrank depthwidth --json``; collapse --
-# rank collapse across depth, as ``attnrank collapse --json``.
-from attnrank._results_theory import (  # noqa: E402
-    Collapse,
-    CollapseBound,
-    CollapseDecayFit,
-    CollapseDepth,
-    DepthWidthEmbedding,
-    DepthWidthFit,
-    DepthWidthLaw,
-    DepthWidthOptimum,
-    DepthWidthTransitionDepth,
-    DepthWidthTransitionWidth,
-    DepthWidthVerdict,
-    PrimeRank,
-    Seprank,
-    SeprankEmbedding,
-)
-from attnrank._core import collapse, depthwidth, depthwidth_fit, seprank  # noqa: E402
-
-__all__ += [
-    "Collapse",
-    "CollapseBound",
-    "CollapseDecayFit",
-    "CollapseDepth",
-    "DepthWidthEmbedding",
-    "DepthWidthFit",
-    "DepthWidthLaw",
-    "DepthWidthOptimum",
-    "DepthWidthTransitionDepth",
-    "DepthWidthTransitionWidth",
-    "DepthWidthVerdict",
-    "PrimeRank",
-    "Seprank",
-    "SeprankEmbedding",
-    "collapse",
-    "depthwidth",
-    "depthwidth_fit",
-    "seprank",
-]
-
-# ---- check ----
-from attnrank._results_check import (  # noqa: E402
-    Check,
-    CheckLaw,
-    CheckLawFit,
-    CheckReport,
-    CheckVerdict,
-)
-from attnrank._core import assert_conditions, check  # noqa: E402
-
-__all__ += [
-    "Check",
-    "CheckLaw",
-    "CheckLawFit",
-    "CheckReport",
-    "CheckVerdict",
-    "assert_conditions",
-    "check",
-]
-
-# ---- head scores ----
-# head_scores -- previous-token, first-token (sink), diagonal, induction and
-# duplicate-token scores of attention maps (docs/theory/head-scores.md).
-from attnrank._results_scores import HeadScores  # noqa: E402
-from attnrank._core import head_scores  # noqa: E402
-
-__all__ += [
-    "HeadScores",
-    "head_scores",
-]
-
-# ---- circuits ----
-# copying_scores, composition_score -- one head's OV copying scores and the
-# composition of two heads from their factors; circuits -- those of every
-# head of a checkpoint, as ``attnrank circuits`` (docs/theory/circuits.md).
-from attnrank._results_circuits import Circuits, CopyingScores  # noqa: E402
-from attnrank._core import (  # noqa: E402
-    circuits, composition_score, copying_scores, full_copying_scores,
-)
-
-__all__ += [
-    "Circuits",
-    "CopyingScores",
-    "circuits",
-    "composition_score",
-    "copying_scores",
-    "full_copying_scores",
-]
-
-# ---- verify ----
-# verify -- re-measure the theory's statements on seeded instances, as
-# ``attnrank verify`` (a report that is true when every check passed).
-from attnrank._results_verify import VerifyCheck, VerifyReport  # noqa: E402
-from attnrank._core import verify  # noqa: E402
-
-__all__ += [
-    "VerifyCheck",
-    "VerifyReport",
-    "verify",
-]

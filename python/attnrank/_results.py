@@ -21,7 +21,6 @@ import numpy as np
 from attnrank import _repr as _r
 from attnrank._schema_c import schema_json as _schema_json
 
-__all__ = ["Tolerance", "RankMetrics", "Spectrum", "SpectrumStack"]
 
 # The library's schema: record name -> {"name", "base", "description", "fields"}.
 SCHEMA = {r["name"]: r for r in _jsonlib.loads(_schema_json())["records"]}
@@ -171,12 +170,17 @@ def _doc(rec):
     return "\n".join(lines)
 
 
-def records(namespace: dict, names, mixins: Optional[Dict[str, type]] = None) -> None:
-    """Make the schema's records named (bases first) as frozen dataclasses of
-    the module whose globals() namespace is, each with its mixin (methods,
-    properties, a custom to_dict) when mixins has one for its name."""
+def records(namespace: dict, families, mixins: Optional[Dict[str, type]] = None) -> list:
+    """Make the records of the schema's families (a family's name or a tuple
+    of them; bases come first in the schema) as frozen dataclasses of the
+    module whose globals() namespace is, each with its mixin (methods,
+    properties, a custom to_dict) when mixins has one for its name.  Returns
+    the public names made (not those from '_'), in the schema's order: the
+    module's __all__."""
     mixins = mixins or {}
     module = namespace["__name__"]
+    families = (families,) if isinstance(families, str) else tuple(families)
+    names = [name for name, rec in SCHEMA.items() if rec["family"] in families]
     for name in names:
         rec = SCHEMA[name]
         base = _CLASSES[rec["base"]] if rec["base"] else None
@@ -196,6 +200,7 @@ def records(namespace: dict, names, mixins: Optional[Dict[str, type]] = None) ->
         cls = _dc.make_dataclass(name, fields, bases=bases, namespace=ns, frozen=True)
         cls.__qualname__ = name
         _CLASSES[name] = namespace[name] = cls
+    return [name for name in names if not name.startswith("_")]
 
 
 # ---- spectrum -------------------------------------------------------------------
@@ -272,9 +277,9 @@ class _SpectrumStack:
                 f"{_r.array_text(self.singular_values)}")
 
 
-records(globals(), ["Tolerance", "RankMetrics", "Spectrum", "SpectrumStack"],
-        {"Tolerance": _Tolerance, "RankMetrics": _RankMetrics, "Spectrum": _Spectrum,
-         "SpectrumStack": _SpectrumStack})
+__all__ = records(globals(), "spectrum",
+                  {"Tolerance": _Tolerance, "RankMetrics": _RankMetrics, "Spectrum": _Spectrum,
+                   "SpectrumStack": _SpectrumStack})
 
 
 # ---- represent, heads, params ----------------------------------------------
@@ -285,12 +290,6 @@ records(globals(), ["Tolerance", "RankMetrics", "Spectrum", "SpectrumStack"],
 # left out when None, as the CLI leaves the key out; "face" fields (numpy
 # weights, the query of a stack) are never serialised.
 
-__all__ += ["Mask", "RepresentTolerance", "Smoothing", "InputX", "Residual",
-            "Certificate", "MaskedCertificate", "Fit", "Represent",
-            "MaskedTolerance", "InnovationGap", "MaskedRepresent", "RepresentSlice",
-            "RepresentSummary", "RepresentStack", "FamilyError", "HeadConfig",
-            "Heads", "ModelConfig", "HeadsModel", "ParamBreakdown", "ParamCount",
-            "PaperConfig", "PaperTables", "PositionalBias"]
 
 
 class _Certificate:
@@ -349,18 +348,15 @@ class _RepresentStack:
                 f"median_min_head_size={s.median_min_head_size}")
 
 
-records(globals(), ["Mask", "RepresentTolerance", "Smoothing", "InputX", "Residual",
-                    "Certificate", "Fit", "PositionalBias", "Represent", "MaskedTolerance",
-                    "InnovationGap", "MaskedRepresent", "RepresentSlice", "RepresentSummary",
-                    "RepresentStack", "FamilyError", "HeadConfig", "Heads", "ModelConfig",
-                    "HeadsModel", "ParamBreakdown", "ParamCount", "PaperTables"],
-        {"Certificate": _Certificate, "Represent": _Represent,
-         "MaskedRepresent": _MaskedRepresent, "RepresentSlice": _RepresentSlice,
-         "RepresentStack": _RepresentStack})
+__all__ += records(globals(), ("represent", "heads"),
+                   {"Certificate": _Certificate, "Represent": _Represent,
+                    "MaskedRepresent": _MaskedRepresent, "RepresentSlice": _RepresentSlice,
+                    "RepresentStack": _RepresentStack})
 
 # The masked record was a second class until 0.9.0; the name stays.
 MaskedCertificate = Certificate
 PaperConfig = ParamCount
+__all__ += ["MaskedCertificate", "PaperConfig"]
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())

@@ -5,6 +5,4 @@ docs/theory/positional-bias.md): made from the library's schema
 
 from attnrank._results import Mask, records  # noqa: F401 (Mask: the hints' globals)
 
-__all__ = ["HeadBias", "BiasLayerKind", "ModelBias"]
-
-records(globals(), __all__)
+__all__ = records(globals(), "bias")

@@ -14,9 +14,6 @@ from attnrank._results import records
 from attnrank._results_bias import ModelBias  # noqa: F401 (the hints' globals)
 from attnrank._results_theory import DepthWidthFit
 
-__all__ = ["CheckVerdict", "Check", "CheckLaw", "CheckLawFit", "CheckReport"]
-
-
 class _CheckVerdict:
     _repr_fields = ("condition", "holds", "status", "why")
 
@@ -55,13 +52,14 @@ class _CheckReport:
                 f"conditions")
 
 
-records(globals(), ["CheckVerdict", "Check", "CheckLaw", "CheckReport"],
-        {"CheckVerdict": _CheckVerdict, "Check": _Check, "CheckReport": _CheckReport})
+__all__ = records(globals(), "check",
+                  {"CheckVerdict": _CheckVerdict, "Check": _Check, "CheckReport": _CheckReport})
 
 # The refit of the law from transition points is depthwidth_fit's record
 # (as ``depthwidth --fit``; mode None, so to_dict is the CLI's ``fit``
 # object without its ``file``).
 CheckLawFit = DepthWidthFit
+__all__ += ["CheckLawFit"]
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())

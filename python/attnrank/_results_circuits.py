@@ -14,7 +14,7 @@ import numpy as np
 
 from attnrank._results import _from_json, _real, records
 
-__all__ = ["CopyingScores", "Circuits"]
+__all__ = ["CopyingScores"]
 
 
 def _plain(x: Any) -> Any:
@@ -137,4 +137,4 @@ class _Circuits:
         return out
 
 
-records(globals(), ["Circuits"], {"Circuits": _Circuits})
+__all__ += records(globals(), "circuits", {"Circuits": _Circuits})

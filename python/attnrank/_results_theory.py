@@ -19,11 +19,6 @@ from attnrank import _repr as _r
 
 from attnrank._results import Tolerance, _Record, records  # noqa: F401 (the hints' globals)
 
-__all__ = ["PrimeRank", "SeprankEmbedding", "Seprank", "DepthWidthLaw", "DepthWidthEmbedding", "DepthWidthFit", "DepthWidthOptimum",
-           "DepthWidthTransitionWidth", "DepthWidthTransitionDepth", "DepthWidthVerdict",
-           "CollapseDecayFit", "CollapseBound", "CollapseDepth", "Collapse"]
-
-
 class _Seprank:
     def to_dict(self) -> Dict[str, Any]:
         """The CLI's JSON: the float block only with the float evaluation,
@@ -69,11 +64,8 @@ class _Collapse:
                 f"heads={self.heads}, skip={self.skip}, mlp={self.mlp}{last}")
 
 
-records(globals(), ["PrimeRank", "SeprankEmbedding", "Seprank", "DepthWidthLaw", "DepthWidthFit",
-                    "DepthWidthEmbedding", "_DepthWidthMode", "DepthWidthOptimum",
-                    "DepthWidthTransitionWidth", "DepthWidthTransitionDepth", "DepthWidthVerdict",
-                    "CollapseDecayFit", "CollapseBound", "CollapseDepth", "Collapse"],
-        {"Seprank": _Seprank, "CollapseDepth": _CollapseDepth, "Collapse": _Collapse})
+__all__ = records(globals(), "theory",
+                  {"Seprank": _Seprank, "CollapseDepth": _CollapseDepth, "Collapse": _Collapse})
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())

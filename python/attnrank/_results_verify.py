@@ -9,12 +9,9 @@ run to run)."""
 
 from attnrank._results import records
 
-__all__ = ["VerifyCheck", "VerifyReport"]
-
-
 class _VerifyReport:
     def __bool__(self) -> bool:
         return self.failed == 0
 
 
-records(globals(), __all__, {"VerifyReport": _VerifyReport})
+__all__ = records(globals(), "verify", {"VerifyReport": _VerifyReport})

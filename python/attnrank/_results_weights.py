@@ -22,12 +22,6 @@ from attnrank import _repr as _r
 from attnrank._results import Mask, Tolerance, _from_json, records  # noqa: F401 (hints)
 from attnrank._results_bias import ModelBias  # noqa: F401 (the hints' globals)
 
-__all__ = ["SoftmaxBottleneck", "SoftmaxBottleneckTolerance", "YangCondition",
-           "SoftmaxBottleneckFit", "Weights", "WeightsConfig", "WeightsTolerance",
-           "QKNoise", "QKHead", "WeightsLayer", "FixedMultiHead", "WeightsVerdict",
-           "WeightsVerdicts", "LayerKind", "ModelMasks", "WeightsSummary", "EmbeddingRank",
-           "WeightsEmbedding"]
-
 
 class _SoftmaxBottleneck:
     def widths(self) -> Tuple[Dict[str, Any], ...]:
@@ -129,12 +123,8 @@ class _Weights:
                 f"(mean {s.rank_mean:.4g}), rule {self.tolerance.rule}")
 
 
-records(globals(), ["SoftmaxBottleneckTolerance", "YangCondition", "SoftmaxBottleneckFit",
-                    "SoftmaxBottleneck", "WeightsConfig", "WeightsTolerance", "QKNoise", "QKHead",
-                    "WeightsLayer", "FixedMultiHead", "WeightsVerdict", "WeightsVerdicts",
-                    "LayerKind", "ModelMasks", "WeightsSummary", "EmbeddingRank",
-                    "WeightsEmbedding", "Weights"],
-        {"SoftmaxBottleneck": _SoftmaxBottleneck, "QKHead": _QKHead, "Weights": _Weights})
+__all__ = records(globals(), "weights",
+                  {"SoftmaxBottleneck": _SoftmaxBottleneck, "QKHead": _QKHead, "Weights": _Weights})
 
 # One summary line per record instead of the dataclass repr (attnrank._repr).
 _r.install(globals())

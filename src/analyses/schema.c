@@ -8,20 +8,22 @@
 #include "schema_internal.h"
 
 typedef struct family {
+    const char *name;
     const ar_schema_record *records;
     const size_t *count;
 } family;
 
 /* A base comes before the records that extend it. */
 static const family families[] = {
-    {ar_schema_spectrum, &ar_schema_spectrum_count},
-    {ar_schema_represent, &ar_schema_represent_count},
-    {ar_schema_heads, &ar_schema_heads_count},
-    {ar_schema_bias, &ar_schema_bias_count},
-    {ar_schema_theory, &ar_schema_theory_count},
-    {ar_schema_weights, &ar_schema_weights_count},
-    {ar_schema_check, &ar_schema_check_count},
-    {ar_schema_circuits, &ar_schema_circuits_count},
+    {"spectrum", ar_schema_spectrum, &ar_schema_spectrum_count},
+    {"represent", ar_schema_represent, &ar_schema_represent_count},
+    {"heads", ar_schema_heads, &ar_schema_heads_count},
+    {"bias", ar_schema_bias, &ar_schema_bias_count},
+    {"theory", ar_schema_theory, &ar_schema_theory_count},
+    {"weights", ar_schema_weights, &ar_schema_weights_count},
+    {"check", ar_schema_check, &ar_schema_check_count},
+    {"verify", ar_schema_verify, &ar_schema_verify_count},
+    {"circuits", ar_schema_circuits, &ar_schema_circuits_count},
 };
 
 static const char *const kind_names[AR_SCHEMA_NKINDS] = {
@@ -45,14 +47,32 @@ size_t ar_schema_record_count(void)
     return n;
 }
 
-const ar_schema_record *ar_schema_record_at(size_t i)
+/* The family of the i-th record, its index within it in *at; NULL past the
+ * last record. */
+static const family *family_of(size_t i, size_t *at)
 {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-        if (i < *families[f].count)
-            return &families[f].records[i];
+        if (i < *families[f].count) {
+            *at = i;
+            return &families[f];
+        }
         i -= *families[f].count;
     }
     return NULL;
+}
+
+const ar_schema_record *ar_schema_record_at(size_t i)
+{
+    size_t at = 0;
+    const family *f = family_of(i, &at);
+    return f != NULL ? &f->records[at] : NULL;
+}
+
+const char *ar_schema_family_at(size_t i)
+{
+    size_t at = 0;
+    const family *f = family_of(i, &at);
+    return f != NULL ? f->name : NULL;
 }
 
 const ar_schema_record *ar_schema_find(const char *name)
@@ -110,6 +130,7 @@ int ar_schema_json(unsigned flags, char **text, ar_error *err)
     for (size_t i = 0; (r = ar_schema_record_at(i)) != NULL; i++) {
         json_t *o = json_object();
         jb_set(&b, o, "name", json_string(r->name));
+        jb_set(&b, o, "family", json_string(ar_schema_family_at(i)));
         jb_set(&b, o, "base", text_or_null(r->base));
         jb_set(&b, o, "description", json_string(r->doc));
         json_t *fields = json_array();

@@ -129,6 +129,10 @@ const ar_schema_record ar_schema_check[] = {
          "    when `law` was given as points, else None.",
      .fields = f_checkreport_fields,
      .nfields = AR_SCHEMA_N(f_checkreport_fields)},
+};
+const size_t ar_schema_check_count = AR_SCHEMA_N(ar_schema_check);
+
+const ar_schema_record ar_schema_verify[] = {
     {.name = "VerifyCheck", .base = NULL,
      .doc =
          "One check of the registry as run: its suite, name and the statement\n"
@@ -149,4 +153,4 @@ const ar_schema_record ar_schema_check[] = {
      .fields = f_verifyreport_fields,
      .nfields = AR_SCHEMA_N(f_verifyreport_fields)},
 };
-const size_t ar_schema_check_count = AR_SCHEMA_N(ar_schema_check);
+const size_t ar_schema_verify_count = AR_SCHEMA_N(ar_schema_verify);

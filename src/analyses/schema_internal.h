@@ -54,6 +54,11 @@ const char *ar_schema_kind_name(ar_schema_kind kind);
 /* The i-th record (the families one after the other), NULL from
  * ar_schema_record_count() on. */
 const ar_schema_record *ar_schema_record_at(size_t i);
+/* The family of the i-th record ("spectrum", "represent", "heads", "bias",
+ * "theory", "weights", "check", "verify", "circuits": the records of one
+ * command or theme, as the faces group them); NULL from
+ * ar_schema_record_count() on. */
+const char *ar_schema_family_at(size_t i);
 /* The record named name, NULL when none. */
 const ar_schema_record *ar_schema_find(const char *name);
 
@@ -71,6 +76,8 @@ extern const ar_schema_record ar_schema_weights[];
 extern const size_t ar_schema_weights_count;
 extern const ar_schema_record ar_schema_check[];
 extern const size_t ar_schema_check_count;
+extern const ar_schema_record ar_schema_verify[];
+extern const size_t ar_schema_verify_count;
 extern const ar_schema_record ar_schema_circuits[];
 extern const size_t ar_schema_circuits_count;
 
