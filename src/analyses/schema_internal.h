@@ -41,6 +41,26 @@ typedef struct ar_schema_field {
     const char *doc;      /* the key's meaning, NULL when the description gives it */
 } ar_schema_field;
 
+/* The keys of ar_rank_metrics_json, in its order: every record that embeds
+ * a rank-metrics block lists them through this, so a new metric is one line
+ * here (and one in the writer). */
+#define AR_SCHEMA_RANK_METRICS_FIELDS                                                        \
+    {.key = "rank", .kind = AR_SCHEMA_INT},                                                  \
+    {.key = "tolerance", .kind = AR_SCHEMA_RECORD, .record = "Tolerance"},                   \
+    {.key = "stable_rank", .kind = AR_SCHEMA_REAL, .doc = AR_SCHEMA_EFFECTIVE_RANK},         \
+    {.key = "roy_vetterli_rank", .kind = AR_SCHEMA_REAL, .doc = AR_SCHEMA_EFFECTIVE_RANK},   \
+    {.key = "participation_ratio", .kind = AR_SCHEMA_REAL, .doc = AR_SCHEMA_EFFECTIVE_RANK}, \
+    {.key = "energy_rank", .kind = AR_SCHEMA_INT, .doc = AR_SCHEMA_EFFECTIVE_RANK},          \
+    {.key = "energy_fraction", .kind = AR_SCHEMA_REAL,                                       \
+     .doc = "the fraction f of the energy rank"},                                            \
+    {.key = "nuclear_rank", .kind = AR_SCHEMA_REAL, .doc = AR_SCHEMA_EFFECTIVE_RANK},        \
+    {.key = "rank_margin", .kind = AR_SCHEMA_REAL,                                           \
+     .doc = "min(s_r / t, t / s_{r+1}) for the rank r at the threshold t: the rank is r "    \
+            "for every threshold in [t / margin, t * margin) (null when no singular value "  \
+            "limits it); [theory/spectra.md](theory/spectra.md), sec. 2"}
+#define AR_SCHEMA_EFFECTIVE_RANK \
+    "the effective ranks of [theory/spectra.md](theory/spectra.md), sec. 2"
+
 typedef struct ar_schema_record {
     const char *name;
     const char *base; /* the record whose fields come first, NULL for none */

@@ -19,15 +19,7 @@ static const ar_schema_field f_tolerance_fields[] = {
 static const ar_schema_field f_rankmetrics_fields[] = {
     {.key = "rows", .kind = AR_SCHEMA_INT},
     {.key = "cols", .kind = AR_SCHEMA_INT},
-    {.key = "rank", .kind = AR_SCHEMA_INT},
-    {.key = "tolerance", .kind = AR_SCHEMA_RECORD, .record = "Tolerance"},
-    {.key = "stable_rank", .kind = AR_SCHEMA_REAL},
-    {.key = "roy_vetterli_rank", .kind = AR_SCHEMA_REAL},
-    {.key = "participation_ratio", .kind = AR_SCHEMA_REAL},
-    {.key = "energy_rank", .kind = AR_SCHEMA_INT},
-    {.key = "energy_fraction", .kind = AR_SCHEMA_REAL},
-    {.key = "nuclear_rank", .kind = AR_SCHEMA_REAL},
-    {.key = "rank_margin", .kind = AR_SCHEMA_REAL},
+    AR_SCHEMA_RANK_METRICS_FIELDS,
 };
 
 static const ar_schema_field f_spectrum_fields[] = {
