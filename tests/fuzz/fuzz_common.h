@@ -91,7 +91,8 @@ static inline void fuzz_check_array(const ar_array *a, const char *who)
         fuzz_fail("success with an empty array", who);
     if (a->ndim > AR_ARRAY_MAX_DIMS)
         fuzz_fail("ndim out of range", who);
-    if (a->precision != AR_PREC_F64 && a->precision != AR_PREC_F32)
+    if (a->precision != AR_PREC_F64 && a->precision != AR_PREC_F32 &&
+        a->precision != AR_PREC_F16 && a->precision != AR_PREC_BF16)
         fuzz_fail("unknown precision", who);
     /* Touch every element: ASan catches a short buffer, MSan-like garbage
      * shows up as a mismatch between the three readers. */
@@ -101,7 +102,7 @@ static inline void fuzz_check_array(const ar_array *a, const char *who)
         sink += a->data[i];
     (void)sink;
     for (size_t k = 0; k < a->count; k++) {
-        ar_matrix m = ar_array_slice(a, k);
+        ar_cview m = ar_array_slice(a, k);
         if (m.rows != a->rows || m.cols != a->cols || m.data == NULL)
             fuzz_fail("slice has the wrong size", who);
     }
