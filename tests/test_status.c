@@ -152,6 +152,48 @@ static void test_status_functions_fill_err(void **state)
     assert_string_equal(err.msg, "NULL argument");
 }
 
+/* The option-value checks: the boundaries of each interval, NaN and the
+ * infinities, and the wording with the option as a token. */
+static void test_option_checks(void **state)
+{
+    (void)state;
+    ar_error err = {{0}};
+    assert_int_equal(ar_option_check_nonneg("rtol", 0.0, &err), AR_OK);
+    assert_int_equal(ar_option_check_nonneg("rtol", 1e300, &err), AR_OK);
+    assert_int_equal(ar_option_check_nonneg("rtol", -1.0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:rtol}: must be >= 0, got -1");
+    assert_int_equal(ar_option_check_nonneg("rtol", NAN, &err), AR_EINVAL);
+    assert_int_equal(ar_option_check_nonneg("rtol", -INFINITY, &err), AR_EINVAL);
+    assert_int_equal(ar_option_check_nonneg("rtol", INFINITY, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:rtol}: must be finite, got inf");
+    assert_int_equal(ar_option_check_positive("gamma", 1e-300, &err), AR_OK);
+    assert_int_equal(ar_option_check_positive("gamma", 0.0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:gamma}: must be > 0, got 0");
+    assert_int_equal(ar_option_check_positive("gamma", INFINITY, &err), AR_EINVAL);
+    static const struct {
+        double v, lo, hi;
+        int lo_open, hi_open, ok;
+    } cases[] = {
+        {0.0, 0.0, 1.0, 0, 1, 1}, {1.0, 0.0, 1.0, 0, 1, 0}, {0.0, 0.0, 1.0, 1, 0, 0},
+        {1.0, 0.0, 1.0, 1, 0, 1}, {0.5, 0.0, 1.0, 1, 1, 1}, {NAN, 0.0, 1.0, 0, 0, 0},
+        {-1e-300, 0.0, 1.0, 0, 0, 0}, {INFINITY, 0.0, INFINITY, 1, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = ar_option_check_interval("x", cases[i].v, cases[i].lo, cases[i].lo_open,
+                                          cases[i].hi, cases[i].hi_open, &err);
+        assert_int_equal(rc, cases[i].ok ? AR_OK : AR_EINVAL);
+    }
+    assert_int_equal(ar_option_check_interval("fit-floor", 1.0, 0.0, 1, 1.0, 1, &err),
+                     AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:fit-floor}: must be in (0, 1), got 1");
+    assert_int_equal(ar_option_check_interval("smooth", -1.0, 0.0, 0, 1.0, 1, NULL), AR_EINVAL);
+    assert_int_equal(ar_option_check_interval("energy", 0.0, 0.0, 1, 1.0, 0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:energy}: must be in (0, 1], got 0");
+    /* rendered for each face */
+    ar_option_render(err.msg, AR_OPTION_STYLE_CLI);
+    assert_string_equal(err.msg, "--energy: must be in (0, 1], got 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_render_full_message),
         cmocka_unit_test(test_error_message),
         cmocka_unit_test(test_status_functions_fill_err),
+        cmocka_unit_test(test_option_checks),
     };
     return cmocka_run_group_tests_name("status", tests, NULL, NULL);
 }

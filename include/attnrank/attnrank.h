@@ -37,5 +37,6 @@
 #include "depthwidth_run.h"
 #include "json.h"
 #include "schema.h"
+#include "options.h"
 
 #endif
