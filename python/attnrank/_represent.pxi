@@ -5,6 +5,7 @@
 from libc.string cimport memcpy
 
 from attnrank._capi cimport (
+    ar_option_check_nonneg, ar_option_check_interval,
     uint64_t, ar_matrix, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis, AR_AXIS_COL,
     AR_AXIS_ROW, ar_axis_parse, ar_axis_infer_stack, ar_model_config, ar_model_config_read,
     ar_mask, ar_mask_none, ar_mask_free, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
@@ -98,10 +99,25 @@ cdef ar_axis _infer_axis(object arr, ar_precision prec, double sum_tol, str fn) 
 
 
 cdef double _nonneg(object value, str name, str fn) except? -1.0:
+    """value as a double, finite and >= 0 by the library's rule
+    (ar_option_check_nonneg; name as Python spells it)."""
     cdef double v = _real(value, name, fn)
-    if not (v >= 0.0):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be >= 0, got {value!r}")
+    cdef ar_error err
+    err.msg[0] = 0
+    token = name.replace("_", "-").encode("ascii")
+    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
+    return v
+
+
+cdef double _in_interval(object value, str name, double lo, bint lo_open, double hi,
+                         bint hi_open, str fn) except? -1.0:
+    """value as a double inside the interval by the library's rule
+    (ar_option_check_interval)."""
+    cdef double v = _real(value, name, fn)
+    cdef ar_error err
+    err.msg[0] = 0
+    token = name.replace("_", "-").encode("ascii")
+    check_status(ar_option_check_interval(token, v, lo, lo_open, hi, hi_open, &err), fn, &err)
     return v
 
 
@@ -524,10 +540,7 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     ro.atol = _nonneg(atol, "atol", fn)
     if sum_tol is not None:
         ro.sum_tol = _nonneg(sum_tol, "sum_tol", fn)
-    ro.smooth = _real(smooth, "smooth", fn)
-    if not (ro.smooth >= 0.0 and ro.smooth < 1.0):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"smooth must be in [0, 1), got {smooth!r}")
+    ro.smooth = _in_interval(smooth, "smooth", 0.0, 0, 1.0, 1, fn)
     cdef uint64_t c_seed
     try:
         c_seed = operator.index(seed)

@@ -342,25 +342,25 @@ static int resolve_options(const represent_args *a, const ar_array *parr, const 
     if (!axis_auto && ar_axis_parse(a->axis_text, &ro->axis, NULL) != AR_OK)
         return cli_usage_error("represent", "--axis: expected col, row or auto, got '%s'",
                                a->axis_text);
-    if (a->rtol_seen && a->rtol < 0.0)
-        return cli_usage_error("represent", "--rtol: must be >= 0, got %g", a->rtol);
-    if (a->atol < 0.0)
-        return cli_usage_error("represent", "--atol: must be >= 0, got %g", a->atol);
-    if (a->sum_tol_seen && a->sum_tol < 0.0)
-        return cli_usage_error("represent", "--sum-tol: must be >= 0, got %g", a->sum_tol);
-    if (a->smooth < 0.0 || a->smooth >= 1.0)
-        return cli_usage_error("represent", "--smooth: must be in [0, 1), got %g", a->smooth);
+    /* the values given, by the library's rules (a negative tolerance is
+     * its default, so the given ones are checked here) */
     const struct {
         const char *name;
         int seen;
         double value;
-    } nonneg[] = {{"--tau", a->tau_seen, a->tau},
-                  {"--accuracy", a->accuracy_seen, a->accuracy},
-                  {"--verify-seconds", a->verify_seen, a->verify_seconds}};
-    for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
-        if (nonneg[k].seen && nonneg[k].value < 0.0)
-            return cli_usage_error("represent", "%s: must be >= 0, got %g", nonneg[k].name,
-                                   nonneg[k].value);
+    } nonneg[] = {{"rtol", a->rtol_seen, a->rtol},         {"atol", 1, a->atol},
+                  {"sum-tol", a->sum_tol_seen, a->sum_tol}, {"tau", a->tau_seen, a->tau},
+                  {"accuracy", a->accuracy_seen, a->accuracy},
+                  {"verify-seconds", a->verify_seen, a->verify_seconds}};
+    ar_error err = {{0}};
+    int rc = AR_OK;
+    for (size_t k = 0; rc == AR_OK && k < sizeof nonneg / sizeof nonneg[0]; k++)
+        if (nonneg[k].seen)
+            rc = ar_option_check_nonneg(nonneg[k].name, nonneg[k].value, &err);
+    if (rc == AR_OK)
+        rc = ar_option_check_interval("smooth", a->smooth, 0.0, 0, 1.0, 1, &err);
+    if (rc != AR_OK)
+        return cli_status_error("represent", rc, &err, NULL);
     int masked = a->mask_text != NULL && strcmp(a->mask_text, "none") != 0;
     if (!masked && (a->tau_seen || a->accuracy_seen || a->verify_seen))
         return cli_usage_error("represent", "--tau, --accuracy and --verify-seconds apply "
