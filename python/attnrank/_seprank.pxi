@@ -6,7 +6,7 @@
 from libc.math cimport isfinite
 
 from attnrank._capi cimport (
-    AR_SEPRANK_MAX_PRIMES, ar_partition_parse, AR_SEPRANK_READOUT_ENTRY,
+    AR_SEPRANK_MAX_PRIMES, ar_partition_parse, ar_option_check_nonneg, AR_SEPRANK_READOUT_ENTRY,
     AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
     ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
     ar_seprank_result_free, ar_seprank_result_json,
@@ -64,10 +64,14 @@ cdef double _th_finite(object value, str name, str fn) except? -1.0:
 
 
 cdef double _th_tol(object value, str name, str fn) except? -1.0:
+    """A given tolerance whose library default is a negative sentinel: the
+    library's rule (ar_option_check_nonneg), called here since the analysis
+    cannot tell a given negative value from the default."""
     cdef double v = _th_finite(value, name, fn)
-    if v < 0.0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be >= 0, got {value!r}")
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef bytes token = name.replace("_", "-").encode("ascii")
+    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
     return v
 
 
