@@ -377,6 +377,87 @@ static void test_strided_views(void **state)
     ar_rng_free(rng);
 }
 
+/* Every rule of ar_collapse_check refuses with its message, options named as
+ * tokens (the faces render them), with the edge values beside it. */
+static void expect_refusal(const ar_collapse_opts *o, const char *message)
+{
+    ar_error err = {{0}};
+    assert_int_equal(ar_collapse_check(o, &err), AR_EINVAL);
+    assert_string_equal(err.msg, message);
+}
+
+static void test_check_rules(void **state)
+{
+    (void)state;
+    ar_collapse_opts o = small_opts(4, 4, 2, 2, 0);
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.layers = 0;
+    expect_refusal(&o, "{opt:layers}: must be >= 1, got 0");
+    o.layers = 1;
+    o.max_bytes = 0.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.layers = AR_COLLAPSE_MAX_LAYERS;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.layers = AR_COLLAPSE_MAX_LAYERS + 1;
+    expect_refusal(&o, "{opt:layers}: at most 100000, got 100001");
+    o = small_opts(0, 4, 2, 2, 0);
+    expect_refusal(&o, "{opt:n}: must be >= 1, got 0");
+    o = small_opts(4, 0, 2, 2, 0);
+    expect_refusal(&o, "{opt:d}: must be >= 1, got 0");
+    o = small_opts(4, 4, 0, 2, 0);
+    expect_refusal(&o, "{opt:heads}: must be >= 1, got 0");
+    o = small_opts(1, 1, 1, 1, 0);
+    assert_ok(ar_collapse_check(&o, NULL));
+    o = small_opts(4, 8, 3, 2, 0);
+    expect_refusal(&o, "{opt:heads=3} does not divide {opt:d=8}");
+    /* the bound: both constants (NaN: not given), > 0, pure attention */
+    o = small_opts(4, 4, 2, 2, 0);
+    o.have_bound = 1;
+    o.gamma = 1.0;
+    o.beta = NAN;
+    expect_refusal(&o, "the bound needs both {opt:gamma} and {opt:beta}");
+    o.gamma = NAN;
+    o.beta = 1.0;
+    expect_refusal(&o, "the bound needs both {opt:gamma} and {opt:beta}");
+    o.gamma = 0.0;
+    expect_refusal(&o, "{opt:gamma}: must be > 0, got 0");
+    o.gamma = 1.0;
+    o.beta = -1.0;
+    expect_refusal(&o, "{opt:beta}: must be > 0, got -1");
+    o.beta = INFINITY;
+    assert_int_equal(ar_collapse_check(&o, NULL), AR_EINVAL);
+    o.beta = 1.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.skip = 1;
+    expect_refusal(&o, "the paper's bound covers pure attention only (drop {flag:skip}/{flag:mlp})");
+    o.skip = 0;
+    o.mlp = 1;
+    expect_refusal(&o, "the paper's bound covers pure attention only (drop {flag:skip}/{flag:mlp})");
+    o.have_bound = 0; /* without the bound gamma and beta are not read */
+    o.gamma = o.beta = NAN;
+    assert_ok(ar_collapse_check(&o, NULL));
+    /* tolerances: a negative rtol is the default, a non-finite one refused */
+    o = small_opts(4, 4, 2, 2, 0);
+    o.rank.rtol = -1.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.rank.rtol = INFINITY;
+    expect_refusal(&o, "{opt:rtol}: must be finite, got inf");
+    o.rank.rtol = 0.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.rank.atol = -1.0;
+    expect_refusal(&o, "{opt:atol}: must be >= 0, got -1");
+    o.rank.atol = 0.0;
+    assert_ok(ar_collapse_check(&o, NULL));
+    o.fit_floor = 0.0;
+    expect_refusal(&o, "{opt:fit-floor}: must be in (0, 1), got 0");
+    o.fit_floor = 1.0;
+    expect_refusal(&o, "{opt:fit-floor}: must be in (0, 1), got 1");
+    o.fit_floor = NAN;
+    assert_int_equal(ar_collapse_check(&o, NULL), AR_EINVAL);
+    o.fit_floor = 0.5;
+    assert_ok(ar_collapse_check(&o, NULL));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -497,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_edge_sizes),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_check_rules),
         cmocka_unit_test(test_result_json),
     };
     return cmocka_run_group_tests_name("collapse", tests, NULL, NULL);

@@ -332,6 +332,66 @@ static void test_embedding_crossover(void **state)
     assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e, NULL), AR_EDOMAIN);
 }
 
+/* Every rule of ar_dw_run's check refuses with its message, options named
+ * as tokens (the faces render them), with the edge values beside it. */
+static void dw_refuses(const ar_dw_request *q, const char *message)
+{
+    ar_dw_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_dw_run(q, &r, &err), AR_EINVAL);
+    assert_string_equal(err.msg, message);
+}
+
+static void dw_accepts(const ar_dw_request *q)
+{
+    ar_dw_result r;
+    assert_int_equal(ar_dw_run(q, &r, NULL), AR_OK);
+}
+
+static void test_run_rules(void **state)
+{
+    (void)state;
+    ar_dw_request q;
+    ar_dw_request_init(&q);
+    dw_refuses(&q, "give one of {opt:params}, {opt:layers}, {opt:d} or {opt:fit}");
+    q.have_fit = 1;
+    dw_accepts(&q);
+    q.embed_rank = 4;
+    dw_refuses(&q, "{opt:embed-rank} needs a mode: {opt:params}, {opt:layers} or {opt:d}");
+    q.embed_rank = 0;
+    q.tolerance = -1.0;
+    dw_refuses(&q, "{opt:tolerance}: must be >= 0, got -1");
+    q.tolerance = NAN;
+    dw_refuses(&q, "{opt:tolerance}: must be >= 0, got nan");
+    q.tolerance = INFINITY;
+    dw_refuses(&q, "{opt:tolerance}: must be finite, got inf");
+    ar_dw_request_init(&q);
+    q.mode = AR_DW_MODE_OPTIMUM;
+    q.params = 0.0;
+    dw_refuses(&q, "{opt:params}: must be > 0, got 0");
+    q.params = -5.0;
+    dw_refuses(&q, "{opt:params}: must be > 0, got -5");
+    q.params = 1e9;
+    q.tolerance = 0.0;
+    dw_accepts(&q);
+    q.layers = 3; /* a field the mode does not read */
+    dw_accepts(&q);
+    ar_dw_request_init(&q);
+    q.mode = AR_DW_MODE_TRANSITION_D;
+    dw_refuses(&q, "{opt:layers}: must be >= 1, got 0");
+    q.layers = 1;
+    dw_accepts(&q);
+    q.mode = AR_DW_MODE_VERDICT;
+    dw_refuses(&q, "{opt:d}: must be >= 1, got 0");
+    q.d = 1;
+    dw_accepts(&q);
+    q.mode = AR_DW_MODE_TRANSITION_LAYERS;
+    q.d = 0;
+    dw_refuses(&q, "{opt:d}: must be >= 1, got 0");
+    q.d = 768;
+    dw_accepts(&q);
+}
+
 /* The workflow (depthwidth_run.h): each mode as its own function computes it,
  * the embedding crossover of the mode's width, the refusals; its JSON
  * record (json.h). */
@@ -452,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_null_law_is_paper),
         cmocka_unit_test(test_embedding_crossover),
         cmocka_unit_test(test_run_modes),
+        cmocka_unit_test(test_run_rules),
         cmocka_unit_test(test_law_json),
         cmocka_unit_test(test_law_file),
     };

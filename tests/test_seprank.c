@@ -855,7 +855,7 @@ static void test_flint_cap(void **state)
     ar_seprank_result_free(&r);
     c.max_bytes = NAN;
     assert_int_equal(ar_seprank_run(&c, &r, &err), AR_EINVAL);
-    assert_non_null(strstr(err.msg, "max_bytes"));
+    assert_non_null(strstr(err.msg, "{opt:max-memory}: must be >= 0 bytes, got nan"));
     ar_seprank_config d;
     ar_seprank_config_init(&d);
     assert_true(d.max_bytes == AR_SEPRANK_DEFAULT_MAX_BYTES);
@@ -880,6 +880,129 @@ static void test_seeds(void **state)
     ar_seprank_result_free(&b);
 }
 
+/* Every rule of ar_seprank_run's check refuses with its message, options
+ * named as tokens (the faces render them), with the edge values beside it. */
+static void seprank_refuses(const ar_seprank_config *c, int status, const char *message)
+{
+    ar_seprank_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_seprank_run(c, &r, &err), status);
+    assert_string_equal(err.msg, message);
+}
+
+static void seprank_accepts(const ar_seprank_config *c)
+{
+    ar_seprank_result r;
+    ar_error err = {{0}};
+    assert_int_equal(ar_seprank_run(c, &r, &err), AR_OK);
+    ar_seprank_result_free(&r);
+}
+
+static void test_check_rules(void **state)
+{
+    (void)state;
+    ar_seprank_config c = cfg_of(0, 2, 1, 2, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:layers}: must be >= 1, got 0");
+    c = cfg_of(1, 2, 1, 2, 0);
+    seprank_accepts(&c);
+    c = cfg_of(AR_SEPRANK_MAX_LAYERS, 1, 1, 2, 0);
+    c.templates = 1;
+    seprank_accepts(&c);
+    c.layers = AR_SEPRANK_MAX_LAYERS + 1;
+    seprank_refuses(&c, AR_EINVAL, "{opt:layers}: at most 64, got 65");
+    c = cfg_of(1, 0, 1, 2, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:d}: must be >= 1, got 0");
+    c = cfg_of(1, 1, 1, 2, 0);
+    seprank_accepts(&c);
+    c = cfg_of(1, AR_SEPRANK_MAX_WIDTH + 1, 1, 2, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:d}: at most 65536, got 65537");
+    c = cfg_of(1, 4, 0, 2, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:heads}: must be >= 1, got 0");
+    c = cfg_of(1, 4, 3, 2, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:heads=3} does not divide {opt:d=4}");
+    c = cfg_of(1, 4, 4, 2, 0);
+    seprank_accepts(&c);
+    c = cfg_of(1, 2, 1, 0, 0);
+    seprank_refuses(&c, AR_EINVAL, "{opt:n}: must be >= 2, got 0");
+    c.n = 1;
+    seprank_refuses(&c, AR_EINVAL, "{opt:n}: must be >= 2, got 1");
+    c.n = AR_SEPRANK_MAX_POSITIONS;
+    c.templates = 1;
+    seprank_accepts(&c);
+    c.n = AR_SEPRANK_MAX_POSITIONS + 1;
+    seprank_refuses(&c, AR_EINVAL, "{opt:n}: at most 32 positions, got 33");
+    c = cfg_of(1, 2, 1, 3, 0);
+    c.position = 2;
+    seprank_accepts(&c);
+    c.position = 3;
+    seprank_refuses(&c, AR_EINVAL, "{opt:position=3} out of range (n = 3)");
+    c = cfg_of(1, 2, 1, 2, 0);
+    c.readout = AR_SEPRANK_READOUT_ENTRY;
+    c.entry = 1;
+    seprank_accepts(&c);
+    c.entry = 2;
+    seprank_refuses(&c, AR_EINVAL, "{opt:entry=2} out of range (d = 2)");
+    c = cfg_of(1, 2, 1, 2, 0);
+    c.do_float = 0;
+    seprank_refuses(&c, AR_EINVAL, "{flag:no-float} needs {flag:exact} (nothing to compute)");
+    c.do_exact = 1;
+    c.nprimes = AR_SEPRANK_MAX_PRIMES;
+    seprank_accepts(&c);
+    c.nprimes = AR_SEPRANK_MAX_PRIMES + 1;
+    seprank_refuses(&c, AR_EINVAL, "{opt:primes}: at most 3, got 4");
+    c = cfg_of(1, 2, 1, 2, 0);
+    c.rtol = -1.0; /* the default */
+    seprank_accepts(&c);
+    c.rtol = 0.0;
+    seprank_accepts(&c);
+    c.rtol = NAN;
+    seprank_refuses(&c, AR_EINVAL, "{opt:rtol}: must be finite, got nan");
+    c.rtol = -1.0;
+    c.atol = 0.0;
+    seprank_accepts(&c);
+    c.atol = -1.0;
+    seprank_refuses(&c, AR_EINVAL, "{opt:atol}: must be >= 0, got -1");
+    c.atol = INFINITY;
+    seprank_refuses(&c, AR_EINVAL, "{opt:atol}: must be finite, got inf");
+    c.atol = 0.0;
+    c.max_bytes = 0.0;
+    seprank_accepts(&c);
+    c.max_bytes = -1.0;
+    seprank_refuses(&c, AR_EINVAL, "{opt:max-memory}: must be >= 0 bytes, got -1");
+    c.max_bytes = NAN;
+    seprank_refuses(&c, AR_EINVAL, "{opt:max-memory}: must be >= 0 bytes, got nan");
+    c = cfg_of(1, 2, 1, 2, 0);
+    c.templates = 100000;
+    seprank_refuses(&c, AR_ENOMEM, "{opt:templates=100000}: the 2-position grid exceeds 2^26 entries");
+    c.templates = 8192; /* 2^13 x 2^13 = 2^26 entries: the limit itself */
+    c.do_float = 0;
+    c.do_exact = 0;
+    seprank_refuses(&c, AR_EINVAL, "{flag:no-float} needs {flag:exact} (nothing to compute)");
+    c.templates = 8193;
+    c.do_float = 1;
+    seprank_refuses(&c, AR_ENOMEM, "{opt:templates=8193}: the 2-position grid exceeds 2^26 entries");
+    /* the embedding's rules */
+    c = cfg_of(1, 4, 1, 2, 0);
+    c.embedding.vocab = 3;
+    seprank_refuses(&c, AR_EINVAL, "{opt:vocab} and {opt:positions} need {opt:embed-rank=R}");
+    c.embedding.vocab = 0;
+    c.embedding.positions = 1;
+    seprank_refuses(&c, AR_EINVAL, "{opt:vocab} and {opt:positions} need {opt:embed-rank=R}");
+    c.embedding.positions = 0;
+    c.embedding.enabled = 1;
+    c.embedding.rank = 0;
+    seprank_refuses(&c, AR_EINVAL,
+                    "{opt:embed-rank}: must be >= 1, got 0 (templates would all be zero)");
+    c.embedding.rank = 65537;
+    seprank_refuses(&c, AR_EINVAL, "{opt:embed-rank}: at most 65536, got 65537");
+    c.embedding.rank = 2;
+    c.embedding.vocab = 3;
+    c.templates = 3;
+    seprank_accepts(&c);
+    c.templates = 4;
+    seprank_refuses(&c, AR_EINVAL, "{opt:templates=4} but {opt:vocab=3} tokens: at most V templates");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -902,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_seeds),
         cmocka_unit_test(test_flint_estimates),
         cmocka_unit_test(test_flint_cap),
+        cmocka_unit_test(test_check_rules),
     };
     return cmocka_run_group_tests_name("seprank", tests, NULL, NULL);
 }

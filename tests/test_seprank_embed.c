@@ -329,7 +329,7 @@ static void test_refusals(void **state)
     ar_error err = {{0}};
     ar_seprank_config c = embed_cfg(1, 4, 1, 0);
     assert_int_equal(ar_seprank_run(&c, &res, &err), AR_EINVAL);
-    assert_non_null(strstr(err.msg, "embedding rank must be >= 1"));
+    assert_non_null(strstr(err.msg, "{opt:embed-rank}: must be >= 1, got 0"));
     c = embed_cfg(1, 4, 1, 70000);
     assert_int_equal(ar_seprank_run(&c, &res, &err), AR_EINVAL);
     c = embed_cfg(1, 4, 1, 2);

@@ -83,6 +83,10 @@ AR_API int ar_collapse_norms_compute(ar_cview x, ar_view work, ar_collapse_norms
  * refused with AR_ENOMEM before anything is allocated. */
 #define AR_COLLAPSE_DEFAULT_MAX_BYTES 16e9
 
+/* The most layers a run takes (each depth's record holds min(n, d)
+ * singular values). */
+#define AR_COLLAPSE_MAX_LAYERS 100000
+
 typedef struct ar_collapse_opts {
     size_t n, d, heads, layers;
     int skip;              /* X + SA(X) (and Y + MLP(Y)) */
@@ -92,7 +96,7 @@ typedef struct ar_collapse_opts {
     ar_rank_opts rank;     /* numerical rank of each X_l */
     double fit_floor;      /* residuals <= floor are roundoff, left out of fits (1e-12) */
     int have_bound;        /* evaluate the paper's bound with gamma, beta */
-    double gamma, beta;
+    double gamma, beta;    /* with have_bound: both > 0; NaN: not given (refused) */
     /* Refuse sizes whose buffers (n x n scores, n x m hidden, d x m weights,
      * ...) need more than this many bytes (AR_ENOMEM); 0: no limit.
      * Default AR_COLLAPSE_DEFAULT_MAX_BYTES (16 GB). */
@@ -104,10 +108,14 @@ typedef struct ar_collapse_opts {
  * default rank options, fit_floor 1e-12, no bound, max_bytes 16e9. */
 AR_API void ar_collapse_opts_init(ar_collapse_opts *opts);
 
-/* Argument check (NULL opts: the defaults): sizes >= 1, heads divides d,
- * finite positive gamma/beta when have_bound, fit_floor in (0, 1),
- * max_bytes >= 0.  AR_EINVAL with a message; AR_ENOMEM when the sizes need
- * more than max_bytes. */
+/* Argument check (NULL opts: the defaults), the one place of the rules on
+ * these options (the faces only convert): layers, n, d, heads >= 1, layers
+ * <= AR_COLLAPSE_MAX_LAYERS, heads divides d; with have_bound gamma and beta
+ * both given (not NaN), finite and > 0, and neither skip nor mlp; rank.rtol
+ * finite (a negative one is the default: a face checks a given rtol with
+ * ar_option_check_nonneg), rank.atol >= 0, fit_floor in (0, 1), max_bytes
+ * >= 0.  AR_EINVAL with a message naming the options as tokens (status.h);
+ * AR_ENOMEM when the sizes need more than max_bytes. */
 AR_API int ar_collapse_check(const ar_collapse_opts *opts, ar_error *err);
 
 typedef struct ar_collapse_depth {

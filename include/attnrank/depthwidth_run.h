@@ -60,8 +60,13 @@ typedef struct ar_dw_result {
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_result;
 
-/* The mode's answer.  AR_EINVAL for a NULL argument, an unknown mode, FIT
- * without a fit, or a size 0 the mode needs; the statuses of
+/* The mode's answer.  The request is checked first, the one place of its
+ * rules (the faces only convert their arguments and pick the mode):
+ * tolerance >= 0; FIT needs a fit and no embed_rank; params > 0 (OPTIMUM);
+ * layers, d >= 1 where the mode reads them (the fields a mode does not
+ * read are ignored).
+ * AR_EINVAL for these (the options named as tokens, status.h), a NULL
+ * argument or an unknown mode; the statuses of
  * ar_dw_optimal, ar_dw_transition_d, ar_dw_transition_layers,
  * ar_dw_verdict_of and ar_dw_embedding_of otherwise, with a message naming
  * what failed ("no optimum under this law", "transition depth undefined",

@@ -52,6 +52,9 @@ extern "C" {
 #endif
 
 #define AR_SEPRANK_MAX_POSITIONS 32
+/* The most layers and the largest width d of ar_seprank_run. */
+#define AR_SEPRANK_MAX_LAYERS 64
+#define AR_SEPRANK_MAX_WIDTH 65536
 /* Default size budget of the CLI: rows and columns of the matricisation at
  * most 1024 (an exact rank then takes well under a second). */
 #define AR_SEPRANK_DEFAULT_MAX_DIM 1024
@@ -366,6 +369,15 @@ AR_API size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_p
  * (L, d, H, N, residual, role) with ar_seed_derive; not from M, so growing M
  * keeps the same network and extends the template list. */
 AR_API uint64_t ar_seprank_role_seed(const ar_seprank_config *cfg, uint64_t role);
+/* Checks the configuration first, the one place of its rules (the faces only
+ * convert): 1 <= layers <= AR_SEPRANK_MAX_LAYERS, 1 <= d <=
+ * AR_SEPRANK_MAX_WIDTH, heads >= 1 dividing d, 2 <= n <=
+ * AR_SEPRANK_MAX_POSITIONS, position < n, entry < d, do_float or do_exact,
+ * nprimes <= AR_SEPRANK_MAX_PRIMES, rtol finite (a negative one is the
+ * default: a face checks a given rtol with ar_option_check_nonneg), atol >=
+ * 0, max_bytes >= 0, the embedding's rules (ar_seprank_embed_check) and a
+ * partition of the n positions; AR_EINVAL with a message naming the options
+ * as tokens (status.h).  AR_ENOMEM when the grid exceeds 2^26 entries. */
 AR_API int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_error *err);
 AR_API void ar_seprank_result_free(ar_seprank_result *res);
 /* The rank a result compares with its bounds and closed form: the exact rank

@@ -197,27 +197,17 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
     FileError / FormatError for an unreadable or malformed law file.
     """
     cdef str fn = "depthwidth"
+    # The rules are ar_dw_run's; here the conversions and which keywords
+    # select the mode.
     cdef double tol = _th_finite(tolerance, "tolerance", fn)
-    if not (tol >= 0.0):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"tolerance must be >= 0, got {tolerance!r}")
     has_params = params is not None
     has_size = layers is not None or d is not None
-    if not has_params and not has_size and fit is None:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "give one of params, layers, d or fit")
-    if not has_params and not has_size and embed_rank is not None:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "embed_rank needs a mode: params, layers or d")
     if has_params and has_size:
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             "params and layers/d are separate modes: give one")
     cdef double budget = 0.0
     if has_params:
         budget = _th_finite(params, "params", fn)
-        if not (budget > 0.0):
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"params must be > 0, got {params!r}")
     cdef size_t nl = 0, nd = 0
     if layers is not None:
         nl = _th_count(layers, "layers", fn, 1)

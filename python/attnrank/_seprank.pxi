@@ -6,7 +6,7 @@
 from libc.math cimport isfinite
 
 from attnrank._capi cimport (
-    AR_SEPRANK_MAX_PRIMES, ar_partition_parse, AR_SEPRANK_READOUT_ENTRY,
+    ar_partition_parse, ar_option_check_nonneg, AR_SEPRANK_READOUT_ENTRY,
     AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
     ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
     ar_seprank_result_free, ar_seprank_result_json,
@@ -64,10 +64,14 @@ cdef double _th_finite(object value, str name, str fn) except? -1.0:
 
 
 cdef double _th_tol(object value, str name, str fn) except? -1.0:
+    """A given tolerance whose library default is a negative sentinel: the
+    library's rule (ar_option_check_nonneg), called here since the analysis
+    cannot tell a given negative value from the default."""
     cdef double v = _th_finite(value, name, fn)
-    if v < 0.0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be >= 0, got {value!r}")
+    cdef ar_error err
+    err.msg[0] = 0
+    cdef bytes token = name.replace("_", "-").encode("ascii")
+    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
     return v
 
 
@@ -191,10 +195,11 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     cdef ar_error err
     err.msg[0] = 0
     ar_seprank_config_init(&cfg)
-    cfg.layers = _th_count(layers, "layers", fn, 1)
-    cfg.d = _th_count(d, "d", fn, 1)
-    cfg.heads = _th_count(heads, "heads", fn, 1)
-    cfg.n = _th_count(n, "n", fn, 2)
+    # The rules are ar_seprank_run's; here only the conversions.
+    cfg.layers = _th_count(layers, "layers", fn, 0)
+    cfg.d = _th_count(d, "d", fn, 0)
+    cfg.heads = _th_count(heads, "heads", fn, 0)
+    cfg.n = _th_count(n, "n", fn, 0)
     cfg.position = _th_count(position, "position", fn, 0)
     if entry is not None:
         cfg.readout = AR_SEPRANK_READOUT_ENTRY
@@ -204,21 +209,15 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     cfg.residual = _th_flag(residual, "residual", fn)
     cfg.do_exact = _th_flag(exact, "exact", fn)
     cfg.do_float = not _th_flag(no_float, "no_float", fn)
-    if not cfg.do_float and not cfg.do_exact:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "no_float=True needs exact=True (nothing to compute)")
     cfg.nprimes = 0 if primes is None else _th_count(primes, "primes", fn, 1)
-    if cfg.nprimes > AR_SEPRANK_MAX_PRIMES:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"primes: at most {AR_SEPRANK_MAX_PRIMES}, got {primes!r}")
     cfg.rational = AR_SEPRANK_RATIONAL_ON if _th_flag(rational, "rational", fn) \
         else AR_SEPRANK_RATIONAL_AUTO
     cfg.seed = _th_seed(seed, fn)
     cfg.rtol = -1.0 if rtol is None else _th_tol(rtol, "rtol", fn)
-    cfg.atol = _th_tol(atol, "atol", fn)
+    cfg.atol = _th_finite(atol, "atol", fn)
     cfg.threads = _th_count(threads, "threads", fn, 1)
     if max_memory is not None:
-        cfg.max_bytes = _th_tol(max_memory, "max_memory", fn)
+        cfg.max_bytes = _th_finite(max_memory, "max_memory", fn)
     if embed_rank is not None:
         cfg.embedding.enabled = 1
         cfg.embedding.rank = _th_count(embed_rank, "embed_rank", fn, 0)

@@ -1,6 +1,7 @@
 /* The depthwidth workflow (attnrank/depthwidth_run.h): one mode of the law,
  * with the embedding crossover. */
 #include "attnrank/depthwidth_run.h"
+#include "attnrank/options.h"
 
 #include <math.h>
 #include <string.h>
@@ -63,6 +64,36 @@ static int run_mode(const ar_dw_request *q, ar_dw_result *out, double *width, do
     }
 }
 
+/* The one place of the rules on a request (the faces only convert their
+ * arguments and map them onto a mode: which options select it, and that
+ * --params and --layers/--d are separate modes, are theirs), options named
+ * as tokens. */
+static int check_request(const ar_dw_request *req, ar_error *err)
+{
+    int rc = ar_option_check_nonneg("tolerance", req->tolerance, err);
+    if (rc != AR_OK)
+        return rc;
+    if (req->mode == AR_DW_MODE_FIT) {
+        if (!req->have_fit)
+            return ar_error_set(err, AR_EINVAL,
+                                "give one of {opt:params}, {opt:layers}, {opt:d} or {opt:fit}");
+        if (req->embed_rank != 0)
+            return ar_error_set(err, AR_EINVAL,
+                                "{opt:embed-rank} needs a mode: {opt:params}, {opt:layers} or "
+                                "{opt:d}");
+        return AR_OK;
+    }
+    if (req->mode == AR_DW_MODE_OPTIMUM)
+        return ar_option_check_positive("params", req->params, err);
+    if ((req->mode == AR_DW_MODE_TRANSITION_D || req->mode == AR_DW_MODE_VERDICT) &&
+        req->layers == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:layers}: must be >= 1, got 0");
+    if ((req->mode == AR_DW_MODE_TRANSITION_LAYERS || req->mode == AR_DW_MODE_VERDICT) &&
+        req->d == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:d}: must be >= 1, got 0");
+    return AR_OK;
+}
+
 int ar_dw_run(const ar_dw_request *req, ar_dw_result *out, ar_error *err)
 {
     if (req == NULL || out == NULL)
@@ -71,17 +102,11 @@ int ar_dw_run(const ar_dw_request *req, ar_dw_result *out, ar_error *err)
     out->req = *req;
     if (out->req.law_source == NULL)
         out->req.law_source = req->have_fit ? "fit" : "paper";
-    if (req->mode == AR_DW_MODE_FIT)
-        return req->have_fit ? AR_OK
-                             : ar_error_set(err, AR_EINVAL, "depthwidth: the fit mode needs a fit");
-    if ((req->mode == AR_DW_MODE_TRANSITION_D || req->mode == AR_DW_MODE_VERDICT) &&
-        req->layers == 0)
-        return ar_error_set(err, AR_EINVAL, "{opt:layers} must be >= 1");
-    if ((req->mode == AR_DW_MODE_TRANSITION_LAYERS || req->mode == AR_DW_MODE_VERDICT) &&
-        req->d == 0)
-        return ar_error_set(err, AR_EINVAL, "{opt:d} must be >= 1");
+    int rc = check_request(req, err);
+    if (rc != AR_OK || req->mode == AR_DW_MODE_FIT)
+        return rc;
     double width = NAN, layers = NAN;
-    int rc = run_mode(req, out, &width, &layers, err);
+    rc = run_mode(req, out, &width, &layers, err);
     if (rc != AR_OK || req->embed_rank == 0)
         return rc;
     rc = ar_dw_embedding_of(&req->law, width, (double)req->embed_rank, layers, &out->embedding,

@@ -187,20 +187,12 @@ int cmd_depthwidth(int argc, char **argv)
                          0, NULL);
     if (code >= 0)
         return code;
-    if (!(a.tolerance >= 0.0))
-        return cli_usage_error("depthwidth", "--tolerance: must be >= 0, got %g", a.tolerance);
+    /* The CLI's own rules: which options select the mode.  The rules on
+     * the values are ar_dw_run's. */
     int modes = (a.params_seen != 0) + ((a.layers_seen || a.d_seen) != 0);
-    if (modes == 0 && a.fit == NULL)
-        return cli_usage_error("depthwidth",
-                               "give one of --params N, --layers L, --d D or --fit FILE");
     if (modes > 1)
         return cli_usage_error("depthwidth", "--params and --layers/--d are separate modes: "
                                              "give one");
-    if (modes == 0 && a.embed_seen)
-        return cli_usage_error("depthwidth", "--embed-rank needs a mode: --params, --layers or "
-                                             "--d");
-    if (a.params_seen && !(a.params > 0.0))
-        return cli_usage_error("depthwidth", "--params: must be > 0, got %g", a.params);
     code = resolve_law(&a);
     if (code >= 0)
         return code;

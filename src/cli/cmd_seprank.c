@@ -128,32 +128,12 @@ static void print_text(const ar_seprank_result *r)
         print_embedding(r);
 }
 
+/* The configuration of the arguments.  The CLI's own rule: --layers and --d
+ * have no defaults here; the rules on the values are ar_seprank_run's. */
 static int check_args(const seprank_args *a, ar_seprank_config *cfg)
 {
     if (a->layers == 0 || a->d == 0)
         return cli_usage_error("seprank", "needs --layers L and --d D (both >= 1)");
-    if (a->d % a->heads != 0)
-        return cli_usage_error("seprank", "--heads %zu does not divide --d %zu", a->heads, a->d);
-    if (a->n > AR_SEPRANK_MAX_POSITIONS)
-        return cli_usage_error("seprank", "--n: at most %d positions", AR_SEPRANK_MAX_POSITIONS);
-    if (a->layers > 64)
-        return cli_usage_error("seprank", "--layers: at most 64");
-    if (a->position >= a->n)
-        return cli_usage_error("seprank", "--position %zu out of range (n = %zu)", a->position,
-                               a->n);
-    if (a->entry_seen && a->entry >= a->d)
-        return cli_usage_error("seprank", "--entry %zu out of range (d = %zu)", a->entry, a->d);
-    if (a->primes > AR_SEPRANK_MAX_PRIMES)
-        return cli_usage_error("seprank", "--primes: at most %d", AR_SEPRANK_MAX_PRIMES);
-    if (a->rtol_seen && a->rtol < 0.0)
-        return cli_usage_error("seprank", "--rtol: must be >= 0, got %g", a->rtol);
-    if (a->atol < 0.0)
-        return cli_usage_error("seprank", "--atol: must be >= 0, got %g", a->atol);
-    if (!(a->max_memory >= 0.0))
-        return cli_usage_error("seprank", "--max-memory: must be >= 0 bytes, got %g",
-                               a->max_memory);
-    if (a->no_float && !a->exact)
-        return cli_usage_error("seprank", "--no-float needs --exact (nothing to compute)");
     ar_seprank_config_init(cfg);
     cfg->layers = a->layers;
     cfg->d = a->d;
@@ -174,26 +154,16 @@ static int check_args(const seprank_args *a, ar_seprank_config *cfg)
     cfg->atol = a->atol;
     cfg->threads = a->threads;
     cfg->max_bytes = a->max_memory;
-    if ((a->vocab_seen || a->positions) && !a->embed_seen)
-        return cli_usage_error("seprank", "--vocab and --positions need --embed-rank R");
     cfg->embedding.enabled = a->embed_seen;
     cfg->embedding.rank = a->embed_rank;
     cfg->embedding.vocab = a->vocab_seen ? a->vocab : 0;
     cfg->embedding.positions = a->positions;
-    if (a->partition != NULL) {
-        ar_error err = {{0}};
-        if (ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
-            return cli_usage_error("seprank", "--partition: %s", err.msg);
-    }
-    ar_partition part = cfg->partition;
-    if (part.n == 0)
-        ar_partition_half(a->n, &part, NULL);
-    size_t m = a->templates ? a->templates : ar_seprank_auto_templates(cfg, &part);
-    size_t rows, cols;
-    if (ar_grid_shape(&part, m, (size_t)1 << 26, &rows, &cols, NULL) != AR_OK)
-        return cli_usage_error("seprank",
-                               "--templates %zu: the %zu-position grid exceeds 2^26 entries", m,
-                               a->n);
+    ar_error err = {{0}};
+    if (a->rtol_seen && ar_option_check_nonneg("rtol", a->rtol, &err) != AR_OK)
+        return cli_status_error("seprank", AR_EINVAL, &err, NULL);
+    if (a->partition != NULL &&
+        ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
+        return cli_usage_error("seprank", "--partition: %s", err.msg);
     return -1;
 }
 

@@ -43,7 +43,9 @@ r = json.loads(sys.argv[1]); e = r["embedding"]
 assert e["claim"] == "derived" and e["width_capped"] is False and e["effective_d"] == 768
 assert abs(e["crossover_layers"] - (math.log(768) - 4) / 0.1) < 1e-9 and e["depth_efficient"] is None
 ' "$out"
-expect_error 2 "--embed-rank needs a mode" -- "$AR" depthwidth --fit /dev/null --embed-rank 4
+# ar_dw_run refuses it, after the fit file is read: a readable one
+printf 'depth,width\n6,215.3\n12,300.4\n' >"$TMP/pts.csv"
+expect_error 2 "--embed-rank needs a mode: --params, --layers or --d" -- "$AR" depthwidth --fit "$TMP/pts.csv" --embed-rank 4
 
 # ---- weights: the rank of W_E beside the width ----
 $PY "$GEN" --family bert --layers 1 --heads 2 --d 16 --vocab 40 --dtype BF16 "$TMP/bert" >/dev/null

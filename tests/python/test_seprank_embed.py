@@ -66,7 +66,7 @@ def test_no_key_without_the_option():
 
 
 @pytest.mark.parametrize("kw,text", [
-    ({"embed_rank": 0}, "embedding rank must be >= 1"),
+    ({"embed_rank": 0}, "embed_rank=: must be >= 1"),
     ({"vocab": 3}, "embed_rank=R"),
     ({"positions": True}, "embed_rank=R"),
     ({"embed_rank": 2, "vocab": 3, "templates": 4}, "at most V templates"),

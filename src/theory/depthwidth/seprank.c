@@ -261,7 +261,8 @@ const char *ar_seprank_regime_name(ar_seprank_regime r)
 static int san_check_shape(size_t layers, size_t d, size_t heads, size_t n)
 {
     if (layers == 0 || d == 0 || heads == 0 || d % heads != 0 || n == 0 ||
-        n > AR_SEPRANK_MAX_POSITIONS || layers > 64 || d > 65536)
+        n > AR_SEPRANK_MAX_POSITIONS || layers > AR_SEPRANK_MAX_LAYERS ||
+        d > AR_SEPRANK_MAX_WIDTH)
         return AR_EINVAL;
     return AR_OK;
 }

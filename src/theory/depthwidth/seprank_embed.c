@@ -39,22 +39,21 @@ int ar_seprank_embed_check(const ar_seprank_config *cfg, ar_error *err)
     if (!e->enabled) {
         if (e->vocab != 0 || e->positions)
             return ar_error_set(err, AR_EINVAL,
-                                "a vocabulary or positions need an embedding: give "
-                                "{opt:embed-rank=R}");
+                                "{opt:vocab} and {opt:positions} need {opt:embed-rank=R}");
         return AR_OK;
     }
     if (e->rank == 0)
         return ar_error_set(err, AR_EINVAL,
-                            "embedding rank must be >= 1, got 0 (templates would all be zero)");
+                            "{opt:embed-rank}: must be >= 1, got 0 (templates would all be zero)");
     if (e->rank > 65536)
-        return ar_error_set(err, AR_EINVAL, "embedding rank must be <= 65536, got %zu", e->rank);
+        return ar_error_set(err, AR_EINVAL, "{opt:embed-rank}: at most 65536, got %zu", e->rank);
     if (cfg->rational == AR_SEPRANK_RATIONAL_ON)
         return ar_error_set(err, AR_EINVAL,
                             "the rank over Q is not computed with an embedding: drop "
                             "{flag:rational} (the ranks mod p stay exact certificates)");
     if (e->vocab != 0 && cfg->templates > e->vocab)
         return ar_error_set(err, AR_EINVAL,
-                            "%zu templates but a vocabulary of %zu tokens: at most V templates",
+                            "{opt:templates=%zu} but {opt:vocab=%zu} tokens: at most V templates",
                             cfg->templates, e->vocab);
     return AR_OK;
 }

@@ -2,6 +2,7 @@
  * floating point and over one or more primes (and over Q when small), rank
  * it every way asked for, and put the bounds beside the ranks. */
 #include "attnrank/seprank.h"
+#include "attnrank/options.h"
 #include "attnrank/random.h"
 #include "attnrank/rank.h"
 #include "attnrank/spectrum.h"
@@ -17,7 +18,7 @@
 
 /* Largest matricisation ar_seprank_run builds: 2^26 entries (512 MB of
  * doubles or residues), a 8192 x 8192 matrix. */
-#define SEPRANK_MAX_ENTRIES ((size_t)1 << 26)
+#define SEPRANK_MAX_ENTRIES ((size_t)1 << 26) /* the messages say 2^26 */
 
 void ar_seprank_config_init(ar_seprank_config *c)
 {
@@ -125,33 +126,55 @@ size_t ar_seprank_auto_templates(const ar_seprank_config *cfg, const ar_partitio
     return need < cap ? need : cap;
 }
 
+/* The one place of the rules on a configuration (the faces only convert
+ * text and objects to numbers), options named as tokens (status.h). */
 static int check_config(const ar_seprank_config *cfg, ar_partition *part, ar_error *err)
 {
-    if (cfg->layers == 0 || cfg->layers > 64)
-        return ar_error_set(err, AR_EINVAL, "layers must be in 1..64, got %zu", cfg->layers);
-    if (cfg->d == 0 || cfg->d > 65536)
-        return ar_error_set(err, AR_EINVAL, "d must be in 1..65536, got %zu", cfg->d);
-    if (cfg->heads == 0 || cfg->d % cfg->heads != 0)
-        return ar_error_set(err, AR_EINVAL, "heads (%zu) must divide d (%zu)", cfg->heads,
+    if (cfg->layers == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:layers}: must be >= 1, got 0");
+    if (cfg->layers > AR_SEPRANK_MAX_LAYERS)
+        return ar_error_set(err, AR_EINVAL, "{opt:layers}: at most %d, got %zu",
+                            AR_SEPRANK_MAX_LAYERS, cfg->layers);
+    if (cfg->d == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:d}: must be >= 1, got 0");
+    if (cfg->d > AR_SEPRANK_MAX_WIDTH)
+        return ar_error_set(err, AR_EINVAL, "{opt:d}: at most %d, got %zu", AR_SEPRANK_MAX_WIDTH,
                             cfg->d);
-    if (cfg->n < 2 || cfg->n > AR_SEPRANK_MAX_POSITIONS)
-        return ar_error_set(err, AR_EINVAL, "n must be in 2..%d, got %zu",
+    if (cfg->heads == 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:heads}: must be >= 1, got 0");
+    if (cfg->d % cfg->heads != 0)
+        return ar_error_set(err, AR_EINVAL, "{opt:heads=%zu} does not divide {opt:d=%zu}",
+                            cfg->heads, cfg->d);
+    if (cfg->n < 2)
+        return ar_error_set(err, AR_EINVAL, "{opt:n}: must be >= 2, got %zu", cfg->n);
+    if (cfg->n > AR_SEPRANK_MAX_POSITIONS)
+        return ar_error_set(err, AR_EINVAL, "{opt:n}: at most %d positions, got %zu",
                             AR_SEPRANK_MAX_POSITIONS, cfg->n);
     if (cfg->position >= cfg->n)
-        return ar_error_set(err, AR_EINVAL, "position %zu out of range (n = %zu)",
+        return ar_error_set(err, AR_EINVAL, "{opt:position=%zu} out of range (n = %zu)",
                             cfg->position, cfg->n);
     if (cfg->readout == AR_SEPRANK_READOUT_ENTRY && cfg->entry >= cfg->d)
-        return ar_error_set(err, AR_EINVAL, "output entry %zu out of range (d = %zu)",
+        return ar_error_set(err, AR_EINVAL, "{opt:entry=%zu} out of range (d = %zu)",
                             cfg->entry, cfg->d);
     if (cfg->readout != AR_SEPRANK_READOUT_RANDOM && cfg->readout != AR_SEPRANK_READOUT_ENTRY)
         return ar_error_set(err, AR_EINVAL, "unknown read-out %d", (int)cfg->readout);
     if (cfg->rational != AR_SEPRANK_RATIONAL_AUTO && cfg->rational != AR_SEPRANK_RATIONAL_OFF &&
         cfg->rational != AR_SEPRANK_RATIONAL_ON)
         return ar_error_set(err, AR_EINVAL, "unknown rational setting %d", (int)cfg->rational);
+    if (!cfg->do_float && !cfg->do_exact)
+        return ar_error_set(err, AR_EINVAL,
+                            "{flag:no-float} needs {flag:exact} (nothing to compute)");
     if (cfg->nprimes > AR_SEPRANK_MAX_PRIMES)
-        return ar_error_set(err, AR_EINVAL, "at most %d primes", AR_SEPRANK_MAX_PRIMES);
+        return ar_error_set(err, AR_EINVAL, "{opt:primes}: at most %d, got %zu",
+                            AR_SEPRANK_MAX_PRIMES, cfg->nprimes);
+    /* rtol < 0 is the default: a face checks a given one (ar_option_check_nonneg). */
+    if (!isfinite(cfg->rtol))
+        return ar_error_set(err, AR_EINVAL, "{opt:rtol}: must be finite, got %g", cfg->rtol);
+    if (ar_option_check_nonneg("atol", cfg->atol, err) != AR_OK)
+        return AR_EINVAL;
     if (!(cfg->max_bytes >= 0.0))
-        return ar_error_set(err, AR_EINVAL, "max_bytes must be >= 0, got %g", cfg->max_bytes);
+        return ar_error_set(err, AR_EINVAL, "{opt:max-memory}: must be >= 0 bytes, got %g",
+                            cfg->max_bytes);
     int rc = ar_seprank_embed_check(cfg, err);
     if (rc != AR_OK)
         return rc;
@@ -337,8 +360,8 @@ int ar_seprank_run(const ar_seprank_config *cfg, ar_seprank_result *res, ar_erro
     rc = ar_grid_shape(&part, m, SEPRANK_MAX_ENTRIES, &res->rows, &res->cols, err);
     if (rc != AR_OK)
         return ar_error_set(err, AR_ENOMEM,
-                            "grid with %zu templates exceeds the size limit of %zu entries", m,
-                            SEPRANK_MAX_ENTRIES);
+                            "{opt:templates=%zu}: the %zu-position grid exceeds 2^26 entries", m,
+                            cfg->n);
     res->bound_log_monomial = ar_seprank_bound_log_monomial(cfg->d, cfg->layers, part.na,
                                                             part.nb);
     res->bound_log_split = ar_seprank_bound_log_split(cfg->d, cfg->layers, part.na, part.nb,

@@ -3,6 +3,7 @@
  * The layer is documented in include/attnrank/collapse.h. */
 #include "attnrank/collapse.h"
 #include "attnrank/attention.h"
+#include "attnrank/options.h"
 #include "attnrank/random.h"
 #include "attnrank/spectrum.h"
 
@@ -139,6 +140,13 @@ void ar_collapse_opts_init(ar_collapse_opts *o)
     o->max_bytes = AR_COLLAPSE_DEFAULT_MAX_BYTES;
 }
 
+/* A size option >= 1. */
+static int check_count(const char *name, size_t value, ar_error *err)
+{
+    return value >= 1 ? AR_OK
+                      : ar_error_set(err, AR_EINVAL, "{opt:%s}: must be >= 1, got %zu", name, value);
+}
+
 int ar_collapse_check(const ar_collapse_opts *o, ar_error *err)
 {
     ar_collapse_opts defaults;
@@ -146,23 +154,42 @@ int ar_collapse_check(const ar_collapse_opts *o, ar_error *err)
         ar_collapse_opts_init(&defaults);
         o = &defaults;
     }
-    if (o->n == 0 || o->d == 0 || o->heads == 0)
-        return ar_error_set(err, AR_EINVAL, "collapse: n, d and heads must be >= 1 (got %zu, %zu, %zu)",
-                            o->n, o->d, o->heads);
+    int rc = check_count("layers", o->layers, err);
+    if (rc == AR_OK)
+        rc = check_count("n", o->n, err);
+    if (rc == AR_OK)
+        rc = check_count("d", o->d, err);
+    if (rc == AR_OK)
+        rc = check_count("heads", o->heads, err);
+    if (rc != AR_OK)
+        return rc;
+    if (o->layers > AR_COLLAPSE_MAX_LAYERS)
+        return ar_error_set(err, AR_EINVAL, "{opt:layers}: at most %d, got %zu",
+                            AR_COLLAPSE_MAX_LAYERS, o->layers);
     if (o->d % o->heads != 0)
-        return ar_error_set(err, AR_EINVAL, "collapse: heads %zu does not divide d %zu", o->heads,
-                            o->d);
-    if (!(o->fit_floor > 0.0 && o->fit_floor < 1.0))
-        return ar_error_set(err, AR_EINVAL, "collapse: fit_floor must be in (0, 1), got %g",
-                            o->fit_floor);
-    if (o->have_bound && !(o->gamma > 0.0 && isfinite(o->gamma) && o->beta > 0.0 &&
-                           isfinite(o->beta)))
-        return ar_error_set(err, AR_EINVAL, "collapse: gamma and beta must be finite and > 0");
-    if (o->have_bound && (o->skip || o->mlp))
-        return ar_error_set(err, AR_EINVAL,
-                            "collapse: the bound holds for pure attention only (no skip, no MLP)");
-    if (!(o->rank.atol >= 0.0) || !isfinite(o->rank.atol) || !isfinite(o->rank.rtol))
-        return ar_error_set(err, AR_EINVAL, "collapse: bad rank tolerances");
+        return ar_error_set(err, AR_EINVAL, "{opt:heads=%zu} does not divide {opt:d=%zu}",
+                            o->heads, o->d);
+    if (o->have_bound) {
+        if (isnan(o->gamma) || isnan(o->beta))
+            return ar_error_set(err, AR_EINVAL, "the bound needs both {opt:gamma} and {opt:beta}");
+        rc = ar_option_check_positive("gamma", o->gamma, err);
+        if (rc == AR_OK)
+            rc = ar_option_check_positive("beta", o->beta, err);
+        if (rc != AR_OK)
+            return rc;
+        if (o->skip || o->mlp)
+            return ar_error_set(err, AR_EINVAL,
+                                "the paper's bound covers pure attention only (drop "
+                                "{flag:skip}/{flag:mlp})");
+    }
+    /* rtol < 0 is the default (AR_TOL_DEFAULT): a face checks a given one. */
+    if (!isfinite(o->rank.rtol))
+        return ar_error_set(err, AR_EINVAL, "{opt:rtol}: must be finite, got %g", o->rank.rtol);
+    rc = ar_option_check_nonneg("atol", o->rank.atol, err);
+    if (rc == AR_OK)
+        rc = ar_option_check_interval("fit-floor", o->fit_floor, 0.0, 1, 1.0, 1, err);
+    if (rc != AR_OK)
+        return rc;
     if (!(o->max_bytes >= 0.0))
         return ar_error_set(err, AR_EINVAL, "collapse: max_bytes must be >= 0, got %g",
                             o->max_bytes);
