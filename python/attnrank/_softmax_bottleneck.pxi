@@ -6,7 +6,7 @@ from libc.string cimport memset
 from attnrank._capi cimport (
     ar_sbn_opts, ar_sbn_opts_init, ar_sbn_result, ar_sbn_result_free, ar_sbn_result_json,
     ar_sbn_logit_error, ar_sbn_workspace, ar_sbn_workspace_alloc, ar_sbn_workspace_free,
-    ar_sbn_analyze, ar_option_check_nonneg,
+    ar_sbn_analyze,
 )
 
 from attnrank._convert import as_real_array, require_matrix
