@@ -1757,6 +1757,53 @@ static void test_opts_init(void **state)
     ar_bert_config_init(NULL, 1, 1, 1);
 }
 
+/* The rules of params in the library: d and heads needed, heads dividing
+ * d without a head size, no sizes with the paper tables, every size >= 1
+ * (0 refused, 1 accepted), AR_BERT_MAX_SIZE accepted and one more refused. */
+static void test_params_rules(void **state)
+{
+    (void)state;
+    ar_bert_config cfg;
+    ar_error err = {{0}};
+    assert_int_equal(ar_bert_config_make(&cfg, 0, 8, 0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "needs {opt:d=D} and {opt:heads=H} (or {flag:paper-tables})");
+    assert_int_equal(ar_bert_config_make(&cfg, 512, 0, 0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "needs {opt:d=D} and {opt:heads=H} (or {flag:paper-tables})");
+    assert_int_equal(ar_bert_config_make(&cfg, 512, 12, 0, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:heads=12} does not divide {opt:d=512}; give {opt:head-size=P}");
+    assert_int_equal(ar_bert_config_make(NULL, 512, 8, 0, NULL), AR_EINVAL);
+    assert_int_equal(ar_bert_config_make(&cfg, 512, 12, 64, NULL), AR_OK);
+    assert_int_equal(cfg.dp, 64);
+    assert_int_equal(ar_bert_config_make(&cfg, 1, 1, 0, NULL), AR_OK);
+    assert_int_equal(cfg.dp, 1);
+    assert_int_equal(ar_bert_config_make(&cfg, 512, 8, 0, NULL), AR_OK);
+    assert_int_equal(cfg.dp, 64);
+    assert_int_equal(cfg.layers, 24);
+    assert_int_equal(ar_paper_tables_check(0, NULL), AR_OK);
+    assert_int_equal(ar_paper_tables_check(1, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{flag:paper-tables} takes no size options");
+    ar_param_count c;
+    const char *names[] = {"{opt:d}", "{opt:heads}", "{opt:head-size}", "{opt:layers}",
+                           "{opt:ffn}", "{opt:vocab}", "positions", "token types"};
+    for (size_t k = 0; k < 8; k++) {
+        ar_bert_config_init(&cfg, 8, 2, 4);
+        size_t *field[] = {&cfg.d, &cfg.h, &cfg.dp, &cfg.layers, &cfg.ffn, &cfg.vocab,
+                           &cfg.positions, &cfg.token_types};
+        *field[k] = 0;
+        assert_int_equal(ar_bert_params(&cfg, &c, &err), AR_EINVAL);
+        char want[64];
+        snprintf(want, sizeof want, "%s: must be >= 1, got 0", names[k]);
+        assert_string_equal(err.msg, want);
+        *field[k] = 1;
+        assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_OK);
+        *field[k] = k < 5 ? AR_BERT_MAX_SIZE : (size_t)AR_BERT_MAX_TABLE;
+        assert_int_equal(ar_bert_params(&cfg, &c, NULL), AR_OK);
+        *field[k] += 1;
+        assert_int_equal(ar_bert_params(&cfg, &c, &err), AR_EDOMAIN);
+        assert_string_equal(err.msg, "sizes too large to count (limit 2^20 per size)");
+    }
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -1788,6 +1835,7 @@ int main(void)
         cmocka_unit_test(test_low_precision_sums),
         cmocka_unit_test(test_defect_hints),
         cmocka_unit_test(test_hint_representable),
+        cmocka_unit_test(test_params_rules),
     };
     return cmocka_run_group_tests_name("bottleneck", tests, NULL, NULL);
 }

@@ -492,6 +492,56 @@ static void test_hilbert_float32_threshold(void **state)
     ar_matrix_free(&h);
 }
 
+/* ar_rank_opts_check: atol >= 0 and finite, a given rtol finite (negative:
+ * the default), energy in (0, 1]; ar_rank_metrics_compute calls it. */
+static void expect_rank_refusal(const ar_rank_opts *o, const char *msg)
+{
+    ar_error err = {{0}};
+    assert_int_equal(ar_rank_opts_check(o, &err), AR_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_rank_opts_check(void **state)
+{
+    (void)state;
+    ar_rank_opts o;
+    ar_rank_opts_init(&o);
+    assert_int_equal(ar_rank_opts_check(&o, NULL), AR_OK);
+    assert_int_equal(ar_rank_opts_check(NULL, NULL), AR_OK);
+    o.atol = 0.0;
+    o.rtol = 0.0;
+    o.energy_fraction = 1.0;
+    assert_int_equal(ar_rank_opts_check(&o, NULL), AR_OK);
+    o.rtol = -1.0;
+    assert_int_equal(ar_rank_opts_check(&o, NULL), AR_OK);
+    o.atol = -1.0;
+    expect_rank_refusal(&o, "{opt:atol}: must be >= 0, got -1");
+    o.atol = INFINITY;
+    expect_rank_refusal(&o, "{opt:atol}: must be finite, got inf");
+    o.atol = NAN;
+    expect_rank_refusal(&o, "{opt:atol}: must be >= 0, got nan");
+    o.atol = 0.0;
+    o.rtol = INFINITY;
+    expect_rank_refusal(&o, "{opt:rtol}: must be finite, got inf");
+    o.rtol = NAN;
+    expect_rank_refusal(&o, "{opt:rtol}: must be >= 0, got nan");
+    o.rtol = -1.0;
+    o.energy_fraction = 0.0;
+    expect_rank_refusal(&o, "{opt:energy}: must be in (0, 1], got 0");
+    o.energy_fraction = 1.0 + 1e-12;
+    expect_rank_refusal(&o, "{opt:energy}: must be in (0, 1], got 1");
+    o.energy_fraction = NAN;
+    expect_rank_refusal(&o, "{opt:energy}: must be in (0, 1], got nan");
+    o.energy_fraction = 1e-300;
+    assert_int_equal(ar_rank_opts_check(&o, NULL), AR_OK);
+    double s[2] = {2.0, 1.0};
+    ar_rank_metrics m;
+    ar_error err = {{0}};
+    o.energy_fraction = 2.0;
+    assert_int_equal(ar_rank_metrics_compute(s, 2, 2, 2, &o, &m, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:energy}: must be in (0, 1], got 2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_vandermonde_chebyshev_control),
         cmocka_unit_test(test_hilbert_float32_threshold),
         cmocka_unit_test(test_rank_margin),
+        cmocka_unit_test(test_rank_opts_check),
     };
     return cmocka_run_group_tests_name("rank", tests, NULL, NULL);
 }

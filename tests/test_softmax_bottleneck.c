@@ -548,6 +548,72 @@ static void test_input_errors(void **state)
     ar_sbn_workspace_free(NULL);
 }
 
+/* Every rule of ar_sbn_check refuses with its message, the option a token,
+ * at the edges: 0 accepted where >= 0, max_iter 0 refused and 1 accepted,
+ * a negative rtol / sum_tol the default; ar_sbn_analyze calls it first. */
+static void expect_sbn_refusal(const ar_sbn_opts *o, const char *msg)
+{
+    ar_error err = {{0}};
+    assert_int_equal(ar_sbn_check(o, &err), AR_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_check_rules(void **state)
+{
+    (void)state;
+    ar_sbn_opts o;
+    ar_sbn_opts_init(&o);
+    assert_ok(ar_sbn_check(&o, NULL));
+    assert_ok(ar_sbn_check(NULL, NULL));
+    o.rank.atol = 0.0;
+    o.rank.rtol = 0.0;
+    o.sum_tol = 0.0;
+    o.jitter = 0.0;
+    o.max_iter = 1;
+    assert_ok(ar_sbn_check(&o, NULL));
+    o.rank.rtol = -1.0; /* the default */
+    o.sum_tol = -1.0;
+    assert_ok(ar_sbn_check(&o, NULL));
+    o.rank.atol = -1e-3;
+    expect_sbn_refusal(&o, "{opt:atol}: must be >= 0, got -0.001");
+    o.rank.atol = INFINITY;
+    expect_sbn_refusal(&o, "{opt:atol}: must be finite, got inf");
+    o.rank.atol = 0.0;
+    o.rank.rtol = INFINITY;
+    expect_sbn_refusal(&o, "{opt:rtol}: must be finite, got inf");
+    o.rank.rtol = NAN;
+    expect_sbn_refusal(&o, "{opt:rtol}: must be >= 0, got nan");
+    o.rank.rtol = -1.0;
+    o.sum_tol = INFINITY;
+    expect_sbn_refusal(&o, "{opt:sum-tol}: must be finite, got inf");
+    o.sum_tol = NAN;
+    expect_sbn_refusal(&o, "{opt:sum-tol}: must be >= 0, got nan");
+    o.sum_tol = -1.0;
+    o.jitter = -0.1;
+    expect_sbn_refusal(&o, "{opt:jitter}: must be >= 0, got -0.1");
+    o.jitter = NAN;
+    expect_sbn_refusal(&o, "{opt:jitter}: must be >= 0, got nan");
+    o.jitter = 1e-3;
+    o.max_iter = 0;
+    expect_sbn_refusal(&o, "{opt:max-iter}: must be >= 1, got 0");
+    o.max_iter = 500;
+    o.grad_tol = 0.0;
+    expect_sbn_refusal(&o, "{opt:grad-tol}: must be > 0, got 0");
+    /* the analysis refuses the same way before reading P */
+    ar_sbn_opts_init(&o);
+    o.max_iter = 0;
+    double good[6] = {0.25, 0.5, 0.75, 0.5, 1e-300, 1e-300};
+    ar_matrix p = ar_matrix_alias(good, 2, 3, 2);
+    ar_sbn_workspace *ws = NULL;
+    assert_ok(ar_sbn_workspace_alloc(&ws, 2, 3, NULL));
+    ar_sbn_result res;
+    ar_error err = {{0}};
+    assert_int_equal(ar_sbn_analyze(ws, ar_matrix_cview(&p), AR_PREC_F64, &o, &res, &err),
+                     AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:max-iter}: must be >= 1, got 0");
+    ar_sbn_workspace_free(ws);
+}
+
 /* The record's JSON (json.h): "fit" null without the fit, the fit's seed
  * above INT64_MAX as its decimal text; NULLs refused. */
 static void test_result_json(void **state)
@@ -588,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_shared_fit),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_check_rules),
         cmocka_unit_test(test_result_json),
     };
     return cmocka_run_group_tests_name("softmax_bottleneck", tests, NULL, NULL);

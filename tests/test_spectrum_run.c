@@ -331,6 +331,54 @@ static void test_random_refusals(void **state)
     ar_spectrum_random_result_free(NULL);
 }
 
+/* The rank options' rules (ar_rank_opts_check) refuse a stack and a
+ * random layer before any data is read: atol < 0, energy 0 and just above
+ * 1, a given rtol infinite; energy 1 and atol 0 accepted. */
+static void test_rank_option_refusals(void **state)
+{
+    (void)state;
+    const double d[3][3] = {{1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}, {1.0, 2.0, 3.0}};
+    double block[36], s[9];
+    ar_cview mats[3];
+    ar_rank_metrics m[3];
+    ar_rank_opts opts;
+    ar_error err = {{0}};
+    fill_diagonals(block, mats, d);
+    block[0] = NAN; /* the options are refused first */
+    ar_rank_opts_init(&opts);
+    opts.atol = -1.0;
+    assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, NULL, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:atol}: must be >= 0, got -1");
+    ar_rank_opts_init(&opts);
+    opts.energy_fraction = 0.0;
+    assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, NULL, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:energy}: must be in (0, 1], got 0");
+    opts.energy_fraction = 1.5;
+    assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, NULL, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:energy}: must be in (0, 1], got 1.5");
+    ar_rank_opts_init(&opts);
+    opts.rtol = INFINITY;
+    assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, NULL, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:rtol}: must be finite, got inf");
+    fill_diagonals(block, mats, d);
+    ar_rank_opts_init(&opts);
+    opts.energy_fraction = 1.0;
+    opts.atol = 0.0;
+    assert_int_equal(ar_spectrum_run_stack(mats, 3, &opts, 0, s, m, NULL, &err), AR_OK);
+
+    ar_spectrum_random_opts o = random_opts(4, 4, 1);
+    ar_spectrum_random_result r;
+    ar_rank_opts_init(&opts);
+    opts.energy_fraction = 1.0 + 1e-9;
+    assert_int_equal(ar_spectrum_run_random(&o, &opts, &r, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:energy}: must be in (0, 1], got 1");
+    ar_spectrum_random_result_free(&r);
+    o.n = 0; /* the sizes' rules come first */
+    assert_int_equal(ar_spectrum_run_random(&o, &opts, &r, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "needs {opt:n=N}"));
+    ar_spectrum_random_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_random_logit_rank),
         cmocka_unit_test(test_random_draws),
         cmocka_unit_test(test_random_refusals),
+        cmocka_unit_test(test_rank_option_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -560,6 +560,24 @@ AR_API size_t ar_bert_default_ffn(size_t d);
 /* Set *cfg to d, h, dp with the defaults listed above (NULL is ignored). */
 AR_API void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp);
 
+/* The largest d, h, d_p, layers and FFN width ar_bert_params counts, and
+ * the largest vocabulary, positions and token types (every product then
+ * stays far inside 64 bits). */
+#define AR_BERT_MAX_SIZE 1048576u        /* 2^20 */
+#define AR_BERT_MAX_TABLE 4294967296ull  /* 2^32 */
+
+/* The config of params: d and h given (0: not given, refused: "needs
+ * {opt:d=D} and {opt:heads=H} (or {flag:paper-tables})"), head_size 0 for
+ * d/h, which h must divide ("{opt:heads=H} does not divide {opt:d=D}; give
+ * {opt:head-size=P}"); the other sizes the defaults.  AR_EINVAL with the
+ * message in err (may be NULL); cfg is set on AR_OK. */
+AR_API int ar_bert_config_make(ar_bert_config *cfg, size_t d, size_t h, size_t head_size,
+                               ar_error *err);
+
+/* The rule of params --paper-tables: the tables take no sizes
+ * ("{flag:paper-tables} takes no size options" when sizes_given). */
+AR_API int ar_paper_tables_check(int sizes_given, ar_error *err);
+
 typedef struct ar_param_count {
     uint64_t embeddings;        /* token + position + type + LayerNorm */
     uint64_t attention;         /* per layer */
@@ -574,7 +592,9 @@ typedef struct ar_param_count {
 } ar_param_count;
 
 /* Counts of every part and the total.  AR_EINVAL on a zero size or NULL,
- * AR_EDOMAIN for sizes above 2^20 (2^32 for vocabulary, positions, types),
+ * "{opt:layers}: must be >= 1, got 0" and the like for a size 0,
+ * AR_EDOMAIN for sizes above AR_BERT_MAX_SIZE (AR_BERT_MAX_TABLE for
+ * vocabulary, positions, types): "sizes too large to count (limit 2^20 per size)",
  * which keeps every product far inside 64 bits.  err: may be NULL; filled on failure. */
 AR_API int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out, ar_error *err);
 

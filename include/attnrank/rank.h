@@ -60,6 +60,14 @@ AR_API const char *ar_rank_rule_name(ar_rank_rule rule);
  * 0.99, seed 0.  Functions taking a const ar_rank_opts * read NULL as these. */
 AR_API void ar_rank_opts_init(ar_rank_opts *opts);
 
+/* The rules on rank options every analysis taking an ar_rank_opts shares:
+ * "{opt:atol}: must be >= 0, got V" (and finite), a given rtol (>= 0)
+ * finite ("{opt:rtol}: must be finite, got inf"; a negative rtol is the
+ * default, so a face checks a given rtol with ar_option_check_nonneg),
+ * "{opt:energy}: must be in (0, 1], got V".  opts NULL: the defaults
+ * (AR_OK).  AR_EINVAL with the message in err (may be NULL). */
+AR_API int ar_rank_opts_check(const ar_rank_opts *opts, ar_error *err);
+
 typedef struct ar_rank_metrics {
     size_t m, n;              /* shape the spectrum came from */
     size_t rank;              /* numerical rank */

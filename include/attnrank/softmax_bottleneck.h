@@ -65,6 +65,15 @@ typedef struct ar_sbn_opts {
  * these. */
 AR_API void ar_sbn_opts_init(ar_sbn_opts *opts);
 
+/* The rules on the options, the ones ar_sbn_analyze and ar_sbn_fit_run
+ * check first: the rank options (ar_rank_opts_check), a given sum_tol
+ * (>= 0) finite, "{opt:jitter}: must be >= 0, got V" (and finite),
+ * "{opt:max-iter}: must be >= 1, got 0", grad_tol > 0.  A negative rtol or
+ * sum_tol is the default: a face checks a given one with
+ * ar_option_check_nonneg.  opts NULL: the defaults (AR_OK).  AR_EINVAL with
+ * the message in err (may be NULL). */
+AR_API int ar_sbn_check(const ar_sbn_opts *opts, ar_error *err);
+
 /* Validate the values of P (N x V, any layout): N, V >= 1, finite, every
  * entry > 0, |row sum - 1| <= sum_tol (< 0: the default for precision).
  * AR_EINVAL (invalid view, empty), AR_ENONFINITE, AR_EDOMAIN; err names the

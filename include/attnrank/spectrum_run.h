@@ -26,7 +26,8 @@ extern "C" {
 
 /* The spectra of mats[0..count) (all of the same shape m x n): the
  * singular values of mats[t], descending, at s + t * min(m, n), and its
- * metrics (ar_rank_metrics_stored with opts) at metrics[t].  nthreads
+ * metrics (ar_rank_metrics_stored with opts) at metrics[t].  The rank
+ * options are checked first (ar_rank_opts_check).  nthreads
  * threads over the matrices (0: one per CPU); BLAS inside each should run
  * single-threaded, a process setting the caller owns.  count 0 is AR_OK
  * with nothing done.  AR_EINVAL for NULL pointers or an empty matrix
@@ -102,7 +103,8 @@ AR_API int ar_spectrum_random_check(const ar_spectrum_random_opts *opts,
 
 /* The layer's weights are drawn first, then X, both from opts->seed, so a
  * head's weights do not depend on n; then every head (or the one asked
- * for) in turn, metrics under rank (ar_rank_metrics_compute for logits,
+ * for) in turn, metrics under rank (checked by ar_rank_opts_check after
+ * ar_spectrum_random_check; ar_rank_metrics_compute for logits,
  * ar_rank_metrics_stored for scores).  Distributed, every process calls it
  * and gets the same result; a ScaLAPACK failure's message starts
  * "distributed logits: ".  *out is allocated (release with

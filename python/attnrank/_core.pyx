@@ -21,7 +21,7 @@ from attnrank._capi cimport (
     AR_OK, AR_EINVAL, AR_ENOMEM, AR_ENONFINITE, AR_ENOCONV, AR_EIO, AR_EFORMAT,
     AR_EUNSUPPORTED, AR_EDOMAIN, AR_ELAPACK, AR_ESIZE, AR_NSTATUS,
     ar_error, ar_error_set, ar_strerror, ar_version,
-    ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON,
+    ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON, ar_option_check_nonneg,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_rank_metrics_stored,
@@ -225,11 +225,14 @@ cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
     """The C options of the rank keywords (rtol None: the default rule)."""
     cdef ar_rank_opts opts
     ar_rank_opts_init(&opts)
+    cdef ar_error err
+    err.msg[0] = 0
     if rtol is not None:
+        # A negative rtol is the library's default: a given one meets the
+        # library's rule here (the other rules: ar_rank_opts_check).
         opts.rtol = _real(rtol, "rtol", fn)
-        if opts.rtol < 0.0:
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                f"rtol must be >= 0 (None for the default rule), got {rtol!r}")
+        if ar_option_check_nonneg("rtol", opts.rtol, &err) != AR_OK:
+            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, _python_text(err.msg))
     opts.atol = _real(atol, "atol", fn)
     opts.energy_fraction = _real(energy_fraction, "energy_fraction", fn)
     opts.precision = _precision(precision)

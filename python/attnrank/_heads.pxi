@@ -4,17 +4,20 @@
 
 from attnrank._capi cimport (
     ar_heads_run_opts, ar_heads_run_opts_init, ar_heads_run, ar_heads_run_analyze,
-    ar_heads_run_free, ar_heads_run_json,
+    ar_heads_run_free, ar_heads_run_json, ar_option_check_positive,
 )
 
 
 cdef size_t _given_size(object value, str name, str fn) except? 0:
-    """A size keyword: None is 0 (not given); 0 itself is refused."""
+    """A size keyword: None is 0 (not given); a given 0, which the library
+    would read as not given, by the library's rule (ar_option_check_positive)."""
     if value is None:
         return 0
     cdef size_t v = _size(value, name, fn)
-    if v == 0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, f"{name} must be >= 1")
+    cdef bytes token = name.replace("_", "-").encode("ascii")
+    cdef ar_error err
+    err.msg[0] = 0
+    check_status(ar_option_check_positive(token, <double>v, &err), fn, &err)
     return v
 
 

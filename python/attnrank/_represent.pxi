@@ -14,6 +14,7 @@ from attnrank._capi cimport (
     ar_mask_fixes_length, ar_mask_param, ar_mask_params, AR_MASK_MAX_PARAMS,
     ar_generic_status_name, ar_model_masks, ar_represent_opts, ar_represent_opts_init,
     ar_head_config, ar_bert_config, ar_bert_config_init, ar_param_count, ar_bert_params,
+    ar_bert_config_make, ar_paper_tables_check,
     ar_param_count_json, ar_paper_tables_json, ar_masked_opts, ar_masked_opts_init, ar_represent_stack_opts,
     ar_represent_stack_opts_init, ar_represent_stack_result, ar_represent_stack_run,
     ar_represent_stack_result_free, ar_represent_run_opts, ar_represent_run_opts_init,
@@ -642,30 +643,25 @@ def params(d=None, heads=None, *, head_size=None, layers=None, ffn=None, vocab=N
     cdef char *text = NULL
     cdef ar_error err
     cdef int rc
+    err.msg[0] = 0
     if paper_tables:
-        if any(v is not None for v in (d, heads, head_size, layers, ffn, vocab)):
-            raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                                "paper_tables=True takes no size arguments")
+        rc = ar_paper_tables_check(
+            any(v is not None for v in (d, heads, head_size, layers, ffn, vocab)), &err)
+        check_status(rc, fn, &err)
         rc = ar_paper_tables_json(AR_JSON_NONFINITE, &text, &err)
         return _record_of_json(PaperTables, rc, text, &err, "ar_paper_tables_json")
-    if d is None or heads is None:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "needs d and heads (or paper_tables=True)")
-    cdef size_t cd = _size(d, "d", fn), ch = _size(heads, "heads", fn)
-    if ch == 0 or cd == 0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "d and heads must be >= 1")
-    if head_size is None and cd % ch != 0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"heads {ch} does not divide d {cd}; give head_size")
-    ar_bert_config_init(&cfg, cd, ch, cd // ch if head_size is None else _size(head_size, "head_size", fn))
+    # The rules on the sizes are the library's (ar_bert_config_make,
+    # ar_bert_params); a given 0 (0 is "not given" there) by _given_size.
+    rc = ar_bert_config_make(&cfg, _given_size(d, "d", fn), _given_size(heads, "heads", fn),
+                             _given_size(head_size, "head_size", fn), &err)
+    check_status(rc, fn, &err)
     if layers is not None:
         cfg.layers = _size(layers, "layers", fn)
     if ffn is not None:
         cfg.ffn = _size(ffn, "ffn", fn)
     if vocab is not None:
         cfg.vocab = _size(vocab, "vocab", fn)
-    rc = ar_bert_params(&cfg, &pc, NULL)
-    check_status(rc, fn, NULL, "sizes too large to count (limit 2^20 per size)"
-                 if rc == AR_EDOMAIN else None)
+    rc = ar_bert_params(&cfg, &pc, &err)
+    check_status(rc, fn, &err)
     rc = ar_param_count_json(&cfg, &pc, AR_JSON_NONFINITE, &text, &err)
     return _record_of_json(ParamCount, rc, text, &err, "ar_param_count_json")

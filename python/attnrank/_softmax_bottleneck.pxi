@@ -35,6 +35,18 @@ cdef double _finite_nonneg(object value, str name, str fn) except? -1.0:
     return v
 
 
+cdef double _given_tol(object value, str name, str fn) except? -1.0:
+    """A given tolerance whose library default is a negative sentinel (rtol,
+    sum_tol): the library cannot tell a given negative one from the default,
+    so its rule (ar_option_check_nonneg) is called here."""
+    cdef double v = _real(value, name, fn)
+    cdef bytes token = name.replace("_", "-").encode("ascii")
+    cdef ar_error err
+    err.msg[0] = 0
+    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
+    return v
+
+
 cdef object _sbn_record(const ar_sbn_result *r):
     """The record of the library's JSON, with the Eckart-Young error at
     every width (not in the JSON: the CLI's --csv) beside it."""
@@ -129,17 +141,17 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     o.rank.precision = _precision(stored if precision is None else precision)
     o.d = _size(d, "d", fn)
     o.bias = 1 if bias else 0
+    # The rules on the values are the library's (ar_sbn_check, called
+    # first by ar_sbn_analyze); only the conversions are here.
     if rtol is not None:
-        o.rank.rtol = _finite_nonneg(rtol, "rtol", fn)
-    o.rank.atol = _finite_nonneg(atol, "atol", fn)
+        o.rank.rtol = _given_tol(rtol, "rtol", fn)
+    o.rank.atol = _real(atol, "atol", fn)
     if sum_tol is not None:
-        o.sum_tol = _finite_nonneg(sum_tol, "sum_tol", fn)
+        o.sum_tol = _given_tol(sum_tol, "sum_tol", fn)
     o.fit = 1 if fit else 0
     o.seed = _u64_arg(seed, "seed", fn)
-    o.jitter = _finite_nonneg(jitter, "jitter", fn)
+    o.jitter = _real(jitter, "jitter", fn)
     o.max_iter = _size(max_iter, "max_iter", fn)
-    if o.max_iter == 0:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, "max_iter must be >= 1, got 0")
     cdef ar_cview pv
     arr = _views_of(arr, &pv, fn, "p")
     cdef size_t n = pv.rows, v = pv.cols

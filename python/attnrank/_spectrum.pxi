@@ -168,6 +168,11 @@ def spectrum(a, *, rtol=None, atol=0.0, precision=None, energy_fraction=0.99,
         with nogil:
             rc = ar_spectrum_run_stack(views, count, &opts, nthreads, &out[0], metrics, &failed,
                                        &err)
+        if rc == AR_EINVAL and (<bytes>err.msg).startswith(b"{opt:energy}"):
+            # The library's rule on the CLI's --energy: this face's keyword
+            # is energy_fraction.
+            renamed = b"{opt:energy-fraction}" + (<bytes>err.msg)[12:]
+            ar_error_set(&err, AR_EINVAL, "%s", <const char *>renamed)
         if rc != AR_OK:
             where = list(np.unravel_index(failed, lead)) if lead else []
             check_status(rc, fn, &err, f"matrix {[int(i) for i in where]} of a" if lead else None)

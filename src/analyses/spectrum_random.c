@@ -174,6 +174,8 @@ int ar_spectrum_run_random(const ar_spectrum_random_opts *o, const ar_rank_opts 
     if (rank == NULL)
         return ar_error_set(err, AR_EINVAL, "spectrum: NULL argument");
     int rc = ar_spectrum_random_check(o, out, err);
+    if (rc == AR_OK)
+        rc = ar_rank_opts_check(rank, err); /* the rank options' rules, after the sizes' */
     if (rc != AR_OK)
         return rc;
     int scores = o->of == AR_SPECTRUM_OF_SCORES;

@@ -35,7 +35,10 @@ int ar_spectrum_run_stack(const ar_cview *mats, size_t count, const ar_rank_opts
         return AR_OK;
     if (mats == NULL || opts == NULL || s == NULL || metrics == NULL)
         return ar_error_set(err, AR_EINVAL, "spectrum: NULL argument");
-    int rc = check_stack(mats, count, failed, err);
+    int rc = ar_rank_opts_check(opts, err); /* the rank options' rules, before the data */
+    if (rc != AR_OK)
+        return rc;
+    rc = check_stack(mats, count, failed, err);
     if (rc != AR_OK)
         return rc;
     size_t k = mats[0].rows < mats[0].cols ? mats[0].rows : mats[0].cols;

@@ -63,14 +63,12 @@ static int run_paper_tables(const params_args *a)
 
 static int run_one(const params_args *a)
 {
-    if (!a->d_seen || !a->heads_seen)
-        return cli_usage_error("params", "needs --d D and --heads H (or --paper-tables)");
-    if (!a->head_size_seen && a->d % a->heads != 0)
-        return cli_usage_error("params",
-                               "--heads %zu does not divide --d %zu; give --head-size P", a->heads,
-                               a->d);
+    ar_error err = {{0}};
     ar_bert_config cfg;
-    ar_bert_config_init(&cfg, a->d, a->heads, a->head_size_seen ? a->head_size : a->d / a->heads);
+    int rc = ar_bert_config_make(&cfg, a->d_seen ? a->d : 0, a->heads_seen ? a->heads : 0,
+                                 a->head_size_seen ? a->head_size : 0, &err);
+    if (rc != AR_OK)
+        return cli_status_error("params", rc, &err, NULL);
     if (a->layers_seen)
         cfg.layers = a->layers;
     if (a->ffn_seen)
@@ -78,14 +76,11 @@ static int run_one(const params_args *a)
     if (a->vocab_seen)
         cfg.vocab = a->vocab;
     ar_param_count p;
-    int rc = ar_bert_params(&cfg, &p, NULL);
-    if (rc == AR_EDOMAIN)
-        return cli_usage_error("params", "sizes too large to count (limit 2^20 per size)");
+    rc = ar_bert_params(&cfg, &p, &err);
     if (rc != AR_OK)
-        return cli_status_error("params", rc, NULL, NULL);
+        return cli_status_error("params", rc, &err, NULL);
     if (a->json) {
         char *text = NULL;
-        ar_error err = {{0}};
         rc = ar_param_count_json(&cfg, &p, 0, &text, &err);
         return cli_json_print_text("params", rc, text, &err);
     }
@@ -128,10 +123,11 @@ int cmd_params(int argc, char **argv)
     if (code >= 0)
         return code;
     if (a.paper_tables) {
-        if (a.d_seen || a.heads_seen || a.head_size_seen || a.layers_seen || a.ffn_seen ||
-            a.vocab_seen)
-            return cli_usage_error("params", "--paper-tables takes no size options");
-        return run_paper_tables(&a);
+        ar_error err = {{0}};
+        int rc = ar_paper_tables_check(a.d_seen || a.heads_seen || a.head_size_seen ||
+                                           a.layers_seen || a.ffn_seen || a.vocab_seen,
+                                       &err);
+        return rc == AR_OK ? run_paper_tables(&a) : cli_status_error("params", rc, &err, NULL);
     }
     return run_one(&a);
 }

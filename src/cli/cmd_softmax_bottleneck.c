@@ -42,15 +42,12 @@ static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
         return cli_usage_error("softmax-bottleneck",
                                "--precision: expected float64, float32, float16 or bfloat16, got '%s'",
                                a->precision);
-    if (a->rtol_seen && a->rtol < 0.0)
-        return cli_usage_error("softmax-bottleneck", "--rtol: must be >= 0, got %g", a->rtol);
-    if (a->atol < 0.0)
-        return cli_usage_error("softmax-bottleneck", "--atol: must be >= 0, got %g", a->atol);
-    if (a->sum_tol_seen && a->sum_tol < 0.0)
-        return cli_usage_error("softmax-bottleneck", "--sum-tol: must be >= 0, got %g",
-                               a->sum_tol);
-    if (a->jitter < 0.0)
-        return cli_usage_error("softmax-bottleneck", "--jitter: must be >= 0, got %g", a->jitter);
+    ar_error err = {{0}};
+    int rc = AR_OK;
+    if (a->rtol_seen) /* negative is the library's default: a given one is checked here */
+        rc = ar_option_check_nonneg("rtol", a->rtol, &err);
+    if (rc == AR_OK && a->sum_tol_seen)
+        rc = ar_option_check_nonneg("sum-tol", a->sum_tol, &err);
     if (a->rtol_seen)
         o->rank.rtol = a->rtol;
     o->rank.atol = a->atol;
@@ -62,6 +59,10 @@ static int resolve(const sbn_args *a, ar_precision stored, ar_sbn_opts *o)
     o->seed = a->seed;
     o->jitter = a->jitter;
     o->max_iter = a->max_iter;
+    if (rc == AR_OK)
+        rc = ar_sbn_check(o, &err);
+    if (rc != AR_OK)
+        return cli_status_error("softmax-bottleneck", rc, &err, NULL);
     return -1;
 }
 
@@ -205,7 +206,7 @@ int cmd_softmax_bottleneck(int argc, char **argv)
         {"--no-fit", CLI_SWITCH, &a.no_fit, NULL, "skip the probability-space fit", 0, NULL},
         {"--seed", CLI_U64, &a.seed, "S", "seed of the fit's start jitter (default 0)", 0, NULL},
         {"--jitter", CLI_DOUBLE, &a.jitter, "J", "relative start jitter (default 1e-3)", 0, NULL},
-        {"--max-iter", CLI_SIZE, &a.max_iter, "K", "fit iterations (default 500)", 1, NULL},
+        {"--max-iter", CLI_SIZE, &a.max_iter, "K", "fit iterations (default 500)", 0, NULL},
         {"--show", CLI_SIZE, &a.show, "K", "singular values shown in text output (10)", 0, NULL},
     };
     const char *pos[1] = {NULL};

@@ -201,18 +201,17 @@ static int resolve_opts(const spectrum_args *args, ar_precision stored, ar_rank_
         return cli_usage_error("spectrum",
                                "--precision: expected float64, float32, float16 or bfloat16, got '%s'",
                                args->precision);
-    if (args->rtol_seen && args->rtol < 0.0)
-        return cli_usage_error("spectrum", "--rtol: must be >= 0, got %g", args->rtol);
-    if (args->atol < 0.0)
-        return cli_usage_error("spectrum", "--atol: must be >= 0, got %g", args->atol);
-    if (!(args->energy > 0.0 && args->energy <= 1.0))
-        return cli_usage_error("spectrum", "--energy: must be in (0, 1], got %g", args->energy);
+    ar_error err = {{0}};
+    /* a negative rtol is the library's default: a given one is checked here */
+    int rc = args->rtol_seen ? ar_option_check_nonneg("rtol", args->rtol, &err) : AR_OK;
     if (args->rtol_seen)
         opts->rtol = args->rtol;
     opts->atol = args->atol;
     opts->energy_fraction = args->energy;
     opts->seed = args->seed;
-    return -1;
+    if (rc == AR_OK)
+        rc = ar_rank_opts_check(opts, &err);
+    return rc == AR_OK ? -1 : cli_status_error("spectrum", rc, &err, NULL);
 }
 
 static void label_slice(const ar_array *arr, size_t t, spectrum_item *it, const char *file)

@@ -1,4 +1,5 @@
 #include "attnrank/rank.h"
+#include "attnrank/options.h"
 #include "attnrank/status.h"
 
 #include <float.h>
@@ -183,6 +184,20 @@ double ar_rank_nuclear(const double *s, size_t k)
     return s2 > 0.0 ? s1 * s1 / s2 : 0.0;
 }
 
+int ar_rank_opts_check(const ar_rank_opts *opts, ar_error *err)
+{
+    if (opts == NULL)
+        return AR_OK;
+    int rc = ar_option_check_nonneg("atol", opts->atol, err);
+    if (rc == AR_OK && opts->rtol >= 0.0)
+        rc = ar_option_check_nonneg("rtol", opts->rtol, err);
+    if (rc == AR_OK && isnan(opts->rtol))
+        rc = ar_option_check_nonneg("rtol", opts->rtol, err);
+    if (rc == AR_OK)
+        rc = ar_option_check_interval("energy", opts->energy_fraction, 0.0, 1, 1.0, 0, err);
+    return rc;
+}
+
 int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
                             const ar_rank_opts *opts, ar_rank_metrics *out, ar_error *err)
 {
@@ -196,9 +211,9 @@ int ar_rank_metrics_compute(const double *s, size_t k, size_t m, size_t n,
     ar_rank_opts_init(&d);
     if (opts == NULL)
         opts = &d;
-    if (!(opts->energy_fraction > 0.0 && opts->energy_fraction <= 1.0))
-        return ar_error_set(err, AR_EINVAL, "energy fraction must be in (0, 1], got %g",
-                            opts->energy_fraction);
+    rc = ar_rank_opts_check(opts, err);
+    if (rc != AR_OK)
+        return rc;
     for (size_t i = 1; i < k; i++)
         if (s[i] > s[i - 1])
             return ar_error_set(err, AR_EINVAL, "the spectrum is not non-increasing at index %zu",

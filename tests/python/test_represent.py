@@ -687,3 +687,22 @@ def test_bias_refused():
     off[0, 0] += 1e-3  # P' would sum to 1: the check is on p itself
     with pytest.raises(attnrank.DomainError, match="column-stochastic"):
         attnrank.represent(off, axis="col", bias="alibi:0.5")
+
+
+def test_params_rules_are_the_librarys():
+    # ar_bert_config_make, ar_paper_tables_check, ar_bert_params, in keywords.
+    for kw, cls, text in (
+            ({"d": 10, "heads": 3}, attnrank.ArgumentError,
+             "heads=3 does not divide d=10; give head_size=P"),
+            ({"d": 8}, attnrank.ArgumentError, "needs d=D and heads=H (or paper_tables=True)"),
+            ({"d": 0, "heads": 1}, attnrank.ArgumentError, "d=: must be > 0, got 0"),
+            ({"d": 8, "heads": 2, "layers": 0}, attnrank.ArgumentError,
+             "layers=: must be >= 1, got 0"),
+            ({"paper_tables": True, "d": 1}, attnrank.ArgumentError,
+             "paper_tables=True takes no size options"),
+            ({"d": (1 << 20) + 1, "heads": 1}, attnrank.DomainError,
+             "sizes too large to count (limit 2^20 per size)")):
+        with pytest.raises(cls) as info:
+            attnrank.params(**kw)
+        assert text in str(info.value)
+    assert attnrank.params(d=8, heads=2, layers=1 << 20).to_dict()["total_params"] > 0

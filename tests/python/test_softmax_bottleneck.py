@@ -319,3 +319,16 @@ def test_docstring_names_the_conditions():
     # every CLI option is checked by test_help.py
     doc = attnrank.softmax_bottleneck.__doc__
     assert "Yang et al.'s condition" in doc and "Eckart-Young" in doc
+
+
+def test_option_rules_are_the_librarys():
+    # ar_sbn_check's messages, in this face's keywords; the edges accepted.
+    for kw, text in (({"max_iter": 0}, "max_iter=: must be >= 1, got 0"),
+                     ({"jitter": -0.1}, "jitter=: must be >= 0, got -0.1"),
+                     ({"atol": -1.0}, "atol=: must be >= 0, got -1"),
+                     ({"sum_tol": -1.0}, "sum_tol=: must be >= 0, got -1"),
+                     ({"rtol": -1e-3}, "rtol=: must be >= 0, got -0.001")):
+        with pytest.raises(attnrank.ArgumentError) as info:
+            attnrank.softmax_bottleneck(_P, d=2, **kw)
+        assert text in str(info.value)
+    attnrank.softmax_bottleneck(_P, d=2, max_iter=1, jitter=0.0, atol=0.0, rtol=0.0)

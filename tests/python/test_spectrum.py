@@ -201,3 +201,15 @@ def test_a_one_dimensional_x_is_refused():
     p = np.full((3, 3), 1.0 / 3.0)
     with pytest.raises(attnrank.ArgumentError, match=r"x has shape \(3,\) \(1 dimension\)"):
         attnrank.represent(p, x=np.ones(3))
+
+
+def test_rank_option_rules_are_the_librarys():
+    # The library's rules (ar_rank_opts_check) in this face's keywords.
+    for kw, text in (({"energy_fraction": 1.5}, "energy_fraction=: must be in (0, 1], got 1.5"),
+                     ({"energy_fraction": 0.0}, "energy_fraction=: must be in (0, 1], got 0"),
+                     ({"atol": -1.0}, "atol=: must be >= 0, got -1"),
+                     ({"rtol": -1e-3}, "rtol=: must be >= 0, got -0.001")):
+        with pytest.raises(attnrank.ArgumentError) as info:
+            attnrank.spectrum(np.eye(3), **kw)
+        assert text in str(info.value)
+    assert attnrank.spectrum(np.eye(3), energy_fraction=1.0, atol=0.0, rtol=0.0).rank == 3

@@ -46,18 +46,48 @@ void ar_bert_config_init(ar_bert_config *cfg, size_t d, size_t h, size_t dp)
     *cfg = c;
 }
 
+int ar_bert_config_make(ar_bert_config *cfg, size_t d, size_t h, size_t head_size,
+                        ar_error *err)
+{
+    if (cfg == NULL)
+        return ar_error_set(err, AR_EINVAL, "NULL argument");
+    if (d == 0 || h == 0)
+        return ar_error_set(err, AR_EINVAL,
+                            "needs {opt:d=D} and {opt:heads=H} (or {flag:paper-tables})");
+    if (head_size == 0 && d % h != 0)
+        return ar_error_set(err, AR_EINVAL,
+                            "{opt:heads=%zu} does not divide {opt:d=%zu}; give {opt:head-size=P}",
+                            h, d);
+    ar_bert_config_init(cfg, d, h, head_size != 0 ? head_size : d / h);
+    return AR_OK;
+}
+
+int ar_paper_tables_check(int sizes_given, ar_error *err)
+{
+    if (sizes_given)
+        return ar_error_set(err, AR_EINVAL, "{flag:paper-tables} takes no size options");
+    return AR_OK;
+}
+
 int ar_bert_params(const ar_bert_config *cfg, ar_param_count *out, ar_error *err)
 {
     if (cfg == NULL || out == NULL)
         return ar_error_set(err, AR_EINVAL, "NULL argument");
-    if (cfg->d == 0 || cfg->h == 0 || cfg->dp == 0 || cfg->layers == 0 || cfg->ffn == 0 ||
-        cfg->vocab == 0 || cfg->positions == 0 || cfg->token_types == 0)
-        return ar_error_set(err, AR_EINVAL, "parameter count: every size must be >= 1");
-    /* Everything below fits easily for sizes under 2^20; guard larger ones. */
-    const uint64_t lim = (uint64_t)1 << 20;
-    if (cfg->d > lim || cfg->h > lim || cfg->dp > lim || cfg->layers > lim || cfg->ffn > lim ||
-        cfg->vocab > ((uint64_t)1 << 32) || cfg->positions > ((uint64_t)1 << 32) ||
-        cfg->token_types > ((uint64_t)1 << 32))
+    const struct {
+        const char *name;
+        size_t value;
+    } sizes[] = {
+        {"{opt:d}", cfg->d},         {"{opt:heads}", cfg->h},  {"{opt:head-size}", cfg->dp},
+        {"{opt:layers}", cfg->layers}, {"{opt:ffn}", cfg->ffn}, {"{opt:vocab}", cfg->vocab},
+        {"positions", cfg->positions}, {"token types", cfg->token_types},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value == 0)
+            return ar_error_set(err, AR_EINVAL, "%s: must be >= 1, got 0", sizes[i].name);
+    if (cfg->d > AR_BERT_MAX_SIZE || cfg->h > AR_BERT_MAX_SIZE || cfg->dp > AR_BERT_MAX_SIZE ||
+        cfg->layers > AR_BERT_MAX_SIZE || cfg->ffn > AR_BERT_MAX_SIZE ||
+        cfg->vocab > AR_BERT_MAX_TABLE || cfg->positions > AR_BERT_MAX_TABLE ||
+        cfg->token_types > AR_BERT_MAX_TABLE)
         return ar_error_set(err, AR_EDOMAIN, "sizes too large to count (limit 2^20 per size)");
     uint64_t d = cfg->d, f = cfg->ffn;
     ar_param_count c;

@@ -11,6 +11,7 @@
 #include "attnrank/softmax_bottleneck.h"
 #include "attnrank/bottleneck.h"
 #include "attnrank/spectrum.h"
+#include "attnrank/options.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -150,6 +151,22 @@ static ar_fit_opts fit_opts(const ar_sbn_opts *o, ar_precision prec)
     return f;
 }
 
+int ar_sbn_check(const ar_sbn_opts *o, ar_error *err)
+{
+    if (o == NULL)
+        return AR_OK;
+    int rc = ar_rank_opts_check(&o->rank, err);
+    if (rc == AR_OK && !(o->sum_tol < 0.0))
+        rc = ar_option_check_nonneg("sum-tol", o->sum_tol, err);
+    if (rc == AR_OK)
+        rc = ar_option_check_nonneg("jitter", o->jitter, err);
+    if (rc == AR_OK && o->max_iter < 1)
+        rc = ar_error_set(err, AR_EINVAL, "{opt:max-iter}: must be >= 1, got %zu", o->max_iter);
+    if (rc == AR_OK)
+        rc = ar_option_check_positive("grad-tol", o->grad_tol, err);
+    return rc;
+}
+
 int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_fit *fit,
                    ar_error *err)
 {
@@ -159,8 +176,9 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck fit: NULL argument");
     if (!ws->loaded)
         return ar_error_set(err, AR_EINVAL, "softmax bottleneck fit: no target analysed yet");
-    if (!(o->jitter >= 0.0) || !isfinite(o->jitter) || !(o->grad_tol > 0.0))
-        return ar_error_set(err, AR_EINVAL, "softmax bottleneck fit: bad jitter or grad_tol");
+    int rc = ar_sbn_check(o, err);
+    if (rc != AR_OK)
+        return rc;
     memset(fit, 0, sizeof *fit);
     fit->d = d;
     fit->bias = o->bias != 0;
@@ -168,7 +186,7 @@ int ar_sbn_fit_run(ar_sbn_workspace *ws, size_t d, const ar_sbn_opts *o, ar_sbn_
     fit->jitter = o->jitter;
     ar_fit_opts fo = fit_opts(o, AR_PREC_F64);
     ar_fit_result fr;
-    int rc = ar_fit_run(ws->fit, d, &fo, &fr, err);
+    rc = ar_fit_run(ws->fit, d, &fo, &fr, err);
     ws->have_prediction = rc == AR_OK;
     if (rc != AR_OK)
         return rc;
@@ -276,9 +294,10 @@ int ar_sbn_analyze(ar_sbn_workspace *ws, ar_cview p, ar_precision prec, const ar
 int ar_sbn_analyze_cm(ar_sbn_workspace *ws, const ar_matrix *p, ar_precision prec,
                       const ar_sbn_opts *o, ar_sbn_result *r, ar_error *err)
 {
-    if (!(o->rank.atol >= 0.0) || !isfinite(o->rank.atol) || !isfinite(o->rank.rtol))
-        return ar_error_set(err, AR_EINVAL, "softmax bottleneck: bad rank tolerances");
-    int rc = ar_cm_fit_check_target(p, AR_AXIS_ROW, o->sum_tol, prec, &r->max_row_defect, err);
+    int rc = ar_sbn_check(o, err);
+    if (rc != AR_OK)
+        return rc;
+    rc = ar_cm_fit_check_target(p, AR_AXIS_ROW, o->sum_tol, prec, &r->max_row_defect, err);
     if (rc != AR_OK)
         return rc;
     if (p->rows != ws->n || p->cols != ws->v)
