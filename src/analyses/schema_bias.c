@@ -28,7 +28,7 @@ static const ar_schema_field f_modelbias_fields[] = {
     {.key = "head_size", .kind = AR_SCHEMA_INT,
      .doc = "head size d_p actually used (resolved from defaults when not given)"},
     {.key = "layer_kinds", .kind = AR_SCHEMA_RECORDS, .record = "BiasLayerKind",
-     .doc = "(in `positional_bias`) one entry per layer kind: `label`, `mask`, `causal` "
+     .doc = "one entry per layer kind: `label`, `mask`, `causal` "
          "(ranks taken under the causal mask), `bound_only` (the kind's mask is neither "
          "none nor causal: the ranks are upper bounds), `values_read` (T5: the "
          "checkpoint's bucket values were read), `heads`"},

@@ -91,7 +91,7 @@ static const ar_schema_field f_fit_fields[] = {
     {.key = "fro_error", .kind = AR_SCHEMA_REAL,
      .doc = "Frobenius error ||P - P_hat||_F of the fit"},
     {.key = "max_abs_error", .kind = AR_SCHEMA_REAL,
-     .doc = "(in `certificate`) largest |P - softmax(S)| of the certificate"},
+     .doc = "largest entrywise |P - P_hat| of the fit"},
     {.key = "start_kl_mean", .kind = AR_SCHEMA_REAL,
      .doc = "mean KL of the truncated-SVD start"},
     {.key = "jitter", .kind = AR_SCHEMA_REAL},
@@ -103,12 +103,12 @@ static const ar_schema_field f_fit_fields[] = {
     {.key = "seed", .kind = AR_SCHEMA_ANY,
      .doc = "base seed used"},
     {.key = "stop", .kind = AR_SCHEMA_TEXT,
-     .doc = "(in `fit`) why the iterations ended: `gradient` (converged), `max_iter` (the "
+     .doc = "why the iterations ended: `gradient` (converged), `max_iter` (the "
          "{opt:max-iter} limit), `no_progress` (the line search found no decrease), "
          "`start` (the start was already stationary), `decrease` or `callback` (library "
          "options the CLI does not set)"},
     {.key = "method", .kind = AR_SCHEMA_TEXT,
-     .doc = "(in `fit`) the minimiser: `lbfgs` (L-BFGS, the library's only method since GSL's "
+     .doc = "the minimiser: `lbfgs` (L-BFGS, the library's only method since GSL's "
          "vector_bfgs2, `gsl-bfgs2`, left the public API)"},
 };
 
@@ -213,8 +213,8 @@ static const ar_schema_field f_maskedrepresent_fields[] = {
      .doc = "the input X: `given`, and when given its `source`, `d`, `rank`, `threshold`, "
          "`ones_residual`, `shift_forced`"},
     {.key = "method", .kind = AR_SCHEMA_TEXT,
-     .doc = "(in `fit`) the minimiser: `lbfgs` (L-BFGS, the library's only method since GSL's "
-         "vector_bfgs2, `gsl-bfgs2`, left the public API)"},
+     .doc = "`staircase` (exact column-innovation count) or `bounds` (lower bound and a "
+         "confirmed certificate)"},
     {.key = "status", .kind = AR_SCHEMA_TEXT},
     {.key = "min_head_size", .kind = AR_SCHEMA_INT, .flags = AR_SCHEMA_OPTIONAL},
     {.key = "min_head_size_lower", .kind = AR_SCHEMA_INT},
@@ -289,9 +289,9 @@ static const ar_schema_field f_representsummary_fields[] = {
     {.key = "slices", .kind = AR_SCHEMA_INT},
     {.key = "exact", .kind = AR_SCHEMA_INT},
     {.key = "max_min_head_size", .kind = AR_SCHEMA_INT,
-     .doc = "(in `summary`) largest and median minimal head size over the maps"},
+     .doc = "largest and median minimal head size over the maps"},
     {.key = "median_min_head_size", .kind = AR_SCHEMA_INT,
-     .doc = "(in `summary`) largest and median minimal head size over the maps"},
+     .doc = "largest and median minimal head size over the maps"},
 };
 
 static const ar_schema_field f_representstack_fields[] = {
