@@ -90,7 +90,7 @@ def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed
     o.gamma = NAN if gamma is None else _th_finite(gamma, "gamma", fn)
     o.beta = NAN if beta is None else _th_finite(beta, "beta", fn)
     if rtol is not None:
-        o.rank.rtol = _th_tol(rtol, "rtol", fn)
+        o.rank.rtol = _option_nonneg(rtol, "rtol", fn)
     o.rank.atol = _th_finite(atol, "atol", fn)
     o.fit_floor = _th_finite(fit_floor, "fit_floor", fn)
     cdef ar_error err

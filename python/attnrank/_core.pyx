@@ -21,7 +21,7 @@ from attnrank._capi cimport (
     AR_OK, AR_EINVAL, AR_ENOMEM, AR_ENONFINITE, AR_ENOCONV, AR_EIO, AR_EFORMAT,
     AR_EUNSUPPORTED, AR_EDOMAIN, AR_ELAPACK, AR_ESIZE, AR_NSTATUS,
     ar_error, ar_error_set, ar_strerror, ar_version,
-    ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON, ar_option_check_nonneg,
+    ar_option_render, ar_error_message, AR_OPTION_STYLE_PYTHON, ar_option_check_nonneg, ar_option_check_interval,
     ar_precision, AR_PREC_F64, ar_precision_name, ar_precision_parse,
     ar_rank_opts, ar_rank_opts_init, ar_rank_metrics, ar_rank_metrics_compute,
     ar_rank_metrics_stored,
@@ -178,6 +178,35 @@ cdef double _real(object value, str name, str function) except? -1.0:
                             f"{name} must be a real number, got {value!r}")
 
 
+cdef bytes _option_token(str name):
+    """An option's name as the library's tokens spell it (status.h)."""
+    return name.replace("_", "-").encode("ascii")
+
+
+cdef double _option_nonneg(object value, str name, str fn) except? -1.0:
+    """value as a double, finite and >= 0 by the library's rule
+    (ar_option_check_nonneg; name as Python spells it).  Also for a given
+    tolerance whose library default is a negative sentinel, which the
+    analysis cannot tell from the default."""
+    cdef double v = _real(value, name, fn)
+    cdef ar_error err
+    err.msg[0] = 0
+    check_status(ar_option_check_nonneg(_option_token(name), v, &err), fn, &err)
+    return v
+
+
+cdef double _option_interval(object value, str name, double lo, bint lo_open, double hi,
+                             bint hi_open, str fn) except? -1.0:
+    """value as a double inside the interval by the library's rule
+    (ar_option_check_interval)."""
+    cdef double v = _real(value, name, fn)
+    cdef ar_error err
+    err.msg[0] = 0
+    check_status(ar_option_check_interval(_option_token(name), v, lo, lo_open, hi, hi_open,
+                                          &err), fn, &err)
+    return v
+
+
 cdef ar_precision _precision(object precision) except *:
     cdef ar_precision p = AR_PREC_F64
     if not isinstance(precision, str):
@@ -231,7 +260,7 @@ cdef ar_rank_opts _rank_opts(object rtol, object atol, object precision,
         # A negative rtol is the library's default: a given one meets the
         # library's rule here (the other rules: ar_rank_opts_check).
         opts.rtol = _real(rtol, "rtol", fn)
-        if ar_option_check_nonneg("rtol", opts.rtol, &err) != AR_OK:
+        if ar_option_check_nonneg("rtol", opts.rtol, &err) != AR_OK:  # in the detail, as ar_rank_opts_check
             raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn, _python_text(err.msg))
     opts.atol = _real(atol, "atol", fn)
     opts.energy_fraction = _real(energy_fraction, "energy_fraction", fn)

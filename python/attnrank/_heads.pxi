@@ -14,10 +14,9 @@ cdef size_t _given_size(object value, str name, str fn) except? 0:
     if value is None:
         return 0
     cdef size_t v = _size(value, name, fn)
-    cdef bytes token = name.replace("_", "-").encode("ascii")
     cdef ar_error err
     err.msg[0] = 0
-    check_status(ar_option_check_positive(token, <double>v, &err), fn, &err)
+    check_status(ar_option_check_positive(_option_token(name), <double>v, &err), fn, &err)
     return v
 
 

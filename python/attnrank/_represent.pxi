@@ -5,7 +5,6 @@
 from libc.string cimport memcpy
 
 from attnrank._capi cimport (
-    ar_option_check_nonneg, ar_option_check_interval,
     uint64_t, ar_matrix, ar_matrix_free, ar_matrix_empty, ar_matrix_cview, ar_axis, AR_AXIS_COL,
     AR_AXIS_ROW, ar_axis_parse, ar_axis_infer_stack, ar_model_config, ar_model_config_read,
     ar_mask, ar_mask_none, ar_mask_free, ar_mask_kind_name, ar_mask_parse, ar_mask_format,
@@ -97,29 +96,6 @@ cdef ar_axis _infer_axis(object arr, ar_precision prec, double sum_tol, str fn) 
         check_status(rc, "ar_axis_infer_stack", &err,
                      f"axis='auto', slice {index} of p" if index is not None else "axis='auto'")
     return axis
-
-
-cdef double _nonneg(object value, str name, str fn) except? -1.0:
-    """value as a double, finite and >= 0 by the library's rule
-    (ar_option_check_nonneg; name as Python spells it)."""
-    cdef double v = _real(value, name, fn)
-    cdef ar_error err
-    err.msg[0] = 0
-    token = name.replace("_", "-").encode("ascii")
-    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
-    return v
-
-
-cdef double _in_interval(object value, str name, double lo, bint lo_open, double hi,
-                         bint hi_open, str fn) except? -1.0:
-    """value as a double inside the interval by the library's rule
-    (ar_option_check_interval)."""
-    cdef double v = _real(value, name, fn)
-    cdef ar_error err
-    err.msg[0] = 0
-    token = name.replace("_", "-").encode("ascii")
-    check_status(ar_option_check_interval(token, v, lo, lo_open, hi, hi_open, &err), fn, &err)
-    return v
 
 
 cdef object _mask_record(const ar_mask *m):
@@ -537,11 +513,11 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
     ro.axis = ax
     ro.precision = prec
     if rtol is not None:
-        ro.rtol = _nonneg(rtol, "rtol", fn)
-    ro.atol = _nonneg(atol, "atol", fn)
+        ro.rtol = _option_nonneg(rtol, "rtol", fn)
+    ro.atol = _option_nonneg(atol, "atol", fn)
     if sum_tol is not None:
-        ro.sum_tol = _nonneg(sum_tol, "sum_tol", fn)
-    ro.smooth = _in_interval(smooth, "smooth", 0.0, 0, 1.0, 1, fn)
+        ro.sum_tol = _option_nonneg(sum_tol, "sum_tol", fn)
+    ro.smooth = _option_interval(smooth, "smooth", 0.0, 0, 1.0, 1, fn)
     cdef uint64_t c_seed
     try:
         c_seed = operator.index(seed)
@@ -550,10 +526,10 @@ def represent(p, *, axis="auto", mask=None, x=None, head_size=None, precision=No
                             f"seed must be an integer in [0, 2^64), got {seed!r}")
     cdef ar_masked_opts mo
     _masked_opts(&mo, ax, prec,
-                 -1.0 if tau is None else _nonneg(tau, "tau", fn),
-                 -1.0 if accuracy is None else _nonneg(accuracy, "accuracy", fn),
+                 -1.0 if tau is None else _option_nonneg(tau, "tau", fn),
+                 -1.0 if accuracy is None else _option_nonneg(accuracy, "accuracy", fn),
                  ro.sum_tol, ro.smooth, c_seed, _size(extra_rank, "extra_rank", fn),
-                 -1.0 if verify_seconds is None else _nonneg(verify_seconds, "verify_seconds", fn))
+                 -1.0 if verify_seconds is None else _option_nonneg(verify_seconds, "verify_seconds", fn))
     xarr = None
     if x is not None:
         if arr.ndim > 2:

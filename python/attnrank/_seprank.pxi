@@ -6,7 +6,7 @@
 from libc.math cimport isfinite
 
 from attnrank._capi cimport (
-    ar_partition_parse, ar_option_check_nonneg, AR_SEPRANK_READOUT_ENTRY,
+    ar_partition_parse, AR_SEPRANK_READOUT_ENTRY,
     AR_SEPRANK_RATIONAL_AUTO, AR_SEPRANK_RATIONAL_ON,
     ar_seprank_config, ar_seprank_config_init, ar_seprank_result, ar_seprank_run,
     ar_seprank_result_free, ar_seprank_result_json,
@@ -60,18 +60,6 @@ cdef double _th_finite(object value, str name, str fn) except? -1.0:
     if not isfinite(v):
         raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
                             f"{name} must be finite, got {value!r}")
-    return v
-
-
-cdef double _th_tol(object value, str name, str fn) except? -1.0:
-    """A given tolerance whose library default is a negative sentinel: the
-    library's rule (ar_option_check_nonneg), called here since the analysis
-    cannot tell a given negative value from the default."""
-    cdef double v = _th_finite(value, name, fn)
-    cdef ar_error err
-    err.msg[0] = 0
-    cdef bytes token = name.replace("_", "-").encode("ascii")
-    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
     return v
 
 
@@ -213,7 +201,7 @@ def seprank(layers, d, *, heads=1, n=2, partition=None, templates=None, max_dim=
     cfg.rational = AR_SEPRANK_RATIONAL_ON if _th_flag(rational, "rational", fn) \
         else AR_SEPRANK_RATIONAL_AUTO
     cfg.seed = _th_seed(seed, fn)
-    cfg.rtol = -1.0 if rtol is None else _th_tol(rtol, "rtol", fn)
+    cfg.rtol = -1.0 if rtol is None else _option_nonneg(rtol, "rtol", fn)
     cfg.atol = _th_finite(atol, "atol", fn)
     cfg.threads = _th_count(threads, "threads", fn, 1)
     if max_memory is not None:

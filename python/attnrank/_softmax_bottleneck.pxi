@@ -25,28 +25,6 @@ cdef object _u64_arg(object value, str name, str fn):
     return v
 
 
-cdef double _finite_nonneg(object value, str name, str fn) except? -1.0:
-    """A tolerance keyword: a finite real >= 0 (an infinite tolerance would
-    silently make every rank 0)."""
-    cdef double v = _nonneg(value, name, fn)
-    if not math.isfinite(v):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be finite, got {value!r}")
-    return v
-
-
-cdef double _given_tol(object value, str name, str fn) except? -1.0:
-    """A given tolerance whose library default is a negative sentinel (rtol,
-    sum_tol): the library cannot tell a given negative one from the default,
-    so its rule (ar_option_check_nonneg) is called here."""
-    cdef double v = _real(value, name, fn)
-    cdef bytes token = name.replace("_", "-").encode("ascii")
-    cdef ar_error err
-    err.msg[0] = 0
-    check_status(ar_option_check_nonneg(token, v, &err), fn, &err)
-    return v
-
-
 cdef object _sbn_record(const ar_sbn_result *r):
     """The record of the library's JSON, with the Eckart-Young error at
     every width (not in the JSON: the CLI's --csv) beside it."""
@@ -144,10 +122,10 @@ def softmax_bottleneck(p, *, d, bias=False, rtol=None, atol=0.0, precision=None,
     # The rules on the values are the library's (ar_sbn_check, called
     # first by ar_sbn_analyze); only the conversions are here.
     if rtol is not None:
-        o.rank.rtol = _given_tol(rtol, "rtol", fn)
+        o.rank.rtol = _option_nonneg(rtol, "rtol", fn)
     o.rank.atol = _real(atol, "atol", fn)
     if sum_tol is not None:
-        o.sum_tol = _given_tol(sum_tol, "sum_tol", fn)
+        o.sum_tol = _option_nonneg(sum_tol, "sum_tol", fn)
     o.fit = 1 if fit else 0
     o.seed = _u64_arg(seed, "seed", fn)
     o.jitter = _real(jitter, "jitter", fn)

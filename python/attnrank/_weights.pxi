@@ -305,8 +305,8 @@ def weights(model_dir=None, *, state_dict=None, n=None, precision=None, mask=Non
         o.kv_heads = _positive(kv_heads, "kv_heads", fn)
     if context is not None:
         o.context = _positive(context, "context", fn)
-    cdef double c_atol = _finite_nonneg(atol, "atol", fn)
-    cdef double c_rtol = 0.0 if rtol is None else _finite_nonneg(rtol, "rtol", fn)
+    cdef double c_atol = _option_nonneg(atol, "atol", fn)
+    cdef double c_rtol = 0.0 if rtol is None else _option_nonneg(rtol, "rtol", fn)
     ar_weights_opts_tolerance(&o, rtol is not None, c_rtol, c_atol)
     o.seed = _u64_arg(seed, "seed", fn)
     o.energy_fraction = _real(energy, "energy", fn)
