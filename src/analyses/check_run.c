@@ -88,13 +88,6 @@ static int labelled(ar_error *err, int rc, const char *label)
     return ar_error_set(err, rc, "%s: %s", label, msg);
 }
 
-/* The mask no-bottleneck reads: a named kind that fits n.  An attention
- * map ("auto", "file:") has no place in a configuration. */
-static int read_mask(const char *text, size_t n, ar_mask *mask, ar_error *err)
-{
-    return ar_mask_from_text(text, n, 0, mask, NULL, err);
-}
-
 /* The label of a configuration the caller did not name: its config's
  * path, or the sizes and mask given, in the order d, heads, n, mask, layers. */
 static void default_label(const ar_check_config *c, char *label, size_t len)
@@ -143,7 +136,8 @@ static int judge(ar_check_run *run, const ar_check_config *c, const char *mask_t
                                                           "{opt:require})"),
                         e->label);
     if (has_mask && (c->require & AR_CHECK_REQUIRE(AR_CHECK_NO_BOTTLENECK))) {
-        if ((rc = read_mask(mask_text, c->n, &mask, err)) != AR_OK)
+        /* a named kind that fits n: a configuration has no map for auto or file: */
+        if ((rc = ar_mask_from_text(mask_text, c->n, 0, &mask, NULL, err)) != AR_OK)
             return rc;
         o.mask = &mask;
         o.mask_text = mask_text; /* the reasons name the mask as written */

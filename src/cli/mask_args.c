@@ -41,7 +41,7 @@ int cli_mask_from_text(const char *cmd, const char *text, ar_axis axis, size_t n
     int rc = ar_mask_from_text(text, n, for_map, mask, &kind, &err);
     if (rc != AR_OK)
         return cli_status_error(cmd, rc, &err, NULL);
-    if (kind == AR_MASK_TEXT_AUTO)
+    if (kind == AR_MASK_TEXT_AUTO && is_auto != NULL)
         *is_auto = 1;
     return kind == AR_MASK_TEXT_FILE ? read_pattern(cmd, text + 5, axis, n, mask) : -1;
 }
