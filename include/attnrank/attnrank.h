@@ -38,5 +38,6 @@
 #include "json.h"
 #include "schema.h"
 #include "options.h"
+#include "option_table.h"
 
 #endif

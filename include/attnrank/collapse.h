@@ -43,6 +43,7 @@
 #include "matrix.h"
 #include "rank.h"
 #include "status.h"
+#include "option_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,8 +106,14 @@ typedef struct ar_collapse_opts {
 } ar_collapse_opts;
 
 /* n = 32, d = 64, heads = 4, layers = 12, no skip, no MLP, seed 0,
- * default rank options, fit_floor 1e-12, no bound, max_bytes 16e9. */
+ * default rank options, fit_floor 1e-12, no bound (gamma, beta NaN), max_bytes
+ * 16e9. */
 AR_API void ar_collapse_opts_init(ar_collapse_opts *opts);
+
+/* The options of collapse as data (option_table.h): the CLI's flags and
+ * Python's keywords, writing into an ar_collapse_opts; gamma or beta given
+ * sets have_bound. */
+AR_API const ar_option_table *ar_collapse_option_table(void);
 
 /* Argument check (NULL opts: the defaults), the one place of the rules on
  * these options (the faces only convert): layers, n, d, heads >= 1, layers

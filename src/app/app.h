@@ -48,17 +48,34 @@ typedef struct cli_command_doc {
     const char *summary;   /* one paragraph */
 } cli_command_doc;
 
-/* Parse argv[1..] (argv[0] is the subcommand name).  Positionals go to
+/* An analysis's options as the library defines them (option_table.h) and
+ * the options struct they write into; {NULL, NULL} for none.  Its flags
+ * come first in --help, then the face's own cli_options (--json, --csv). */
+typedef struct cli_table {
+    const ar_option_table *table;
+    void *target;
+} cli_table;
+
+/* Parse argv[1..] (argv[0] is the subcommand name) against the library's
+ * options and the face's own.  Positionals go to
  * positional[0..max_positional-1].  Returns -1 to continue, or an exit status:
- * 0 when --help was printed, 2 after printing a one-line usage error. */
+ * 0 when --help was printed, 2 after printing a one-line usage error (also
+ * for a required library option not given).  A NULL doc->summary is the
+ * table's. */
+int cli_parse_analysis(const cli_command_doc *doc, cli_table lib, int argc, char **argv,
+                       const cli_option *opts, size_t nopts, const char **positional,
+                       size_t max_positional, size_t *npositional);
+/* cli_parse_analysis without library options. */
 int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_option *opts,
               size_t nopts, const char **positional, size_t max_positional,
               size_t *npositional);
-void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
+void cli_print_help(const cli_command_doc *doc, cli_table lib, const cli_option *opts,
+                    size_t nopts);
 /* `attnrank CMD --help-json` (not listed by --help): usage, summary and the
  * option table as JSON, from which the build generates attnrank.1 and the
  * bash completion.  Returns 0 (or 3 if printing fails). */
-int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size_t nopts);
+int cli_print_help_json(const cli_command_doc *doc, cli_table lib, const cli_option *opts,
+                        size_t nopts);
 /* A count as every integer option takes it: decimal digits, or an integral
  * value in exponent form up to 2^53 ("1e3").  0 on success, -1 otherwise. */
 int cli_parse_count(const char *text, uint64_t *out);

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cli_option *find_option(const cli_option *opts, size_t nopts, const char *name,
-                                     size_t name_len)
-{
-    for (size_t i = 0; i < nopts; i++)
-        if (strlen(opts[i].name) == name_len && strncmp(opts[i].name, name, name_len) == 0)
-            return &opts[i];
-    return NULL;
-}
-
 /* A count, by the library's rule (ar_count_parse): decimal digits up to
  * UINT64_MAX, or an integral decimal or exponent form up to 2^53. */
 int cli_parse_count(const char *text, uint64_t *out)
@@ -99,15 +90,128 @@ static int store_value(const cli_command_doc *doc, const cli_option *o, const ch
     return -1;
 }
 
+/* One option of either list: the library's table entries first (index
+ * below the table's count), then the face's own. */
+typedef struct entry {
+    const ar_option_spec *spec; /* a library option, or NULL */
+    const cli_option *own;      /* a face option, or NULL */
+} entry;
+
+static size_t table_count(cli_table lib)
+{
+    return lib.table != NULL ? lib.table->count : 0;
+}
+
+static entry entry_at(cli_table lib, const cli_option *opts, size_t i)
+{
+    size_t nlib = table_count(lib);
+    entry e = {NULL, NULL};
+    if (i < nlib)
+        e.spec = &lib.table->specs[i];
+    else
+        e.own = &opts[i - nlib];
+    return e;
+}
+
+/* The flag as typed: "--mlp-width". */
+static void entry_flag(entry e, char *buf, size_t len)
+{
+    if (e.spec != NULL)
+        snprintf(buf, len, "--%s", e.spec->name);
+    else
+        snprintf(buf, len, "%s", e.own->name);
+}
+
+static const char *entry_metavar(entry e)
+{
+    return e.spec != NULL ? e.spec->metavar : e.own->metavar;
+}
+
+static const char *entry_help(entry e)
+{
+    return e.spec != NULL ? e.spec->help : e.own->help;
+}
+
+static int entry_is_switch(entry e)
+{
+    return e.spec != NULL ? e.spec->kind == AR_OPTION_SWITCH : e.own->kind == CLI_SWITCH;
+}
+
+static int entry_repeats(entry e)
+{
+    return e.own != NULL && e.own->kind == CLI_STRINGS;
+}
+
+/* The index of the option named name (its first name_len characters), or
+ * SIZE_MAX. */
+static size_t find_entry(cli_table lib, const cli_option *opts, size_t nopts, const char *name,
+                         size_t name_len)
+{
+    for (size_t i = 0; i < table_count(lib) + nopts; i++) {
+        char flag[96];
+        entry_flag(entry_at(lib, opts, i), flag, sizeof flag);
+        if (strlen(flag) == name_len && strncmp(flag, name, name_len) == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static int store_entry(const cli_command_doc *doc, cli_table lib, entry e, const char *value)
+{
+    if (e.own != NULL)
+        return store_value(doc, e.own, value);
+    ar_error err = {{0}};
+    int rc = e.spec->kind == AR_OPTION_SWITCH
+                 ? ar_option_set_switch(e.spec, lib.target, 1, &err)
+                 : ar_option_set_text(e.spec, lib.target, value, &err);
+    return rc == AR_OK ? -1 : cli_status_error(doc->name, rc, &err, NULL);
+}
+
+/* "--layers is required", "--layers and --n are required", ... for the
+ * required library options not given. */
+static int check_required(const cli_command_doc *doc, cli_table lib, const unsigned char *given)
+{
+    char list[512] = "";
+    size_t missing = 0, last = 0;
+    for (size_t i = 0; i < table_count(lib); i++)
+        if ((lib.table->specs[i].flags & AR_OPTION_REQUIRED) && !given[i]) {
+            missing++;
+            last = i;
+        }
+    if (missing == 0)
+        return -1;
+    size_t seen = 0;
+    for (size_t i = 0; i < table_count(lib); i++) {
+        const ar_option_spec *sp = &lib.table->specs[i];
+        if (!(sp->flags & AR_OPTION_REQUIRED) || given[i])
+            continue;
+        const char *sep = seen == 0 ? "" : (i == last ? " and " : ", ");
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s--%s %s", sep, sp->name,
+                 sp->metavar != NULL ? sp->metavar : "");
+        seen++;
+    }
+    return cli_usage_error(doc->name, "%s %s required", list, missing == 1 ? "is" : "are");
+}
+
 int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_option *opts,
               size_t nopts, const char **positional, size_t max_positional,
               size_t *npositional)
+{
+    cli_table none = {NULL, NULL};
+    return cli_parse_analysis(doc, none, argc, argv, opts, nopts, positional, max_positional,
+                              npositional);
+}
+
+int cli_parse_analysis(const cli_command_doc *doc, cli_table lib, int argc, char **argv,
+                       const cli_option *opts, size_t nopts, const char **positional,
+                       size_t max_positional, size_t *npositional)
 {
     size_t npos = 0;
     int only_positional = 0;
     /* Which options were given: a single-valued option given twice is an
      * error rather than "the last one wins". */
-    unsigned char given[64] = {0};
+    unsigned char given[128] = {0};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
@@ -121,53 +225,75 @@ int cli_parse(const cli_command_doc *doc, int argc, char **argv, const cli_optio
             continue;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            cli_print_help(doc, opts, nopts);
+            cli_print_help(doc, lib, opts, nopts);
             return CLI_EXIT_OK;
         }
         if (strcmp(arg, "--help-json") == 0)
-            return cli_print_help_json(doc, opts, nopts);
+            return cli_print_help_json(doc, lib, opts, nopts);
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const cli_option *o = find_option(opts, nopts, arg, name_len);
-        if (o == NULL)
+        size_t slot = find_entry(lib, opts, nopts, arg, name_len);
+        if (slot == SIZE_MAX)
             return cli_usage_error(doc->name, "unknown option '%.*s' (see --help)", (int)name_len,
                                    arg);
-        size_t slot = (size_t)(o - opts);
-        if (slot < sizeof given && given[slot] && o->kind != CLI_STRINGS)
-            return cli_usage_error(doc->name, "%s given more than once", o->name);
+        entry e = entry_at(lib, opts, slot);
+        char flag[96];
+        entry_flag(e, flag, sizeof flag);
+        if (slot < sizeof given && given[slot] && !entry_repeats(e))
+            return cli_usage_error(doc->name, "%s given more than once", flag);
         if (slot < sizeof given)
             given[slot] = 1;
         const char *value = NULL;
-        if (o->kind == CLI_SWITCH) {
+        if (entry_is_switch(e)) {
             if (eq != NULL)
-                return cli_usage_error(doc->name, "%s takes no value", o->name);
+                return cli_usage_error(doc->name, "%s takes no value", flag);
         } else if (eq != NULL) {
             value = eq + 1;
         } else if (i + 1 < argc) {
             value = argv[++i];
         } else {
-            return cli_usage_error(doc->name, "%s needs a value (%s)", o->name,
-                                   o->metavar ? o->metavar : "VALUE");
+            const char *metavar = entry_metavar(e);
+            return cli_usage_error(doc->name, "%s needs a value (%s)", flag,
+                                   metavar ? metavar : "VALUE");
         }
-        int rc = store_value(doc, o, value);
+        int rc = store_entry(doc, lib, e, value);
         if (rc >= 0)
             return rc;
     }
+    int rc = check_required(doc, lib, given);
+    if (rc >= 0)
+        return rc;
     if (npositional != NULL)
         *npositional = npos;
     return -1;
 }
 
-void cli_print_help(const cli_command_doc *doc, const cli_option *opts, size_t nopts)
+/* The description: the doc's own, or the table's with its option tokens in
+ * the CLI's spelling.  Returns a heap copy (free it) or NULL. */
+static char *summary_text(const cli_command_doc *doc, cli_table lib)
 {
-    printf("usage: %s\n\n%s\n\noptions:\n", doc->usage, doc->summary);
-    for (size_t i = 0; i < nopts; i++) {
-        char left[64];
-        if (opts[i].metavar != NULL)
-            snprintf(left, sizeof left, "%s %s", opts[i].name, opts[i].metavar);
+    const char *text = doc->summary;
+    if (text == NULL && lib.table != NULL)
+        text = lib.table->summary;
+    char *copy = text != NULL ? strdup(text) : NULL;
+    return copy != NULL ? ar_option_render(copy, AR_OPTION_STYLE_CLI) : NULL;
+}
+
+void cli_print_help(const cli_command_doc *doc, cli_table lib, const cli_option *opts,
+                    size_t nopts)
+{
+    char *summary = summary_text(doc, lib);
+    printf("usage: %s\n\n%s\n\noptions:\n", doc->usage, summary != NULL ? summary : "");
+    free(summary);
+    for (size_t i = 0; i < table_count(lib) + nopts; i++) {
+        entry e = entry_at(lib, opts, i);
+        char flag[96], left[128];
+        entry_flag(e, flag, sizeof flag);
+        if (entry_metavar(e) != NULL)
+            snprintf(left, sizeof left, "%s %s", flag, entry_metavar(e));
         else
-            snprintf(left, sizeof left, "%s", opts[i].name);
-        printf("  %-24s %s\n", left, opts[i].help);
+            snprintf(left, sizeof left, "%s", flag);
+        printf("  %-24s %s\n", left, entry_help(e));
     }
     printf("  %-24s %s\n", "--help", "show this help and exit");
 }
@@ -179,17 +305,25 @@ int cli_parse_precision(const char *text, ar_precision *out)
 
 /* The help as data, for the generators of the man page and the bash
  * completion (scripts/gen-man): the same texts as --help, nothing else. */
-int cli_print_help_json(const cli_command_doc *doc, const cli_option *opts, size_t nopts)
+int cli_print_help_json(const cli_command_doc *doc, cli_table lib, const cli_option *opts,
+                        size_t nopts)
 {
     json_t *list = json_array();
-    for (size_t i = 0; i < nopts; i++)
-        json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:b}", "name", opts[i].name,
-                                              "metavar", opts[i].metavar, "help", opts[i].help,
-                                              "repeatable", opts[i].kind == CLI_STRINGS));
+    for (size_t i = 0; i < table_count(lib) + nopts; i++) {
+        entry e = entry_at(lib, opts, i);
+        char flag[96];
+        entry_flag(e, flag, sizeof flag);
+        json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:b}", "name", flag, "metavar",
+                                              entry_metavar(e), "help", entry_help(e),
+                                              "repeatable", entry_repeats(e)));
+    }
     json_array_append_new(list, json_pack("{s:s, s:n, s:s, s:b}", "name", "--help", "metavar",
                                           "help", "show this help and exit", "repeatable", 0));
-    return cli_json_print(json_pack("{s:s, s:s, s:s, s:o}", "name", doc->name, "usage",
-                                    doc->usage, "summary", doc->summary, "options", list));
+    char *summary = summary_text(doc, lib);
+    json_t *out = json_pack("{s:s, s:s, s:s, s:o}", "name", doc->name, "usage", doc->usage,
+                            "summary", summary != NULL ? summary : "", "options", list);
+    free(summary);
+    return cli_json_print(out);
 }
 
 static int parse_index(const char *s, const char **end, size_t *out)

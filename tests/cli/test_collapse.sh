@@ -52,7 +52,7 @@ c=$("$AR" collapse --layers 4 --n 8 --d 16 --heads 4 --seed 10 --json)
 check "seed reproducible" test "$a" = "$b"
 check "seed changes result" test "$a" != "$c"
 # bad input: one line on stderr, exit 2
-expect_error 2 "are required" -- "$AR" collapse --n 8 --d 8 --heads 2
+expect_error 2 "--layers L is required" -- "$AR" collapse --n 8 --d 8 --heads 2
 expect_error 2 "does not divide" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 3
 expect_error 2 "both --gamma and --beta" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --gamma 1
 expect_error 2 "pure attention only" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --gamma 1 --beta 1 --skip

@@ -137,6 +137,7 @@ void ar_collapse_opts_init(ar_collapse_opts *o)
     o->layers = 12;
     ar_rank_opts_init(&o->rank);
     o->fit_floor = 1e-12;
+    o->gamma = o->beta = NAN; /* not given: a face that sets one sets have_bound */
     o->max_bytes = AR_COLLAPSE_DEFAULT_MAX_BYTES;
 }
 
