@@ -8,7 +8,8 @@
  * analysis's own check (ar_collapse_check, ...), which both faces call.  The
  * one rule a setter applies is AR_OPTION_NONNEG: a given tolerance must be
  * >= 0, because its default is a negative sentinel (AR_TOL_DEFAULT) that
- * the analysis cannot tell from a given negative value. */
+ * the analysis cannot tell from a given negative value; its twin for
+ * counts is AR_OPTION_POSITIVE, whose default is 0. */
 #ifndef ATTNRANK_OPTION_TABLE_H
 #define ATTNRANK_OPTION_TABLE_H
 
@@ -33,7 +34,8 @@ typedef enum ar_option_kind {
 /* ar_option_spec.flags */
 enum {
     AR_OPTION_REQUIRED = 1u, /* the CLI refuses a run without it (Python: positional) */
-    AR_OPTION_NONNEG = 2u    /* REAL: a given value must be >= 0 (ar_option_check_nonneg) */
+    AR_OPTION_NONNEG = 2u,   /* REAL: a given value must be >= 0 (ar_option_check_nonneg) */
+    AR_OPTION_POSITIVE = 4u  /* COUNT: a given value must be >= 1 (0 is the default's sentinel) */
 };
 
 /* given_offset of an option whose being given is not recorded. */

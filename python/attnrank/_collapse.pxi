@@ -1,13 +1,12 @@
-# Included by _core.pyx (after _seprank.pxi, whose _th_* helpers it uses):
+# Included by _core.pyx:
 # rank collapse of a seeded random self-attention network across depth (the
 # Python face of ``attnrank collapse``).
 
 from attnrank._capi cimport (
     ar_collapse_opts, ar_collapse_opts_init, ar_collapse_check, ar_collapse_result,
     ar_collapse_result_free, ar_collapse_run, ar_collapse_result_json,
+    ar_collapse_option_table,
 )
-
-from libc.math cimport NAN
 
 from attnrank._results_theory import Collapse
 
@@ -77,22 +76,12 @@ def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed
     cdef str fn = "ar_collapse_run"
     cdef ar_collapse_opts o
     ar_collapse_opts_init(&o)
-    o.layers = _th_count(layers, "layers", fn, 0)
-    o.n = _th_count(n, "n", fn, 0)
-    o.d = _th_count(d, "d", fn, 0)
-    o.heads = _th_count(heads, "heads", fn, 0)
-    o.skip = _th_flag(skip, "skip", fn)
-    o.mlp = _th_flag(mlp, "mlp", fn)
-    o.mlp_width = 0 if mlp_width is None else _th_count(mlp_width, "mlp_width", fn, 1)
-    o.seed = _th_seed(seed, fn)
-    # The rules are ar_collapse_check's; here only the conversions.
-    o.have_bound = gamma is not None or beta is not None
-    o.gamma = NAN if gamma is None else _th_finite(gamma, "gamma", fn)
-    o.beta = NAN if beta is None else _th_finite(beta, "beta", fn)
-    if rtol is not None:
-        o.rank.rtol = _option_nonneg(rtol, "rtol", fn)
-    o.rank.atol = _th_finite(atol, "atol", fn)
-    o.fit_floor = _th_finite(fit_floor, "fit_floor", fn)
+    # The names, kinds and "given" rules are the library's table; the rules
+    # on the values ar_collapse_check's.
+    _set_options(ar_collapse_option_table(), &o, dict(
+        layers=layers, n=n, d=d, heads=heads, skip=skip, mlp=mlp, mlp_width=mlp_width,
+        seed=seed, gamma=gamma, beta=beta, rtol=rtol, atol=atol, fit_floor=fit_floor),
+        fn, [])
     cdef ar_error err
     err.msg[0] = 0
     check_status(ar_collapse_check(&o, &err), "ar_collapse_check", &err)

@@ -339,6 +339,7 @@ def rank_metrics(singular_values, shape=None, *, rtol=None, atol=0.0,
     return _rank_metrics_record(&out)
 
 
+include "_options.pxi"
 include "_spectrum.pxi"
 include "_represent.pxi"
 include "_bias.pxi"

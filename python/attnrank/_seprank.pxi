@@ -1,9 +1,5 @@
 # Included by _core.pyx: separation rank of the simplified self-attention
-# network by grid tensors (the Python face of ``attnrank seprank``).  The
-# argument helpers _th_* are shared with _depthwidth.pxi and _collapse.pxi
-# (included after this file).
-
-from libc.math cimport isfinite
+# network by grid tensors (the Python face of ``attnrank seprank``).
 
 from attnrank._capi cimport (
     ar_partition_parse, AR_SEPRANK_READOUT_ENTRY,
@@ -13,54 +9,6 @@ from attnrank._capi cimport (
 )
 
 from attnrank._results_theory import Seprank
-
-
-# ---- argument checks shared by the theory bindings (GIL held) ---------------
-
-cdef size_t _th_count(object value, str name, str fn, size_t minimum) except? 0:
-    """An integer >= minimum (a size_t), as the CLI's counts."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be an integer, got {value!r}")
-    cdef size_t v = _size(value, name, fn)
-    if v < minimum:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be >= {minimum}, got {value!r}")
-    return v
-
-
-cdef uint64_t _th_seed(object seed, str fn) except? 0:
-    if isinstance(seed, (bool, np.bool_)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"seed must be an integer in [0, 2^64), got {seed!r}")
-    try:
-        v = operator.index(seed)
-    except TypeError:
-        v = None
-    if v is None or v < 0 or v > 18446744073709551615:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"seed must be an integer in [0, 2^64), got {seed!r}")
-    return v
-
-
-cdef bint _th_flag(object value, str name, str fn) except -1:
-    """A switch of the CLI: True or False (numpy booleans too), nothing else."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-cdef double _th_finite(object value, str name, str fn) except? -1.0:
-    """A finite real number (the CLI refuses inf and nan in every real option)."""
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be a real number, got {value!r}")
-    cdef double v = _real(value, name, fn)
-    if not isfinite(v):
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            f"{name} must be finite, got {value!r}")
-    return v
 
 
 cdef bytes _th_partition_text(object partition, str fn):

@@ -21,7 +21,7 @@ static const ar_option_spec specs[] = {
      {0}},
     {"mlp", AR_OPTION_SWITCH, 0, AT(mlp), NO, NULL, "add a 2-layer ReLU MLP sublayer per layer",
      {0}},
-    {"mlp-width", AR_OPTION_COUNT, 0, AT(mlp_width), NO, "M", "MLP hidden width (default 4 D)",
+    {"mlp-width", AR_OPTION_COUNT, AR_OPTION_POSITIVE, AT(mlp_width), NO, "M", "MLP hidden width (default 4 D)",
      {0}},
     {"seed", AR_OPTION_SEED, 0, AT(seed), NO, "S", "random seed (default 0)", {0}},
     {"gamma", AR_OPTION_REAL, 0, AT(gamma), BOUND, "G",

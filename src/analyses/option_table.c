@@ -62,6 +62,8 @@ int ar_option_set_count(const ar_option_spec *spec, void *opts, uint64_t value, 
     if (spec->kind == AR_OPTION_SEED) {
         *(uint64_t *)field(spec, opts) = value;
     } else if (spec->kind == AR_OPTION_COUNT) {
+        if (value == 0 && (spec->flags & AR_OPTION_POSITIVE))
+            return ar_error_set(err, AR_EINVAL, "{opt:%s}: must be >= 1, got 0", spec->name);
         if (value > SIZE_MAX)
             return ar_error_set(err, AR_EINVAL, "{opt:%s}: too large, got %llu", spec->name,
                                 (unsigned long long)value);

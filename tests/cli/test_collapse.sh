@@ -58,6 +58,7 @@ expect_error 2 "both --gamma and --beta" -- "$AR" collapse --layers 2 --n 8 --d 
 expect_error 2 "pure attention only" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --gamma 1 --beta 1 --skip
 expect_error 2 "must be > 0" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --gamma -1 --beta 1
 expect_error 2 "--fit-floor" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --fit-floor 2
+expect_error 2 "--mlp-width: must be >= 1, got 0" -- "$AR" collapse --layers 2 --n 8 --d 8 --heads 2 --mlp --mlp-width 0
 expect_error 2 "--layers" -- "$AR" collapse --layers 0 --n 8 --d 8 --heads 2
 expect_error 2 "--n" -- "$AR" collapse --layers 2 --n x --d 8 --heads 2
 expect_error 2 "GB" -- "$AR" collapse --layers 2 --n 100000 --d 100000 --heads 2
