@@ -15,50 +15,10 @@ def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed
              gamma=None, beta=None, rtol=None, atol=0.0, fit_floor=1e-12):
     """Rank collapse of a random self-attention network across depth (Dong,
     Cordonnier and Loukas 2021), as ``attnrank collapse --json``
-    (ar_collapse_run; docs/theory/rank-collapse.md).
+    (ar_collapse_run; docs/theory/rank-collapse.md).  An optional keyword
+    left None takes the library's default, as the CLI without the flag.
 
-    Runs a random self-attention network (rows as tokens: X is n x d, row
-    softmax, H heads of size d/H, seeded Gaussian weights, no biases) on a
-    random N(0,1) input and measures every depth: the residual res(X) =
-    X - 1 x^T with x the column means (the Frobenius minimiser, used for
-    every norm), its Frobenius norm relative to ||X||_F, the paper's
-    composite sqrt(||res||_1 ||res||_inf) of induced norms, the numerical
-    rank and singular values of X.  A layer is SA(X) [+ X with skip], then
-    with mlp ReLU(Y W1) W2 [+ Y with skip].  The decay is summarised by a
-    geometric fit of log residual against depth and by the order k of
-    r_{l+1} ~ c r_l^k.  The paper's bound (pure attention only) is
-    evaluated only when both of its constants ``gamma`` and ``beta`` are
-    given.
-
-    layers
-        number of layers (depth), 1..AR_COLLAPSE_MAX_LAYERS (100000).
-    n
-        number of tokens (rows of X), >= 1.
-    d
-        embedding size (columns of X), >= 1.
-    heads
-        heads per layer (must divide d).
-    skip
-        True: skip connections around each sublayer.
-    mlp
-        True: add a 2-layer ReLU MLP sublayer per layer.
-    mlp_width
-        MLP hidden width (>= 1; default None: 4 d).
-    seed
-        random seed, an integer in [0, 2^64) (default 0): the same seed
-        gives the same network, input and result as the CLI's ``--seed``.
-    gamma
-        the paper's constant gamma (> 0; with ``beta`` enables the bound).
-    beta
-        the paper's weight bound beta (> 0; with ``gamma`` enables the
-        bound).
-    rtol
-        relative rank tolerance (>= 0; default None: max(n, d) * eps).
-    atol
-        absolute rank tolerance (>= 0, default 0).
-    fit_floor
-        relative residuals at or below fit_floor are roundoff, left out of
-        the fits (in (0, 1), default 1e-12).
+    {options}
 
     CLI options without a keyword: ``--show K`` sets how many singular
     values the text output prints per depth; every depth's
@@ -96,3 +56,6 @@ def collapse(layers, n, d, heads, *, skip=False, mlp=False, mlp_width=None, seed
         return _record_of_json(Collapse, rc, text, &err, "ar_collapse_result_json")
     finally:
         ar_collapse_result_free(&r)
+
+
+collapse.__doc__ = _documented(collapse.__doc__, ar_collapse_option_table())

@@ -1,4 +1,4 @@
-# cython: language_level=3, embedsignature=True
+# cython: language_level=3, binding=True
 """The C extension of attnrank: thin bindings of the C library.
 
 Use the package (``import attnrank``), not this module: its names are

@@ -93,3 +93,18 @@ cdef int _set_options(const ar_option_table *table, void *opts, dict values, str
             rc = ar_option_set_text(spec, opts, keep[-1], &err)
         check_status(rc, fn, &err)
     return 0
+
+
+cdef str _documented(str doc, const ar_option_table *table):
+    """doc with its ``{options}`` line replaced by the table's summary and
+    one entry per option (keyword, then its help indented), in Python's
+    spelling: the docstring says what ``attnrank <analysis> --help`` says,
+    from the same text.  (Needs the binding=True directive: a compiled
+    function's __doc__ is writable only then.)"""
+    cdef size_t i
+    lines = [_python_text(table.summary), ""]
+    for i in range(table.count):
+        lines.append(_text(table.specs[i].name).replace("-", "_"))
+        lines.append("    " + _python_text(table.specs[i].help))
+    text = "\n".join(("    " + line) if line else "" for line in "\n".join(lines).split("\n"))
+    return doc.replace("{options}", text.lstrip())

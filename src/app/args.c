@@ -127,9 +127,12 @@ static const char *entry_metavar(entry e)
     return e.spec != NULL ? e.spec->metavar : e.own->metavar;
 }
 
-static const char *entry_help(entry e)
+/* The help line, its option tokens (a table's) in the CLI's spelling, in
+ * buf. */
+static const char *entry_help(entry e, char *buf, size_t len)
 {
-    return e.spec != NULL ? e.spec->help : e.own->help;
+    snprintf(buf, len, "%s", e.spec != NULL ? e.spec->help : e.own->help);
+    return ar_option_render(buf, AR_OPTION_STYLE_CLI);
 }
 
 static int entry_is_switch(entry e)
@@ -287,13 +290,13 @@ void cli_print_help(const cli_command_doc *doc, cli_table lib, const cli_option 
     free(summary);
     for (size_t i = 0; i < table_count(lib) + nopts; i++) {
         entry e = entry_at(lib, opts, i);
-        char flag[96], left[128];
+        char flag[96], left[128], help[256];
         entry_flag(e, flag, sizeof flag);
         if (entry_metavar(e) != NULL)
             snprintf(left, sizeof left, "%s %s", flag, entry_metavar(e));
         else
             snprintf(left, sizeof left, "%s", flag);
-        printf("  %-24s %s\n", left, entry_help(e));
+        printf("  %-24s %s\n", left, entry_help(e, help, sizeof help));
     }
     printf("  %-24s %s\n", "--help", "show this help and exit");
 }
@@ -311,10 +314,11 @@ int cli_print_help_json(const cli_command_doc *doc, cli_table lib, const cli_opt
     json_t *list = json_array();
     for (size_t i = 0; i < table_count(lib) + nopts; i++) {
         entry e = entry_at(lib, opts, i);
-        char flag[96];
+        char flag[96], help[256];
         entry_flag(e, flag, sizeof flag);
         json_array_append_new(list, json_pack("{s:s, s:s?, s:s, s:b}", "name", flag, "metavar",
-                                              entry_metavar(e), "help", entry_help(e),
+                                              entry_metavar(e), "help",
+                                              entry_help(e, help, sizeof help),
                                               "repeatable", entry_repeats(e)));
     }
     json_array_append_new(list, json_pack("{s:s, s:n, s:s, s:b}", "name", "--help", "metavar",

@@ -7,6 +7,7 @@ literally in the paragraph that starts ``CLI options without a keyword:``.
 A new CLI flag without a Python counterpart or a note fails here.
 """
 
+import inspect
 import re
 import subprocess
 
@@ -53,7 +54,7 @@ def keyword(flag):
 
 def undocumented(doc, flags):
     """The flags of `flags` that doc documents neither as a keyword (in the
-    signature line Cython embeds, and again in the text) nor in the note."""
+    signature line, the first, and again in the text) nor in the note."""
     signature, _, text = doc.partition("\n")
     body, _, cli_only = text.partition(NO_KEYWORD)
     missing = []
@@ -81,7 +82,8 @@ def opening_words(text, count=8):
 
 @pytest.mark.parametrize("name", sorted(BINDINGS))
 def test_docstring_documents_every_cli_option(cli, name):
-    doc = getattr(attnrank, name).__doc__ or ""
+    fn = getattr(attnrank, name)
+    doc = f"{name}{inspect.signature(fn)}\n" + (fn.__doc__ or "")
     sub = BINDINGS[name]
     assert f"attnrank {sub}" in " ".join(doc.split()), \
         f"attnrank.{name}.__doc__ does not name `attnrank {sub}`"
@@ -93,8 +95,8 @@ def test_docstring_documents_every_cli_option(cli, name):
 
 @pytest.mark.parametrize("name", sorted(BINDINGS))
 def test_docstring_opens_as_the_cli_description(cli, name):
-    # Cython's embedded signature line first, then the description, which
-    # starts with the words of `attnrank SUB --help` (whitespace aside).
+    # The description starts with the words of `attnrank SUB --help`
+    # (whitespace aside).
     doc = getattr(attnrank, name).__doc__ or ""
     opening = opening_words(cli_help(cli, BINDINGS[name]))
     assert opening.lower() in " ".join(doc.split()).lower(), (name, opening)
