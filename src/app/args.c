@@ -172,12 +172,13 @@ static int store_entry(const cli_command_doc *doc, cli_table lib, entry e, const
 
 /* "--layers is required", "--layers and --n are required", ... for the
  * required library options not given. */
-static int check_required(const cli_command_doc *doc, cli_table lib, const unsigned char *given)
+static int check_required(const cli_command_doc *doc, cli_table lib, const unsigned char *given,
+                          size_t ngiven)
 {
     char list[512] = "";
     size_t missing = 0, last = 0;
     for (size_t i = 0; i < table_count(lib); i++)
-        if ((lib.table->specs[i].flags & AR_OPTION_REQUIRED) && !given[i]) {
+        if ((lib.table->specs[i].flags & AR_OPTION_REQUIRED) && !(i < ngiven && given[i])) {
             missing++;
             last = i;
         }
@@ -186,7 +187,7 @@ static int check_required(const cli_command_doc *doc, cli_table lib, const unsig
     size_t seen = 0;
     for (size_t i = 0; i < table_count(lib); i++) {
         const ar_option_spec *sp = &lib.table->specs[i];
-        if (!(sp->flags & AR_OPTION_REQUIRED) || given[i])
+        if (!(sp->flags & AR_OPTION_REQUIRED) || (i < ngiven && given[i]))
             continue;
         const char *sep = seen == 0 ? "" : (i == last ? " and " : ", ");
         size_t used = strlen(list);
@@ -263,7 +264,7 @@ int cli_parse_analysis(const cli_command_doc *doc, cli_table lib, int argc, char
         if (rc >= 0)
             return rc;
     }
-    int rc = check_required(doc, lib, given);
+    int rc = check_required(doc, lib, given, sizeof given);
     if (rc >= 0)
         return rc;
     if (npositional != NULL)
