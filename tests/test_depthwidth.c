@@ -332,6 +332,84 @@ static void test_embedding_crossover(void **state)
     assert_int_equal(ar_dw_embedding_of(&flat, 37.0, 4.0, NAN, &e, NULL), AR_EDOMAIN);
 }
 
+/* What is given picks the mode, and the one source of the law; two modes
+ * or two sources are refused.  Set through the option table, as the faces
+ * do. */
+static void set(ar_dw_opts *o, const char *name, const char *text)
+{
+    const ar_option_spec *spec = ar_option_find(ar_dw_option_table(), name, strlen(name));
+    assert_non_null(spec);
+    assert_int_equal(ar_option_set_text(spec, o, text, NULL), AR_OK);
+}
+
+static ar_dw_mode mode_given(const char *a, const char *b)
+{
+    ar_dw_opts o;
+    ar_dw_opts_init(&o);
+    if (a != NULL)
+        set(&o, a, "7");
+    if (b != NULL)
+        set(&o, b, "9");
+    ar_dw_request q;
+    assert_int_equal(ar_dw_request_of(&o, &q, NULL), AR_OK);
+    assert_string_equal(q.law_source, "paper");
+    return q.mode;
+}
+
+static void test_request_of(void **state)
+{
+    (void)state;
+    assert_int_equal(mode_given(NULL, NULL), AR_DW_MODE_FIT);
+    assert_int_equal(mode_given("params", NULL), AR_DW_MODE_OPTIMUM);
+    assert_int_equal(mode_given("layers", NULL), AR_DW_MODE_TRANSITION_D);
+    assert_int_equal(mode_given("d", NULL), AR_DW_MODE_TRANSITION_LAYERS);
+    assert_int_equal(mode_given("layers", "d"), AR_DW_MODE_VERDICT);
+    ar_dw_opts o;
+    ar_dw_request q;
+    ar_error err = {{0}};
+    ar_dw_opts_init(&o);
+    set(&o, "params", "1e9");
+    set(&o, "d", "64");
+    assert_int_equal(ar_dw_request_of(&o, &q, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:params} and {opt:layers}/{opt:d} are separate modes: "
+                                 "give one");
+    /* a given coefficient: the other keeps the paper's, the source is "given" */
+    ar_dw_opts_init(&o);
+    set(&o, "layers", "12");
+    set(&o, "slope", "0.07");
+    set(&o, "tolerance", "0.3");
+    set(&o, "embed-rank", "5");
+    assert_int_equal(ar_dw_request_of(&o, &q, NULL), AR_OK);
+    assert_true(q.law.slope == 0.07 && q.law.intercept == ar_dw_law_paper().intercept);
+    assert_string_equal(q.law_source, "given");
+    assert_true(q.layers == 12 && q.tolerance == 0.3 && q.embed_rank == 5 && !q.have_fit);
+    /* a saved law: its own coefficients and path; two sources refused */
+    o.have_law = 1;
+    o.law = (ar_dw_law){.intercept = 1.0, .slope = 2.0, .params_coeff = 10.0};
+    assert_int_equal(ar_dw_request_of(&o, &q, &err), AR_EINVAL);
+    assert_string_equal(err.msg, "{opt:fit}, {opt:law} and {opt:intercept}/{opt:slope} each set "
+                                 "the law: give one");
+    o.slope_given = 0;
+    assert_int_equal(ar_dw_request_of(&o, &q, NULL), AR_OK);
+    assert_true(q.law.slope == 2.0 && q.law.params_coeff == 10.0);
+    assert_string_equal(q.law_source, "given");
+    o.law_source = "law.json";
+    assert_int_equal(ar_dw_request_of(&o, &q, NULL), AR_OK);
+    assert_string_equal(q.law_source, "law.json");
+    /* a refit: its coefficients, source "fit"; with the saved law refused */
+    const double depth[] = {1.0, 2.0, 3.0}, width[] = {10.0, 20.0, 45.0};
+    assert_int_equal(ar_dw_fit_points(depth, width, NULL, 3, &o.fit, NULL), AR_OK);
+    o.have_fit = 1;
+    assert_int_equal(ar_dw_request_of(&o, &q, &err), AR_EINVAL);
+    o.have_law = 0;
+    assert_int_equal(ar_dw_request_of(&o, &q, NULL), AR_OK);
+    assert_true(q.have_fit && q.law.slope == o.fit.slope && q.law.intercept == o.fit.intercept);
+    assert_string_equal(q.law_source, "fit");
+    assert_int_equal(ar_dw_request_of(NULL, &q, NULL), AR_EINVAL);
+    assert_int_equal(ar_dw_request_of(&o, NULL, NULL), AR_EINVAL);
+    ar_dw_opts_init(NULL); /* no crash */
+}
+
 /* Every rule of ar_dw_run's check refuses with its message, options named
  * as tokens (the faces render them), with the edge values beside it. */
 static void dw_refuses(const ar_dw_request *q, const char *message)
@@ -513,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_embedding_crossover),
         cmocka_unit_test(test_run_modes),
         cmocka_unit_test(test_run_rules),
+        cmocka_unit_test(test_request_of),
         cmocka_unit_test(test_law_json),
         cmocka_unit_test(test_law_file),
     };

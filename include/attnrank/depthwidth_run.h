@@ -2,10 +2,11 @@
  * (docs/theory/depth-width.md), the workflow `attnrank depthwidth` and
  * `attnrank.depthwidth` share.
  *
- * The faces read the law (the paper's, given coefficients, a refit of the
- * caller's transition points, or a saved law) and the mode from their
- * arguments; ar_dw_run computes the mode's values under that law and, with
- * an embedding rank, the crossover with min(d, r).  The record is written
+ * The faces store their arguments in an ar_dw_opts (through
+ * ar_dw_option_table) and read the law's sources they offer (a refit of the
+ * caller's transition points, or a saved law); ar_dw_request_of chooses the
+ * mode and the law, ar_dw_run computes the mode's values under that law
+ * and, with an embedding rank, the crossover with min(d, r).  The record is written
  * as JSON by ar_dw_result_json (json.h). */
 #ifndef ATTNRANK_DEPTHWIDTH_RUN_H
 #define ATTNRANK_DEPTHWIDTH_RUN_H
@@ -15,6 +16,7 @@
 #include "export.h"
 #include "status.h"
 #include "depthwidth.h"
+#include "option_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +61,41 @@ typedef struct ar_dw_result {
     ar_dw_embedding embedding;  /* the width of the mode compared with r */
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_dw_result;
+
+/* What a face gathered from its arguments, before the mode is chosen: the
+ * numbers ar_dw_option_table describes, with their "given" marks, and the
+ * law the face read itself (a refit of transition points, or a saved law:
+ * a file for the CLI, a file, mapping or record for Python). */
+typedef struct ar_dw_opts {
+    double params;             /* the budget (--params) */
+    size_t layers, d;          /* a depth and a width (--layers, --d) */
+    double intercept, slope;   /* the law's coefficients (default the paper's) */
+    double tolerance;          /* default AR_DW_DEFAULT_TOLERANCE */
+    size_t embed_rank;         /* 0 (default): no embedding crossover */
+    int params_given, layers_given, d_given, intercept_given, slope_given;
+    int have_fit;              /* fit holds a refit (the face's --fit) */
+    ar_dw_fit fit;
+    int have_law;              /* law holds a saved law (the face's --law) */
+    ar_dw_law law;
+    const char *law_source;    /* the saved law's path, or NULL: "given"; borrowed */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_dw_opts;
+
+/* Nothing given: the paper's coefficients, tolerance AR_DW_DEFAULT_TOLERANCE. */
+AR_API void ar_dw_opts_init(ar_dw_opts *opts);
+
+/* The options of depthwidth as data (option_table.h), writing into an
+ * ar_dw_opts; the law's sources (fit, law) are the faces' own options. */
+AR_API const ar_option_table *ar_dw_option_table(void);
+
+/* The request of the options: the mode from what is given (params: OPTIMUM;
+ * layers and d: VERDICT; layers: TRANSITION_D; d: TRANSITION_LAYERS;
+ * none: FIT) and the law from its one source (the fit, the saved law, the
+ * given coefficients, or the paper's).  AR_EINVAL for a NULL argument,
+ * params with layers or d ("separate modes"), or more than one source of
+ * the law; the values themselves are ar_dw_run's to check.  req borrows
+ * law_source. */
+AR_API int ar_dw_request_of(const ar_dw_opts *opts, ar_dw_request *req, ar_error *err);
 
 /* The mode's answer.  The request is checked first, the one place of its
  * rules (the faces only convert their arguments and pick the mode):

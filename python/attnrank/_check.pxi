@@ -50,10 +50,14 @@ cdef object _check_law(object law, ar_check_run_opts *o, ar_dw_fit *fit, str fn)
     o.law = ar_dw_law_paper()
     if law is None:
         return b"paper"
+    cdef ar_dw_opts read
+    cdef list keep = []
     if isinstance(law, (Mapping, CheckLaw, str, os.PathLike)):
         # read as `depthwidth(law=...)` and the CLI's --law read it
-        o.law.intercept, o.law.slope, o.law.params_coeff, source = _dw_read_law(law, fn)
-        return source.encode("utf-8", "replace")
+        ar_dw_opts_init(&read)
+        _dw_read_law(law, &read, keep, fn)
+        o.law = read.law
+        return keep[-1] if read.law_source != NULL else b"given"
     # transition points: rows depth, width[, width error]
     _dw_fit_points(law, fit, "ar_dw_fit_table")
     o.law.intercept, o.law.slope = fit.intercept, fit.slope

@@ -1,4 +1,4 @@
-# Included by _core.pyx (after _seprank.pxi, whose _th_* helpers it uses):
+# Included by _core.pyx (after _options.pxi, whose _set_options it uses):
 # depth/width allocation by the transition law ln d_x = a + b L and its
 # refit from transition points (the Python face of ``attnrank depthwidth``).
 
@@ -7,8 +7,7 @@ import json as _json_mod
 
 from attnrank._capi cimport (
     ar_dw_fit, ar_dw_fit_table, ar_dw_request, ar_dw_request_init, ar_dw_result, ar_dw_run,
-    ar_dw_result_json, AR_DW_MODE_FIT, AR_DW_MODE_OPTIMUM, AR_DW_MODE_TRANSITION_D,
-    AR_DW_MODE_TRANSITION_LAYERS, AR_DW_MODE_VERDICT,
+    ar_dw_result_json, ar_dw_opts, ar_dw_opts_init, ar_dw_option_table, ar_dw_request_of,
     ar_dw_law, ar_dw_law_parse_json, ar_dw_law_read_file,
 )
 
@@ -36,10 +35,12 @@ cdef object _dw_fit_record(const ar_dw_fit *f, object mode):
 
 
 cdef object _dw_record(ar_dw_request *q, object source):
-    """ar_dw_run on the request (law source the text source), as the record
-    of its mode."""
-    cdef bytes src = source.encode("utf-8", "replace")
-    q.law_source = src
+    """ar_dw_run on the request (law source the text source, or None: the
+    request's), as the record of its mode."""
+    cdef bytes src
+    if source is not None:
+        src = source.encode("utf-8", "replace")
+        q.law_source = src
     cdef ar_dw_result r
     cdef ar_error err
     err.msg[0] = 0
@@ -104,86 +105,59 @@ cdef object _dw_json_default(object v):
     raise TypeError(f"{type(v).__name__} is not a JSON value")
 
 
-cdef tuple _dw_read_law(object law, str fn):
-    """(intercept, slope, params_coeff, source) of a law given as a JSON
-    file's path, a mapping or a record with to_dict() (a fit, a law, a
-    mode's record), read by the library's reader (ar_dw_law_parse_json, as
-    the CLI's --law).  A file's bad content is a FormatError, a bad mapping
-    an ArgumentError."""
-    cdef ar_dw_law out
+cdef int _dw_read_law(object law, ar_dw_opts *o, list keep, str fn) except -1:
+    """A law given as a JSON file's path, a mapping or a record with
+    to_dict() (a fit, a law, a mode's record), read by the library's reader
+    (ar_dw_law_parse_json, as the CLI's --law) into o (the path as its
+    source, kept alive in keep).  A file's bad content is a FormatError, a
+    bad mapping an ArgumentError."""
     cdef ar_error err
-    cdef bytes text, path
+    cdef bytes text
     cdef int rc
+    o.have_law = 1
     if isinstance(law, (str, os.PathLike)):
-        source = os.fspath(law)
-        path = os.fsencode(law)
-        rc = ar_dw_law_read_file(path, &out, &err)
+        keep.append(os.fsencode(law))
+        rc = ar_dw_law_read_file(keep[-1], &o.law, &err)
         check_status(rc, fn, &err)
-        return out.intercept, out.slope, out.params_coeff, source
+        keep.append(os.fspath(law).encode("utf-8", "replace"))
+        o.law_source = keep[-1]
+        return 0
     root = law.to_dict() if hasattr(law, "to_dict") else law
     try:
         text = _json_mod.dumps(root, allow_nan=False, default=_dw_json_default).encode()
     except (TypeError, ValueError):
         text = b"{}"  # not JSON (NaN, an object): the reader names what a law needs
-    rc = ar_dw_law_parse_json(text, len(text), &out, &err)
+    rc = ar_dw_law_parse_json(text, len(text), &o.law, &err)
     if rc == AR_EFORMAT:
         rc = AR_EINVAL  # a mapping's content is an argument, not a file's format
     check_status(rc, fn, &err, f"law {type(law).__name__}")
-    return out.intercept, out.slope, out.params_coeff, "given"
+    return 0
 
 
 def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercept=None,
                slope=None, tolerance=0.15, embed_rank=None):
-    """Allocation by the fitted transition law ln(d_x) = A + B L (default the
-    paper's A = 5.039, B = 0.0555) with N_params = 12 L d_x^2, as
-    ``attnrank depthwidth --json`` (ar_dw_optimal, ar_dw_transition_d,
-    ar_dw_transition_layers, ar_dw_verdict_of; docs/theory/depth-width.md).
+    """Depth/width allocation as ``attnrank depthwidth --json``
+    (ar_dw_request_of, ar_dw_run; docs/theory/depth-width.md).  A keyword
+    left None is not given, as the CLI without the flag.
 
-    The mode follows from the arguments, as the CLI's:
-
-    params
-        N: the optimal depth L* and width for a parameter budget N (> 0,
-        e.g. 175e9); a :class:`attnrank.DepthWidthOptimum`.
-    layers
-        L (an integer >= 1): the transition width for depth L; a
-        :class:`attnrank.DepthWidthTransitionWidth`.
-    d
-        D (an integer >= 1): the transition depth for width D; a
-        :class:`attnrank.DepthWidthTransitionDepth`.  With both ``layers``
-        and ``d``: the verdict, depth-efficient (L <= transition depth of D)
-        or depth-inefficient (too deep), and whether L is within
-        ``tolerance`` of the optimal depth for its size; a
-        :class:`attnrank.DepthWidthVerdict`.
+    {options}
     fit
         transition points, an (n, 2|3) array-like of depth, width[, error]
-        rows (error = standard error of the width; weighted fit if given),
-        the rows of the CLI's CSV: refit ln(width) = A + B depth.  Alone:
-        the refit itself, as :func:`depthwidth_fit`.  With ``params``,
-        ``layers`` or ``d``: refit, then apply the refit law (the record's
-        ``fit`` holds the refit).
+        rows (the rows of the CLI's CSV): refit ln(width) = A + B depth.
+        Alone: the refit itself, as :func:`depthwidth_fit`.  With a mode:
+        refit, then apply the refit law (the record's ``fit`` holds it).
     law
         apply a saved law: the path of a JSON file (as ``depthwidth --fit
         --json`` writes; the record's law source is the path), or a mapping
         or record with numbers intercept and slope (optionally a positive
         params_coeff), e.g. ``depthwidth_fit(points)`` or its ``to_dict()``.
-    intercept
-        law intercept A (default 5.039).
-    slope
-        law slope B per layer (default 0.0555).
-    tolerance
-        relative distance to the optimal depth counted as optimal (>= 0,
-        default 0.15).
-    embed_rank
-        token embeddings of rank R (>= 1; default None): add the crossover
-        with min(d, R) (derived; docs/theory/embedding-rank.md): width above
-        R buys no separation rank, so each mode's record gains
-        ``embedding``, a :class:`attnrank.DepthWidthEmbedding` with the
-        transition depth of the effective width.
 
-    ``fit``, ``law`` and ``intercept``/``slope`` each set the law: give one.
-    The theory's threshold L_th = log_3(d_x) is reported beside the fitted
-    one.  The constants 5.039 and 0.0555 come from secondary summaries of
-    Levine et al. 2020; refit them from your own points with ``fit``.
+    The records: :class:`attnrank.DepthWidthOptimum` (params),
+    :class:`attnrank.DepthWidthTransitionWidth` (layers),
+    :class:`attnrank.DepthWidthTransitionDepth` (d),
+    :class:`attnrank.DepthWidthVerdict` (layers and d),
+    :class:`attnrank.DepthWidthFit` (fit alone); with ``embed_rank`` the
+    record gains ``embedding``, a :class:`attnrank.DepthWidthEmbedding`.
 
     CLI options without a keyword: ``--json`` prints the result as JSON;
     use ``.to_dict()`` of the record instead (the CLI's ``--fit FILE``
@@ -197,52 +171,25 @@ def depthwidth(params=None, layers=None, d=None, *, fit=None, law=None, intercep
     FileError / FormatError for an unreadable or malformed law file.
     """
     cdef str fn = "depthwidth"
-    # The rules are ar_dw_run's; here the conversions and which keywords
-    # select the mode.
-    cdef double tol = _th_finite(tolerance, "tolerance", fn)
-    has_params = params is not None
-    has_size = layers is not None or d is not None
-    if has_params and has_size:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "params and layers/d are separate modes: give one")
-    cdef double budget = 0.0
-    if has_params:
-        budget = _th_finite(params, "params", fn)
-    cdef size_t nl = 0, nd = 0
-    if layers is not None:
-        nl = _th_count(layers, "layers", fn, 1)
-    if d is not None:
-        nd = _th_count(d, "d", fn, 1)
-    given = intercept is not None or slope is not None
-    if (fit is not None) + (law is not None) + given > 1:
-        raise ArgumentError(AR_EINVAL, strerror(AR_EINVAL), fn,
-                            "fit, law and intercept/slope each set the law: give one")
-
-    cdef ar_dw_request q
-    ar_dw_request_init(&q)
-    source = "paper"
+    cdef ar_dw_opts o
+    ar_dw_opts_init(&o)
+    # The names and kinds are the library's table; which options select
+    # the mode and the law ar_dw_request_of's; the rules on the values
+    # ar_dw_run's.  The law's sources, points and saved laws, are read here.
+    _set_options(ar_dw_option_table(), &o, dict(
+        params=params, layers=layers, d=d, intercept=intercept, slope=slope,
+        tolerance=tolerance, embed_rank=embed_rank), fn, [])
+    cdef list keep = []
     if fit is not None:
-        _dw_fit_points(fit, &q.fit, "ar_dw_fit_table")
-        q.have_fit = 1
-        q.law.intercept = q.fit.intercept
-        q.law.slope = q.fit.slope
-        source = "fit"
-    elif law is not None:
-        q.law.intercept, q.law.slope, q.law.params_coeff, source = _dw_read_law(law, fn)
-    elif given:
-        if intercept is not None:
-            q.law.intercept = _th_finite(intercept, "intercept", fn)
-        if slope is not None:
-            q.law.slope = _th_finite(slope, "slope", fn)
-        source = "given"
-    q.params = budget
-    q.layers = nl
-    q.d = nd
-    q.tolerance = tol
-    if embed_rank is not None:
-        q.embed_rank = _th_count(embed_rank, "embed_rank", fn, 1)
-    q.mode = (AR_DW_MODE_OPTIMUM if has_params else
-              AR_DW_MODE_VERDICT if layers is not None and d is not None else
-              AR_DW_MODE_TRANSITION_D if layers is not None else
-              AR_DW_MODE_TRANSITION_LAYERS if d is not None else AR_DW_MODE_FIT)
-    return _dw_record(&q, source)
+        _dw_fit_points(fit, &o.fit, "ar_dw_fit_table")
+        o.have_fit = 1
+    if law is not None:
+        _dw_read_law(law, &o, keep, fn)
+    cdef ar_dw_request q
+    cdef ar_error err
+    err.msg[0] = 0
+    check_status(ar_dw_request_of(&o, &q, &err), fn, &err)
+    return _dw_record(&q, None)
+
+
+depthwidth.__doc__ = _documented(depthwidth.__doc__, ar_dw_option_table())

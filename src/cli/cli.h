@@ -89,7 +89,6 @@ int cli_law_fit(const char *cmd, const char *path, cli_law *law);
 int cli_law_read(const char *cmd, const char *path, cli_law *law);
 /* The refit's input file (a face's key) first in a record's "fit", if any. */
 void cli_law_file_into_fit(json_t *record, const char *file);
-void cli_law_print_fit(const cli_law *law);
 
 /* XML text with the five special characters escaped (JUnit output). */
 void cli_xml_text(ar_atomic_file *f, const char *s);

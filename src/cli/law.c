@@ -58,14 +58,3 @@ void cli_law_file_into_fit(json_t *record, const char *file)
         json_object_set_new(record, "fit",
                             cli_json_prepend("file", json_string(file), json_incref(fit)));
 }
-
-void cli_law_print_fit(const cli_law *law)
-{
-    const ar_dw_fit *f = &law->fit;
-    printf("fit of ln(width) = intercept + slope * depth, %zu points, %s\n", f->npoints,
-           f->weighted ? "weighted by 1/(error/width)^2" : "unweighted (unit errors on ln width)");
-    printf("intercept            %.6g +- %.3g\n", f->intercept, f->intercept_err);
-    printf("slope                %.6g +- %.3g\n", f->slope, f->slope_err);
-    printf("R^2                  %.6g\n", f->r2);
-    printf("chi2_red             %.6g  (chi2 %.6g)\n", f->chi2_red, f->chi2);
-}

@@ -50,7 +50,7 @@ expect_error 2 "give one of --params" -- "$AR" depthwidth
 expect_error 2 "separate modes" -- "$AR" depthwidth --params 1e9 --layers 4
 expect_error 2 "--params: must be > 0" -- "$AR" depthwidth --params -5
 expect_error 2 "--params: expected a finite number" -- "$AR" depthwidth --params lots
-expect_error 2 "--layers: expected a positive integer, got '0'" -- "$AR" depthwidth --layers 0
+expect_error 2 "--layers: must be >= 1, got 0" -- "$AR" depthwidth --layers 0
 expect_error 2 "ragged.csv: line 2" -- "$AR" depthwidth --fit "$TMP/ragged.csv"
 expect_error 2 "all depths equal" -- "$AR" depthwidth --fit "$TMP/same.csv"
 expect_error 2 "cannot open" -- "$AR" depthwidth --fit "$TMP/none.csv"
