@@ -1003,6 +1003,66 @@ static void test_check_rules(void **state)
     seprank_refuses(&c, AR_EINVAL, "{opt:templates=4} but {opt:vocab=3} tokens: at most V templates");
 }
 
+/* The options through the table into a configuration: the switches and
+ * the given entry map onto their enums, the partition text is parsed at
+ * the given n, a bad one is named; the run agrees with a configuration
+ * built by hand. */
+static void set_opt(ar_seprank_opts *o, const char *name, const char *text)
+{
+    const ar_option_spec *spec = ar_option_find(ar_seprank_option_table(), name, strlen(name));
+    assert_non_null(spec);
+    assert_int_equal(ar_option_set_text(spec, o, text, NULL), AR_OK);
+}
+
+static void test_config_of(void **state)
+{
+    (void)state;
+    ar_seprank_opts o;
+    ar_seprank_config cfg;
+    ar_error err = {{0}};
+    ar_seprank_opts_init(&o);
+    assert_true(o.config.layers == 0 && o.config.d == 0 && o.config.n == 2);
+    assert_int_equal(ar_seprank_config_of(&o, &cfg, NULL), AR_OK);
+    assert_true(cfg.readout == AR_SEPRANK_READOUT_RANDOM && cfg.do_float &&
+                cfg.rational == AR_SEPRANK_RATIONAL_AUTO && cfg.partition.n == 0);
+    set_opt(&o, "layers", "1");
+    set_opt(&o, "d", "4");
+    set_opt(&o, "n", "3");
+    set_opt(&o, "entry", "2");
+    set_opt(&o, "partition", "0/1,2");
+    assert_int_equal(ar_seprank_config_of(&o, &cfg, NULL), AR_OK);
+    assert_true(cfg.readout == AR_SEPRANK_READOUT_ENTRY && cfg.entry == 2 && cfg.n == 3);
+    assert_true(cfg.partition.n == 3 && cfg.partition.na == 1 && cfg.partition.nb == 2);
+    ar_seprank_config hand;
+    ar_seprank_config_init(&hand);
+    hand.layers = 1;
+    hand.d = 4;
+    hand.n = 3;
+    hand.readout = AR_SEPRANK_READOUT_ENTRY;
+    hand.entry = 2;
+    hand.partition = cfg.partition;
+    ar_seprank_result a, b;
+    assert_int_equal(ar_seprank_run(&cfg, &a, NULL), AR_OK);
+    assert_int_equal(ar_seprank_run(&hand, &b, NULL), AR_OK);
+    assert_true(a.float_rank == b.float_rank && a.rows == b.rows && a.cols == b.cols);
+    assert_true(a.singular_values[0] == b.singular_values[0]);
+    ar_seprank_result_free(&a);
+    ar_seprank_result_free(&b);
+    o.no_float = 1;
+    o.rational = 1;
+    assert_int_equal(ar_seprank_config_of(&o, &cfg, NULL), AR_OK);
+    assert_true(!cfg.do_float && cfg.rational == AR_SEPRANK_RATIONAL_ON);
+    set_opt(&o, "partition", "0,1/1");
+    assert_int_equal(ar_seprank_config_of(&o, &cfg, &err), AR_EINVAL);
+    assert_non_null(strstr(err.msg, "{opt:partition}: partition: position 1 given twice"));
+    assert_int_equal(ar_seprank_config_of(NULL, &cfg, NULL), AR_EINVAL);
+    assert_int_equal(ar_seprank_config_of(&o, NULL, NULL), AR_EINVAL);
+    /* the given mark of embed-rank is the embedding's switch */
+    ar_seprank_opts_init(&o);
+    set_opt(&o, "embed-rank", "3");
+    assert_true(o.config.embedding.enabled && o.config.embedding.rank == 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1026,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_flint_estimates),
         cmocka_unit_test(test_flint_cap),
         cmocka_unit_test(test_check_rules),
+        cmocka_unit_test(test_config_of),
     };
     return cmocka_run_group_tests_name("seprank", tests, NULL, NULL);
 }

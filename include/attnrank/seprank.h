@@ -46,6 +46,7 @@
 #include "export.h"
 #include "matrix.h"
 #include "status.h"
+#include "option_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -357,6 +358,33 @@ typedef struct ar_seprank_result {
     ar_seprank_expected expected; /* the closed form, when one is known */
     uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
 } ar_seprank_result;
+
+/* What a face gathered from its arguments (through ar_seprank_option_table):
+ * the configuration's numbers, and the options that are not fields of it
+ * as such.  ar_seprank_config_of turns them into the configuration. */
+typedef struct ar_seprank_opts {
+    ar_seprank_config config; /* the numbers; embedding.enabled marks embed-rank given */
+    int entry_given;          /* read out config.entry (else the seeded read-out) */
+    int no_float;             /* skip the float spectrum */
+    int rational;             /* force the rank over Q */
+    const char *partition;    /* "0,1/2,3", of config.n positions; NULL: halves; borrowed */
+    uint64_t reserved[8]; /* room to grow: zero (docs/api.md) */
+} ar_seprank_opts;
+
+/* config as ar_seprank_config_init (but layers = d = 0: the CLI requires
+ * them), nothing else given. */
+AR_API void ar_seprank_opts_init(ar_seprank_opts *opts);
+
+/* The options of seprank as data (option_table.h), writing into an
+ * ar_seprank_opts. */
+AR_API const ar_option_table *ar_seprank_option_table(void);
+
+/* The configuration of the options: the read-out, float and rational
+ * settings of the switches, the partition parsed at config.n.  AR_EINVAL
+ * for a NULL argument or a bad partition ("{opt:partition}: ...");
+ * the rules on the numbers are ar_seprank_run's. */
+AR_API int ar_seprank_config_of(const ar_seprank_opts *opts, ar_seprank_config *cfg,
+                                ar_error *err);
 
 /* Templates that ar_seprank_run would choose.  With one position per side
  * (N = 2): the least M with M > bound (so the bound could show), capped at

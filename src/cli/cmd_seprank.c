@@ -14,35 +14,8 @@ static const cli_command_doc seprank_doc = {
     "attnrank seprank --layers L --d D [--heads H] [--n N] [--partition 0,1/2,3]\n"
     "       [--templates M] [--residual] [--exact] [--seed S] [--csv FILE] [--json]\n"
     "       [--embed-rank R [--vocab V] [--positions]]",
-    "Grid-tensor rank of f(X) = r^T y^L_position for the simplified self-attention\n"
-    "network (no softmax, LayerNorm or ReLU; heads of size d/H; optional residual),\n"
-    "a lower bound on its separation rank w.r.t. the partition (A, B) of positions\n"
-    "(default: first half / second half). M templates per position give an\n"
-    "M^|A| x M^|B| matrix. Default M: the least with min(M^|A|, M^|B|) > bound,\n"
-    "capped so that rows and columns stay <= --max-dim (default 1024). Float rank\n"
-    "uses the singular values (threshold reported); --exact adds the rank over\n"
-    "F_p with weights and templates uniform over the field (1 prime up to 64 x 64,\n"
-    "else 2 independent primes) and over Q (fmpz_mat_rank) up to 64 x 64, L <= 3.\n"
-    "Bounds are natural logs (bound_log). Reported as 'saturated' when the rank\n"
-    "fills the matrix (then it is only a lower bound: raise --templates).\n"
-    "--embed-rank R: inputs x_i = E z_i with E of size d x r (seeded; uniform over\n"
-    "F_p under --exact): bounds with m = min(d, r) (proved); --vocab V: the templates\n"
-    "are the first M of V tokens (default all V: the grid is then the function\n"
-    "itself and its rank the exact separation rank, exact_function_rank); --positions\n"
-    "adds generic absolute positions. The closed form at two positions is labelled\n"
-    "verified or conjectured (docs/theory/embedding-rank.md).",
+    NULL, /* the library's (ar_seprank_option_table) */
 };
-
-typedef struct seprank_args {
-    size_t layers, d, heads, n, templates, max_dim, position, entry, primes, threads;
-    int entry_seen, residual, exact, rational, no_float, json, rtol_seen;
-    size_t embed_rank, vocab;
-    int embed_seen, vocab_seen, positions;
-    const char *partition, *csv;
-    uint64_t seed;
-    double rtol, atol;
-    double max_memory; /* --max-memory: ar_seprank_config.max_bytes */
-} seprank_args;
 
 static int write_csv(const char *path, const ar_seprank_result *r)
 {
@@ -128,120 +101,38 @@ static void print_text(const ar_seprank_result *r)
         print_embedding(r);
 }
 
-/* The configuration of the arguments.  The CLI's own rule: --layers and --d
- * have no defaults here; the rules on the values are ar_seprank_run's. */
-static int check_args(const seprank_args *a, ar_seprank_config *cfg)
-{
-    if (a->layers == 0 || a->d == 0)
-        return cli_usage_error("seprank", "needs --layers L and --d D (both >= 1)");
-    ar_seprank_config_init(cfg);
-    cfg->layers = a->layers;
-    cfg->d = a->d;
-    cfg->heads = a->heads;
-    cfg->n = a->n;
-    cfg->residual = a->residual;
-    cfg->position = a->position;
-    cfg->readout = a->entry_seen ? AR_SEPRANK_READOUT_ENTRY : AR_SEPRANK_READOUT_RANDOM;
-    cfg->entry = a->entry_seen ? a->entry : 0;
-    cfg->templates = a->templates;
-    cfg->max_dim = a->max_dim;
-    cfg->seed = a->seed;
-    cfg->do_float = !a->no_float;
-    cfg->do_exact = a->exact;
-    cfg->nprimes = a->primes;
-    cfg->rational = a->rational ? AR_SEPRANK_RATIONAL_ON : AR_SEPRANK_RATIONAL_AUTO;
-    cfg->rtol = a->rtol_seen ? a->rtol : -1.0;
-    cfg->atol = a->atol;
-    cfg->threads = a->threads;
-    cfg->max_bytes = a->max_memory;
-    cfg->embedding.enabled = a->embed_seen;
-    cfg->embedding.rank = a->embed_rank;
-    cfg->embedding.vocab = a->vocab_seen ? a->vocab : 0;
-    cfg->embedding.positions = a->positions;
-    ar_error err = {{0}};
-    if (a->rtol_seen && ar_option_check_nonneg("rtol", a->rtol, &err) != AR_OK)
-        return cli_status_error("seprank", AR_EINVAL, &err, NULL);
-    if (a->partition != NULL &&
-        ar_partition_parse(a->partition, a->n, &cfg->partition, &err) != AR_OK)
-        return cli_usage_error("seprank", "--partition: %s", err.msg);
-    return -1;
-}
-
 int cmd_seprank(int argc, char **argv)
 {
-    seprank_args a = {0};
-    a.heads = 1;
-    a.n = 2;
-    a.max_dim = AR_SEPRANK_DEFAULT_MAX_DIM;
-    a.threads = 1;
-    a.max_memory = AR_SEPRANK_DEFAULT_MAX_BYTES;
+    ar_seprank_opts o;
+    ar_seprank_opts_init(&o);
+    const char *csv = NULL;
+    int json = 0;
     const cli_option opts[] = {
-        {"--layers", CLI_SIZE, &a.layers, "L", "depth (>= 1)", 1, NULL},
-        {"--d", CLI_SIZE, &a.d, "D", "width d_x", 1, NULL},
-        {"--heads", CLI_SIZE, &a.heads, "H", "heads per layer, dividing D (default 1)", 1, NULL},
-        {"--n", CLI_SIZE, &a.n, "N", "number of positions (default 2)", 2, NULL},
-        {"--partition", CLI_STRING, &a.partition, "A/B",
-         "positions of A and B, e.g. 0,1/2,3 (default: halves)", 0, NULL},
-        {"--templates", CLI_SIZE, &a.templates, "M", "templates per position (default: auto)", 1,
-         NULL},
-        {"--max-dim", CLI_SIZE, &a.max_dim, "K",
-         "size budget of the auto template count: rows, cols <= K (default 1024)", 1, NULL},
-        {"--residual", CLI_SWITCH, &a.residual, NULL, "add the residual connection", 0, NULL},
-        {"--position", CLI_SIZE, &a.position, "I", "read-out position (default 0)", 0, NULL},
-        {"--entry", CLI_SIZE, &a.entry, "K",
-         "read out output entry K (default: a seeded random linear read-out)", 0, &a.entry_seen},
-        {"--exact", CLI_SWITCH, &a.exact, NULL, "also the exact rank (mod p, and over Q if small)",
-         0, NULL},
-        {"--primes", CLI_SIZE, &a.primes, "K", "number of primes for --exact (default auto)", 1,
-         NULL},
-        {"--max-memory", CLI_DOUBLE, &a.max_memory, "B",
-         "bytes one exact rank may ask FLINT for, by an upper estimate (default 16e9; 0: no "
-         "cap); a larger estimate, or one malloc cannot provide, stops the run",
-         0, NULL},
-        {"--rational", CLI_SWITCH, &a.rational, NULL,
-         "force the rank over Q (fmpz_mat_rank; slow on large grids)", 0, NULL},
-        {"--no-float", CLI_SWITCH, &a.no_float, NULL, "skip the floating-point spectrum", 0, NULL},
-        {"--seed", CLI_U64, &a.seed, "S", "base seed (default 0)", 0, NULL},
-        {"--rtol", CLI_DOUBLE, &a.rtol, "R", "relative rank tolerance (default max(m,n) eps)", 0,
-         &a.rtol_seen},
-        {"--atol", CLI_DOUBLE, &a.atol, "A", "absolute rank tolerance (default 0)", 0, NULL},
-        {"--threads", CLI_SIZE, &a.threads, "T", "threads for the grid evaluation (default 1)", 1,
-         NULL},
-        {"--embed-rank", CLI_SIZE, &a.embed_rank, "R",
-         "token embeddings of rank R: inputs E z with E of size d x R", 1, &a.embed_seen},
-        {"--vocab", CLI_SIZE, &a.vocab, "V",
-         "a vocabulary of V tokens E z_1..E z_V (needs --embed-rank)", 1, &a.vocab_seen},
-        {"--positions", CLI_SWITCH, &a.positions, NULL,
-         "add generic absolute positions (needs --embed-rank)", 0, NULL},
-        {"--csv", CLI_STRING, &a.csv, "FILE", "write the float singular values as CSV", 0, NULL},
-        {"--json", CLI_SWITCH, &a.json, NULL, "print the result as JSON", 0, NULL},
+        {"--csv", CLI_STRING, &csv, "FILE", "write the float singular values as CSV", 0, NULL},
+        {"--json", CLI_SWITCH, &json, NULL, "print the result as JSON", 0, NULL},
     };
-    int code = cli_parse(&seprank_doc, argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0,
-                         NULL);
+    cli_table lib = {ar_seprank_option_table(), &o};
+    int code = cli_parse_analysis(&seprank_doc, lib, argc, argv, opts,
+                                  sizeof opts / sizeof opts[0], NULL, 0, NULL);
     if (code >= 0)
         return code;
-    ar_seprank_config cfg;
-    code = check_args(&a, &cfg);
-    if (code >= 0)
-        return code;
-    if (a.csv != NULL && a.no_float)
+    if (csv != NULL && o.no_float)
         return cli_usage_error("seprank", "--csv writes the float spectrum: drop --no-float");
+    ar_seprank_config cfg;
     ar_seprank_result res;
     ar_error err = {{0}};
-    int rc = ar_seprank_run(&cfg, &res, &err);
+    int rc = ar_seprank_config_of(&o, &cfg, &err);
+    if (rc == AR_OK)
+        rc = ar_seprank_run(&cfg, &res, &err);
     if (rc != AR_OK)
         return cli_status_error("seprank", rc, &err, NULL);
-    code = 0;
-    char *text = NULL;
-    if (a.csv != NULL)
-        code = write_csv(a.csv, &res);
-    if (code == 0) {
-        if (a.json) {
-            rc = ar_seprank_result_json(&res, 0, &text, &err);
-            code = cli_json_print_text("seprank", rc, text, &err);
-        }
-        else
-            print_text(&res);
+    code = csv != NULL ? write_csv(csv, &res) : 0;
+    if (code == 0 && json) {
+        char *text = NULL;
+        rc = ar_seprank_result_json(&res, 0, &text, &err);
+        code = cli_json_print_text("seprank", rc, text, &err);
+    } else if (code == 0) {
+        print_text(&res);
     }
     ar_seprank_result_free(&res);
     return code;

@@ -98,9 +98,9 @@ check "sv csv rows" test "$(wc -l <"$TMP/sv.csv")" -eq 17
 check "no temp files left" test -z "$(ls "$TMP" | grep '\.tmp\.')"
 
 # ---- seprank: bad input ----
-expect_error 2 "needs --layers L and --d D" -- "$AR" seprank --d 4
+expect_error 2 "--layers L is required" -- "$AR" seprank --d 4
 expect_error 2 "--heads 3 does not divide --d 4" -- "$AR" seprank --layers 1 --d 4 --heads 3
-expect_error 2 "--n: expected an integer >= 2, got '1'" -- "$AR" seprank --layers 1 --d 4 --n 1
+expect_error 2 "--n: must be >= 2, got 1" -- "$AR" seprank --layers 1 --d 4 --n 1
 expect_error 2 "--partition: partition: position 2 given twice" -- "$AR" seprank --layers 1 --d 2 --n 3 --partition 0,2/2
 expect_error 2 "position 3 missing" -- "$AR" seprank --layers 1 --d 2 --n 4 --partition 0,1/2
 expect_error 2 "exactly one '/'" -- "$AR" seprank --layers 1 --d 2 --n 4 --partition 0,1,2,3
@@ -116,7 +116,7 @@ expect_error 2 "--max-memory: must be >= 0 bytes, got -1" -- "$AR" seprank --lay
 expect_error 2 "--max-memory: expected a finite number, got 'nan'" -- "$AR" seprank --layers 1 --d 4 --exact --max-memory nan
 expect 0 "exact rank           5" -- "$AR" seprank --layers 1 --d 4 --exact --max-memory 0
 expect_error 2 "unknown option '--width'" -- "$AR" seprank --layers 1 --width 4
-expect_error 2 "--layers: expected a positive integer, got 'two'" -- "$AR" seprank --layers two --d 4
+expect_error 2 "--layers: expected a non-negative integer, got 'two'" -- "$AR" seprank --layers two --d 4
 : >"$TMP/regular"
 expect_error 2 "cannot create" -- "$AR" seprank --layers 1 --d 2 --csv "$TMP/regular/out.csv"
 finish

@@ -30,7 +30,7 @@ import json, sys
 assert "embedding" not in json.loads(sys.argv[1])
 ' "$out"
 expect_error 2 "--vocab and --positions need --embed-rank R" -- "$AR" seprank --layers 1 --d 4 --vocab 3
-expect_error 2 "expected a positive integer" -- "$AR" seprank --layers 1 --d 4 --embed-rank 0
+expect_error 2 "--embed-rank: must be >= 1, got 0" -- "$AR" seprank --layers 1 --d 4 --embed-rank 0
 expect_error 2 "at most V templates" -- "$AR" seprank --layers 1 --d 4 --embed-rank 2 --vocab 3 --templates 4
 expect_error 2 "drop --rational" -- "$AR" seprank --layers 1 --d 4 --embed-rank 2 --exact --rational
 
