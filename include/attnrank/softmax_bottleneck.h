@@ -42,6 +42,7 @@
 #include "matrix.h"
 #include "rank.h"
 #include "status.h"
+#include "option_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,12 @@ typedef struct ar_sbn_opts {
  * 1e-3, max_iter 500, grad_tol 1e-9.  Functions taking options read NULL as
  * these. */
 AR_API void ar_sbn_opts_init(ar_sbn_opts *opts);
+
+/* The options of softmax-bottleneck as data (option_table.h), writing into
+ * an ar_sbn_opts.  Not in the table: the precision (a face's text or dtype,
+ * default the input's storage) and the fit switch (the CLI's --no-fit,
+ * Python's fit=). */
+AR_API const ar_option_table *ar_sbn_option_table(void);
 
 /* The rules on the options, the ones ar_sbn_analyze and ar_sbn_fit_run
  * check first: the rank options (ar_rank_opts_check), a given sum_tol
